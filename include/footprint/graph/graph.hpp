@@ -1,0 +1,131 @@
+#pragma once
+// The graph IR: values in SSA form, nodes that read and write them, subgraphs owned by the nodes
+// whose attributes hold them.
+//
+// A Graph built from a model keeps views of that model (initializer payloads, attributes), so
+// the onnx::Model must outlive it. Node order is the stored order; topo_order() gives an
+// executable one.
+//
+//   auto model = onnx::load_file("net.onnx");
+//   auto g = graph::Graph::from_onnx(model);
+//   for (NodeId n : graph::topo_order(g)) ...
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "footprint/core/dtype.hpp"
+#include "footprint/core/shape.hpp"
+#include "footprint/onnx/model.hpp"
+#include "footprint/onnx/proto.hpp"
+
+namespace footprint::graph {
+
+struct OpSchema;
+class Graph;
+
+using ValueId = int32_t;
+using NodeId = int32_t;
+inline constexpr ValueId kNoValue = -1;
+
+enum class ValueKind : uint8_t {
+  input,         // a graph input the caller provides
+  initializer,   // a weight stored in the model
+  intermediate,  // produced by a node of this graph
+  outer,         // a value of an enclosing graph, read by this subgraph
+};
+
+struct Value {
+  std::string name;
+  ValueKind kind = ValueKind::intermediate;
+  DType dtype = DType::undefined;
+  Shape shape;
+  // The declared type when it is not a plain tensor (sequence, map, optional), else nullptr.
+  const onnx::TypeProto* declared_type = nullptr;
+  bool has_declared_type = false;
+  NodeId producer = -1;
+  std::vector<NodeId> consumers;
+  bool is_graph_output = false;
+  const onnx::TensorProto* initializer = nullptr;
+  // For kind == outer: the value in the enclosing graph.
+  ValueId outer_value = kNoValue;
+};
+
+struct Subgraph {
+  std::string attribute;  // "then_branch", "body", ...
+  std::unique_ptr<Graph> graph;
+};
+
+struct Node {
+  std::string name;
+  std::string op_type;
+  std::string domain;
+  std::vector<ValueId> inputs;  // kNoValue marks an omitted optional input
+  std::vector<ValueId> outputs;
+  // Values of this graph that the node's subgraphs read (ordering dependencies beyond inputs).
+  std::vector<ValueId> implicit_inputs;
+  std::span<const onnx::AttributeProto> attributes;
+  std::vector<Subgraph> subgraphs;
+  const OpSchema* schema = nullptr;  // nullptr: an op the registry does not know
+  uint64_t source_offset = 0;
+
+  const onnx::AttributeProto* attribute(std::string_view attr_name) const;
+  // "'name' (Op)" or "#index (Op)" for error messages.
+  std::string label(NodeId id) const;
+};
+
+class Graph {
+ public:
+  // The model's main graph. Throws footprint::Error naming the node or value at fault.
+  static Graph from_onnx(const onnx::Model& model);
+
+  Graph() = default;
+  // Moving re-points the subgraphs' parent links at the new location.
+  Graph(Graph&& other) noexcept;
+  Graph& operator=(Graph&& other) noexcept;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+  ~Graph() = default;
+
+  const std::string& name() const { return name_; }
+  const std::vector<Value>& values() const { return values_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const Value& value(ValueId id) const { return values_[id]; }
+  const Node& node(NodeId id) const { return nodes_[id]; }
+  const std::vector<ValueId>& inputs() const { return inputs_; }
+  const std::vector<ValueId>& outputs() const { return outputs_; }
+  const std::vector<ValueId>& initializers() const { return initializers_; }
+  const Graph* parent() const { return parent_; }
+  // The model this graph (or its outermost ancestor) was read from; nullptr if built in memory.
+  const onnx::Model* model() const { return model_; }
+  const onnx::GraphProto* proto() const { return proto_; }
+
+  std::optional<ValueId> find(std::string_view value_name) const;
+  // Subgraphs at every depth, counted once each.
+  size_t subgraph_count() const;
+
+ private:
+  void build(const onnx::GraphProto& proto);
+  ValueId add_value(std::string_view name, ValueKind kind);
+  // This graph's value for `name`, capturing it from an enclosing graph when needed.
+  std::optional<ValueId> lookup_or_capture(std::string_view name);
+  ValueId resolve_input(std::string_view name, std::string_view reader);
+  void read_subgraphs(NodeId id);
+  void relink_children();
+
+  std::string name_;
+  std::vector<Value> values_;
+  std::vector<Node> nodes_;
+  std::vector<ValueId> inputs_;
+  std::vector<ValueId> outputs_;
+  std::vector<ValueId> initializers_;
+  std::unordered_map<std::string, ValueId> by_name_;
+  Graph* parent_ = nullptr;
+  const onnx::Model* model_ = nullptr;
+  const onnx::GraphProto* proto_ = nullptr;
+};
+
+}  // namespace footprint::graph

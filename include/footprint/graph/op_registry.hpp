@@ -1,0 +1,52 @@
+#pragma once
+// The op registry: the one place that knows what each operator means.
+//
+// Analysis, planning, the runtime and folding all ask the registry rather than matching op names
+// themselves. This issue fills in what every op needs to be recognised (arity, view/in-place
+// semantics); shape inference, workspace sizes and kernels are hooks that later work fills.
+//
+//   const OpSchema* s = OpRegistry::builtin().find("", "Reshape");
+//   if (s && s->output_view_of == 0) ...;  // output 0 aliases input 0: allocates nothing
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace footprint::graph {
+
+class Graph;
+struct Node;
+
+struct OpSchema {
+  static constexpr int kVariadic = std::numeric_limits<int>::max();
+
+  std::string_view domain;  // "" is the default ONNX domain
+  std::string_view op_type;
+  int min_inputs = 0;
+  int max_inputs = kVariadic;
+  int min_outputs = 1;
+  int max_outputs = 1;
+  // Output 0 is a view of this input (Reshape, Identity, ...): it allocates nothing.
+  int output_view_of = -1;
+  // May write its output into input 0's buffer when that buffer is otherwise dead.
+  bool in_place = false;
+  // Holds subgraphs in attributes (If, Loop, Scan).
+  bool has_subgraphs = false;
+};
+
+class OpRegistry {
+ public:
+  // Every op footprint knows. Built once and never changed afterwards.
+  static const OpRegistry& builtin();
+
+  const OpSchema* find(std::string_view domain, std::string_view op_type) const;
+  std::span<const OpSchema> all() const { return schemas_; }
+
+  void add(const OpSchema& schema);
+
+ private:
+  std::vector<OpSchema> schemas_;
+};
+
+}  // namespace footprint::graph

@@ -1,0 +1,64 @@
+#pragma once
+// Where a model's bytes come from. Three kinds, none of which copies the bytes:
+//
+//   auto a = ModelSource::map_file("model.onnx");          // read-only private mapping
+//   auto b = ModelSource::borrow(kFirmwareModel);          // caller keeps the bytes alive
+//   auto c = ModelSource::adopt(std::move(buffer), "net");  // ownership moves in
+//
+// A source is move-only; tensors read from it are spans into bytes().
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace footprint::onnx {
+
+// An RAII read-only mapping of a whole file.
+class MappedFile {
+ public:
+  static MappedFile open(const std::filesystem::path& path);
+  MappedFile() = default;
+  MappedFile(MappedFile&& other) noexcept;
+  MappedFile& operator=(MappedFile&& other) noexcept;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
+
+ private:
+  const std::byte* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+class ModelSource {
+ public:
+  static ModelSource map_file(const std::filesystem::path& path);
+  // `name` appears in error messages; `base_dir` resolves external data (empty: none allowed).
+  static ModelSource borrow(std::span<const std::byte> bytes, std::string name = "<memory>",
+                            std::filesystem::path base_dir = {});
+  static ModelSource adopt(std::vector<std::byte>&& bytes, std::string name = "<memory>",
+                           std::filesystem::path base_dir = {});
+
+  ModelSource(ModelSource&&) noexcept = default;
+  ModelSource& operator=(ModelSource&&) noexcept = default;
+
+  std::span<const std::byte> bytes() const { return bytes_; }
+  const std::string& name() const { return name_; }
+  const std::filesystem::path& base_dir() const { return base_dir_; }
+  bool is_mapped() const { return mapping_ != nullptr; }
+  bool is_owned() const { return owned_ != nullptr; }
+
+ private:
+  ModelSource() = default;
+
+  std::span<const std::byte> bytes_;
+  std::string name_;
+  std::filesystem::path base_dir_;
+  std::unique_ptr<MappedFile> mapping_;
+  std::unique_ptr<std::vector<std::byte>> owned_;
+};
+
+}  // namespace footprint::onnx

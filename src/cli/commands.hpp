@@ -1,0 +1,9 @@
+#pragma once
+// One function per subcommand: each registers its flags on the app and runs from the callback.
+#include <CLI/CLI.hpp>
+
+namespace footprint::cli {
+
+void add_info_command(CLI::App& app);
+
+}  // namespace footprint::cli

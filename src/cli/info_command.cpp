@@ -1,0 +1,96 @@
+// `footprint info MODEL [--json] [--load mmap|read]`
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "commands.hpp"
+#include "footprint/analysis/model_summary.hpp"
+#include "footprint/core/error.hpp"
+#include "footprint/core/heap_counter.hpp"
+#include "footprint/graph/graph.hpp"
+#include "footprint/graph/topo_order.hpp"
+#include "footprint/onnx/model.hpp"
+#include "footprint/report/model_summary_report.hpp"
+#include "footprint/runtime/process_memory.hpp"
+
+namespace footprint::cli {
+namespace {
+
+struct InfoOptions {
+  std::string model;
+  bool json = false;
+  std::string load = "mmap";
+};
+
+onnx::ModelSource open_source(const InfoOptions& o) {
+  if (o.load == "mmap") return onnx::ModelSource::map_file(o.model);
+  // "read": the whole file in an owned buffer, as a loader without mmap would have it.
+  std::ifstream in(o.model, std::ios::binary | std::ios::ate);
+  if (!in) throw Error(o.model + ": cannot open");
+  const auto size = static_cast<size_t>(in.tellg());
+  std::vector<std::byte> bytes(size);
+  in.seekg(0);
+  if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) {
+    throw Error(o.model + ": cannot read " + std::to_string(size) + " bytes");
+  }
+  const std::filesystem::path path(o.model);
+  return onnx::ModelSource::adopt(std::move(bytes), o.model,
+                                  path.parent_path().empty() ? "." : path.parent_path());
+}
+
+void run_info(const InfoOptions& o) {
+  const auto heap_before = heap::snapshot();
+  heap::reset_peak();
+  const auto start = std::chrono::steady_clock::now();
+  onnx::Model model = onnx::load(open_source(o));
+  graph::Graph g = graph::Graph::from_onnx(model);
+  (void)graph::topo_order(g);  // a cycle or dangling input is reported here
+  const double load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const auto heap_after = heap::snapshot();
+  const analysis::ModelSummary summary = analysis::summarize(model, g);
+  const auto os = runtime::read_process_memory();
+
+  if (o.json) {
+    nlohmann::json j = report::to_json(summary);
+    nlohmann::json load = {{"source", o.load}, {"ms", load_ms}};
+    if (heap::available()) {
+      load["heap_peak_bytes"] = heap_after.peak_bytes - heap_before.current_bytes;
+      load["heap_retained_bytes"] = heap_after.current_bytes - heap_before.current_bytes;
+    }
+    if (os) {
+      load["peak_rss_bytes"] = os->peak_rss_bytes;
+      load["private_bytes"] = os->private_bytes;
+      load["file_backed_bytes"] = os->file_backed_bytes;
+    }
+    j["load"] = load;
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::string text = report::to_text(summary);
+  text += "loaded in " + std::to_string(static_cast<int64_t>(load_ms * 1000) / 1000.0).substr(0, 6) +
+          " ms";
+  if (heap::available()) {
+    text += ", heap peak " + report::human_bytes(heap_after.peak_bytes - heap_before.current_bytes);
+  }
+  if (os) text += ", peak RSS " + report::human_bytes(os->peak_rss_bytes);
+  std::printf("%s\n", text.c_str());
+}
+
+}  // namespace
+
+void add_info_command(CLI::App& app) {
+  auto opts = std::make_shared<InfoOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "info", "Show a model's inputs, outputs, opsets, ops and where its weight bytes live.");
+  cmd->add_option("MODEL", opts->model, "ONNX model file")->required();
+  cmd->add_flag("--json", opts->json, "Print one JSON object on stdout");
+  cmd->add_option("--load", opts->load,
+                  "How to bring the file into memory: mmap (zero-copy, default) or read "
+                  "(an owned buffer)")
+      ->check(CLI::IsMember({"mmap", "read"}));
+  cmd->callback([opts] { run_info(*opts); });
+}
+
+}  // namespace footprint::cli

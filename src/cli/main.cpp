@@ -1,0 +1,42 @@
+// The footprint command: parses the command line and maps failures to exit codes
+// (2: bad usage, 1: a model or input that cannot be processed).
+#include <cstdio>
+#include <new>
+
+#include "commands.hpp"
+#include "footprint/core/error.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "footprint: predicts, plans, measures and shrinks the memory footprint of neural-network "
+      "models (ONNX)."};
+  app.name("footprint");
+  app.set_version_flag("--version", "footprint 0.1.0");
+  app.require_subcommand(1, 1);
+  footprint::cli::add_info_command(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "footprint: error: %s (see footprint --help)\n", e.what());
+    return 2;
+  } catch (const footprint::UsageError& e) {
+    std::fprintf(stderr, "footprint: error: %s\n", e.what());
+    return 2;
+  } catch (const footprint::Error& e) {
+    std::fprintf(stderr, "footprint: error: %s\n", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "footprint: error: out of memory\n");
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "footprint: error: internal: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

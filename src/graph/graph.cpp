@@ -1,0 +1,255 @@
+#include "footprint/graph/graph.hpp"
+
+#include <algorithm>
+
+#include "footprint/core/error.hpp"
+#include "footprint/graph/op_registry.hpp"
+
+namespace footprint::graph {
+namespace {
+
+// dtype and shape of a declared tensor type; other types are kept as declared.
+void apply_type(Value& v, const onnx::TypeProto* type) {
+  if (type == nullptr) return;
+  v.has_declared_type = true;
+  if (type->kind != onnx::TypeProto::Kind::tensor) {
+    v.declared_type = type;
+    return;
+  }
+  if (is_known_dtype(type->elem_type)) v.dtype = static_cast<DType>(type->elem_type);
+  if (!type->has_shape) return;
+  v.shape.ranked = true;
+  v.shape.dims.clear();
+  v.shape.dims.reserve(type->shape.size());
+  for (const onnx::DimensionProto& d : type->shape) {
+    if (d.has_value && d.value >= 0) {
+      v.shape.dims.push_back(Dim::known(d.value));
+    } else if (d.has_param && !d.param.empty()) {
+      v.shape.dims.push_back(Dim::named(std::string(d.param)));
+    } else {
+      v.shape.dims.push_back(Dim::unknown());
+    }
+  }
+}
+
+void apply_tensor(Value& v, const onnx::TensorProto& t) {
+  v.initializer = &t;
+  v.dtype = static_cast<DType>(t.data_type);
+  v.shape = Shape::of(std::vector<int64_t>(t.dims.begin(), t.dims.end()));
+}
+
+bool holds_graphs(const onnx::AttributeProto& a) { return a.g != nullptr || !a.graphs.empty(); }
+
+}  // namespace
+
+const onnx::AttributeProto* Node::attribute(std::string_view attr_name) const {
+  for (const onnx::AttributeProto& a : attributes) {
+    if (a.name == attr_name) return &a;
+  }
+  return nullptr;
+}
+
+std::string Node::label(NodeId id) const {
+  std::string out = name.empty() ? "#" + std::to_string(id) : "'" + name + "'";
+  out += " (" + op_type + ")";
+  return out;
+}
+
+Graph::Graph(Graph&& other) noexcept
+    : name_(std::move(other.name_)),
+      values_(std::move(other.values_)),
+      nodes_(std::move(other.nodes_)),
+      inputs_(std::move(other.inputs_)),
+      outputs_(std::move(other.outputs_)),
+      initializers_(std::move(other.initializers_)),
+      by_name_(std::move(other.by_name_)),
+      parent_(other.parent_),
+      model_(other.model_),
+      proto_(other.proto_) {
+  relink_children();
+}
+
+Graph& Graph::operator=(Graph&& other) noexcept {
+  if (this != &other) {
+    name_ = std::move(other.name_);
+    values_ = std::move(other.values_);
+    nodes_ = std::move(other.nodes_);
+    inputs_ = std::move(other.inputs_);
+    outputs_ = std::move(other.outputs_);
+    initializers_ = std::move(other.initializers_);
+    by_name_ = std::move(other.by_name_);
+    parent_ = other.parent_;
+    model_ = other.model_;
+    proto_ = other.proto_;
+    relink_children();
+  }
+  return *this;
+}
+
+void Graph::relink_children() {
+  for (Node& n : nodes_) {
+    for (Subgraph& s : n.subgraphs) s.graph->parent_ = this;
+  }
+}
+
+Graph Graph::from_onnx(const onnx::Model& model) {
+  Graph g;
+  g.model_ = &model;
+  g.build(model.graph());
+  return g;
+}
+
+std::optional<ValueId> Graph::find(std::string_view value_name) const {
+  auto it = by_name_.find(std::string(value_name));
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+size_t Graph::subgraph_count() const {
+  size_t n = 0;
+  for (const Node& node : nodes_) {
+    for (const Subgraph& s : node.subgraphs) n += 1 + s.graph->subgraph_count();
+  }
+  return n;
+}
+
+ValueId Graph::add_value(std::string_view value_name, ValueKind kind) {
+  const auto id = static_cast<ValueId>(values_.size());
+  Value v;
+  v.name = std::string(value_name);
+  v.kind = kind;
+  values_.push_back(std::move(v));
+  by_name_.emplace(values_.back().name, id);
+  return id;
+}
+
+std::optional<ValueId> Graph::lookup_or_capture(std::string_view value_name) {
+  if (auto local = find(value_name)) return local;
+  if (parent_ == nullptr) return std::nullopt;
+  auto outer = parent_->lookup_or_capture(value_name);
+  if (!outer) return std::nullopt;
+  const ValueId id = add_value(value_name, ValueKind::outer);
+  const Value& src = parent_->values_[*outer];
+  values_[id].outer_value = *outer;
+  values_[id].dtype = src.dtype;
+  values_[id].shape = src.shape;
+  values_[id].declared_type = src.declared_type;
+  return id;
+}
+
+ValueId Graph::resolve_input(std::string_view value_name, std::string_view reader) {
+  if (value_name.empty()) return kNoValue;
+  if (auto id = lookup_or_capture(value_name)) return *id;
+  throw Error("graph '" + name_ + "': " + std::string(reader) + " reads '" +
+              std::string(value_name) +
+              "', which no node, graph input or initializer of this or an enclosing graph "
+              "provides");
+}
+
+void Graph::build(const onnx::GraphProto& proto) {
+  proto_ = &proto;
+  name_ = std::string(proto.name);
+  values_.reserve(proto.initializers.size() + proto.inputs.size() + proto.nodes.size() * 2);
+  nodes_.reserve(proto.nodes.size());
+
+  for (const onnx::TensorProto& t : proto.initializers) {
+    if (find(t.name)) {
+      throw Error("graph '" + name_ + "': initializer '" + std::string(t.name) +
+                  "' is defined twice");
+    }
+    const ValueId id = add_value(t.name, ValueKind::initializer);
+    apply_tensor(values_[id], t);
+    initializers_.push_back(id);
+  }
+  for (const onnx::ValueInfoProto& in : proto.inputs) {
+    // Before IR version 4 initializers were also listed as inputs; they stay weights.
+    if (auto existing = find(in.name)) {
+      if (values_[*existing].kind == ValueKind::initializer) continue;
+      throw Error("graph '" + name_ + "': input '" + std::string(in.name) + "' is listed twice");
+    }
+    const ValueId id = add_value(in.name, ValueKind::input);
+    apply_type(values_[id], in.type);
+    inputs_.push_back(id);
+  }
+
+  // Outputs first, so nodes stored out of order still find their producers.
+  for (const onnx::NodeProto& np : proto.nodes) {
+    const auto id = static_cast<NodeId>(nodes_.size());
+    Node& n = nodes_.emplace_back();
+    n.name = std::string(np.name);
+    n.op_type = std::string(np.op_type);
+    n.domain = std::string(np.domain == "ai.onnx" ? std::string_view() : np.domain);
+    n.attributes = np.attributes.span();
+    n.schema = OpRegistry::builtin().find(n.domain, n.op_type);
+    n.source_offset = np.source_offset;
+    n.outputs.reserve(np.outputs.size());
+    for (std::string_view out : np.outputs) {
+      if (out.empty()) {
+        n.outputs.push_back(kNoValue);
+        continue;
+      }
+      if (auto existing = find(out)) {
+        const Value& prev = values_[*existing];
+        std::string by = prev.producer >= 0 ? "node " + nodes_[prev.producer].label(prev.producer)
+                         : prev.kind == ValueKind::initializer ? std::string("an initializer")
+                                                               : std::string("a graph input");
+        throw Error("graph '" + name_ + "': node " + n.label(id) + " writes '" +
+                    std::string(out) + "', which " + by + " already defines");
+      }
+      const ValueId v = add_value(out, ValueKind::intermediate);
+      values_[v].producer = id;
+      n.outputs.push_back(v);
+    }
+  }
+  for (size_t i = 0; i < proto.nodes.size(); ++i) {
+    const auto id = static_cast<NodeId>(i);
+    const onnx::NodeProto& np = proto.nodes[i];
+    const std::string reader = "node " + nodes_[id].label(id);
+    std::vector<ValueId> inputs;
+    inputs.reserve(np.inputs.size());
+    for (std::string_view in : np.inputs) inputs.push_back(resolve_input(in, reader));
+    nodes_[id].inputs = std::move(inputs);
+    for (ValueId v : nodes_[id].inputs) {
+      if (v != kNoValue) values_[v].consumers.push_back(id);
+    }
+    read_subgraphs(id);
+  }
+
+  for (const onnx::ValueInfoProto& out : proto.outputs) {
+    const ValueId id = resolve_input(out.name, "graph output");
+    values_[id].is_graph_output = true;
+    apply_type(values_[id], out.type);
+    outputs_.push_back(id);
+  }
+  for (const onnx::ValueInfoProto& info : proto.value_info) {
+    if (auto id = find(info.name)) {
+      if (values_[*id].kind != ValueKind::initializer) apply_type(values_[*id], info.type);
+    }
+  }
+}
+
+void Graph::read_subgraphs(NodeId id) {
+  for (const onnx::AttributeProto& a : nodes_[id].attributes) {
+    if (!holds_graphs(a)) continue;
+    auto add = [&](const onnx::GraphProto& gp) {
+      auto child = std::make_unique<Graph>();
+      child->parent_ = this;
+      child->model_ = model_;
+      child->build(gp);
+      // What the subgraph reads from this graph orders the node after its producers.
+      for (const Value& v : child->values_) {
+        if (v.kind != ValueKind::outer) continue;
+        auto& implicit = nodes_[id].implicit_inputs;
+        if (std::find(implicit.begin(), implicit.end(), v.outer_value) == implicit.end()) {
+          implicit.push_back(v.outer_value);
+          values_[v.outer_value].consumers.push_back(id);
+        }
+      }
+      nodes_[id].subgraphs.push_back(Subgraph{std::string(a.name), std::move(child)});
+    };
+    if (a.g != nullptr) add(*a.g);
+    for (const onnx::GraphProto& gp : a.graphs) add(gp);
+  }
+}
+
+}  // namespace footprint::graph

@@ -1,0 +1,93 @@
+#include "footprint/onnx/model_source.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "footprint/core/error.hpp"
+
+namespace footprint::onnx {
+namespace {
+
+// Closes a descriptor on every path out of MappedFile::open.
+struct FdGuard {
+  int fd;
+  ~FdGuard() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+MappedFile MappedFile::open(const std::filesystem::path& path) {
+  FdGuard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  if (fd.fd < 0) {
+    throw Error(path.string() + ": cannot open: " + std::strerror(errno));
+  }
+  struct stat st {};
+  if (::fstat(fd.fd, &st) != 0) {
+    throw Error(path.string() + ": cannot stat: " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) throw Error(path.string() + ": not a regular file");
+  MappedFile m;
+  m.size_ = static_cast<size_t>(st.st_size);
+  if (m.size_ == 0) return m;
+  void* p = ::mmap(nullptr, m.size_, PROT_READ, MAP_PRIVATE, fd.fd, 0);
+  if (p == MAP_FAILED) {
+    throw Error(path.string() + ": cannot map " + std::to_string(m.size_) +
+                " bytes: " + std::strerror(errno));
+  }
+  m.data_ = static_cast<const std::byte*>(p);
+  return m;
+}
+
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
+  if (this != &other) {
+    if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
+}
+
+ModelSource ModelSource::map_file(const std::filesystem::path& path) {
+  ModelSource s;
+  s.mapping_ = std::make_unique<MappedFile>(MappedFile::open(path));
+  s.bytes_ = s.mapping_->bytes();
+  s.name_ = path.string();
+  s.base_dir_ = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  return s;
+}
+
+ModelSource ModelSource::borrow(std::span<const std::byte> bytes, std::string name,
+                                std::filesystem::path base_dir) {
+  ModelSource s;
+  s.bytes_ = bytes;
+  s.name_ = std::move(name);
+  s.base_dir_ = std::move(base_dir);
+  return s;
+}
+
+ModelSource ModelSource::adopt(std::vector<std::byte>&& bytes, std::string name,
+                               std::filesystem::path base_dir) {
+  ModelSource s;
+  s.owned_ = std::make_unique<std::vector<std::byte>>(std::move(bytes));
+  s.bytes_ = *s.owned_;
+  s.name_ = std::move(name);
+  s.base_dir_ = std::move(base_dir);
+  return s;
+}
+
+}  // namespace footprint::onnx
