@@ -1,0 +1,83 @@
+#include "footprint/graph/topo_order.hpp"
+
+#include <gtest/gtest.h>
+
+#include "footprint/core/error.hpp"
+#include "onnx/wire_builder.hpp"
+
+namespace footprint {
+namespace {
+
+using testing::Wire;
+
+struct Built {
+  std::vector<std::byte> bytes;
+  std::unique_ptr<onnx::Model> model;
+  graph::Graph graph;
+};
+
+Built build(const Wire& g) {
+  Built b;
+  b.bytes = testing::model(g).bytes();
+  b.model = std::make_unique<onnx::Model>(onnx::load(onnx::ModelSource::borrow(b.bytes)));
+  b.graph = graph::Graph::from_onnx(*b.model);
+  return b;
+}
+
+TEST(TopoOrder, KeepsAValidStoredOrder) {
+  Wire g;
+  g.msg(11, testing::float_value_info("x", {2}));
+  g.msg(1, testing::node("Relu", {"x"}, {"a"}));
+  g.msg(1, testing::node("Neg", {"x"}, {"b"}));
+  g.msg(1, testing::node("Add", {"a", "b"}, {"y"}));
+  g.msg(12, testing::float_value_info("y", {2}));
+  auto b = build(g);
+  EXPECT_EQ(graph::topo_order(b.graph), (std::vector<graph::NodeId>{0, 1, 2}));
+}
+
+TEST(TopoOrder, SortsNodesStoredOutOfOrder) {
+  Wire g;
+  g.msg(11, testing::float_value_info("x", {2}));
+  g.msg(1, testing::node("Add", {"a", "b"}, {"y"}));
+  g.msg(1, testing::node("Neg", {"a"}, {"b"}));
+  g.msg(1, testing::node("Relu", {"x"}, {"a"}));
+  g.msg(12, testing::float_value_info("y", {2}));
+  auto b = build(g);
+  const auto order = graph::topo_order(b.graph);
+  EXPECT_EQ(order, (std::vector<graph::NodeId>{2, 1, 0}));
+  EXPECT_TRUE(graph::is_topological(b.graph, order));
+  EXPECT_FALSE(graph::is_topological(b.graph, {0, 1, 2}));
+  EXPECT_FALSE(graph::is_topological(b.graph, {2, 2, 0}));
+}
+
+TEST(TopoOrder, CycleIsAnErrorNamingItsNodes) {
+  Wire g;
+  g.msg(11, testing::float_value_info("x", {2}));
+  g.msg(1, testing::node("Relu", {"x"}, {"a"}, "entry"));
+  g.msg(1, testing::node("Add", {"a", "c"}, {"b"}, "add"));
+  g.msg(1, testing::node("Neg", {"b"}, {"c"}, "neg"));
+  g.msg(1, testing::node("Abs", {"b"}, {"y"}, "exit"));
+  g.msg(12, testing::float_value_info("y", {2}));
+  auto b = build(g);
+  try {
+    graph::topo_order(b.graph);
+    FAIL() << "a cycle must be reported";
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("has a cycle"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'add' (Add)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("'neg' (Neg)"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("'entry'"), std::string::npos) << "only nodes on the cycle: " << msg;
+  }
+}
+
+TEST(TopoOrder, SelfLoopIsACycle) {
+  Wire g;
+  g.msg(1, testing::node("Relu", {"a"}, {"a"}, "self"));
+  g.msg(12, testing::float_value_info("a", {2}));
+  auto b = build(g);
+  EXPECT_THROW(graph::topo_order(b.graph), Error);
+}
+
+}  // namespace
+}  // namespace footprint
