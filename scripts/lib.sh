@@ -1,0 +1,54 @@
+# Shared by scripts/run, scripts/test and scripts/fuzz: installs what is missing and builds.
+# shellcheck shell=bash
+
+FOOTPRINT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+# Debian 12 packages footprint builds and tests with.
+FOOTPRINT_PACKAGES=(
+  g++ cmake ninja-build clang libclang-rt-14-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev libfmt-dev
+  libonnx-dev libprotobuf-dev libonnx-testdata
+)
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# Installs the missing packages with apt-get when root; otherwise prints the command and fails.
+ensure_packages() {
+  local missing=()
+  for p in "${FOOTPRINT_PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$p")
+    fi
+  done
+  if [ ${#missing[@]} -eq 0 ]; then
+    return 0
+  fi
+  if [ "$(id -u)" -eq 0 ]; then
+    log "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    echo "footprint: missing Debian packages. Install them with:" >&2
+    echo "  sudo apt-get install -y ${missing[*]}" >&2
+    exit 1
+  fi
+}
+
+# build PRESET [TARGET...]: configure (once) and build a CMake preset.
+build_preset() {
+  local preset="$1"
+  shift
+  cd "$FOOTPRINT_ROOT"
+  if [ ! -f "build/$preset/build.ninja" ]; then
+    log "configuring $preset"
+    cmake --preset "$preset" >/dev/null
+  fi
+  log "building $preset"
+  if [ $# -gt 0 ]; then
+    cmake --build --preset "$preset" --target "$@"
+  else
+    cmake --build --preset "$preset"
+  fi
+}
