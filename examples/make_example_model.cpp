@@ -13,7 +13,8 @@ int main(int argc, char** argv) {
   try {
     const auto bytes = footprint::examples::make_tiny_cnn();
     std::ofstream out(argv[1], std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
     if (!out) {
       std::fprintf(stderr, "make_example_model: error: cannot write %s\n", argv[1]);
       return 1;

@@ -114,13 +114,13 @@ std::vector<std::byte> make_tiny_cnn() {
                                     weights(arena, 4, 0.1f, 2));
   inits[2] = onnx::make_tensor_view(arena, "fc.weight", DType::float32, fc_w,
                                     weights(arena, 640, 0.2f, 3));
-  inits[3] = onnx::make_tensor_view(arena, "fc.bias", DType::float32, fc_b,
-                                    weights(arena, 10, 0.1f, 4));
+  inits[3] =
+      onnx::make_tensor_view(arena, "fc.bias", DType::float32, fc_b, weights(arena, 10, 0.1f, 4));
 
   auto nodes = arena.make_array<onnx::NodeProto>(6);
-  nodes[0] = node(arena, "Conv", "conv", {"x", "conv.weight", "conv.bias"}, {"conv_out"},
-                  {ints_attr(arena, "kernel_shape", {3, 3}),
-                   ints_attr(arena, "pads", {1, 1, 1, 1})});
+  nodes[0] =
+      node(arena, "Conv", "conv", {"x", "conv.weight", "conv.bias"}, {"conv_out"},
+           {ints_attr(arena, "kernel_shape", {3, 3}), ints_attr(arena, "pads", {1, 1, 1, 1})});
   nodes[1] = node(arena, "Relu", "relu", {"conv_out"}, {"relu_out"});
   nodes[2] = node(arena, "MaxPool", "pool", {"relu_out"}, {"pool_out"},
                   {ints_attr(arena, "kernel_shape", {2, 2}), ints_attr(arena, "strides", {2, 2})});

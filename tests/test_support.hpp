@@ -1,7 +1,6 @@
 #pragma once
 // Helpers shared by the tests: where the shared models are, and reading files.
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <algorithm>
@@ -44,7 +43,8 @@ inline std::vector<std::byte> read_file(const std::filesystem::path& p) {
 
 inline void write_file(const std::filesystem::path& p, std::span<const std::byte> bytes) {
   std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  out.write(reinterpret_cast<const char*>(bytes.data()),
+            static_cast<std::streamsize>(bytes.size()));
 }
 
 // A fresh empty folder under the system temp dir, removed when the object dies.
@@ -68,9 +68,9 @@ class TempDir {
 
 }  // namespace footprint::testing
 
-#define FOOTPRINT_REQUIRE_SHARED()                                                          \
-  do {                                                                                      \
-    if (::footprint::testing::shared_dir().empty())                                         \
+#define FOOTPRINT_REQUIRE_SHARED()                                                            \
+  do {                                                                                        \
+    if (::footprint::testing::shared_dir().empty())                                           \
       GTEST_SKIP() << "../shared/models not found (set FOOTPRINT_SHARED): shared-model test " \
-                      "skipped";                                                            \
+                      "skipped";                                                              \
   } while (0)

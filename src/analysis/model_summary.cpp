@@ -24,14 +24,19 @@ std::string proto_type_text(const onnx::TypeProto* t) {
     return out + ']';
   };
   switch (t->kind) {
-    case K::tensor: return tensor_text("");
-    case K::sparse_tensor: return tensor_text("sparse ");
-    case K::sequence: return "seq(" + proto_type_text(t->elem) + ")";
-    case K::optional: return "optional(" + proto_type_text(t->elem) + ")";
+    case K::tensor:
+      return tensor_text("");
+    case K::sparse_tensor:
+      return tensor_text("sparse ");
+    case K::sequence:
+      return "seq(" + proto_type_text(t->elem) + ")";
+    case K::optional:
+      return "optional(" + proto_type_text(t->elem) + ")";
     case K::map:
       return "map(" + std::string(dtype_name(static_cast<DType>(t->key_type))) + "," +
              proto_type_text(t->elem) + ")";
-    case K::none: return "?";
+    case K::none:
+      return "?";
   }
   return "?";
 }

@@ -69,8 +69,8 @@ void run_info(const InfoOptions& o) {
     return;
   }
   std::string text = report::to_text(summary);
-  text += "loaded in " + std::to_string(static_cast<int64_t>(load_ms * 1000) / 1000.0).substr(0, 6) +
-          " ms";
+  text += "loaded in " +
+          std::to_string(static_cast<int64_t>(load_ms * 1000) / 1000.0).substr(0, 6) + " ms";
   if (heap::available()) {
     text += ", heap peak " + report::human_bytes(heap_after.peak_bytes - heap_before.current_bytes);
   }

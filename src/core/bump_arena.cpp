@@ -39,8 +39,8 @@ void* BumpArena::allocate(size_t bytes, size_t alignment) {
       return p;
     }
   }
-  constexpr size_t kHeader = (sizeof(Chunk) + alignof(std::max_align_t) - 1) &
-                             ~(alignof(std::max_align_t) - 1);
+  constexpr size_t kHeader =
+      (sizeof(Chunk) + alignof(std::max_align_t) - 1) & ~(alignof(std::max_align_t) - 1);
   const size_t slack = alignment > alignof(std::max_align_t) ? alignment : 0;
   if (bytes > SIZE_MAX - kHeader - slack) throw std::bad_alloc();
   const size_t need = kHeader + bytes + slack;

@@ -1,6 +1,8 @@
 // Replaces glibc's malloc family with counting wrappers around glibc's own implementation
 // (__libc_malloc and friends). Sizes come from malloc_usable_size, so a block is counted with
 // the bytes it really occupies to the caller, and frees need no side table.
+#include "footprint/core/heap_counter.hpp"
+
 #include <malloc.h>
 
 #include <atomic>
@@ -8,8 +10,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-
-#include "footprint/core/heap_counter.hpp"
 
 extern "C" {
 void* __libc_malloc(size_t);
@@ -51,9 +51,13 @@ void uncount(void* p) {
 
 extern "C" {
 
-void* malloc(size_t size) { return counted(__libc_malloc(size)); }
+void* malloc(size_t size) {
+  return counted(__libc_malloc(size));
+}
 
-void* calloc(size_t n, size_t size) { return counted(__libc_calloc(n, size)); }
+void* calloc(size_t n, size_t size) {
+  return counted(__libc_calloc(n, size));
+}
 
 void* realloc(void* p, size_t size) {
   if (p == nullptr) return malloc(size);
@@ -69,9 +73,13 @@ void free(void* p) {
   __libc_free(p);
 }
 
-void* memalign(size_t alignment, size_t size) { return counted(__libc_memalign(alignment, size)); }
+void* memalign(size_t alignment, size_t size) {
+  return counted(__libc_memalign(alignment, size));
+}
 
-void* aligned_alloc(size_t alignment, size_t size) { return memalign(alignment, size); }
+void* aligned_alloc(size_t alignment, size_t size) {
+  return memalign(alignment, size);
+}
 
 int posix_memalign(void** out, size_t alignment, size_t size) {
   if (alignment % sizeof(void*) != 0 || (alignment & (alignment - 1)) != 0) return EINVAL;
@@ -81,15 +89,21 @@ int posix_memalign(void** out, size_t alignment, size_t size) {
   return 0;
 }
 
-void* valloc(size_t size) { return memalign(4096, size); }
+void* valloc(size_t size) {
+  return memalign(4096, size);
+}
 
-void* pvalloc(size_t size) { return memalign(4096, (size + 4095) & ~size_t{4095}); }
+void* pvalloc(size_t size) {
+  return memalign(4096, (size + 4095) & ~size_t{4095});
+}
 
 }  // extern "C"
 
 namespace footprint::heap {
 
-bool available() { return true; }
+bool available() {
+  return true;
+}
 
 Stats snapshot() {
   return Stats{g_current.load(), g_peak.load(), g_allocations.load(), g_largest.load()};

@@ -4,8 +4,12 @@
 
 namespace footprint::heap {
 
-__attribute__((weak)) bool available() { return false; }
-__attribute__((weak)) Stats snapshot() { return {}; }
+__attribute__((weak)) bool available() {
+  return false;
+}
+__attribute__((weak)) Stats snapshot() {
+  return {};
+}
 __attribute__((weak)) void reset_peak() {}
 
 }  // namespace footprint::heap

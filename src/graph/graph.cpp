@@ -38,7 +38,9 @@ void apply_tensor(Value& v, const onnx::TensorProto& t) {
   v.shape = Shape::of(std::vector<int64_t>(t.dims.begin(), t.dims.end()));
 }
 
-bool holds_graphs(const onnx::AttributeProto& a) { return a.g != nullptr || !a.graphs.empty(); }
+bool holds_graphs(const onnx::AttributeProto& a) {
+  return a.g != nullptr || !a.graphs.empty();
+}
 
 }  // namespace
 
@@ -193,8 +195,8 @@ void Graph::build(const onnx::GraphProto& proto) {
         std::string by = prev.producer >= 0 ? "node " + nodes_[prev.producer].label(prev.producer)
                          : prev.kind == ValueKind::initializer ? std::string("an initializer")
                                                                : std::string("a graph input");
-        throw Error("graph '" + name_ + "': node " + n.label(id) + " writes '" +
-                    std::string(out) + "', which " + by + " already defines");
+        throw Error("graph '" + name_ + "': node " + n.label(id) + " writes '" + std::string(out) +
+                    "', which " + by + " already defines");
       }
       const ValueId v = add_value(out, ValueKind::intermediate);
       values_[v].producer = id;

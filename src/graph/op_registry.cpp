@@ -31,15 +31,17 @@ OpSchema elementwise(std::string_view name, int inputs) {
 
 void add_default_domain(OpRegistry& r) {
   for (std::string_view name :
-       {"Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh", "Elu",
-        "Erf", "Exp", "Floor", "HardSigmoid", "HardSwish", "LeakyRelu", "Log", "Mish", "Neg",
-        "Not", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin", "Sinh",
-        "Softplus", "Softsign", "Sqrt", "Tan", "Tanh", "ThresholdedRelu", "Gelu", "Celu"}) {
+       {"Abs",         "Acos",      "Acosh",     "Asin", "Asinh",   "Atan", "Atanh",
+        "Ceil",        "Cos",       "Cosh",      "Elu",  "Erf",     "Exp",  "Floor",
+        "HardSigmoid", "HardSwish", "LeakyRelu", "Log",  "Mish",    "Neg",  "Not",
+        "Reciprocal",  "Relu",      "Round",     "Selu", "Sigmoid", "Sign", "Sin",
+        "Sinh",        "Softplus",  "Softsign",  "Sqrt", "Tan",     "Tanh", "ThresholdedRelu",
+        "Gelu",        "Celu"}) {
     r.add(elementwise(name, 1));
   }
-  for (std::string_view name : {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal",
-                                "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "Mod",
-                                "BitShift", "PRelu"}) {
+  for (std::string_view name :
+       {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less",
+        "GreaterOrEqual", "LessOrEqual", "Mod", "BitShift", "PRelu"}) {
     r.add(elementwise(name, 2));
   }
   for (std::string_view name : {"Sum", "Max", "Min", "Mean"}) r.add(op(name, 1, V));
@@ -104,9 +106,9 @@ void add_default_domain(OpRegistry& r) {
   r.add(op("TopK", 2, 2, 2, 2));
   r.add(op("ArgMax", 1, 1));
   r.add(op("ArgMin", 1, 1));
-  for (std::string_view name : {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd",
-                                "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp",
-                                "ReduceSumSquare"}) {
+  for (std::string_view name :
+       {"ReduceMean", "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+        "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"}) {
     r.add(op(name, 1, 2));
   }
   r.add(op("CumSum", 2, 2));
@@ -148,6 +150,8 @@ const OpSchema* OpRegistry::find(std::string_view domain, std::string_view op_ty
   return it == schemas_.end() ? nullptr : &*it;
 }
 
-void OpRegistry::add(const OpSchema& schema) { schemas_.push_back(schema); }
+void OpRegistry::add(const OpSchema& schema) {
+  schemas_.push_back(schema);
+}
 
 }  // namespace footprint::graph

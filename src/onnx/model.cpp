@@ -70,8 +70,8 @@ const GraphProto& Model::graph() const {
 int64_t Model::opset_version(std::string_view domain) const {
   const bool default_domain = domain.empty() || domain == "ai.onnx";
   for (const OperatorSetId& op : proto_->opset_import) {
-    const bool match = default_domain ? (op.domain.empty() || op.domain == "ai.onnx")
-                                      : op.domain == domain;
+    const bool match =
+        default_domain ? (op.domain.empty() || op.domain == "ai.onnx") : op.domain == domain;
     if (match) return op.version;
   }
   return 0;

@@ -257,10 +257,8 @@ const T* ProtoParser::nested_new(const Field& f, std::string_view name, Fn parse
   return out;
 }
 
-#define FP_STR(name) \
-  (expect_wire(f, kLen, name), as_text(f.bytes))
-#define FP_INT(name) \
-  (expect_wire(f, kVarint, name), static_cast<int64_t>(f.varint))
+#define FP_STR(name) (expect_wire(f, kLen, name), as_text(f.bytes))
+#define FP_INT(name) (expect_wire(f, kVarint, name), static_cast<int64_t>(f.varint))
 #define FP_INT32(name) \
   (expect_wire(f, kVarint, name), static_cast<int32_t>(static_cast<uint32_t>(f.varint)))
 
@@ -291,12 +289,24 @@ void ProtoParser::parse_model_into(std::span<const std::byte> msg, ModelProto& o
   Field f;
   while (cur.next(f)) {
     switch (f.number) {
-      case 1: out.ir_version = FP_INT("ir_version"); break;
-      case 2: out.producer_name = FP_STR("producer_name"); break;
-      case 3: out.producer_version = FP_STR("producer_version"); break;
-      case 4: out.domain = FP_STR("domain"); break;
-      case 5: out.model_version = FP_INT("model_version"); break;
-      case 6: out.doc_string = FP_STR("doc_string"); break;
+      case 1:
+        out.ir_version = FP_INT("ir_version");
+        break;
+      case 2:
+        out.producer_name = FP_STR("producer_name");
+        break;
+      case 3:
+        out.producer_version = FP_STR("producer_version");
+        break;
+      case 4:
+        out.domain = FP_STR("domain");
+        break;
+      case 5:
+        out.model_version = FP_INT("model_version");
+        break;
+      case 6:
+        out.doc_string = FP_STR("doc_string");
+        break;
       case 7:
         if (out.graph != nullptr) fail(f.at, "graph appears twice");
         out.graph = nested_new<GraphProto>(f, "graph", &ProtoParser::parse_graph);
@@ -308,13 +318,13 @@ void ProtoParser::parse_model_into(std::span<const std::byte> msg, ModelProto& o
         nested_item(f, "metadata_props", meta, &ProtoParser::parse_string_entry);
         break;
       case 20:
-        nested_item(f, "training_info", training,
-               &ProtoParser::parse_training_info);
+        nested_item(f, "training_info", training, &ProtoParser::parse_training_info);
         break;
       case 25:
         nested_item(f, "functions", functions, &ProtoParser::parse_function);
         break;
-      default: break;
+      default:
+        break;
     }
   }
   out.opset_import = opsets.done();
@@ -337,12 +347,18 @@ void ProtoParser::parse_graph(std::span<const std::byte> msg, GraphProto& out) {
   Field f;
   while (cur.next(f)) {
     switch (f.number) {
-      case 1: nested_item(f, "node", nodes, &ProtoParser::parse_node); break;
-      case 2: out.name = FP_STR("name"); break;
+      case 1:
+        nested_item(f, "node", nodes, &ProtoParser::parse_node);
+        break;
+      case 2:
+        out.name = FP_STR("name");
+        break;
       case 5:
         nested_item(f, "initializer", inits, &ProtoParser::parse_tensor);
         break;
-      case 10: out.doc_string = FP_STR("doc_string"); break;
+      case 10:
+        out.doc_string = FP_STR("doc_string");
+        break;
       case 11:
         nested_item(f, "input", inputs, &ProtoParser::parse_value_info);
         break;
@@ -353,17 +369,16 @@ void ProtoParser::parse_graph(std::span<const std::byte> msg, GraphProto& out) {
         nested_item(f, "value_info", infos, &ProtoParser::parse_value_info);
         break;
       case 14:
-        nested_item(f, "quantization_annotation", annotations,
-               &ProtoParser::parse_annotation);
+        nested_item(f, "quantization_annotation", annotations, &ProtoParser::parse_annotation);
         break;
       case 15:
-        nested_item(f, "sparse_initializer", sparse,
-               &ProtoParser::parse_sparse_tensor);
+        nested_item(f, "sparse_initializer", sparse, &ProtoParser::parse_sparse_tensor);
         break;
       case 16:
         nested_item(f, "metadata_props", meta, &ProtoParser::parse_string_entry);
         break;
-      default: break;
+      default:
+        break;
     }
   }
   out.nodes = nodes.done();
@@ -387,20 +402,35 @@ void ProtoParser::parse_node(std::span<const std::byte> msg, NodeProto& out) {
   Field f;
   while (cur.next(f)) {
     switch (f.number) {
-      case 1: inputs.next() = FP_STR("input"); break;
-      case 2: outputs.next() = FP_STR("output"); break;
-      case 3: out.name = FP_STR("name"); break;
-      case 4: out.op_type = FP_STR("op_type"); break;
+      case 1:
+        inputs.next() = FP_STR("input");
+        break;
+      case 2:
+        outputs.next() = FP_STR("output");
+        break;
+      case 3:
+        out.name = FP_STR("name");
+        break;
+      case 4:
+        out.op_type = FP_STR("op_type");
+        break;
       case 5:
         nested_item(f, "attribute", attrs, &ProtoParser::parse_attribute);
         break;
-      case 6: out.doc_string = FP_STR("doc_string"); break;
-      case 7: out.domain = FP_STR("domain"); break;
-      case 8: out.overload = FP_STR("overload"); break;
+      case 6:
+        out.doc_string = FP_STR("doc_string");
+        break;
+      case 7:
+        out.domain = FP_STR("domain");
+        break;
+      case 8:
+        out.overload = FP_STR("overload");
+        break;
       case 9:
         nested_item(f, "metadata_props", meta, &ProtoParser::parse_string_entry);
         break;
-      default: break;
+      default:
+        break;
     }
   }
   out.inputs = inputs.done();
@@ -420,26 +450,46 @@ void ProtoParser::parse_attribute(std::span<const std::byte> msg, AttributeProto
   Field f;
   while (cur.next(f)) {
     switch (f.number) {
-      case 1: out.name = FP_STR("name"); break;
+      case 1:
+        out.name = FP_STR("name");
+        break;
       case 2:
         expect_wire(f, kFixed32, "f");
         std::memcpy(&out.f, f.bytes.data(), 4);
         break;
-      case 3: out.i = FP_INT("i"); break;
-      case 4: out.s = FP_STR("s"); break;
-      case 5: out.t = nested_new<TensorProto>(f, "t", &ProtoParser::parse_tensor); break;
-      case 6: out.g = nested_new<GraphProto>(f, "g", &ProtoParser::parse_graph); break;
-      case 7: collect_scalar(out.floats, msg, f, ScalarKind::fixed32); break;
-      case 8: collect_scalar(out.ints, msg, f, ScalarKind::varint); break;
-      case 9: strings.next() = FP_STR("strings"); break;
+      case 3:
+        out.i = FP_INT("i");
+        break;
+      case 4:
+        out.s = FP_STR("s");
+        break;
+      case 5:
+        out.t = nested_new<TensorProto>(f, "t", &ProtoParser::parse_tensor);
+        break;
+      case 6:
+        out.g = nested_new<GraphProto>(f, "g", &ProtoParser::parse_graph);
+        break;
+      case 7:
+        collect_scalar(out.floats, msg, f, ScalarKind::fixed32);
+        break;
+      case 8:
+        collect_scalar(out.ints, msg, f, ScalarKind::varint);
+        break;
+      case 9:
+        strings.next() = FP_STR("strings");
+        break;
       case 10:
         nested_item(f, "tensors", tensors, &ProtoParser::parse_tensor);
         break;
       case 11:
         nested_item(f, "graphs", graphs, &ProtoParser::parse_graph);
         break;
-      case 13: out.doc_string = FP_STR("doc_string"); break;
-      case 14: out.tp = nested_new<TypeProto>(f, "tp", &ProtoParser::parse_type); break;
+      case 13:
+        out.doc_string = FP_STR("doc_string");
+        break;
+      case 14:
+        out.tp = nested_new<TypeProto>(f, "tp", &ProtoParser::parse_type);
+        break;
       case 15:
         nested_item(f, "type_protos", types, &ProtoParser::parse_type);
         break;
@@ -451,16 +501,18 @@ void ProtoParser::parse_attribute(std::span<const std::byte> msg, AttributeProto
         out.type = static_cast<AttributeProto::Type>(type);
         break;
       }
-      case 21: out.ref_attr_name = FP_STR("ref_attr_name"); break;
+      case 21:
+        out.ref_attr_name = FP_STR("ref_attr_name");
+        break;
       case 22:
         out.sparse_tensor =
             nested_new<SparseTensorProto>(f, "sparse_tensor", &ProtoParser::parse_sparse_tensor);
         break;
       case 23:
-        nested_item(f, "sparse_tensors", sparse,
-               &ProtoParser::parse_sparse_tensor);
+        nested_item(f, "sparse_tensors", sparse, &ProtoParser::parse_sparse_tensor);
         break;
-      default: break;
+      default:
+        break;
     }
   }
   out.strings = strings.done();
@@ -470,8 +522,8 @@ void ProtoParser::parse_attribute(std::span<const std::byte> msg, AttributeProto
   out.sparse_tensors = sparse.done();
 }
 
-void ProtoParser::collect_scalar(RepeatedScalar& r, std::span<const std::byte> msg,
-                                 const Field& f, ScalarKind kind) {
+void ProtoParser::collect_scalar(RepeatedScalar& r, std::span<const std::byte> msg, const Field& f,
+                                 ScalarKind kind) {
   const bool first = r.field == 0;
   if (first) {
     r.message = msg;
@@ -530,27 +582,46 @@ void ProtoParser::parse_tensor(std::span<const std::byte> msg, TensorProto& out)
   Field f;
   while (cur.next(f)) {
     switch (f.number) {
-      case 1: collect_scalar(dims, msg, f, ScalarKind::varint); break;
-      case 2: out.data_type = FP_INT32("data_type"); break;
+      case 1:
+        collect_scalar(dims, msg, f, ScalarKind::varint);
+        break;
+      case 2:
+        out.data_type = FP_INT32("data_type");
+        break;
       case 3:
         nested(f, "segment", -1, out, &ProtoParser::parse_segment);
         out.has_segment = true;
         break;
-      case 4: collect_scalar(out.typed_data, msg, f, ScalarKind::fixed32); break;
-      case 5: collect_scalar(out.typed_data, msg, f, ScalarKind::varint); break;
-      case 6: strings.next() = FP_STR("string_data"); break;
-      case 7: collect_scalar(out.typed_data, msg, f, ScalarKind::varint); break;
-      case 8: out.name = FP_STR("name"); break;
+      case 4:
+        collect_scalar(out.typed_data, msg, f, ScalarKind::fixed32);
+        break;
+      case 5:
+        collect_scalar(out.typed_data, msg, f, ScalarKind::varint);
+        break;
+      case 6:
+        strings.next() = FP_STR("string_data");
+        break;
+      case 7:
+        collect_scalar(out.typed_data, msg, f, ScalarKind::varint);
+        break;
+      case 8:
+        out.name = FP_STR("name");
+        break;
       case 9:
         out.raw_data = (expect_wire(f, kLen, "raw_data"), f.bytes);
         out.has_raw_data = true;
         break;
-      case 10: collect_scalar(out.typed_data, msg, f, ScalarKind::fixed64); break;
-      case 11: collect_scalar(out.typed_data, msg, f, ScalarKind::varint); break;
-      case 12: out.doc_string = FP_STR("doc_string"); break;
+      case 10:
+        collect_scalar(out.typed_data, msg, f, ScalarKind::fixed64);
+        break;
+      case 11:
+        collect_scalar(out.typed_data, msg, f, ScalarKind::varint);
+        break;
+      case 12:
+        out.doc_string = FP_STR("doc_string");
+        break;
       case 13:
-        nested_item(f, "external_data", external,
-               &ProtoParser::parse_string_entry);
+        nested_item(f, "external_data", external, &ProtoParser::parse_string_entry);
         break;
       case 14: {
         const int64_t loc = FP_INT("data_location");
@@ -563,7 +634,8 @@ void ProtoParser::parse_tensor(std::span<const std::byte> msg, TensorProto& out)
       case 16:
         nested_item(f, "metadata_props", meta, &ProtoParser::parse_string_entry);
         break;
-      default: break;
+      default:
+        break;
     }
   }
   auto dim_values = arena_.make_array<int64_t>(dims.count);
@@ -591,8 +663,7 @@ void ProtoParser::validate_tensor(TensorProto& t, const std::byte* msg_start) {
     const bool no_payload = !t.has_raw_data && t.typed_data.empty() && t.string_data.empty() &&
                             t.data_location != TensorProto::Location::external;
     if (t.data_type == 0 && no_payload) return;
-    fail(msg_start, "data_type " + std::to_string(t.data_type) +
-                        " is not a TensorProto.DataType");
+    fail(msg_start, "data_type " + std::to_string(t.data_type) + " is not a TensorProto.DataType");
   }
   for (size_t i = 0; i < t.dims.size(); ++i) {
     if (t.dims[i] < 0) {
@@ -633,14 +704,13 @@ void ProtoParser::validate_tensor(TensorProto& t, const std::byte* msg_start) {
   if (!t.typed_data.empty() || t.typed_data.field != 0) {
     const auto expected = typed_field_for(dtype);
     if (!expected || expected->field != t.typed_data.field) {
-      fail(msg_start, "payload field " + std::to_string(t.typed_data.field) +
-                          " does not match a " + shape_text);
+      fail(msg_start, "payload field " + std::to_string(t.typed_data.field) + " does not match a " +
+                          shape_text);
     }
     const auto needed = typed_values_needed(dtype, *numel);
     if (!needed || t.typed_data.count != *needed) {
-      fail(msg_start, "typed data holds " + std::to_string(t.typed_data.count) +
-                          " values; a " + shape_text + " needs " +
-                          (needed ? std::to_string(*needed) : "more"));
+      fail(msg_start, "typed data holds " + std::to_string(t.typed_data.count) + " values; a " +
+                          shape_text + " needs " + (needed ? std::to_string(*needed) : "more"));
     }
     return;
   }
@@ -692,8 +762,8 @@ void ProtoParser::resolve_external(TensorProto& t, uint64_t expected_bytes,
   const uint64_t len = length.value_or(available);
   if (len > available) {
     fail(msg_start, "external data length " + std::to_string(len) + " at offset " +
-                        std::to_string(offset) + " runs past the end of '" +
-                        std::string(location) + "' (" + std::to_string(file.size()) + " bytes)");
+                        std::to_string(offset) + " runs past the end of '" + std::string(location) +
+                        "' (" + std::to_string(file.size()) + " bytes)");
   }
   if (len != expected_bytes) {
     fail(msg_start, "external data holds " + std::to_string(len) + " bytes; the tensor needs " +
@@ -708,12 +778,17 @@ void ProtoParser::parse_sparse_tensor(std::span<const std::byte> msg, SparseTens
   Field f;
   while (cur.next(f)) {
     switch (f.number) {
-      case 1: out.values = nested_new<TensorProto>(f, "values", &ProtoParser::parse_tensor); break;
+      case 1:
+        out.values = nested_new<TensorProto>(f, "values", &ProtoParser::parse_tensor);
+        break;
       case 2:
         out.indices = nested_new<TensorProto>(f, "indices", &ProtoParser::parse_tensor);
         break;
-      case 3: collect_scalar(dims, msg, f, ScalarKind::varint); break;
-      default: break;
+      case 3:
+        collect_scalar(dims, msg, f, ScalarKind::varint);
+        break;
+      default:
+        break;
     }
   }
   auto dim_values = arena_.make_array<int64_t>(dims.count);
@@ -769,8 +844,11 @@ void ProtoParser::parse_type(std::span<const std::byte> msg, TypeProto& out) {
         }
         break;
       }
-      case 6: out.denotation = FP_STR("denotation"); break;
-      default: break;
+      case 6:
+        out.denotation = FP_STR("denotation");
+        break;
+      default:
+        break;
     }
   }
 }
@@ -813,8 +891,11 @@ void ProtoParser::parse_dimension(std::span<const std::byte> msg, DimensionProto
         out.has_param = true;
         out.has_value = false;
         break;
-      case 3: out.denotation = FP_STR("denotation"); break;
-      default: break;
+      case 3:
+        out.denotation = FP_STR("denotation");
+        break;
+      default:
+        break;
     }
   }
 }
@@ -826,13 +907,20 @@ void ProtoParser::parse_value_info(std::span<const std::byte> msg, ValueInfoProt
   Field f;
   while (cur.next(f)) {
     switch (f.number) {
-      case 1: out.name = FP_STR("name"); break;
-      case 2: out.type = nested_new<TypeProto>(f, "type", &ProtoParser::parse_type); break;
-      case 3: out.doc_string = FP_STR("doc_string"); break;
+      case 1:
+        out.name = FP_STR("name");
+        break;
+      case 2:
+        out.type = nested_new<TypeProto>(f, "type", &ProtoParser::parse_type);
+        break;
+      case 3:
+        out.doc_string = FP_STR("doc_string");
+        break;
       case 4:
         nested_item(f, "metadata_props", meta, &ProtoParser::parse_string_entry);
         break;
-      default: break;
+      default:
+        break;
     }
   }
   out.metadata_props = meta.done();
@@ -852,28 +940,44 @@ void ProtoParser::parse_function(std::span<const std::byte> msg, FunctionProto& 
   Field f;
   while (cur.next(f)) {
     switch (f.number) {
-      case 1: out.name = FP_STR("name"); break;
-      case 4: inputs.next() = FP_STR("input"); break;
-      case 5: outputs.next() = FP_STR("output"); break;
-      case 6: attrs.next() = FP_STR("attribute"); break;
-      case 7: nested_item(f, "node", nodes, &ProtoParser::parse_node); break;
-      case 8: out.doc_string = FP_STR("doc_string"); break;
+      case 1:
+        out.name = FP_STR("name");
+        break;
+      case 4:
+        inputs.next() = FP_STR("input");
+        break;
+      case 5:
+        outputs.next() = FP_STR("output");
+        break;
+      case 6:
+        attrs.next() = FP_STR("attribute");
+        break;
+      case 7:
+        nested_item(f, "node", nodes, &ProtoParser::parse_node);
+        break;
+      case 8:
+        out.doc_string = FP_STR("doc_string");
+        break;
       case 9:
         nested_item(f, "opset_import", opsets, &ProtoParser::parse_opset);
         break;
-      case 10: out.domain = FP_STR("domain"); break;
+      case 10:
+        out.domain = FP_STR("domain");
+        break;
       case 11:
-        nested_item(f, "attribute_proto", attr_protos,
-               &ProtoParser::parse_attribute);
+        nested_item(f, "attribute_proto", attr_protos, &ProtoParser::parse_attribute);
         break;
       case 12:
         nested_item(f, "value_info", infos, &ProtoParser::parse_value_info);
         break;
-      case 13: out.overload = FP_STR("overload"); break;
+      case 13:
+        out.overload = FP_STR("overload");
+        break;
       case 14:
         nested_item(f, "metadata_props", meta, &ProtoParser::parse_string_entry);
         break;
-      default: break;
+      default:
+        break;
     }
   }
   out.inputs = inputs.done();
@@ -901,14 +1005,13 @@ void ProtoParser::parse_training_info(std::span<const std::byte> msg, TrainingIn
         out.algorithm = nested_new<GraphProto>(f, "algorithm", &ProtoParser::parse_graph);
         break;
       case 3:
-        nested_item(f, "initialization_binding", init_binding,
-               &ProtoParser::parse_string_entry);
+        nested_item(f, "initialization_binding", init_binding, &ProtoParser::parse_string_entry);
         break;
       case 4:
-        nested_item(f, "update_binding", update_binding,
-               &ProtoParser::parse_string_entry);
+        nested_item(f, "update_binding", update_binding, &ProtoParser::parse_string_entry);
         break;
-      default: break;
+      default:
+        break;
     }
   }
   out.initialization_binding = init_binding.done();
@@ -941,8 +1044,7 @@ void ProtoParser::parse_annotation(std::span<const std::byte> msg, TensorAnnotat
   while (cur.next(f)) {
     if (f.number == 1) out.tensor_name = FP_STR("tensor_name");
     if (f.number == 2) {
-      nested_item(f, "quant_parameter_tensor_names", names,
-             &ProtoParser::parse_string_entry);
+      nested_item(f, "quant_parameter_tensor_names", names, &ProtoParser::parse_string_entry);
     }
   }
   out.quant_parameter_tensor_names = names.done();

@@ -37,7 +37,9 @@ void TensorBytes::release() {
   view_ = {};
 }
 
-DType tensor_dtype(const TensorProto& t) { return static_cast<DType>(t.data_type); }
+DType tensor_dtype(const TensorProto& t) {
+  return static_cast<DType>(t.data_type);
+}
 
 uint64_t tensor_storage_bytes(const TensorProto& t) {
   const auto numel = checked_numel(t.dims.ptr, t.dims.size());

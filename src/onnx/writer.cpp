@@ -151,7 +151,8 @@ class Encoder {
     }
     const bool external = t.data_location == TensorProto::Location::external;
     const bool inline_external = external && options_.inline_external_data;
-    if (t.typed_data.count != 0 && !inline_external) repeated_scalar(t.typed_data, t.typed_data.field);
+    if (t.typed_data.count != 0 && !inline_external)
+      repeated_scalar(t.typed_data, t.typed_data.field);
     for (std::string_view s : t.string_data) str(6, s);
     str_if(8, t.name);
     if (inline_external) {
@@ -192,12 +193,23 @@ class Encoder {
   }
   void type(const TypeProto& t) {
     switch (t.kind) {
-      case TypeProto::Kind::tensor: message(1, t, FP_ENC(type_tensor)); break;
-      case TypeProto::Kind::sequence: message(4, t, FP_ENC(type_elem)); break;
-      case TypeProto::Kind::map: message(5, t, FP_ENC(type_map)); break;
-      case TypeProto::Kind::sparse_tensor: message(8, t, FP_ENC(type_tensor)); break;
-      case TypeProto::Kind::optional: message(9, t, FP_ENC(type_elem)); break;
-      case TypeProto::Kind::none: break;
+      case TypeProto::Kind::tensor:
+        message(1, t, FP_ENC(type_tensor));
+        break;
+      case TypeProto::Kind::sequence:
+        message(4, t, FP_ENC(type_elem));
+        break;
+      case TypeProto::Kind::map:
+        message(5, t, FP_ENC(type_map));
+        break;
+      case TypeProto::Kind::sparse_tensor:
+        message(8, t, FP_ENC(type_tensor));
+        break;
+      case TypeProto::Kind::optional:
+        message(9, t, FP_ENC(type_elem));
+        break;
+      case TypeProto::Kind::none:
+        break;
     }
     str_if(6, t.denotation);
   }

@@ -29,7 +29,9 @@ nlohmann::json signature_json(const analysis::TensorSignature& t) {
           {"type", t.type_text}};
 }
 
-std::string domain_name(const std::string& d) { return d.empty() ? "ai.onnx" : d; }
+std::string domain_name(const std::string& d) {
+  return d.empty() ? "ai.onnx" : d;
+}
 
 }  // namespace
 
@@ -101,9 +103,8 @@ std::string to_text(const analysis::ModelSummary& s) {
   signatures("outputs", s.outputs);
   line("");
   line("nodes      {}{}", s.nodes,
-       s.subgraphs == 0
-           ? std::string()
-           : fmt::format("  (+{} in {} subgraphs)", s.subgraph_nodes, s.subgraphs));
+       s.subgraphs == 0 ? std::string()
+                        : fmt::format("  (+{} in {} subgraphs)", s.subgraph_nodes, s.subgraphs));
   std::vector<std::pair<std::string, size_t>> ops(s.ops.begin(), s.ops.end());
   for (const auto& [op, n] : s.subgraph_ops) {
     auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& p) { return p.first == op; });
@@ -115,8 +116,8 @@ std::string to_text(const analysis::ModelSummary& s) {
   for (const auto& [op, n] : ops) {
     auto sub = s.subgraph_ops.find(op);
     line("  {:<24} {:>6}{}", op, n,
-         sub == s.subgraph_ops.end() ? std::string() : fmt::format("  (+{} in subgraphs)",
-                                                                     sub->second));
+         sub == s.subgraph_ops.end() ? std::string()
+                                     : fmt::format("  (+{} in subgraphs)", sub->second));
   }
   if (!s.unknown_ops.empty()) {
     std::string names;

@@ -52,7 +52,8 @@ class ExternalData : public ::testing::Test {
 };
 
 TEST_F(ExternalData, IsAViewOfTheMappedFile) {
-  testing::write_file(dir_.path() / "m.onnx", model_with(external_tensor("weights.bin", 16, 16, 4)));
+  testing::write_file(dir_.path() / "m.onnx",
+                      model_with(external_tensor("weights.bin", 16, 16, 4)));
   auto m = onnx::load_file(dir_.path() / "m.onnx");
   const auto& t = m.graph().initializers[0];
   const auto b = onnx::tensor_bytes(t);

@@ -39,7 +39,8 @@ TEST(SharedModels, TestDataMatchesTheGraphInterface) {
     auto m = onnx::load_file(path);
     auto g = graph::Graph::from_onnx(m);
     size_t inputs = 0;
-    for (; std::filesystem::exists(path.parent_path() / ("input_" + std::to_string(inputs) + ".pb"));
+    for (;
+         std::filesystem::exists(path.parent_path() / ("input_" + std::to_string(inputs) + ".pb"));
          ++inputs) {
       auto t = onnx::TensorFile::load_file(path.parent_path() /
                                            ("input_" + std::to_string(inputs) + ".pb"));

@@ -1,4 +1,6 @@
 // `.pb` tensor files, and decoding every way ONNX stores a tensor payload.
+#include "footprint/onnx/tensor_file.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -6,7 +8,6 @@
 #include "footprint/core/counting_resource.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/onnx/tensor_data.hpp"
-#include "footprint/onnx/tensor_file.hpp"
 #include "footprint/onnx/writer.hpp"
 #include "test_support.hpp"
 #include "wire_builder.hpp"
@@ -99,8 +100,7 @@ TEST(TensorData, Int32DataNarrowsToTheElementType) {
   t.int_field(1, 4).int_field(2, 9).bytes_field(5, packed.bytes());  // bool[4]
   const auto bytes = t.bytes();
   const auto f = load_tensor(bytes);
-  EXPECT_EQ(as_values<uint8_t>(onnx::tensor_bytes(f.tensor())),
-            (std::vector<uint8_t>{1, 0, 1, 1}));
+  EXPECT_EQ(as_values<uint8_t>(onnx::tensor_bytes(f.tensor())), (std::vector<uint8_t>{1, 0, 1, 1}));
   Wire h;
   h.int_field(1, 1).int_field(2, 10).bytes_field(5, Wire().varint(0x3c00).bytes());  // fp16 1.0
   const auto hb = h.bytes();
@@ -138,8 +138,8 @@ TEST(TensorData, StringTensorsKeepTheirStrings) {
 
 TEST(TensorFile, ReadsTheSharedTestInputs) {
   FOOTPRINT_REQUIRE_SHARED();
-  const auto f = onnx::TensorFile::load_file(testing::shared_dir() /
-                                             "models/light/squeezenet/input_0.pb");
+  const auto f =
+      onnx::TensorFile::load_file(testing::shared_dir() / "models/light/squeezenet/input_0.pb");
   EXPECT_EQ(onnx::tensor_storage_bytes(f.tensor()), 1u * 3 * 224 * 224 * 4);
   const auto b = onnx::tensor_bytes(f.tensor());
   EXPECT_TRUE(b.is_view());

@@ -19,7 +19,9 @@ class Wire {
     return *this;
   }
   Wire& tag(uint32_t field, uint32_t wire) { return varint((uint64_t{field} << 3) | wire); }
-  Wire& int_field(uint32_t field, int64_t v) { return tag(field, 0).varint(static_cast<uint64_t>(v)); }
+  Wire& int_field(uint32_t field, int64_t v) {
+    return tag(field, 0).varint(static_cast<uint64_t>(v));
+  }
   Wire& bytes_field(uint32_t field, std::span<const std::byte> b) {
     tag(field, 2).varint(b.size());
     bytes_.insert(bytes_.end(), b.begin(), b.end());

@@ -137,7 +137,7 @@ TEST(WireErrors, NegativeAndOverflowingDims) {
 TEST(WireErrors, TypedPayloadCountIsChecked) {
   Wire t;
   t.int_field(1, 3).int_field(2, 7).str(8, "i");  // int64[3]
-  t.tag(7, 2).varint(2).raw({0x01, 0x02});          // only two packed values
+  t.tag(7, 2).varint(2).raw({0x01, 0x02});        // only two packed values
   Wire g = relu_graph();
   g.msg(5, t);
   const std::string err = load_error(testing::model(g).bytes());

@@ -183,8 +183,11 @@ TEST(WriterRoundTrip, FileWriteIsAtomic) {
   onnx::write_model_file(m.proto(), path);
   EXPECT_TRUE(same_bytes(testing::read_file(path), onnx::serialize_model(m.proto())));
   // A write that fails midway leaves the existing file as it was and no temporary behind.
-  EXPECT_THROW(onnx::write_file_atomically(
-                   path, [](std::ostream& out) { out << "partial"; throw Error("boom"); }),
+  EXPECT_THROW(onnx::write_file_atomically(path,
+                                           [](std::ostream& out) {
+                                             out << "partial";
+                                             throw Error("boom");
+                                           }),
                Error);
   EXPECT_TRUE(same_bytes(testing::read_file(path), onnx::serialize_model(m.proto())));
   size_t files = 0;

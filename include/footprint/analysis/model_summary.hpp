@@ -36,9 +36,9 @@ struct ModelSummary {
   std::vector<std::pair<std::string, int64_t>> opsets;  // domain ("" = ai.onnx), version
   std::vector<TensorSignature> inputs;
   std::vector<TensorSignature> outputs;
-  size_t nodes = 0;           // in the main graph
-  size_t subgraphs = 0;       // at any depth
-  size_t subgraph_nodes = 0;  // in all subgraphs together
+  size_t nodes = 0;                            // in the main graph
+  size_t subgraphs = 0;                        // at any depth
+  size_t subgraph_nodes = 0;                   // in all subgraphs together
   std::map<std::string, size_t> ops;           // main graph, "domain::Op" outside ai.onnx
   std::map<std::string, size_t> subgraph_ops;  // all subgraphs
   std::vector<std::string> unknown_ops;        // not in the op registry

@@ -104,7 +104,7 @@ struct TypeProto {
   int32_t elem_type = 0;  // tensor and sparse tensor
   bool has_shape = false;
   Array<DimensionProto> shape;
-  int32_t key_type = 0;            // map
+  int32_t key_type = 0;             // map
   const TypeProto* elem = nullptr;  // sequence / optional element, map value
   std::string_view denotation;
 };
