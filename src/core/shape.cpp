@@ -1,8 +1,225 @@
 #include "footprint/core/shape.hpp"
 
+#include <algorithm>
+
 namespace footprint {
 
-Shape Shape::of(std::vector<int64_t> extents) {
+struct Dim::Node {
+  enum class Op : uint8_t { constant, symbol, add, mul, floor_div, ceil_div, max, min };
+  Op op;
+  int64_t value = 0;
+  std::string name;
+  std::shared_ptr<const Node> a;
+  std::shared_ptr<const Node> b;
+};
+
+namespace {
+
+using Node = Dim::Node;
+using Op = Dim::Node::Op;
+using NodePtr = std::shared_ptr<const Node>;
+
+NodePtr constant(int64_t v) {
+  return std::make_shared<const Node>(Node{Op::constant, v, {}, {}, {}});
+}
+
+bool is_const(const NodePtr& n, int64_t* v = nullptr) {
+  if (n == nullptr || n->op != Op::constant) return false;
+  if (v != nullptr) *v = n->value;
+  return true;
+}
+
+int64_t floor_div_int(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+// Builds a simplified node: constants fold, identities vanish, constants gather on the right.
+NodePtr make(Op op, NodePtr a, NodePtr b) {
+  if (a == nullptr || b == nullptr) return nullptr;
+  int64_t x = 0, y = 0;
+  const bool ca = is_const(a, &x);
+  const bool cb = is_const(b, &y);
+  int64_t r = 0;
+  switch (op) {
+    case Op::add:
+      if (ca && cb) return __builtin_add_overflow(x, y, &r) ? nullptr : constant(r);
+      if (ca) return make(Op::add, b, a);
+      if (cb && y == 0) return a;
+      if (cb && a->op == Op::add && is_const(a->b, &x)) {
+        return __builtin_add_overflow(x, y, &r) ? nullptr : make(Op::add, a->a, constant(r));
+      }
+      break;
+    case Op::mul:
+      if (ca && cb) return __builtin_mul_overflow(x, y, &r) ? nullptr : constant(r);
+      if (ca) return make(Op::mul, b, a);
+      if (cb && y == 1) return a;
+      if (cb && y == 0) return constant(0);
+      if (cb && a->op == Op::mul && is_const(a->b, &x)) {
+        return __builtin_mul_overflow(x, y, &r) ? nullptr : make(Op::mul, a->a, constant(r));
+      }
+      break;
+    case Op::floor_div:
+    case Op::ceil_div:
+      if (cb && y == 0) return nullptr;
+      if (cb && y == 1) return a;
+      if (ca && cb) {
+        return constant(op == Op::floor_div ? floor_div_int(x, y) : -floor_div_int(-x, y));
+      }
+      break;
+    case Op::max:
+    case Op::min:
+      if (ca && cb) return constant(op == Op::max ? std::max(x, y) : std::min(x, y));
+      break;
+    default:
+      break;
+  }
+  return std::make_shared<const Node>(Node{op, 0, {}, std::move(a), std::move(b)});
+}
+
+std::optional<int64_t> eval(const NodePtr& n, const DimBindings& bindings) {
+  if (n == nullptr) return std::nullopt;
+  switch (n->op) {
+    case Op::constant:
+      return n->value;
+    case Op::symbol: {
+      auto it = bindings.find(n->name);
+      if (it == bindings.end()) return std::nullopt;
+      return it->second;
+    }
+    default:
+      break;
+  }
+  const auto a = eval(n->a, bindings);
+  const auto b = eval(n->b, bindings);
+  if (!a || !b) return std::nullopt;
+  int64_t r = 0;
+  switch (n->op) {
+    case Op::add:
+      if (__builtin_add_overflow(*a, *b, &r)) return std::nullopt;
+      return r;
+    case Op::mul:
+      if (__builtin_mul_overflow(*a, *b, &r)) return std::nullopt;
+      return r;
+    case Op::floor_div:
+      if (*b == 0) return std::nullopt;
+      return floor_div_int(*a, *b);
+    case Op::ceil_div:
+      if (*b == 0) return std::nullopt;
+      return -floor_div_int(-*a, *b);
+    case Op::max:
+      return std::max(*a, *b);
+    case Op::min:
+      return std::min(*a, *b);
+    default:
+      return std::nullopt;
+  }
+}
+
+std::string text(const NodePtr& n) {
+  if (n == nullptr) return "?";
+  auto wrapped = [](const NodePtr& c) {
+    const std::string t = text(c);
+    return c->op == Op::add ? "(" + t + ")" : t;
+  };
+  switch (n->op) {
+    case Op::constant:
+      return std::to_string(n->value);
+    case Op::symbol:
+      return n->name;
+    case Op::add: {
+      int64_t c = 0;
+      if (is_const(n->b, &c) && c < 0) return text(n->a) + "-" + std::to_string(-c);
+      if (n->b->op == Op::mul && is_const(n->b->b, &c) && c == -1) {
+        return text(n->a) + "-" + wrapped(n->b->a);
+      }
+      return text(n->a) + "+" + text(n->b);
+    }
+    case Op::mul:
+      return wrapped(n->a) + "*" + wrapped(n->b);
+    case Op::floor_div:
+      return "floor(" + text(n->a) + "/" + wrapped(n->b) + ")";
+    case Op::ceil_div:
+      return "ceil(" + text(n->a) + "/" + wrapped(n->b) + ")";
+    case Op::max:
+      return "max(" + text(n->a) + "," + text(n->b) + ")";
+    case Op::min:
+      return "min(" + text(n->a) + "," + text(n->b) + ")";
+  }
+  return "?";
+}
+
+void symbols(const NodePtr& n, std::vector<std::string>& out) {
+  if (n == nullptr) return;
+  if (n->op == Op::symbol) {
+    if (std::find(out.begin(), out.end(), n->name) == out.end()) out.push_back(n->name);
+    return;
+  }
+  symbols(n->a, out);
+  symbols(n->b, out);
+}
+
+}  // namespace
+
+Dim Dim::known(int64_t v) {
+  return Dim(constant(v));
+}
+
+Dim Dim::named(std::string_view name) {
+  return Dim(std::make_shared<const Node>(Node{Op::symbol, 0, std::string(name), {}, {}}));
+}
+
+bool Dim::is_known() const {
+  return is_const(node_);
+}
+
+std::optional<int64_t> Dim::value() const {
+  int64_t v = 0;
+  if (is_const(node_, &v)) return v;
+  return std::nullopt;
+}
+
+std::optional<int64_t> Dim::evaluate(const DimBindings& bindings) const {
+  return eval(node_, bindings);
+}
+
+void Dim::collect_symbols(std::vector<std::string>& out) const {
+  symbols(node_, out);
+}
+
+std::string Dim::to_string() const {
+  return text(node_);
+}
+
+Dim operator+(const Dim& a, const Dim& b) {
+  return Dim(make(Op::add, a.node_, b.node_));
+}
+Dim operator-(const Dim& a, const Dim& b) {
+  return Dim(make(Op::add, a.node_, make(Op::mul, b.node_, constant(-1))));
+}
+Dim operator*(const Dim& a, const Dim& b) {
+  return Dim(make(Op::mul, a.node_, b.node_));
+}
+Dim floor_div(const Dim& a, const Dim& b) {
+  return Dim(make(Op::floor_div, a.node_, b.node_));
+}
+Dim ceil_div(const Dim& a, const Dim& b) {
+  return Dim(make(Op::ceil_div, a.node_, b.node_));
+}
+Dim max(const Dim& a, const Dim& b) {
+  return Dim(make(Op::max, a.node_, b.node_));
+}
+Dim min(const Dim& a, const Dim& b) {
+  return Dim(make(Op::min, a.node_, b.node_));
+}
+
+bool operator==(const Dim& a, const Dim& b) {
+  if (a.node_ == nullptr || b.node_ == nullptr) return false;
+  return a.node_ == b.node_ || text(a.node_) == text(b.node_);
+}
+
+Shape Shape::of(const std::vector<int64_t>& extents) {
   Shape s;
   s.ranked = true;
   s.dims.reserve(extents.size());
@@ -12,19 +229,28 @@ Shape Shape::of(std::vector<int64_t> extents) {
 
 bool Shape::is_static() const {
   if (!ranked) return false;
-  for (const Dim& d : dims) {
-    if (!d.is_known()) return false;
-  }
-  return true;
+  return std::all_of(dims.begin(), dims.end(), [](const Dim& d) { return d.is_known(); });
 }
 
 std::optional<uint64_t> Shape::numel() const {
-  if (!is_static()) return std::nullopt;
+  return numel(DimBindings{});
+}
+
+std::optional<uint64_t> Shape::numel(const DimBindings& bindings) const {
+  if (!ranked) return std::nullopt;
   uint64_t n = 1;
   for (const Dim& d : dims) {
-    if (*d.value < 0) return std::nullopt;
-    if (__builtin_mul_overflow(n, static_cast<uint64_t>(*d.value), &n)) return std::nullopt;
+    const auto v = d.evaluate(bindings);
+    if (!v || *v < 0) return std::nullopt;
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(*v), &n)) return std::nullopt;
   }
+  return n;
+}
+
+Dim Shape::numel_expr() const {
+  if (!ranked) return Dim::unknown();
+  Dim n = Dim::known(1);
+  for (const Dim& d : dims) n = n * d;
   return n;
 }
 
@@ -33,14 +259,7 @@ std::string Shape::to_string() const {
   std::string out = "[";
   for (size_t i = 0; i < dims.size(); ++i) {
     if (i != 0) out += ',';
-    const Dim& d = dims[i];
-    if (d.value) {
-      out += std::to_string(*d.value);
-    } else if (!d.symbol.empty()) {
-      out += d.symbol;
-    } else {
-      out += '?';
-    }
+    out += dims[i].to_string();
   }
   out += ']';
   return out;

@@ -39,7 +39,7 @@ void apply_tensor(Value& v, const onnx::TensorProto& t) {
 }
 
 bool holds_graphs(const onnx::AttributeProto& a) {
-  return a.g != nullptr || !a.graphs.empty();
+  return a.g != nullptr || !a.graphs().empty();
 }
 
 }  // namespace
@@ -52,8 +52,14 @@ const onnx::AttributeProto* Node::attribute(std::string_view attr_name) const {
 }
 
 std::string Node::label(NodeId id) const {
-  std::string out = name.empty() ? "#" + std::to_string(id) : "'" + name + "'";
-  out += " (" + op_type + ")";
+  // Appended piecewise: GCC 12's -Wrestrict misfires on chained string operator+ at -O2.
+  std::string out;
+  if (name.empty()) {
+    out.append("#").append(std::to_string(id));
+  } else {
+    out.append(in_quotes(name));
+  }
+  out.append(" (").append(op_type).append(")");
   return out;
 }
 
@@ -142,9 +148,9 @@ std::optional<ValueId> Graph::lookup_or_capture(std::string_view value_name) {
 ValueId Graph::resolve_input(std::string_view value_name, std::string_view reader) {
   if (value_name.empty()) return kNoValue;
   if (auto id = lookup_or_capture(value_name)) return *id;
-  throw Error("graph '" + name_ + "': " + std::string(reader) + " reads '" +
-              std::string(value_name) +
-              "', which no node, graph input or initializer of this or an enclosing graph "
+  throw Error("graph " + in_quotes(name_) + ": " + std::string(reader) + " reads " +
+              in_quotes(value_name) +
+              ", which no node, graph input or initializer of this or an enclosing graph "
               "provides");
 }
 
@@ -156,8 +162,8 @@ void Graph::build(const onnx::GraphProto& proto) {
 
   for (const onnx::TensorProto& t : proto.initializers) {
     if (find(t.name)) {
-      throw Error("graph '" + name_ + "': initializer '" + std::string(t.name) +
-                  "' is defined twice");
+      throw Error("graph " + in_quotes(name_) + ": initializer " + in_quotes(t.name) +
+                  " is defined twice");
     }
     const ValueId id = add_value(t.name, ValueKind::initializer);
     apply_tensor(values_[id], t);
@@ -167,7 +173,8 @@ void Graph::build(const onnx::GraphProto& proto) {
     // Before IR version 4 initializers were also listed as inputs; they stay weights.
     if (auto existing = find(in.name)) {
       if (values_[*existing].kind == ValueKind::initializer) continue;
-      throw Error("graph '" + name_ + "': input '" + std::string(in.name) + "' is listed twice");
+      throw Error("graph " + in_quotes(name_) + ": input " + in_quotes(in.name) +
+                  " is listed twice");
     }
     const ValueId id = add_value(in.name, ValueKind::input);
     apply_type(values_[id], in.type);
@@ -181,7 +188,7 @@ void Graph::build(const onnx::GraphProto& proto) {
     n.name = std::string(np.name);
     n.op_type = std::string(np.op_type);
     n.domain = std::string(np.domain == "ai.onnx" ? std::string_view() : np.domain);
-    n.attributes = np.attributes.span();
+    n.attributes = np.attributes;
     n.schema = OpRegistry::builtin().find(n.domain, n.op_type);
     n.source_offset = np.source_offset;
     n.outputs.reserve(np.outputs.size());
@@ -195,8 +202,8 @@ void Graph::build(const onnx::GraphProto& proto) {
         std::string by = prev.producer >= 0 ? "node " + nodes_[prev.producer].label(prev.producer)
                          : prev.kind == ValueKind::initializer ? std::string("an initializer")
                                                                : std::string("a graph input");
-        throw Error("graph '" + name_ + "': node " + n.label(id) + " writes '" + std::string(out) +
-                    "', which " + by + " already defines");
+        throw Error("graph " + in_quotes(name_) + ": node " + n.label(id) + " writes " +
+                    in_quotes(out) + ", which " + by + " already defines");
       }
       const ValueId v = add_value(out, ValueKind::intermediate);
       values_[v].producer = id;
@@ -218,6 +225,10 @@ void Graph::build(const onnx::GraphProto& proto) {
   }
 
   for (const onnx::ValueInfoProto& out : proto.outputs) {
+    if (out.name.empty()) {
+      throw Error("graph " + in_quotes(name_) + ": output #" + std::to_string(outputs_.size()) +
+                  " has no name");
+    }
     const ValueId id = resolve_input(out.name, "graph output");
     values_[id].is_graph_output = true;
     apply_type(values_[id], out.type);
@@ -250,7 +261,7 @@ void Graph::read_subgraphs(NodeId id) {
       nodes_[id].subgraphs.push_back(Subgraph{std::string(a.name), std::move(child)});
     };
     if (a.g != nullptr) add(*a.g);
-    for (const onnx::GraphProto& gp : a.graphs) add(gp);
+    for (const onnx::GraphProto& gp : a.graphs()) add(gp);
   }
 }
 

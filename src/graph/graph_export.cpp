@@ -60,10 +60,12 @@ class Exporter {
     for (onnx::AttributeProto& a : attrs) {
       if (a.g != nullptr) {
         a.g = graph(*n.subgraphs[next_subgraph++].graph);
-      } else if (!a.graphs.empty()) {
-        auto gs = arena_.make_array<onnx::GraphProto>(a.graphs.size());
+      } else if (!a.graphs().empty()) {
+        auto gs = arena_.make_array<onnx::GraphProto>(a.graphs().size());
         for (auto& slot : gs) slot = *graph(*n.subgraphs[next_subgraph++].graph);
-        a.graphs = to_array(gs);
+        auto* extras = arena_.make<onnx::AttributeExtras>(*a.extras);
+        extras->graphs = to_array(gs);
+        a.extras = extras;
       }
     }
     out.attributes = to_array(attrs);
@@ -98,10 +100,10 @@ class Exporter {
     auto dims = arena_.make_array<onnx::DimensionProto>(v.shape.dims.size());
     for (size_t i = 0; i < dims.size(); ++i) {
       const Dim& d = v.shape.dims[i];
-      dims[i].has_value = d.value.has_value();
-      dims[i].value = d.value.value_or(0);
-      dims[i].has_param = !d.symbol.empty();
-      dims[i].param = arena_.copy(d.symbol);
+      dims[i].has_value = d.is_known();
+      dims[i].value = d.value().value_or(0);
+      dims[i].has_param = !d.is_known() && !d.is_unknown();
+      if (dims[i].has_param) dims[i].param = arena_.copy(d.to_string());
     }
     t->shape = to_array(dims);
     return t;

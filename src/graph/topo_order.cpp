@@ -42,7 +42,7 @@ void for_each_producer(const Graph& g, const Node& n, F&& f) {
     cycle += g.node(walk[i]).label(walk[i]) + " -> ";
   }
   cycle += g.node(cur).label(cur);
-  throw Error("graph '" + g.name() + "' has a cycle: " + cycle);
+  throw Error("graph " + in_quotes(g.name()) + " has a cycle: " + cycle);
 }
 
 }  // namespace

@@ -32,16 +32,15 @@ class ExternalFiles final : public ExternalResolver {
     for (const auto& [name, mapping] : files_) {
       if (name == location) return mapping.bytes();
     }
-    if (base_dir_.empty()) throw Error("no folder to resolve '" + std::string(location) + "'");
+    if (base_dir_.empty()) throw Error("no folder to resolve " + in_quotes(location) + "");
     std::error_code ec;
     const auto base = std::filesystem::weakly_canonical(base_dir_, ec);
     const auto target = std::filesystem::weakly_canonical(base_dir_ / std::string(location), ec);
-    if (ec) throw Error("cannot resolve external data '" + std::string(location) + "'");
+    if (ec) throw Error("cannot resolve external data " + in_quotes(location) + "");
     // Symlinks may still point outside the folder even though the name itself stays inside.
     const auto rel = target.lexically_relative(base);
     if (rel.empty() || *rel.begin() == "..") {
-      throw Error("external data '" + std::string(location) + "' resolves outside " +
-                  base.string());
+      throw Error("external data " + in_quotes(location) + " resolves outside " + base.string());
     }
     files_.emplace_back(location, MappedFile::open(target));
     return files_.back().second.bytes();

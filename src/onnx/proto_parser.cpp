@@ -225,11 +225,6 @@ ProtoParser::Counts ProtoParser::scan(std::span<const std::byte> msg) {
   return counts;
 }
 
-template <class T>
-std::span<T> ProtoParser::array_for(const Counts& counts, uint32_t field) {
-  return arena_.make_array<T>(counts[field]);
-}
-
 template <class T, class Fn>
 void ProtoParser::nested(const Field& f, std::string_view name, int64_t index, T& out, Fn parse) {
   expect_wire(f, kLen, name);
@@ -281,10 +276,10 @@ const TensorProto* ProtoParser::parse_tensor_file() {
 
 void ProtoParser::parse_model_into(std::span<const std::byte> msg, ModelProto& out) {
   const Counts c = scan(msg);
-  Filler<OperatorSetId> opsets{array_for<OperatorSetId>(c, 8)};
-  Filler<StringEntry> meta{array_for<StringEntry>(c, 14)};
-  Filler<TrainingInfoProto> training{array_for<TrainingInfoProto>(c, 20)};
-  Filler<FunctionProto> functions{array_for<FunctionProto>(c, 25)};
+  auto opsets = array_for<OperatorSetId>(c, 8);
+  auto meta = array_for<StringEntry>(c, 14);
+  auto training = array_for<TrainingInfoProto>(c, 20);
+  auto functions = array_for<FunctionProto>(c, 25);
   Cursor cur(*this, msg);
   Field f;
   while (cur.next(f)) {
@@ -335,14 +330,14 @@ void ProtoParser::parse_model_into(std::span<const std::byte> msg, ModelProto& o
 
 void ProtoParser::parse_graph(std::span<const std::byte> msg, GraphProto& out) {
   const Counts c = scan(msg);
-  Filler<NodeProto> nodes{array_for<NodeProto>(c, 1)};
-  Filler<TensorProto> inits{array_for<TensorProto>(c, 5)};
-  Filler<SparseTensorProto> sparse{array_for<SparseTensorProto>(c, 15)};
-  Filler<ValueInfoProto> inputs{array_for<ValueInfoProto>(c, 11)};
-  Filler<ValueInfoProto> outputs{array_for<ValueInfoProto>(c, 12)};
-  Filler<ValueInfoProto> infos{array_for<ValueInfoProto>(c, 13)};
-  Filler<TensorAnnotation> annotations{array_for<TensorAnnotation>(c, 14)};
-  Filler<StringEntry> meta{array_for<StringEntry>(c, 16)};
+  auto nodes = array_for<NodeProto>(c, 1);
+  auto inits = array_for<TensorProto>(c, 5);
+  auto sparse = array_for<SparseTensorProto>(c, 15);
+  auto inputs = array_for<ValueInfoProto>(c, 11);
+  auto outputs = array_for<ValueInfoProto>(c, 12);
+  auto infos = array_for<ValueInfoProto>(c, 13);
+  auto annotations = array_for<TensorAnnotation>(c, 14);
+  auto meta = array_for<StringEntry>(c, 16);
   Cursor cur(*this, msg);
   Field f;
   while (cur.next(f)) {
@@ -394,10 +389,10 @@ void ProtoParser::parse_graph(std::span<const std::byte> msg, GraphProto& out) {
 void ProtoParser::parse_node(std::span<const std::byte> msg, NodeProto& out) {
   out.source_offset = offset_of(msg.data());
   const Counts c = scan(msg);
-  Filler<std::string_view> inputs{array_for<std::string_view>(c, 1)};
-  Filler<std::string_view> outputs{array_for<std::string_view>(c, 2)};
-  Filler<AttributeProto> attrs{array_for<AttributeProto>(c, 5)};
-  Filler<StringEntry> meta{array_for<StringEntry>(c, 9)};
+  auto inputs = array_for<std::string_view>(c, 1);
+  auto outputs = array_for<std::string_view>(c, 2);
+  auto attrs = array_for<AttributeProto>(c, 5);
+  auto meta = array_for<StringEntry>(c, 9);
   Cursor cur(*this, msg);
   Field f;
   while (cur.next(f)) {
@@ -441,11 +436,13 @@ void ProtoParser::parse_node(std::span<const std::byte> msg, NodeProto& out) {
 
 void ProtoParser::parse_attribute(std::span<const std::byte> msg, AttributeProto& out) {
   const Counts c = scan(msg);
-  Filler<std::string_view> strings{array_for<std::string_view>(c, 9)};
-  Filler<TensorProto> tensors{array_for<TensorProto>(c, 10)};
-  Filler<GraphProto> graphs{array_for<GraphProto>(c, 11)};
-  Filler<TypeProto> types{array_for<TypeProto>(c, 15)};
-  Filler<SparseTensorProto> sparse{array_for<SparseTensorProto>(c, 23)};
+  auto strings = array_for<std::string_view>(c, 9);
+  auto tensors = array_for<TensorProto>(c, 10);
+  auto graphs = array_for<GraphProto>(c, 11);
+  auto types = array_for<TypeProto>(c, 15);
+  auto sparse = array_for<SparseTensorProto>(c, 23);
+  AttributeExtras extras;
+  bool has_extras = false;
   Cursor cur(*this, msg);
   Field f;
   while (cur.next(f)) {
@@ -488,7 +485,8 @@ void ProtoParser::parse_attribute(std::span<const std::byte> msg, AttributeProto
         out.doc_string = FP_STR("doc_string");
         break;
       case 14:
-        out.tp = nested_new<TypeProto>(f, "tp", &ProtoParser::parse_type);
+        extras.tp = nested_new<TypeProto>(f, "tp", &ProtoParser::parse_type);
+        has_extras = true;
         break;
       case 15:
         nested_item(f, "type_protos", types, &ProtoParser::parse_type);
@@ -502,10 +500,11 @@ void ProtoParser::parse_attribute(std::span<const std::byte> msg, AttributeProto
         break;
       }
       case 21:
-        out.ref_attr_name = FP_STR("ref_attr_name");
+        extras.ref_attr_name = FP_STR("ref_attr_name");
+        has_extras = true;
         break;
       case 22:
-        out.sparse_tensor =
+        extras.sparse_tensor =
             nested_new<SparseTensorProto>(f, "sparse_tensor", &ProtoParser::parse_sparse_tensor);
         break;
       case 23:
@@ -516,10 +515,14 @@ void ProtoParser::parse_attribute(std::span<const std::byte> msg, AttributeProto
     }
   }
   out.strings = strings.done();
-  out.tensors = tensors.done();
-  out.graphs = graphs.done();
-  out.type_protos = types.done();
-  out.sparse_tensors = sparse.done();
+  extras.tensors = tensors.done();
+  extras.graphs = graphs.done();
+  extras.type_protos = types.done();
+  extras.sparse_tensors = sparse.done();
+  has_extras = has_extras || extras.sparse_tensor != nullptr || !extras.tensors.empty() ||
+               !extras.graphs.empty() || !extras.type_protos.empty() ||
+               !extras.sparse_tensors.empty();
+  if (has_extras) out.extras = arena_.make<AttributeExtras>(extras);
 }
 
 void ProtoParser::collect_scalar(RepeatedScalar& r, std::span<const std::byte> msg, const Field& f,
@@ -543,7 +546,7 @@ void ProtoParser::collect_scalar(RepeatedScalar& r, std::span<const std::byte> m
                        std::to_string(width));
       }
       n = f.bytes.size() / width;
-      r.packed_fixed = first ? f.bytes : std::span<const std::byte>{};
+      r.single_run = first;
     } else {
       int run = 0;
       for (std::byte b : f.bytes) {
@@ -563,7 +566,7 @@ void ProtoParser::collect_scalar(RepeatedScalar& r, std::span<const std::byte> m
                      std::string(wire_name(scalar_wire(kind))) + " or packed");
     }
     n = 1;
-    r.packed_fixed = {};
+    r.single_run = false;
   }
   if (n > std::numeric_limits<uint32_t>::max() - r.count) {
     fail(f.at, "more than 2^32 values in one field");
@@ -574,9 +577,9 @@ void ProtoParser::collect_scalar(RepeatedScalar& r, std::span<const std::byte> m
 void ProtoParser::parse_tensor(std::span<const std::byte> msg, TensorProto& out) {
   out.source_offset = offset_of(msg.data());
   const Counts c = scan(msg);
-  Filler<std::string_view> strings{array_for<std::string_view>(c, 6)};
-  Filler<StringEntry> external{array_for<StringEntry>(c, 13)};
-  Filler<StringEntry> meta{array_for<StringEntry>(c, 16)};
+  auto strings = array_for<std::string_view>(c, 6);
+  auto external = array_for<StringEntry>(c, 13);
+  auto meta = array_for<StringEntry>(c, 16);
   RepeatedScalar dims;
   Cursor cur(*this, msg);
   Field f;
@@ -638,10 +641,9 @@ void ProtoParser::parse_tensor(std::span<const std::byte> msg, TensorProto& out)
         break;
     }
   }
-  auto dim_values = arena_.make_array<int64_t>(dims.count);
-  size_t i = 0;
-  dims.for_each([&](uint64_t v) { dim_values[i++] = static_cast<int64_t>(v); });
-  out.dims = Array<int64_t>{dim_values.data(), dims.count};
+  Filler<int64_t> dim_values(arena_, dims.count);
+  dims.for_each([&](uint64_t v) { dim_values.next() = static_cast<int64_t>(v); });
+  out.dims = dim_values.done();
   out.string_data = strings.done();
   out.external_data = external.done();
   out.metadata_props = meta.done();
@@ -671,7 +673,7 @@ void ProtoParser::validate_tensor(TensorProto& t, const std::byte* msg_start) {
                           "; tensor dims must be >= 0");
     }
   }
-  const auto numel = checked_numel(t.dims.ptr, t.dims.size());
+  const auto numel = dims_numel(t.dims);
   if (!numel) fail(msg_start, "the product of dims overflows 64 bits");
   const auto dtype = static_cast<DType>(t.data_type);
   const std::string shape_text =
@@ -729,8 +731,8 @@ void ProtoParser::resolve_external(TensorProto& t, uint64_t expected_bytes,
     } else if (e.key == "offset" || e.key == "length") {
       const auto v = parse_decimal(e.value);
       if (!v) {
-        fail(msg_start, "external_data " + std::string(e.key) + " '" + std::string(e.value) +
-                            "' is not a non-negative integer");
+        fail(msg_start, "external_data " + std::string(e.key) + " " + in_quotes(e.value) +
+                            " is not a non-negative integer");
       }
       if (e.key == "offset") {
         offset = *v;
@@ -741,12 +743,12 @@ void ProtoParser::resolve_external(TensorProto& t, uint64_t expected_bytes,
   }
   if (location.empty()) fail(msg_start, "external data without a location");
   if (!is_contained_relative(location)) {
-    fail(msg_start, "external data location '" + std::string(location) +
-                        "' must be a relative path inside the model's folder");
+    fail(msg_start, "external data location " + in_quotes(location) +
+                        " must be a relative path inside the model's folder");
   }
   if (external_ == nullptr) {
-    fail(msg_start, "external data '" + std::string(location) +
-                        "' but the model was not loaded from a folder");
+    fail(msg_start,
+         "external data " + in_quotes(location) + " but the model was not loaded from a folder");
   }
   std::span<const std::byte> file;
   try {
@@ -755,15 +757,15 @@ void ProtoParser::resolve_external(TensorProto& t, uint64_t expected_bytes,
     fail(msg_start, e.what());
   }
   if (offset > file.size()) {
-    fail(msg_start, "external data offset " + std::to_string(offset) + " is past the end of '" +
-                        std::string(location) + "' (" + std::to_string(file.size()) + " bytes)");
+    fail(msg_start, "external data offset " + std::to_string(offset) + " is past the end of " +
+                        in_quotes(location) + " (" + std::to_string(file.size()) + " bytes)");
   }
   const uint64_t available = file.size() - offset;
   const uint64_t len = length.value_or(available);
   if (len > available) {
     fail(msg_start, "external data length " + std::to_string(len) + " at offset " +
-                        std::to_string(offset) + " runs past the end of '" + std::string(location) +
-                        "' (" + std::to_string(file.size()) + " bytes)");
+                        std::to_string(offset) + " runs past the end of " + in_quotes(location) +
+                        " (" + std::to_string(file.size()) + " bytes)");
   }
   if (len != expected_bytes) {
     fail(msg_start, "external data holds " + std::to_string(len) + " bytes; the tensor needs " +
@@ -791,10 +793,9 @@ void ProtoParser::parse_sparse_tensor(std::span<const std::byte> msg, SparseTens
         break;
     }
   }
-  auto dim_values = arena_.make_array<int64_t>(dims.count);
-  size_t i = 0;
-  dims.for_each([&](uint64_t v) { dim_values[i++] = static_cast<int64_t>(v); });
-  out.dims = Array<int64_t>{dim_values.data(), dims.count};
+  Filler<int64_t> dim_values(arena_, dims.count);
+  dims.for_each([&](uint64_t v) { dim_values.next() = static_cast<int64_t>(v); });
+  out.dims = dim_values.done();
 }
 
 void ProtoParser::parse_type(std::span<const std::byte> msg, TypeProto& out) {
@@ -867,7 +868,7 @@ void ProtoParser::parse_type_tensor(std::span<const std::byte> msg, TypeProto& o
 
 void ProtoParser::parse_shape(std::span<const std::byte> msg, TypeProto& out) {
   const Counts c = scan(msg);
-  Filler<DimensionProto> dims{array_for<DimensionProto>(c, 1)};
+  auto dims = array_for<DimensionProto>(c, 1);
   Cursor cur(*this, msg);
   Field f;
   while (cur.next(f)) {
@@ -902,7 +903,7 @@ void ProtoParser::parse_dimension(std::span<const std::byte> msg, DimensionProto
 
 void ProtoParser::parse_value_info(std::span<const std::byte> msg, ValueInfoProto& out) {
   const Counts c = scan(msg);
-  Filler<StringEntry> meta{array_for<StringEntry>(c, 4)};
+  auto meta = array_for<StringEntry>(c, 4);
   Cursor cur(*this, msg);
   Field f;
   while (cur.next(f)) {
@@ -928,14 +929,14 @@ void ProtoParser::parse_value_info(std::span<const std::byte> msg, ValueInfoProt
 
 void ProtoParser::parse_function(std::span<const std::byte> msg, FunctionProto& out) {
   const Counts c = scan(msg);
-  Filler<std::string_view> inputs{array_for<std::string_view>(c, 4)};
-  Filler<std::string_view> outputs{array_for<std::string_view>(c, 5)};
-  Filler<std::string_view> attrs{array_for<std::string_view>(c, 6)};
-  Filler<NodeProto> nodes{array_for<NodeProto>(c, 7)};
-  Filler<OperatorSetId> opsets{array_for<OperatorSetId>(c, 9)};
-  Filler<AttributeProto> attr_protos{array_for<AttributeProto>(c, 11)};
-  Filler<ValueInfoProto> infos{array_for<ValueInfoProto>(c, 12)};
-  Filler<StringEntry> meta{array_for<StringEntry>(c, 14)};
+  auto inputs = array_for<std::string_view>(c, 4);
+  auto outputs = array_for<std::string_view>(c, 5);
+  auto attrs = array_for<std::string_view>(c, 6);
+  auto nodes = array_for<NodeProto>(c, 7);
+  auto opsets = array_for<OperatorSetId>(c, 9);
+  auto attr_protos = array_for<AttributeProto>(c, 11);
+  auto infos = array_for<ValueInfoProto>(c, 12);
+  auto meta = array_for<StringEntry>(c, 14);
   Cursor cur(*this, msg);
   Field f;
   while (cur.next(f)) {
@@ -992,8 +993,8 @@ void ProtoParser::parse_function(std::span<const std::byte> msg, FunctionProto& 
 
 void ProtoParser::parse_training_info(std::span<const std::byte> msg, TrainingInfoProto& out) {
   const Counts c = scan(msg);
-  Filler<StringEntry> init_binding{array_for<StringEntry>(c, 3)};
-  Filler<StringEntry> update_binding{array_for<StringEntry>(c, 4)};
+  auto init_binding = array_for<StringEntry>(c, 3);
+  auto update_binding = array_for<StringEntry>(c, 4);
   Cursor cur(*this, msg);
   Field f;
   while (cur.next(f)) {
@@ -1038,7 +1039,7 @@ void ProtoParser::parse_opset(std::span<const std::byte> msg, OperatorSetId& out
 
 void ProtoParser::parse_annotation(std::span<const std::byte> msg, TensorAnnotation& out) {
   const Counts c = scan(msg);
-  Filler<StringEntry> names{array_for<StringEntry>(c, 2)};
+  auto names = array_for<StringEntry>(c, 2);
   Cursor cur(*this, msg);
   Field f;
   while (cur.next(f)) {

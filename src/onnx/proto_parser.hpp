@@ -5,6 +5,7 @@
 // length and counts the repeated fields, the second fills arrays allocated at their exact size.
 // So the tree costs memory in proportion to the fields actually present, never to a length or
 // count the file merely claims.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <filesystem>
@@ -27,13 +28,42 @@ class ExternalResolver {
   virtual std::span<const std::byte> file_bytes(std::string_view location) = 0;
 };
 
-// Appends the occurrences of one repeated field to an array sized by the first pass.
+// Storage for `count` elements of one repeated field, allocated in blocks no larger than the
+// arena's chunk size, filled in order by the second pass.
 template <class T>
 struct Filler {
-  std::span<T> slots;
+  Filler(BumpArena& arena, uint32_t count) : total(count) {
+    if (count == 0) return;
+    const size_t per_chunk = std::max<size_t>(1, arena.chunk_bytes() / sizeof(T));
+    if (count <= per_chunk) {
+      contiguous = arena.make_array<T>(count).data();
+      return;
+    }
+    while ((size_t{2} << shift) <= per_chunk) ++shift;
+    if (shift == 0) shift = 1;  // blocks of one element would read as "contiguous"
+    const size_t per_block = size_t{1} << shift;
+    const size_t n_blocks = (count + per_block - 1) / per_block;
+    blocks_storage = arena.make_array<T*>(n_blocks);
+    for (size_t b = 0; b < n_blocks; ++b) {
+      blocks_storage[b] = arena.make_array<T>(std::min(per_block, count - b * per_block)).data();
+    }
+  }
+  T& next() {
+    const uint32_t i = used++;
+    if (shift == 0) return contiguous[i];
+    return blocks_storage[i >> shift][i & ((uint32_t{1} << shift) - 1)];
+  }
+  Array<T> done() const {
+    if (used == 0) return {};
+    if (shift == 0) return Array<T>{contiguous, used, 0};
+    return Array<T>{reinterpret_cast<const T*>(blocks_storage.data()), used, shift};
+  }
+
+  T* contiguous = nullptr;
+  std::span<T*> blocks_storage;
+  uint32_t total = 0;
   uint32_t used = 0;
-  T& next() { return slots[used++]; }
-  Array<T> done() const { return Array<T>{slots.data(), used}; }
+  uint32_t shift = 0;
 };
 
 class ProtoParser {
@@ -63,7 +93,9 @@ class ProtoParser {
   // First pass: validates the message and counts occurrences per field number (< 32).
   Counts scan(std::span<const std::byte> msg);
   template <class T>
-  std::span<T> array_for(const Counts& counts, uint32_t field);
+  Filler<T> array_for(const Counts& counts, uint32_t field) {
+    return Filler<T>(arena_, counts[field]);
+  }
 
   void parse_model_into(std::span<const std::byte> msg, ModelProto& out);
   void parse_graph(std::span<const std::byte> msg, GraphProto& out);

@@ -42,7 +42,7 @@ DType tensor_dtype(const TensorProto& t) {
 }
 
 uint64_t tensor_storage_bytes(const TensorProto& t) {
-  const auto numel = checked_numel(t.dims.ptr, t.dims.size());
+  const auto numel = dims_numel(t.dims);
   if (!numel) return 0;
   return dtype_storage_bytes(tensor_dtype(t), *numel).value_or(0);
 }
@@ -50,9 +50,7 @@ uint64_t tensor_storage_bytes(const TensorProto& t) {
 std::span<const std::byte> tensor_view(const TensorProto& t) {
   if (t.data_location == TensorProto::Location::external) return t.external_bytes;
   if (t.has_raw_data) return t.raw_data;
-  if (!t.typed_data.packed_fixed.empty() && t.typed_data.count != 0) {
-    return t.typed_data.packed_fixed;
-  }
+  if (const auto run = t.typed_data.packed_fixed(); !run.empty()) return run;
   return {};
 }
 

@@ -29,7 +29,7 @@ TensorProto make_tensor_view(BumpArena& arena, std::string_view name, DType dtyp
   t.has_raw_data = true;
   t.raw_data = data;
   if (tensor_storage_bytes(t) != data.size()) {
-    throw Error("tensor '" + std::string(name) + "': " + std::to_string(data.size()) +
+    throw Error("tensor " + in_quotes(name) + ": " + std::to_string(data.size()) +
                 " bytes do not match its dtype and dims (" +
                 std::to_string(tensor_storage_bytes(t)) + " bytes)");
   }

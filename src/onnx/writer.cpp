@@ -120,8 +120,8 @@ class Encoder {
     const size_t width = r.kind == ScalarKind::fixed32 ? 4 : 8;
     tag(field, kLen);
     varint(uint64_t{r.count} * width);
-    if (!r.packed_fixed.empty()) {
-      s_.put(r.packed_fixed.data(), r.packed_fixed.size());
+    if (const auto run = r.packed_fixed(); !run.empty()) {
+      s_.put(run.data(), run.size());
       return;
     }
     r.for_each([&](uint64_t v) { s_.put(&v, width); });
@@ -232,15 +232,15 @@ class Encoder {
     repeated_scalar(a.floats, 7);
     repeated_scalar(a.ints, 8);
     for (std::string_view s : a.strings) str(9, s);
-    messages(10, a.tensors, FP_ENC(tensor));
-    messages(11, a.graphs, FP_ENC(graph));
+    messages(10, a.tensors(), FP_ENC(tensor));
+    messages(11, a.graphs(), FP_ENC(graph));
     str_if(13, a.doc_string);
-    if (a.tp != nullptr) message(14, *a.tp, FP_ENC(type));
-    messages(15, a.type_protos, FP_ENC(type));
+    if (a.tp() != nullptr) message(14, *a.tp(), FP_ENC(type));
+    messages(15, a.type_protos(), FP_ENC(type));
     int_if(20, static_cast<int64_t>(a.type));
-    str_if(21, a.ref_attr_name);
-    if (a.sparse_tensor != nullptr) message(22, *a.sparse_tensor, FP_ENC(sparse_tensor));
-    messages(23, a.sparse_tensors, FP_ENC(sparse_tensor));
+    str_if(21, a.ref_attr_name());
+    if (a.sparse_tensor() != nullptr) message(22, *a.sparse_tensor(), FP_ENC(sparse_tensor));
+    messages(23, a.sparse_tensors(), FP_ENC(sparse_tensor));
   }
 
   void node(const NodeProto& n) {

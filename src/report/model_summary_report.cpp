@@ -11,10 +11,10 @@ nlohmann::json shape_json(const Shape& shape) {
   if (!shape.ranked) return nullptr;
   nlohmann::json dims = nlohmann::json::array();
   for (const Dim& d : shape.dims) {
-    if (d.value) {
-      dims.push_back(*d.value);
-    } else if (!d.symbol.empty()) {
-      dims.push_back(d.symbol);
+    if (d.is_known()) {
+      dims.push_back(*d.value());
+    } else if (!d.is_unknown()) {
+      dims.push_back(d.to_string());
     } else {
       dims.push_back(nullptr);
     }

@@ -53,10 +53,10 @@ void expect_same_attribute(const onnx::AttributeProto& a, const onnx::AttributeP
   if (a.t != nullptr) expect_same_tensor(*a.t, *b.t);
   ASSERT_EQ(a.g == nullptr, b.g == nullptr);
   if (a.g != nullptr) expect_same_graph(*a.g, *b.g);
-  ASSERT_EQ(a.tensors.size(), b.tensors.size());
-  for (size_t i = 0; i < a.tensors.size(); ++i) expect_same_tensor(a.tensors[i], b.tensors[i]);
-  ASSERT_EQ(a.graphs.size(), b.graphs.size());
-  for (size_t i = 0; i < a.graphs.size(); ++i) expect_same_graph(a.graphs[i], b.graphs[i]);
+  ASSERT_EQ(a.tensors().size(), b.tensors().size());
+  for (size_t i = 0; i < a.tensors().size(); ++i) expect_same_tensor(a.tensors()[i], b.tensors()[i]);
+  ASSERT_EQ(a.graphs().size(), b.graphs().size());
+  for (size_t i = 0; i < a.graphs().size(); ++i) expect_same_graph(a.graphs()[i], b.graphs()[i]);
 }
 
 void expect_same_value_infos(const onnx::Array<onnx::ValueInfoProto>& a,

@@ -30,6 +30,7 @@
 #include <exception>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <span>
@@ -51,12 +52,12 @@
 #include <onnx/shape_inference/implementation.h>
 #pragma GCC diagnostic pop
 
-#include "tiny_cnn.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/proto.hpp"
 #include "footprint/onnx/tensor_data.hpp"
 #include "footprint/onnx/writer.hpp"
 #include "test_support.hpp"
+#include "tiny_cnn.hpp"
 
 namespace {
 
@@ -70,8 +71,8 @@ const fs::path kOnnxTestData = "/usr/share/libonnx-testdata/data";
 // Mismatch collection
 
 struct Report {
-  std::string file;                 // label of the model being compared
-  std::vector<std::string>* out;    // where mismatches go
+  std::string file;               // label of the model being compared
+  std::vector<std::string>* out;  // where mismatches go
 
   void add(const std::string& where, const std::string& what) const {
     out->push_back(file + ": " + where + ": " + what);
@@ -88,7 +89,9 @@ void expect_eq(const Report& r, const std::string& where, const char* field, con
   }
 }
 
-std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
+std::string in_quotes(std::string_view s) {
+  return "'" + std::string(s) + "'";
+}
 
 // ---------------------------------------------------------------------------------------------
 // Element sizes, computed here from the ONNX enum (independently of footprint's dtype table).
@@ -96,26 +99,50 @@ std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
 // Bits per element; 0 for string and undefined.
 int element_bits(int32_t data_type) {
   switch (data_type) {
-    case 1: return 32;   // FLOAT
-    case 2: return 8;    // UINT8
-    case 3: return 8;    // INT8
-    case 4: return 16;   // UINT16
-    case 5: return 16;   // INT16
-    case 6: return 32;   // INT32
-    case 7: return 64;   // INT64
-    case 8: return 0;    // STRING
-    case 9: return 8;    // BOOL
-    case 10: return 16;  // FLOAT16
-    case 11: return 64;  // DOUBLE
-    case 12: return 32;  // UINT32
-    case 13: return 64;  // UINT64
-    case 14: return 64;  // COMPLEX64
-    case 15: return 128; // COMPLEX128
-    case 16: return 16;  // BFLOAT16
-    case 17: case 18: case 19: case 20: return 8;  // FLOAT8*
-    case 21: case 22: return 4;                    // UINT4, INT4
-    case 23: return 4;                             // FLOAT4E2M1
-    default: return 0;
+    case 1:
+      return 32;  // FLOAT
+    case 2:
+      return 8;  // UINT8
+    case 3:
+      return 8;  // INT8
+    case 4:
+      return 16;  // UINT16
+    case 5:
+      return 16;  // INT16
+    case 6:
+      return 32;  // INT32
+    case 7:
+      return 64;  // INT64
+    case 8:
+      return 0;  // STRING
+    case 9:
+      return 8;  // BOOL
+    case 10:
+      return 16;  // FLOAT16
+    case 11:
+      return 64;  // DOUBLE
+    case 12:
+      return 32;  // UINT32
+    case 13:
+      return 64;  // UINT64
+    case 14:
+      return 64;  // COMPLEX64
+    case 15:
+      return 128;  // COMPLEX128
+    case 16:
+      return 16;  // BFLOAT16
+    case 17:
+    case 18:
+    case 19:
+    case 20:
+      return 8;  // FLOAT8*
+    case 21:
+    case 22:
+      return 4;  // UINT4, INT4
+    case 23:
+      return 4;  // FLOAT4E2M1
+    default:
+      return 0;
   }
 }
 
@@ -158,8 +185,21 @@ std::optional<std::string> typed_payload(const ref::TensorProto& t) {
       for (uint64_t v : t.uint64_data()) append_le(out, v, w);
       return out;
     }
-    case 6: case 5: case 4: case 10: case 16: case 3: case 2: case 9:
-    case 17: case 18: case 19: case 20: case 21: case 22: case 23: {
+    case 6:
+    case 5:
+    case 4:
+    case 10:
+    case 16:
+    case 3:
+    case 2:
+    case 9:
+    case 17:
+    case 18:
+    case 19:
+    case 20:
+    case 21:
+    case 22:
+    case 23: {
       const int bits = element_bits(t.data_type());
       const size_t w = bits >= 8 ? static_cast<size_t>(bits / 8) : 1;  // 4-bit: one packed byte
       for (int32_t v : t.int32_data()) append_le(out, v, w);
@@ -206,10 +246,17 @@ std::string_view as_chars(std::span<const std::byte> b) {
 
 enum class Mode { reader, written };
 
+// What a comparison covered, for the summary line.
+struct Stats {
+  size_t nodes = 0, attributes = 0, subgraphs = 0;
+  size_t tensors = 0, raw = 0, typed = 0, strings = 0, external = 0, empty = 0;
+};
+
 struct Ctx {
   Report r;
   fs::path model_dir;
   Mode mode;
+  Stats* stats;
 };
 
 void compare_graph(const Ctx& c, const std::string& where, const fo::GraphProto& ours,
@@ -231,7 +278,9 @@ void compare_tensor(const Ctx& c, const std::string& where, const fo::TensorProt
   }
   if (theirs.data_type() == 0 || ours.data_type != theirs.data_type()) return;
 
+  ++c.stats->tensors;
   if (theirs.data_type() == 8) {  // STRING
+    ++c.stats->strings;
     expect_eq(r, where, "string_data count", ours.string_data.size(),
               static_cast<size_t>(theirs.string_data_size()));
     if (ours.string_data.size() == static_cast<size_t>(theirs.string_data_size())) {
@@ -262,15 +311,19 @@ void compare_tensor(const Ctx& c, const std::string& where, const fo::TensorProt
       r.add(where, "external tensor was not written inline as raw_data");
     }
   }
+  if (expected == 0) ++c.stats->empty;
   if (theirs_external) {
+    ++c.stats->external;
     payload = external_payload(theirs, c.model_dir, &why);
   } else if (theirs.has_raw_data()) {
+    ++c.stats->raw;
     payload = theirs.raw_data();
     if (ours.has_raw_data) {
       expect_eq(r, where, "raw_data size", ours.raw_data.size(), theirs.raw_data().size());
       if (as_chars(ours.raw_data) != theirs.raw_data()) r.add(where, "raw_data bytes differ");
     }
   } else {
+    ++c.stats->typed;
     payload = typed_payload(theirs);
   }
   if (!payload) {
@@ -286,8 +339,8 @@ void compare_tensor(const Ctx& c, const std::string& where, const fo::TensorProt
   }
   const fo::TensorBytes bytes = fo::tensor_bytes(ours);
   if (bytes.size() != payload->size()) {
-    r.add(where, "tensor_bytes size differs: ours " + std::to_string(bytes.size()) +
-                     ", official " + std::to_string(payload->size()));
+    r.add(where, "tensor_bytes size differs: ours " + std::to_string(bytes.size()) + ", official " +
+                     std::to_string(payload->size()));
   } else if (as_chars(bytes.bytes()) != *payload) {
     r.add(where, "tensor_bytes payload differs from the official payload");
   }
@@ -348,29 +401,27 @@ void compare_type(const Report& r, const std::string& where, const fo::TypeProto
         expect_eq(r, w, "has dim_value", od.has_value, td.has_dim_value());
         expect_eq(r, w, "has dim_param", od.has_param, td.has_dim_param());
         if (td.has_dim_value()) expect_eq(r, w, "dim_value", od.value, td.dim_value());
-        if (td.has_dim_param()) expect_eq(r, w, "dim_param", in_quotes(od.param), in_quotes(td.dim_param()));
+        if (td.has_dim_param())
+          expect_eq(r, w, "dim_param", in_quotes(od.param), in_quotes(td.dim_param()));
       }
       return;
     }
     case ref::TypeProto::kSequenceType:
       if (ours->kind != K::sequence) return r.add(where, "type kind differs (expected sequence)");
-      return compare_type(r, where + "/seq",
-                          ours->elem, theirs->sequence_type().has_elem_type()
-                                          ? &theirs->sequence_type().elem_type()
-                                          : nullptr);
+      return compare_type(
+          r, where + "/seq", ours->elem,
+          theirs->sequence_type().has_elem_type() ? &theirs->sequence_type().elem_type() : nullptr);
     case ref::TypeProto::kOptionalType:
       if (ours->kind != K::optional) return r.add(where, "type kind differs (expected optional)");
-      return compare_type(r, where + "/opt",
-                          ours->elem, theirs->optional_type().has_elem_type()
-                                          ? &theirs->optional_type().elem_type()
-                                          : nullptr);
+      return compare_type(
+          r, where + "/opt", ours->elem,
+          theirs->optional_type().has_elem_type() ? &theirs->optional_type().elem_type() : nullptr);
     case ref::TypeProto::kMapType:
       if (ours->kind != K::map) return r.add(where, "type kind differs (expected map)");
       expect_eq(r, where, "map key_type", ours->key_type, theirs->map_type().key_type());
-      return compare_type(r, where + "/map",
-                          ours->elem, theirs->map_type().has_value_type()
-                                          ? &theirs->map_type().value_type()
-                                          : nullptr);
+      return compare_type(
+          r, where + "/map", ours->elem,
+          theirs->map_type().has_value_type() ? &theirs->map_type().value_type() : nullptr);
     default:
       if (ours->kind != K::none) r.add(where, "type kind differs (official: none)");
       return;
@@ -398,7 +449,8 @@ void compare_attribute(const Ctx& c, const std::string& where, const fo::Attribu
   const Report& r = c.r;
   expect_eq(r, where, "name", in_quotes(ours.name), in_quotes(theirs.name()));
   expect_eq(r, where, "type", static_cast<int>(ours.type), static_cast<int>(theirs.type()));
-  expect_eq(r, where, "ref_attr_name", in_quotes(ours.ref_attr_name), in_quotes(theirs.ref_attr_name()));
+  expect_eq(r, where, "ref_attr_name", in_quotes(ours.ref_attr_name()),
+            in_quotes(theirs.ref_attr_name()));
   if (static_cast<int>(ours.type) != static_cast<int>(theirs.type())) return;
   using T = fo::AttributeProto::Type;
   switch (ours.type) {
@@ -429,30 +481,32 @@ void compare_attribute(const Ctx& c, const std::string& where, const fo::Attribu
       }
       break;
     case T::sparse_tensor:
-      if (ours.sparse_tensor == nullptr || !theirs.has_sparse_tensor()) {
+      if (ours.sparse_tensor() == nullptr || !theirs.has_sparse_tensor()) {
         r.add(where, "sparse_tensor attribute value missing");
       } else {
-        compare_sparse(c, where + "/sparse_tensor", *ours.sparse_tensor, theirs.sparse_tensor());
+        compare_sparse(c, where + "/sparse_tensor", *ours.sparse_tensor(), theirs.sparse_tensor());
       }
       break;
     case T::type_proto:
-      compare_type(r, where + "/tp", ours.tp, theirs.has_tp() ? &theirs.tp() : nullptr);
+      compare_type(r, where + "/tp", ours.tp(), theirs.has_tp() ? &theirs.tp() : nullptr);
       break;
     case T::floats: {
       std::vector<uint32_t> v;
       ours.floats.for_each([&](uint64_t bits) { v.push_back(static_cast<uint32_t>(bits)); });
       std::vector<uint32_t> w;
       for (float f : theirs.floats()) w.push_back(std::bit_cast<uint32_t>(f));
-      if (v != w) r.add(where, "floats differ (" + std::to_string(v.size()) + " vs " +
-                                   std::to_string(w.size()) + " values)");
+      if (v != w)
+        r.add(where, "floats differ (" + std::to_string(v.size()) + " vs " +
+                         std::to_string(w.size()) + " values)");
       break;
     }
     case T::ints: {
       std::vector<int64_t> v;
       ours.ints.for_each([&](uint64_t x) { v.push_back(static_cast<int64_t>(x)); });
       std::vector<int64_t> w(theirs.ints().begin(), theirs.ints().end());
-      if (v != w) r.add(where, "ints differ (" + std::to_string(v.size()) + " vs " +
-                                 std::to_string(w.size()) + " values)");
+      if (v != w)
+        r.add(where, "ints differ (" + std::to_string(v.size()) + " vs " +
+                         std::to_string(w.size()) + " values)");
       break;
     }
     case T::strings: {
@@ -464,41 +518,41 @@ void compare_attribute(const Ctx& c, const std::string& where, const fo::Attribu
       break;
     }
     case T::tensors:
-      if (ours.tensors.size() != static_cast<size_t>(theirs.tensors_size())) {
+      if (ours.tensors().size() != static_cast<size_t>(theirs.tensors_size())) {
         r.add(where, "tensors count differs");
       } else {
-        for (size_t i = 0; i < ours.tensors.size(); ++i) {
-          compare_tensor(c, where + "/tensors[" + std::to_string(i) + "]", ours.tensors[i],
+        for (size_t i = 0; i < ours.tensors().size(); ++i) {
+          compare_tensor(c, where + "/tensors[" + std::to_string(i) + "]", ours.tensors()[i],
                          theirs.tensors(static_cast<int>(i)));
         }
       }
       break;
     case T::graphs:
-      if (ours.graphs.size() != static_cast<size_t>(theirs.graphs_size())) {
+      if (ours.graphs().size() != static_cast<size_t>(theirs.graphs_size())) {
         r.add(where, "graphs count differs");
       } else {
-        for (size_t i = 0; i < ours.graphs.size(); ++i) {
-          compare_graph(c, where + "/graphs[" + std::to_string(i) + "]", ours.graphs[i],
+        for (size_t i = 0; i < ours.graphs().size(); ++i) {
+          compare_graph(c, where + "/graphs[" + std::to_string(i) + "]", ours.graphs()[i],
                         theirs.graphs(static_cast<int>(i)));
         }
       }
       break;
     case T::sparse_tensors:
-      if (ours.sparse_tensors.size() != static_cast<size_t>(theirs.sparse_tensors_size())) {
+      if (ours.sparse_tensors().size() != static_cast<size_t>(theirs.sparse_tensors_size())) {
         r.add(where, "sparse_tensors count differs");
       } else {
-        for (size_t i = 0; i < ours.sparse_tensors.size(); ++i) {
+        for (size_t i = 0; i < ours.sparse_tensors().size(); ++i) {
           compare_sparse(c, where + "/sparse_tensors[" + std::to_string(i) + "]",
-                         ours.sparse_tensors[i], theirs.sparse_tensors(static_cast<int>(i)));
+                         ours.sparse_tensors()[i], theirs.sparse_tensors(static_cast<int>(i)));
         }
       }
       break;
     case T::type_protos:
-      if (ours.type_protos.size() != static_cast<size_t>(theirs.type_protos_size())) {
+      if (ours.type_protos().size() != static_cast<size_t>(theirs.type_protos_size())) {
         r.add(where, "type_protos count differs");
       } else {
-        for (size_t i = 0; i < ours.type_protos.size(); ++i) {
-          compare_type(r, where + "/type_protos[" + std::to_string(i) + "]", &ours.type_protos[i],
+        for (size_t i = 0; i < ours.type_protos().size(); ++i) {
+          compare_type(r, where + "/type_protos[" + std::to_string(i) + "]", &ours.type_protos()[i],
                        &theirs.type_protos(static_cast<int>(i)));
         }
       }
@@ -536,6 +590,8 @@ void compare_nodes(const Ctx& c, const std::string& where, const fo::Array<fo::N
     const fo::NodeProto& n = ours[i];
     const ref::NodeProto& t = theirs[static_cast<int>(i)];
     const std::string w = where + "/node[" + std::to_string(i) + "](" + t.op_type() + ")";
+    ++c.stats->nodes;
+    c.stats->attributes += static_cast<size_t>(t.attribute_size());
     expect_eq(r, w, "op_type", in_quotes(n.op_type), in_quotes(t.op_type()));
     expect_eq(r, w, "domain", in_quotes(n.domain), in_quotes(t.domain()));
     expect_eq(r, w, "name", in_quotes(n.name), in_quotes(t.name()));
@@ -556,6 +612,7 @@ void compare_nodes(const Ctx& c, const std::string& where, const fo::Array<fo::N
 void compare_graph(const Ctx& c, const std::string& where, const fo::GraphProto& ours,
                    const ref::GraphProto& theirs) {
   const Report& r = c.r;
+  ++c.stats->subgraphs;
   expect_eq(r, where, "graph name", in_quotes(ours.name), in_quotes(theirs.name()));
   compare_value_infos(r, where, "input", ours.inputs, theirs.input());
   compare_value_infos(r, where, "output", ours.outputs, theirs.output());
@@ -585,7 +642,8 @@ void compare_model(const Ctx& c, const fo::Model& model, const ref::ModelProto& 
   const fo::ModelProto& ours = model.proto();
   expect_eq(r, "model", "ir_version", ours.ir_version, theirs.ir_version());
   expect_eq(r, "model", "model_version", ours.model_version, theirs.model_version());
-  expect_eq(r, "model", "producer_name", in_quotes(ours.producer_name), in_quotes(theirs.producer_name()));
+  expect_eq(r, "model", "producer_name", in_quotes(ours.producer_name),
+            in_quotes(theirs.producer_name()));
   expect_eq(r, "model", "domain", in_quotes(ours.domain), in_quotes(theirs.domain()));
   if (ours.opset_import.size() != static_cast<size_t>(theirs.opset_import_size())) {
     r.add("model", "opset_import count differs");
@@ -667,6 +725,7 @@ struct CorpusResult {
   size_t official_unparsable = 0;
   size_t checker_original_pass = 0;  // writer: models the checker was run on after writing
   size_t differencer_checked = 0;
+  Stats stats;
   std::vector<std::string> mismatches;
   std::vector<std::string> notes;
 };
@@ -685,13 +744,13 @@ void reader_check(const fs::path& file, const fs::path& root, CorpusResult& res)
   try {
     model.emplace(fo::load_file(file));
   } catch (const std::exception& e) {
-    res.mismatches.push_back(label + ": our reader rejects a model the official library accepts: " +
-                             e.what());
+    res.mismatches.push_back(
+        label + ": our reader rejects a model the official library accepts: " + e.what());
     return;
   }
   ++res.compared;
-  compare_model(Ctx{Report{label, &res.mismatches}, file.parent_path(), Mode::reader}, *model,
-                theirs);
+  compare_model(Ctx{Report{label, &res.mismatches}, file.parent_path(), Mode::reader, &res.stats},
+                *model, theirs);
 }
 
 // Writer: serialise our tree, parse it with the official library, compare, and run the checker.
@@ -708,8 +767,10 @@ void writer_check(const fs::path& file, const fs::path& root, CorpusResult& res)
   try {
     model.emplace(fo::load_file(file));
   } catch (const std::exception& e) {
-    res.mismatches.push_back(label + ": our reader rejects a model the official library accepts "
-                                     "(not round-tripped): " + e.what());
+    res.mismatches.push_back(label +
+                             ": our reader rejects a model the official library accepts "
+                             "(not round-tripped): " +
+                             e.what());
     return;
   }
   std::vector<std::byte> bytes;
@@ -731,7 +792,7 @@ void writer_check(const fs::path& file, const fs::path& root, CorpusResult& res)
   }
   ++res.compared;
   const Report rep{label + " (written)", &res.mismatches};
-  compare_model(Ctx{rep, file.parent_path(), Mode::written}, *model, written);
+  compare_model(Ctx{rep, file.parent_path(), Mode::written, &res.stats}, *model, written);
 
   // Field by field against the official parse of the original. Models with external data are
   // written inline on purpose, so they are left to the comparison above.
@@ -759,8 +820,8 @@ void writer_check(const fs::path& file, const fs::path& root, CorpusResult& res)
   if (const auto original_error = checker_error(original); !original_error) {
     ++res.checker_original_pass;
     if (const auto err = checker_error(written)) {
-      rep.add("checker", "check_model passes on the original but fails on the written model: " +
-                             *err);
+      rep.add("checker",
+              "check_model passes on the original but fails on the written model: " + *err);
     }
   }
 }
@@ -783,7 +844,13 @@ void report(const std::string& corpus, const char* what, const CorpusResult& res
     std::cout << ", " << res.differencer_checked << " compared field by field, "
               << res.checker_original_pass << " checked with onnx::checker";
   }
-  std::cout << ", " << res.mismatches.size() << " mismatches, " << ms << " ms" << std::endl;
+  const Stats& st = res.stats;
+  std::cout << ", " << res.mismatches.size() << " mismatches, " << ms << " ms\n"
+            << "[  SUMMARY ]   covered " << st.subgraphs << " graphs (main and nested), "
+            << st.nodes << " nodes, " << st.attributes << " attributes, " << st.tensors
+            << " tensors (" << st.raw << " raw_data, " << st.typed << " typed fields, "
+            << st.strings << " string, " << st.external << " external, " << st.empty << " empty)"
+            << std::endl;
   EXPECT_EQ(res.mismatches.size(), 0u) << corpus << " " << what << ": mismatches listed above";
   EXPECT_GT(res.compared, 0u) << corpus << ": no model was compared";
 }
@@ -828,6 +895,89 @@ TEST(OnnxOracle, OnnxTestDataWriterRoundTrip) {
     GTEST_SKIP() << kOnnxTestData << " has no model.onnx (install libonnx-testdata): skipped";
   }
   run_corpus("libonnx-testdata", "writer", files, kOnnxTestData, writer_check);
+}
+
+// The oracle itself: differences injected into the official tree must be reported.
+TEST(OnnxOracle, ComparisonDetectsInjectedDifferences) {
+  std::vector<std::byte> bytes = footprint::examples::make_tiny_cnn();
+  ref::ModelProto base;
+  ASSERT_TRUE(base.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())));
+  const fo::Model model = fo::load(fo::ModelSource::adopt(std::move(bytes), "tiny_cnn"));
+  auto mismatches = [&](const ref::ModelProto& theirs) {
+    std::vector<std::string> out;
+    Stats stats;
+    compare_model(Ctx{Report{"tiny_cnn", &out}, fs::path(), Mode::reader, &stats}, model, theirs);
+    return out;
+  };
+  ASSERT_EQ(mismatches(base), std::vector<std::string>{});
+  ASSERT_GT(base.graph().initializer_size(), 0);
+  ASSERT_GT(base.graph().node_size(), 0);
+
+  struct Case {
+    const char* expect;  // a substring of some reported mismatch
+    std::function<void(ref::ModelProto&)> mutate;
+  };
+  const std::vector<Case> cases = {
+      {"op_type", [](ref::ModelProto& m) { m.mutable_graph()->mutable_node(0)->set_op_type("X"); }},
+      {"domain", [](ref::ModelProto& m) { m.mutable_graph()->mutable_node(0)->set_domain("d"); }},
+      {"input[0] differs",
+       [](ref::ModelProto& m) { m.mutable_graph()->mutable_node(0)->set_input(0, "zz"); }},
+      {"output count",
+       [](ref::ModelProto& m) { m.mutable_graph()->mutable_node(0)->add_output("extra"); }},
+      {"node count",
+       [](ref::ModelProto& m) { m.mutable_graph()->add_node()->set_op_type("Relu"); }},
+      {"initializer count",
+       [](ref::ModelProto& m) { m.mutable_graph()->mutable_initializer()->RemoveLast(); }},
+      {"input count", [](ref::ModelProto& m) { m.mutable_graph()->add_input()->set_name("x2"); }},
+      {"output count", [](ref::ModelProto& m) { m.mutable_graph()->add_output()->set_name("y2"); }},
+      {"initializer[0]: name",
+       [](ref::ModelProto& m) { m.mutable_graph()->mutable_initializer(0)->set_name("w?"); }},
+      {"data_type",
+       [](ref::ModelProto& m) { m.mutable_graph()->mutable_initializer(0)->set_data_type(11); }},
+      {"dims[0]",
+       [](ref::ModelProto& m) {
+         auto* t = m.mutable_graph()->mutable_initializer(0);
+         t->set_dims(0, t->dims(0) + 1);
+       }},
+      {"payload",
+       [](ref::ModelProto& m) {
+         auto* t = m.mutable_graph()->mutable_initializer(0);
+         if (t->has_raw_data()) {
+           (*t->mutable_raw_data())[0] ^= 1;
+         } else {
+           t->set_float_data(0, t->float_data(0) + 1.0f);
+         }
+       }},
+      {"attr[",
+       [](ref::ModelProto& m) {
+         for (auto& n : *m.mutable_graph()->mutable_node()) {
+           for (auto& a : *n.mutable_attribute()) {
+             if (a.type() == ref::AttributeProto::INTS && a.ints_size() > 0) {
+               a.set_ints(0, a.ints(0) + 1);
+               return;
+             }
+             if (a.type() == ref::AttributeProto::INT) {
+               a.set_i(a.i() + 1);
+               return;
+             }
+           }
+         }
+       }},
+      {"attribute count",
+       [](ref::ModelProto& m) {
+         m.mutable_graph()->mutable_node(0)->add_attribute()->set_name("a");
+       }},
+  };
+  for (const auto& c : cases) {
+    ref::ModelProto m = base;
+    c.mutate(m);
+    const auto found = mismatches(m);
+    const bool hit = std::any_of(found.begin(), found.end(), [&](const std::string& s) {
+      return s.find(c.expect) != std::string::npos;
+    });
+    EXPECT_TRUE(hit) << "a change expected to report '" << c.expect << "' was not noticed ("
+                     << found.size() << " mismatches)";
+  }
 }
 
 TEST(OnnxOracle, TinyCnnPassesCheckerAndShapeInference) {

@@ -51,6 +51,7 @@ class BumpArena {
   // Bytes obtained from upstream so far (chunk sizes, not requests).
   size_t reserved_bytes() const { return reserved_; }
   std::pmr::memory_resource* upstream() const { return upstream_; }
+  size_t chunk_bytes() const { return chunk_bytes_; }
 
  private:
   struct Chunk {

@@ -6,6 +6,7 @@
 // exit code 2 and every other Error to exit code 1.
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace footprint {
 
@@ -19,5 +20,9 @@ class UsageError : public Error {
  public:
   using Error::Error;
 };
+
+// `text` from a file, made safe for a one-line message: quoted, control and non-ASCII bytes
+// escaped as \xNN, and cut after 80 bytes.
+std::string in_quotes(std::string_view text);
 
 }  // namespace footprint

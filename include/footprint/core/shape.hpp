@@ -1,23 +1,53 @@
 #pragma once
-// Tensor shapes whose dims are either known integers or named symbols ("N", "seq_len").
+// Tensor shapes whose dims are known integers, named symbols ("N", "seq_len"), or expressions of
+// them ("N*3", "floor((H+2-3)/2)+1") built by shape inference.
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace footprint {
 
-struct Dim {
-  // Exactly one of these is meaningful: a known extent (>= 0), or a symbol; an unknown dim with
-  // neither is an anonymous dynamic extent.
-  std::optional<int64_t> value;
-  std::string symbol;
+// Values given to named dims, e.g. from `--dim N=8`.
+using DimBindings = std::map<std::string, int64_t, std::less<>>;
 
-  static Dim known(int64_t v) { return Dim{v, {}}; }
-  static Dim named(std::string s) { return Dim{std::nullopt, std::move(s)}; }
-  static Dim unknown() { return Dim{}; }
-  bool is_known() const { return value.has_value(); }
-  friend bool operator==(const Dim&, const Dim&) = default;
+// An immutable symbolic extent. A default-constructed Dim is unknown: a dynamic extent nothing
+// can be said about (arithmetic with it stays unknown).
+class Dim {
+ public:
+  struct Node;
+
+  Dim() = default;
+  static Dim known(int64_t v);
+  static Dim named(std::string_view name);
+  static Dim unknown() { return Dim(); }
+
+  bool is_known() const;
+  bool is_unknown() const { return node_ == nullptr; }
+  std::optional<int64_t> value() const;
+  // The value under `bindings`; nullopt when a symbol is unbound or the dim is unknown.
+  std::optional<int64_t> evaluate(const DimBindings& bindings) const;
+  // Every symbol the expression mentions.
+  void collect_symbols(std::vector<std::string>& out) const;
+  // "N", "N*3", "floor((H+-1)/2)+1" style text; "?" for unknown.
+  std::string to_string() const;
+
+  friend Dim operator+(const Dim& a, const Dim& b);
+  friend Dim operator-(const Dim& a, const Dim& b);
+  friend Dim operator*(const Dim& a, const Dim& b);
+  friend Dim floor_div(const Dim& a, const Dim& b);
+  friend Dim ceil_div(const Dim& a, const Dim& b);
+  friend Dim max(const Dim& a, const Dim& b);
+  friend Dim min(const Dim& a, const Dim& b);
+  // Structural equality of the simplified expressions (unknown equals nothing, itself included).
+  friend bool operator==(const Dim& a, const Dim& b);
+
+ private:
+  explicit Dim(std::shared_ptr<const Node> n) : node_(std::move(n)) {}
+  std::shared_ptr<const Node> node_;
 };
 
 struct Shape {
@@ -26,10 +56,14 @@ struct Shape {
   std::vector<Dim> dims;
 
   static Shape unranked() { return Shape{}; }
-  static Shape of(std::vector<int64_t> extents);
+  static Shape of(const std::vector<int64_t>& extents);
+  size_t rank() const { return dims.size(); }
   bool is_static() const;
   // Number of elements when every dim is known; nullopt when not static or on overflow.
   std::optional<uint64_t> numel() const;
+  // The element count as an expression (unknown when any dim is unknown or rank is unknown).
+  Dim numel_expr() const;
+  std::optional<uint64_t> numel(const DimBindings& bindings) const;
   // "[1,3,N,224]", "[]" for a scalar, "?" when unranked.
   std::string to_string() const;
   friend bool operator==(const Shape&, const Shape&) = default;

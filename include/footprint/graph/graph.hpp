@@ -67,7 +67,7 @@ struct Node {
   std::vector<ValueId> outputs;
   // Values of this graph that the node's subgraphs read (ordering dependencies beyond inputs).
   std::vector<ValueId> implicit_inputs;
-  std::span<const onnx::AttributeProto> attributes;
+  onnx::Array<onnx::AttributeProto> attributes;
   std::vector<Subgraph> subgraphs;
   const OpSchema* schema = nullptr;  // nullptr: an op the registry does not know
   uint64_t source_offset = 0;

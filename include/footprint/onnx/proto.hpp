@@ -9,23 +9,58 @@
 // attribute int/float lists) stay encoded and are decoded on demand through RepeatedScalar.
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
+#include <optional>
 #include <span>
 #include <string_view>
 
 namespace footprint::onnx {
 
-// A counted array in the model's arena.
+// A counted array in the model's arena. Large arrays are stored in blocks of a power-of-two
+// number of elements (so no single allocation outgrows the arena's chunk size, whatever counts a
+// file holds); `Array<T>{ptr, count}` is a plain contiguous array.
 template <class T>
 struct Array {
-  const T* ptr = nullptr;
+  const T* ptr = nullptr;  // the elements, or (when block_shift > 0) a table of block pointers
   uint32_t count = 0;
+  uint32_t block_shift = 0;  // log2 of the elements per block; 0: contiguous
 
-  const T* begin() const { return ptr; }
-  const T* end() const { return ptr + count; }
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = T;
+    using difference_type = std::ptrdiff_t;
+    using pointer = const T*;
+    using reference = const T&;
+    iterator(const Array* a, size_t i) : a_(a), i_(i) {}
+    const T& operator*() const { return (*a_)[i_]; }
+    const T* operator->() const { return &(*a_)[i_]; }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator old = *this;
+      ++i_;
+      return old;
+    }
+    friend bool operator==(const iterator& x, const iterator& y) { return x.i_ == y.i_; }
+
+   private:
+    const Array* a_;
+    size_t i_;
+  };
+
+  iterator begin() const { return {this, 0}; }
+  iterator end() const { return {this, count}; }
   size_t size() const { return count; }
   bool empty() const { return count == 0; }
-  const T& operator[](size_t i) const { return ptr[i]; }
-  std::span<const T> span() const { return {ptr, count}; }
+  bool contiguous() const { return block_shift == 0; }
+  const T& operator[](size_t i) const {
+    if (block_shift == 0) return ptr[i];
+    const auto* const* blocks = reinterpret_cast<const T* const*>(ptr);
+    return blocks[i >> block_shift][i & ((size_t{1} << block_shift) - 1)];
+  }
 };
 
 // How the elements of a repeated scalar field are laid out on the wire.
@@ -38,10 +73,13 @@ struct RepeatedScalar {
   uint32_t field = 0;
   uint32_t count = 0;
   ScalarKind kind = ScalarKind::varint;
-  // When all elements sit in one packed run of fixed-width values, that run (zero-copy access).
-  std::span<const std::byte> packed_fixed;
+  // Set when the values arrived as exactly one packed run (the usual encoding).
+  bool single_run = false;
 
   bool empty() const { return count == 0; }
+  // The packed run of fixed-width values when there is exactly one (zero-copy access to
+  // float_data / double_data); empty otherwise.
+  std::span<const std::byte> packed_fixed() const;
   // Calls f(uint64_t raw) for each element: the varint value, or the fixed-width bits.
   template <class F>
   void for_each(F&& f) const;
@@ -118,6 +156,20 @@ struct ValueInfoProto {
 
 struct GraphProto;
 
+template <class T>
+inline constexpr Array<T> kEmptyArray{};
+
+// Attribute fields few models use, kept out of line so the common attribute stays small.
+struct AttributeExtras {
+  std::string_view ref_attr_name;
+  const SparseTensorProto* sparse_tensor = nullptr;
+  const TypeProto* tp = nullptr;
+  Array<TensorProto> tensors;
+  Array<GraphProto> graphs;
+  Array<SparseTensorProto> sparse_tensors;
+  Array<TypeProto> type_protos;
+};
+
 struct AttributeProto {
   enum class Type : int32_t {
     undefined = 0,
@@ -138,7 +190,6 @@ struct AttributeProto {
   };
 
   std::string_view name;
-  std::string_view ref_attr_name;
   std::string_view doc_string;
   Type type = Type::undefined;
   float f = 0;
@@ -146,15 +197,28 @@ struct AttributeProto {
   std::string_view s;
   const TensorProto* t = nullptr;
   const GraphProto* g = nullptr;
-  const SparseTensorProto* sparse_tensor = nullptr;
-  const TypeProto* tp = nullptr;
   RepeatedScalar floats;
   RepeatedScalar ints;
   Array<std::string_view> strings;
-  Array<TensorProto> tensors;
-  Array<GraphProto> graphs;
-  Array<SparseTensorProto> sparse_tensors;
-  Array<TypeProto> type_protos;
+  const AttributeExtras* extras = nullptr;  // nullptr when none of its fields is set
+
+  std::string_view ref_attr_name() const { return extras ? extras->ref_attr_name : ""; }
+  const SparseTensorProto* sparse_tensor() const {
+    return extras ? extras->sparse_tensor : nullptr;
+  }
+  const TypeProto* tp() const { return extras ? extras->tp : nullptr; }
+  const Array<TensorProto>& tensors() const {
+    return extras ? extras->tensors : kEmptyArray<TensorProto>;
+  }
+  const Array<GraphProto>& graphs() const {
+    return extras ? extras->graphs : kEmptyArray<GraphProto>;
+  }
+  const Array<SparseTensorProto>& sparse_tensors() const {
+    return extras ? extras->sparse_tensors : kEmptyArray<SparseTensorProto>;
+  }
+  const Array<TypeProto>& type_protos() const {
+    return extras ? extras->type_protos : kEmptyArray<TypeProto>;
+  }
 };
 
 struct NodeProto {
@@ -224,6 +288,15 @@ struct ModelProto {
   Array<FunctionProto> functions;
 };
 
+// Element count of a tensor's dims; nullopt for a negative dim or on overflow.
+inline std::optional<uint64_t> dims_numel(const Array<int64_t>& dims) {
+  uint64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || __builtin_mul_overflow(n, static_cast<uint64_t>(d), &n)) return std::nullopt;
+  }
+  return n;
+}
+
 // ---- RepeatedScalar decoding (header-inline so callers can iterate without a call per value).
 
 namespace wire_detail {
@@ -243,15 +316,35 @@ inline uint64_t read_fixed(const std::byte* p, int width) {
 }
 }  // namespace wire_detail
 
+inline std::span<const std::byte> RepeatedScalar::packed_fixed() const {
+  using namespace wire_detail;
+  if (!single_run || kind == ScalarKind::varint || count == 0) return {};
+  const std::byte* p = message.data();
+  const std::byte* end = p + message.size();
+  while (p < end) {
+    const uint64_t tag = read_varint(p);
+    const int wt = static_cast<int>(tag & 7);
+    if (wt == 0) {
+      read_varint(p);
+    } else if (wt == 1 || wt == 5) {
+      p += wt == 1 ? 8 : 4;
+    } else {
+      const uint64_t len = read_varint(p);
+      if (static_cast<uint32_t>(tag >> 3) == field) return {p, static_cast<size_t>(len)};
+      p += len;
+    }
+  }
+  return {};
+}
+
 template <class F>
 void RepeatedScalar::for_each(F&& f) const {
   using namespace wire_detail;
   if (count == 0) return;
   const int width = kind == ScalarKind::fixed32 ? 4 : kind == ScalarKind::fixed64 ? 8 : 0;
-  if (!packed_fixed.empty()) {
-    for (size_t off = 0; off + width <= packed_fixed.size(); off += width) {
-      f(read_fixed(packed_fixed.data() + off, width));
-    }
+  if (const auto run = packed_fixed(); !run.empty()) {
+    for (size_t off = 0; off + width <= run.size(); off += width)
+      f(read_fixed(run.data() + off, width));
     return;
   }
   const std::byte* p = message.data();
