@@ -19,6 +19,7 @@
 
 #include "footprint/core/dtype.hpp"
 #include "footprint/core/shape.hpp"
+#include "footprint/graph/inference.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/proto.hpp"
 
@@ -52,6 +53,10 @@ struct Value {
   const onnx::TensorProto* initializer = nullptr;
   // For kind == outer: the value in the enclosing graph.
   ValueId outer_value = kNoValue;
+  // Filled by shape inference: contents known before running (small shape tensors), and whether
+  // the value is a compile-time constant (weights computed from weights, e.g. ConstantOfShape).
+  std::optional<KnownValue> known;
+  bool constant = false;
 };
 
 struct Subgraph {
@@ -94,6 +99,9 @@ class Graph {
   const std::vector<Value>& values() const { return values_; }
   const std::vector<Node>& nodes() const { return nodes_; }
   const Value& value(ValueId id) const { return values_[id]; }
+  // For passes that annotate values (shape inference); structure stays as built.
+  Value& mutable_value(ValueId id) { return values_[id]; }
+  Graph& mutable_subgraph(NodeId node, size_t index) { return *nodes_[node].subgraphs[index].graph; }
   const Node& node(NodeId id) const { return nodes_[id]; }
   const std::vector<ValueId>& inputs() const { return inputs_; }
   const std::vector<ValueId>& outputs() const { return outputs_; }

@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "footprint/graph/inference.hpp"
+
 namespace footprint::graph {
 
 class Graph;
@@ -33,6 +35,8 @@ struct OpSchema {
   bool in_place = false;
   // Holds subgraphs in attributes (If, Loop, Scan).
   bool has_subgraphs = false;
+  // Output types and shapes (and small known values) from the inputs'; nullptr: not yet known.
+  InferFn infer = nullptr;
 };
 
 class OpRegistry {

@@ -1,0 +1,40 @@
+#pragma once
+// A model's graph as a MemoryProgram: one tensor per value with its bytes under the given dim
+// bindings and its category, one step per node in the chosen order, views and in-place from the
+// op registry, compile-time constants counted as weights, subgraphs analysed per branch.
+#include <string>
+#include <vector>
+
+#include "footprint/analysis/memory_program.hpp"
+#include "footprint/analysis/timeline.hpp"
+#include "footprint/core/shape.hpp"
+#include "footprint/graph/graph.hpp"
+
+namespace footprint::analysis {
+
+struct GraphProgramOptions {
+  InputsPolicy inputs = InputsPolicy::caller;
+  DimBindings dims;                  // values for named dims; unbound ones default to 1
+  std::vector<graph::NodeId> order;  // empty: graph::topo_order
+};
+
+// One branch or body of a control-flow node, analysed on its own.
+struct SubgraphMemory {
+  std::string node;
+  std::string attribute;
+  uint64_t lower_bound_bytes = 0;
+  uint64_t total_peak_bytes = 0;
+};
+
+struct GraphProgram {
+  MemoryProgram program;
+  std::vector<graph::NodeId> order;       // the nodes behind program.steps
+  std::vector<std::string> unbound_dims;  // named dims that defaulted to 1
+  std::vector<std::string> warnings;
+  std::vector<SubgraphMemory> subgraphs;
+  size_t constant_nodes = 0;  // folded into weights: they run once when the model is prepared
+};
+
+GraphProgram build_program(const graph::Graph& g, const GraphProgramOptions& options = {});
+
+}  // namespace footprint::analysis

@@ -1,0 +1,50 @@
+#pragma once
+// The program the memory timeline runs over: tensors with sizes and categories, and steps that
+// read and write them. Models (through the graph and the op registry) and traces from any
+// framework (JSON) both become one of these, so both follow the same semantics (DESIGN.md,
+// "Memory semantics").
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace footprint::analysis {
+
+enum class Category : uint8_t { weights, inputs, activations, workspace, outputs };
+std::string_view category_name(Category c);
+
+// Who keeps the program's inputs alive: the caller for the whole run, or nobody once the
+// program has used them (they were donated, e.g. in a list the callee clears).
+enum class InputsPolicy : uint8_t { caller, donated };
+
+struct ProgramTensor {
+  std::string name;
+  uint64_t bytes = 0;
+  Category category = Category::activations;
+  int view_of = -1;  // a view allocates nothing and keeps the tensor it views alive
+  // An input whose buffer the caller keeps regardless of the policy (e.g. a gradient the engine
+  // holds while the backward runs).
+  bool held = false;
+};
+
+struct ProgramStep {
+  std::string name;
+  std::string op;
+  std::vector<int> inputs;
+  std::vector<int> outputs;
+  uint64_t workspace = 0;
+  // May write output 0 into input 0's buffer when that buffer dies here (registry: in_place).
+  bool in_place = false;
+  // Tensors released after this step (traces with explicit frees only).
+  std::vector<int> frees;
+};
+
+struct MemoryProgram {
+  std::vector<ProgramTensor> tensors;
+  std::vector<ProgramStep> steps;
+  InputsPolicy inputs = InputsPolicy::caller;
+  // When true, tensors are released only by the steps' `frees`; otherwise after their last use.
+  bool explicit_frees = false;
+};
+
+}  // namespace footprint::analysis

@@ -1,0 +1,30 @@
+#pragma once
+// `footprint analyze` output: the JSON contract of DESIGN.md and a readable summary.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "footprint/analysis/dim_sweep.hpp"
+#include "footprint/analysis/graph_program.hpp"
+#include "footprint/analysis/timeline.hpp"
+
+namespace footprint::report {
+
+struct AnalysisReport {
+  std::string model;
+  std::string order = "stored";
+  std::string inputs_policy = "caller";
+  const analysis::Timeline* timeline = nullptr;
+  DimBindings dims;
+  std::vector<std::string> unbound_dims;
+  std::vector<std::string> warnings;
+  std::vector<analysis::SubgraphMemory> subgraphs;
+  size_t constant_nodes = 0;
+  std::optional<analysis::DimSweep> sweep;
+};
+
+nlohmann::json to_json(const AnalysisReport& r);
+std::string to_text(const AnalysisReport& r, size_t max_alive_rows = 15);
+
+}  // namespace footprint::report

@@ -1,0 +1,330 @@
+#include "footprint/analysis/timeline.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "footprint/core/error.hpp"
+
+namespace footprint::analysis {
+
+std::string_view category_name(Category c) {
+  switch (c) {
+    case Category::weights:
+      return "weights";
+    case Category::inputs:
+      return "inputs";
+    case Category::activations:
+      return "activations";
+    case Category::workspace:
+      return "workspace";
+    case Category::outputs:
+      return "outputs";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr int kBeforeRun = -1;
+constexpr int kNever = std::numeric_limits<int>::max();
+
+// One buffer: a tensor that is not a view, with every tensor aliasing it.
+struct Buffer {
+  int tensor = 0;
+  Category category = Category::activations;
+  bool held = false;          // never released (outputs, caller-held inputs)
+  int alloc = kBeforeRun;     // step that allocates it
+  int free_after = kNever;    // last step it is live in
+  int last_use = kBeforeRun;  // last step reading or writing any alias
+  std::vector<int> aliases;   // views and in-place outputs sharing it
+};
+
+class Simulator {
+ public:
+  explicit Simulator(const MemoryProgram& p) : p_(p) {}
+
+  Timeline run() {
+    const size_t n = p_.tensors.size();
+    root_.assign(n, -1);
+    producer_.assign(n, kBeforeRun);
+    for (size_t t = 0; t < n; ++t) root_[t] = find_root(static_cast<int>(t));
+    find_producers();
+    if (!p_.explicit_frees) apply_in_place();
+    build_buffers();
+    if (p_.explicit_frees) {
+      apply_explicit_frees();
+    } else {
+      apply_last_use_frees();
+    }
+    return tally();
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const { throw Error("memory program: " + what); }
+
+  const std::string& name(int t) const { return p_.tensors[t].name; }
+
+  int find_root(int t) const {
+    int steps = 0;
+    while (p_.tensors[t].view_of >= 0) {
+      const int next = p_.tensors[t].view_of;
+      if (next >= static_cast<int>(p_.tensors.size()))
+        fail(in_quotes(name(t)) + " views a missing tensor");
+      if (++steps > static_cast<int>(p_.tensors.size()))
+        fail("views form a cycle through " + in_quotes(name(t)));
+      t = next;
+    }
+    return t;
+  }
+
+  void find_producers() {
+    for (size_t s = 0; s < p_.steps.size(); ++s) {
+      for (int t : p_.steps[s].outputs) {
+        check_index(t, s);
+        if (producer_[t] != kBeforeRun) {
+          fail(in_quotes(name(t)) + " is written by both " +
+               in_quotes(p_.steps[producer_[t]].name) + " and " + in_quotes(p_.steps[s].name));
+        }
+        producer_[t] = static_cast<int>(s);
+      }
+      for (int t : p_.steps[s].inputs) check_index(t, s);
+    }
+  }
+
+  void check_index(int t, size_t s) const {
+    if (t < 0 || t >= static_cast<int>(p_.tensors.size())) {
+      fail("step " + in_quotes(p_.steps[s].name) + " names tensor #" + std::to_string(t) +
+           ", which does not exist");
+    }
+  }
+
+  // Last step reading or producing each root, over all its aliases.
+  std::vector<int> last_uses() const {
+    std::vector<int> last(p_.tensors.size(), kBeforeRun);
+    for (size_t s = 0; s < p_.steps.size(); ++s) {
+      for (int t : p_.steps[s].inputs) last[root_[t]] = static_cast<int>(s);
+      for (int t : p_.steps[s].outputs)
+        last[root_[t]] = std::max(last[root_[t]], static_cast<int>(s));
+    }
+    return last;
+  }
+
+  // An in-place step's output 0 takes over input 0's buffer when that buffer is an activation of
+  // the same size that dies at this step (DESIGN.md: never a view of weights, inputs, outputs).
+  void apply_in_place() {
+    const std::vector<int> last = last_uses();
+    for (size_t s = 0; s < p_.steps.size(); ++s) {
+      const ProgramStep& step = p_.steps[s];
+      if (!step.in_place || step.inputs.empty() || step.outputs.empty()) continue;
+      const int out = step.outputs[0];
+      const int in_root = root_[step.inputs[0]];
+      if (p_.tensors[out].view_of >= 0 || root_[out] != out) continue;
+      if (p_.tensors[out].category != Category::activations) continue;
+      if (p_.tensors[in_root].category != Category::activations) continue;
+      if (p_.tensors[in_root].bytes != p_.tensors[out].bytes) continue;
+      if (last[in_root] != static_cast<int>(s)) continue;
+      if (std::count(step.inputs.begin(), step.inputs.end(), step.inputs[0]) > 1) continue;
+      for (int& r : root_) {
+        if (r == out) r = in_root;
+      }
+    }
+  }
+
+  void build_buffers() {
+    index_.assign(p_.tensors.size(), -1);
+    for (size_t t = 0; t < p_.tensors.size(); ++t) {
+      if (root_[t] != static_cast<int>(t)) continue;
+      const ProgramTensor& pt = p_.tensors[t];
+      if (pt.category == Category::weights) continue;
+      Buffer b;
+      b.tensor = static_cast<int>(t);
+      b.category = pt.category;
+      b.alloc = pt.category == Category::inputs ? kBeforeRun : producer_[t];
+      if (pt.category != Category::inputs && producer_[t] == kBeforeRun) {
+        fail(in_quotes(pt.name) + " (" + std::string(category_name(pt.category)) +
+             ") is never produced by any step");
+      }
+      b.held = pt.category == Category::outputs ||
+               (pt.category == Category::inputs && (pt.held || p_.inputs == InputsPolicy::caller));
+      index_[t] = static_cast<int>(buffers_.size());
+      buffers_.push_back(b);
+    }
+    const std::vector<int> last = last_uses();
+    for (size_t t = 0; t < p_.tensors.size(); ++t) {
+      const int r = root_[t];
+      if (index_[r] < 0) continue;
+      Buffer& b = buffers_[index_[r]];
+      if (r != static_cast<int>(t)) b.aliases.push_back(static_cast<int>(t));
+      // A graph output viewing a buffer keeps that buffer as long as the output lives.
+      if (p_.tensors[t].category == Category::outputs && b.category == Category::activations) {
+        b.category = Category::outputs;
+        b.held = true;
+      }
+      b.last_use = std::max(b.last_use, last[r]);
+    }
+  }
+
+  void apply_last_use_frees() {
+    for (Buffer& b : buffers_) {
+      if (b.held) continue;
+      b.free_after = std::max(b.last_use, b.alloc);
+    }
+  }
+
+  void apply_explicit_frees() {
+    // A buffer is released once the tensor and every alias of it have been freed.
+    std::vector<int> freed_at(p_.tensors.size(), kNever);
+    for (size_t s = 0; s < p_.steps.size(); ++s) {
+      for (int t : p_.steps[s].frees) {
+        check_index(t, s);
+        if (freed_at[t] != kNever) fail(in_quotes(name(t)) + " is freed twice");
+        freed_at[t] = static_cast<int>(s);
+      }
+    }
+    for (Buffer& b : buffers_) {
+      int release = freed_at[b.tensor];
+      for (int a : b.aliases) release = std::max(release, freed_at[a]);
+      if (b.held || release == kNever) continue;
+      if (release < b.last_use) {
+        fail(in_quotes(name(b.tensor)) + " is freed after step " +
+             in_quotes(p_.steps[release].name) + " but used later, by step " +
+             in_quotes(p_.steps[b.last_use].name));
+      }
+      b.free_after = release;
+    }
+  }
+
+  static bool live_in(const Buffer& b, int step) { return b.alloc <= step && step <= b.free_after; }
+
+  std::string step_name(int s) const {
+    return s >= 0 && s < static_cast<int>(p_.steps.size()) ? p_.steps[s].name : "";
+  }
+
+  // The first step after `step` that reads buffer b (through any alias).
+  int next_reader(const Buffer& b, int step) const {
+    for (int s = step + 1; s < static_cast<int>(p_.steps.size()); ++s) {
+      for (int t : p_.steps[s].inputs) {
+        if (root_[t] == b.tensor) return s;
+      }
+    }
+    return kNever;
+  }
+
+  std::string why(const Buffer& b, int step) const {
+    const ProgramTensor& t = p_.tensors[b.tensor];
+    if (b.category == Category::outputs) {
+      return t.category == Category::outputs ? "graph output" : "viewed by a graph output";
+    }
+    if (b.category == Category::inputs && b.held) {
+      return t.held ? "held by the caller" : "caller-held input";
+    }
+    const int next = next_reader(b, step);
+    if (next != kNever) {
+      // Whether the reader sees the tensor itself or a view of it.
+      for (int in : p_.steps[next].inputs) {
+        if (root_[in] == b.tensor && in != b.tensor) {
+          return "viewed by " + name(in) + ", read by " + p_.steps[next].name + " at step " +
+                 std::to_string(next);
+        }
+      }
+      return "waiting for " + p_.steps[next].name + " at step " + std::to_string(next);
+    }
+    if (b.alloc == step) return "produced by this step";
+    if (b.free_after == kNever) return "never freed by the trace";
+    if (b.free_after > step) {
+      return "not freed by the trace until after step " + std::to_string(b.free_after);
+    }
+    return "read by this step";
+  }
+
+  Timeline tally() const {
+    Timeline tl;
+    for (const ProgramTensor& t : p_.tensors) {
+      if (t.category == Category::weights && t.view_of < 0) tl.weights_bytes += t.bytes;
+    }
+    for (const Buffer& b : buffers_) {
+      const uint64_t bytes = p_.tensors[b.tensor].bytes;
+      if (b.category == Category::inputs) tl.inputs_bytes += bytes;
+      if (b.category == Category::outputs) tl.outputs_bytes += bytes;
+    }
+    const int n = static_cast<int>(p_.steps.size());
+    uint64_t best = 0;
+    for (int s = 0; s < n; ++s) {
+      StepMemory m;
+      m.index = s;
+      m.node = p_.steps[s].name;
+      m.op = p_.steps[s].op;
+      m.workspace_bytes = p_.steps[s].workspace;
+      uint64_t activations = 0, activations_arena = 0, other = 0;
+      for (const Buffer& b : buffers_) {
+        const uint64_t bytes = p_.tensors[b.tensor].bytes;
+        if (b.alloc == s) m.alloc_bytes += bytes;
+        if (b.free_after == s) m.free_bytes += bytes;
+        if (!live_in(b, s)) continue;
+        if (b.category == Category::activations) {
+          activations += bytes;
+          activations_arena += arena_round(bytes);
+        } else {
+          other += bytes;
+        }
+      }
+      m.live_bytes = activations + m.workspace_bytes;
+      m.live_arena_bytes = activations_arena + arena_round(m.workspace_bytes);
+      m.total_bytes = tl.weights_bytes + other + m.live_bytes;
+      tl.activations_peak_bytes = std::max(tl.activations_peak_bytes, activations);
+      tl.workspace_peak_bytes = std::max(tl.workspace_peak_bytes, m.workspace_bytes);
+      tl.lower_bound_bytes = std::max(tl.lower_bound_bytes, m.live_bytes);
+      tl.lower_bound_arena_bytes = std::max(tl.lower_bound_arena_bytes, m.live_arena_bytes);
+      if (m.total_bytes > best || tl.peak_step < 0) {
+        best = m.total_bytes;
+        tl.peak_step = s;
+      }
+      tl.steps.push_back(m);
+    }
+    tl.total_peak_bytes = n > 0 ? best : tl.weights_bytes + tl.inputs_bytes;
+    for (const Buffer& b : buffers_) {
+      if (b.free_after == kNever) tl.after_bytes += p_.tensors[b.tensor].bytes;
+      if (b.category == Category::activations) {
+        const int last = b.free_after == kNever ? n - 1 : b.free_after;
+        tl.buffers.push_back({b.tensor, b.alloc, last, p_.tensors[b.tensor].bytes});
+      }
+    }
+    if (tl.peak_step >= 0) alive_at(tl.peak_step, tl);
+    return tl;
+  }
+
+  void alive_at(int step, Timeline& tl) const {
+    for (const Buffer& b : buffers_) {
+      if (!live_in(b, step)) continue;
+      AliveTensor a;
+      a.tensor = name(b.tensor);
+      a.bytes = p_.tensors[b.tensor].bytes;
+      a.category = b.category;
+      a.producer = b.alloc >= 0 ? step_name(b.alloc) : "";
+      a.last_consumer = b.last_use >= 0 && b.last_use != b.alloc ? step_name(b.last_use) : "";
+      a.why = why(b, step);
+      tl.alive_at_peak.push_back(std::move(a));
+    }
+    if (p_.steps[step].workspace > 0) {
+      tl.alive_at_peak.push_back({"workspace of " + p_.steps[step].name, p_.steps[step].workspace,
+                                  Category::workspace, p_.steps[step].name, p_.steps[step].name,
+                                  "scratch for the duration of this step"});
+    }
+    std::stable_sort(tl.alive_at_peak.begin(), tl.alive_at_peak.end(),
+                     [](const AliveTensor& x, const AliveTensor& y) { return x.bytes > y.bytes; });
+  }
+
+  const MemoryProgram& p_;
+  std::vector<int> root_;
+  std::vector<int> producer_;
+  std::vector<int> index_;
+  std::vector<Buffer> buffers_;
+};
+
+}  // namespace
+
+Timeline simulate(const MemoryProgram& program) {
+  return Simulator(program).run();
+}
+
+}  // namespace footprint::analysis

@@ -1,0 +1,138 @@
+#include "footprint/report/analysis_report.hpp"
+
+#include <fmt/format.h>
+
+#include "footprint/report/model_summary_report.hpp"
+
+namespace footprint::report {
+namespace {
+
+nlohmann::json fit_json(const analysis::LinearFit& f) {
+  return {{"linear", f.linear}, {"slope", f.slope}, {"intercept", f.intercept}};
+}
+
+}  // namespace
+
+nlohmann::json to_json(const AnalysisReport& r) {
+  const analysis::Timeline& t = *r.timeline;
+  nlohmann::json j;
+  j["model"] = r.model;
+  j["order"] = r.order;
+  j["inputs"] = r.inputs_policy;
+  j["bytes"] = {{"weights", t.weights_bytes},
+                {"inputs", t.inputs_bytes},
+                {"activations_peak", t.activations_peak_bytes},
+                {"workspace_peak", t.workspace_peak_bytes},
+                {"outputs", t.outputs_bytes},
+                {"total_peak", t.total_peak_bytes}};
+  j["lower_bound_bytes"] = t.lower_bound_bytes;
+  j["lower_bound_arena_bytes"] = t.lower_bound_arena_bytes;
+  j["peak_step"] = t.peak_step;
+  j["peak_node"] = t.peak_step >= 0 ? t.steps[t.peak_step].node : "";
+  j["after_bytes"] = t.after_bytes;
+  j["alive_at_peak"] = nlohmann::json::array();
+  for (const auto& a : t.alive_at_peak) {
+    j["alive_at_peak"].push_back({{"tensor", a.tensor},
+                                  {"bytes", a.bytes},
+                                  {"category", std::string(analysis::category_name(a.category))},
+                                  {"producer", a.producer},
+                                  {"last_consumer", a.last_consumer},
+                                  {"why", a.why}});
+  }
+  j["steps"] = nlohmann::json::array();
+  for (const auto& s : t.steps) {
+    j["steps"].push_back({{"index", s.index},
+                          {"node", s.node},
+                          {"op", s.op},
+                          {"alloc_bytes", s.alloc_bytes},
+                          {"free_bytes", s.free_bytes},
+                          {"workspace_bytes", s.workspace_bytes},
+                          {"live_bytes", s.live_bytes},
+                          {"total_bytes", s.total_bytes}});
+  }
+  j["dims"] = nlohmann::json::object();
+  for (const auto& [name, v] : r.dims) j["dims"][name] = v;
+  j["unbound_dims"] = r.unbound_dims;
+  j["warnings"] = r.warnings;
+  j["constant_nodes"] = r.constant_nodes;
+  j["subgraphs"] = nlohmann::json::array();
+  for (const auto& s : r.subgraphs) {
+    j["subgraphs"].push_back({{"node", s.node},
+                              {"attribute", s.attribute},
+                              {"lower_bound_bytes", s.lower_bound_bytes},
+                              {"total_peak_bytes", s.total_peak_bytes}});
+  }
+  if (r.sweep) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& p : r.sweep->points) {
+      points.push_back({{"value", p.value},
+                        {"total_peak_bytes", p.total_peak_bytes},
+                        {"lower_bound_bytes", p.lower_bound_bytes}});
+    }
+    j["sweep"] = {{"dim", r.sweep->dim},
+                  {"points", points},
+                  {"total_peak", fit_json(r.sweep->total_peak)},
+                  {"lower_bound", fit_json(r.sweep->lower_bound)}};
+  }
+  return j;
+}
+
+std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
+  const analysis::Timeline& t = *r.timeline;
+  std::string out;
+  auto line = [&]<class... Args>(fmt::format_string<Args...> f, Args&&... args) {
+    out += fmt::format(f, std::forward<Args>(args)...);
+    out += '\n';
+  };
+  line("model        {}   (order: {}, inputs: {})", r.model, r.order, r.inputs_policy);
+  if (!r.dims.empty()) {
+    std::string dims;
+    for (const auto& [name, v] : r.dims)
+      dims += fmt::format("{}{}={}", dims.empty() ? "" : ", ", name, v);
+    line("dims         {}", dims);
+  }
+  line("weights      {:>12}", human_bytes(t.weights_bytes));
+  line("inputs       {:>12}", human_bytes(t.inputs_bytes));
+  line("activations  {:>12}   at their peak", human_bytes(t.activations_peak_bytes));
+  line("workspace    {:>12}   at its peak", human_bytes(t.workspace_peak_bytes));
+  line("outputs      {:>12}", human_bytes(t.outputs_bytes));
+  line("total peak   {:>12}   at step {} ({})", human_bytes(t.total_peak_bytes), t.peak_step,
+       t.peak_step >= 0 ? t.steps[t.peak_step].node : "-");
+  line("lower bound  {:>12}   ({} with 64-byte buffers): no arena for this order is smaller",
+       human_bytes(t.lower_bound_bytes), human_bytes(t.lower_bound_arena_bytes));
+  line("after run    {:>12}   (outputs and what the caller holds)", human_bytes(t.after_bytes));
+  if (r.constant_nodes > 0)
+    line("constants    {} nodes computed once at prepare time", r.constant_nodes);
+  for (const auto& s : r.subgraphs) {
+    line("subgraph     {}/{}: lower bound {}, peak {}", s.node, s.attribute,
+         human_bytes(s.lower_bound_bytes), human_bytes(s.total_peak_bytes));
+  }
+  if (!t.alive_at_peak.empty()) {
+    line("");
+    line("alive at the peak ({} tensors):", t.alive_at_peak.size());
+    for (size_t i = 0; i < t.alive_at_peak.size() && i < max_alive_rows; ++i) {
+      const auto& a = t.alive_at_peak[i];
+      line("  {:>10}  {:<28} {}", human_bytes(a.bytes), a.tensor, a.why);
+    }
+    if (t.alive_at_peak.size() > max_alive_rows) {
+      line("  ... {} more (see --json)", t.alive_at_peak.size() - max_alive_rows);
+    }
+  }
+  if (r.sweep) {
+    line("");
+    line("sweep over {}:", r.sweep->dim);
+    for (const auto& p : r.sweep->points) {
+      line("  {}={:<8} total peak {:>12}   lower bound {:>12}", r.sweep->dim, p.value,
+           human_bytes(p.total_peak_bytes), human_bytes(p.lower_bound_bytes));
+    }
+    const auto& f = r.sweep->total_peak;
+    if (f.linear) {
+      line("  total peak = {:.0f} + {:.0f} x {} bytes", f.intercept, f.slope, r.sweep->dim);
+    } else {
+      line("  total peak is not linear in {}", r.sweep->dim);
+    }
+  }
+  return out;
+}
+
+}  // namespace footprint::report

@@ -1,0 +1,160 @@
+// Models become memory programs through the op registry: views, constants, dims, subgraphs.
+#include "footprint/analysis/graph_program.hpp"
+
+#include <gtest/gtest.h>
+
+#include "footprint/analysis/dim_sweep.hpp"
+#include "footprint/analysis/timeline.hpp"
+#include "onnx/wire_builder.hpp"
+
+namespace footprint::analysis {
+namespace {
+
+using testing::Wire;
+
+// A float value_info whose dims are integers or names.
+Wire value_info(std::string_view name, std::vector<std::string> dims) {
+  Wire shape;
+  for (const auto& d : dims) {
+    if (!d.empty() && d[0] >= '0' && d[0] <= '9') {
+      shape.msg(1, Wire().int_field(1, std::stoll(d)));
+    } else {
+      shape.msg(1, Wire().str(2, d));
+    }
+  }
+  Wire tensor_type;
+  tensor_type.int_field(1, 1).msg(2, shape);
+  Wire vi;
+  vi.str(1, name).msg(2, Wire().msg(1, tensor_type));
+  return vi;
+}
+
+struct Model {
+  std::vector<std::byte> bytes;
+  std::unique_ptr<onnx::Model> model;
+  graph::Graph graph;
+};
+
+Model build(const Wire& g) {
+  Model m;
+  m.bytes = testing::model(g).bytes();
+  m.model = std::make_unique<onnx::Model>(onnx::load(onnx::ModelSource::borrow(m.bytes)));
+  m.graph = graph::Graph::from_onnx(*m.model);
+  return m;
+}
+
+// x[N,8] -> Relu -> a -> Flatten (a view) -> f -> Neg -> y, every value declared.
+Wire chain() {
+  Wire g;
+  g.msg(11, value_info("x", {"N", "8"}));
+  g.msg(1, testing::node("Relu", {"x"}, {"a"}, "relu"));
+  g.msg(1, testing::node("Flatten", {"a"}, {"f"}, "flatten"));
+  g.msg(1, testing::node("Neg", {"f"}, {"y"}, "neg"));
+  g.msg(13, value_info("a", {"N", "8"}));
+  g.msg(13, value_info("f", {"N", "8"}));
+  g.msg(12, value_info("y", {"N", "8"}));
+  return g;
+}
+
+TEST(GraphProgram, SizesFollowTheDimBindings) {
+  Model m = build(chain());
+  GraphProgramOptions options;
+  options.dims["N"] = 4;
+  const GraphProgram p = build_program(m.graph, options);
+  EXPECT_TRUE(p.unbound_dims.empty());
+  ASSERT_EQ(p.program.steps.size(), 3u);
+  const Timeline t = simulate(p.program);
+  EXPECT_EQ(t.inputs_bytes, 128u);
+  EXPECT_EQ(t.outputs_bytes, 128u);
+  EXPECT_EQ(t.steps[1].alloc_bytes, 0u) << "Flatten is a view in the registry";
+  EXPECT_EQ(t.lower_bound_bytes, 128u) << "a (through f) is the only activation";
+  EXPECT_EQ(t.total_peak_bytes, 128u * 3);
+}
+
+TEST(GraphProgram, UnboundDimsDefaultToOneAndAreReported) {
+  Model m = build(chain());
+  const GraphProgram p = build_program(m.graph);
+  EXPECT_EQ(p.unbound_dims, (std::vector<std::string>{"N"}));
+  EXPECT_EQ(simulate(p.program).inputs_bytes, 32u);
+}
+
+TEST(GraphProgram, DonatedInputsAreFreed) {
+  Model m = build(chain());
+  GraphProgramOptions options;
+  options.inputs = InputsPolicy::donated;
+  options.dims["N"] = 1;
+  const Timeline t = simulate(build_program(m.graph, options).program);
+  EXPECT_EQ(t.steps[0].free_bytes, 32u) << "x dies after Relu";
+  EXPECT_EQ(t.after_bytes, 32u) << "only y";
+}
+
+TEST(GraphProgram, SweepFindsTheLinearLaw) {
+  Model m = build(chain());
+  const DimSweep s = sweep_dim(m.graph, {}, "N", {1, 2, 8, 32});
+  ASSERT_EQ(s.points.size(), 4u);
+  EXPECT_TRUE(s.total_peak.linear);
+  EXPECT_DOUBLE_EQ(s.total_peak.slope, 96.0) << "x, a and y: 3 x 8 floats per unit of N";
+  EXPECT_DOUBLE_EQ(s.total_peak.intercept, 0.0);
+  EXPECT_EQ(s.points[3].total_peak_bytes, 96u * 32);
+}
+
+TEST(GraphProgram, FitLineRejectsCurves) {
+  EXPECT_FALSE(fit_line({1, 2, 3}, {1, 4, 9}).linear);
+  EXPECT_TRUE(fit_line({1, 2, 3}, {5, 7, 9}).linear);
+  EXPECT_FALSE(fit_line({1}, {5}).linear);
+}
+
+TEST(GraphProgram, ConstantNodesAreWeightsNotSteps) {
+  Wire value;
+  value.int_field(1, 2).int_field(2, 1).str(8, "c");
+  const std::vector<float> two = {1, 2};
+  value.bytes_field(9, std::as_bytes(std::span<const float>(two)));
+  Wire attr;
+  attr.str(1, "value").msg(5, value).int_field(20, 4);
+  Wire constant = testing::node("Constant", {}, {"c"}, "const");
+  constant.msg(5, attr);
+  Wire g;
+  g.msg(11, value_info("x", {"2"}));
+  g.msg(1, constant);
+  g.msg(1, testing::node("Add", {"x", "c"}, {"y"}, "add"));
+  g.msg(13, value_info("c", {"2"}));
+  g.msg(12, value_info("y", {"2"}));
+  Model m = build(g);
+  const GraphProgram p = build_program(m.graph);
+  EXPECT_EQ(p.constant_nodes, 1u);
+  ASSERT_EQ(p.program.steps.size(), 1u);
+  EXPECT_EQ(simulate(p.program).weights_bytes, 8u);
+}
+
+TEST(GraphProgram, IfBranchesAreAnalysedAndTheLargerCounts) {
+  auto branch = [](const char* name, int hidden) {
+    Wire b;
+    b.str(2, name);
+    b.msg(1, testing::node("Relu", {"x"}, {std::string(name) + "_h"}, "h"));
+    b.msg(1, testing::node("Neg", {std::string(name) + "_h"}, {std::string(name) + "_o"}, "o"));
+    b.msg(13, value_info(std::string(name) + "_h", {std::to_string(hidden)}));
+    b.msg(12, value_info(std::string(name) + "_o", {std::to_string(hidden)}));
+    return b;
+  };
+  Wire if_node = testing::node("If", {"cond"}, {"y"}, "branch");
+  if_node.msg(5, Wire().str(1, "then_branch").msg(6, branch("then", 100)).int_field(20, 5));
+  if_node.msg(5, Wire().str(1, "else_branch").msg(6, branch("else", 10)).int_field(20, 5));
+  Wire g;
+  g.msg(11, value_info("x", {"100"}));
+  Wire cond_type;
+  cond_type.int_field(1, 9).msg(2, Wire());
+  g.msg(11, Wire().str(1, "cond").msg(2, Wire().msg(1, cond_type)));
+  g.msg(1, if_node);
+  g.msg(12, value_info("y", {"100"}));
+  Model m = build(g);
+  const GraphProgram p = build_program(m.graph);
+  ASSERT_EQ(p.subgraphs.size(), 2u);
+  EXPECT_EQ(p.subgraphs[0].attribute, "then_branch");
+  EXPECT_EQ(p.subgraphs[0].lower_bound_bytes, 400u);
+  EXPECT_EQ(p.subgraphs[1].lower_bound_bytes, 40u);
+  const Timeline t = simulate(p.program);
+  EXPECT_EQ(t.steps[0].workspace_bytes, 400u) << "the larger branch is the If step's scratch";
+}
+
+}  // namespace
+}  // namespace footprint::analysis
