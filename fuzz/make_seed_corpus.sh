@@ -53,19 +53,24 @@ fi
 # Node tests cover many ops and attribute kinds (graphs in If/Loop/Scan, sequences, sparse,
 # strings) in a few hundred bytes each: a spread of them, chosen by name so the set is stable.
 if [ -d "$testdata" ]; then
-  for t in test_abs test_add_bcast test_cast_FLOAT_to_STRING test_constant test_constantofshape_float_ones \
-           test_conv_with_strides_padding test_gemm_default_scalar_bias test_if test_if_seq test_if_opt \
-           test_loop11 test_loop13_seq test_scan9_sum test_sequence_insert_at_back test_optional_get_element \
-           test_reshape_extended_dims test_slice test_split_equal_parts_1d test_strnormalizer_export_monday_casesensintive_nochangecase \
-           test_sequence_map_add_2_sequences_expanded test_dequantizelinear test_range_float_type_positive_delta_expanded \
-           test_softmax_example_expanded test_layer_normalization_2d_axis0_expanded \
-           test_einsum_batch_diagonal test_unique_sorted_with_axis test_resize_upsample_scales_nearest; do
+  node_tests=(
+    test_abs test_add_bcast test_cast_FLOAT_to_STRING test_constant
+    test_constantofshape_float_ones test_conv_with_strides_padding test_gemm_default_scalar_bias
+    test_if test_if_seq test_if_opt test_loop11 test_loop13_seq test_scan9_sum
+    test_sequence_insert_at_back test_optional_get_element test_reshape_extended_dims test_slice
+    test_split_equal_parts_1d test_strnormalizer_export_monday_casesensintive_nochangecase
+    test_sequence_map_add_2_sequences_expanded test_dequantizelinear
+    test_range_float_type_positive_delta_expanded test_softmax_example_expanded
+    test_layer_normalization_2d_axis0_expanded test_einsum_batch_diagonal
+    test_unique_sorted_with_axis test_resize_upsample_scales_nearest
+  )
+  for t in "${node_tests[@]}"; do
     if [ -f "$testdata/$t/model.onnx" ]; then
       add "$testdata/$t/model.onnx" "onnx-$t.onnx"
       # One tensor file per node test as well (the first input).
-      if [ -f "$testdata/$t/test_data_set_0/input_0.pb" ] &&
-         [ "$(stat -c %s "$testdata/$t/test_data_set_0/input_0.pb")" -le $max_tensor ]; then
-        add "$testdata/$t/test_data_set_0/input_0.pb" "onnx-$t-input_0.pb"
+      input="$testdata/$t/test_data_set_0/input_0.pb"
+      if [ -f "$input" ] && [ "$(stat -c %s "$input")" -le $max_tensor ]; then
+        add "$input" "onnx-$t-input_0.pb"
       fi
     fi
   done

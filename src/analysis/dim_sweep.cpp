@@ -3,19 +3,23 @@
 #include "footprint/analysis/timeline.hpp"
 
 namespace footprint::analysis {
+namespace {
+// Products of two byte counts overflow 64 bits; GCC and clang have a 128-bit integer.
+__extension__ typedef __int128 Wide;
+}  // namespace
 
 LinearFit fit_line(const std::vector<int64_t>& xs, const std::vector<uint64_t>& ys) {
   LinearFit fit;
   if (xs.size() < 2 || xs.front() == xs.back()) return fit;
   // Exact integer collinearity: (y_i - y_0)(x_n - x_0) == (y_n - y_0)(x_i - x_0).
-  const auto x0 = static_cast<__int128>(xs.front());
-  const auto y0 = static_cast<__int128>(ys.front());
-  const auto dx = static_cast<__int128>(xs.back()) - x0;
-  const auto dy = static_cast<__int128>(ys.back()) - y0;
+  const auto x0 = static_cast<Wide>(xs.front());
+  const auto y0 = static_cast<Wide>(ys.front());
+  const auto dx = static_cast<Wide>(xs.back()) - x0;
+  const auto dy = static_cast<Wide>(ys.back()) - y0;
   fit.linear = true;
   for (size_t i = 1; i + 1 < xs.size(); ++i) {
-    const __int128 lhs = (static_cast<__int128>(ys[i]) - y0) * dx;
-    const __int128 rhs = dy * (static_cast<__int128>(xs[i]) - x0);
+    const Wide lhs = (static_cast<Wide>(ys[i]) - y0) * dx;
+    const Wide rhs = dy * (static_cast<Wide>(xs[i]) - x0);
     fit.linear = fit.linear && lhs == rhs;
   }
   fit.slope = static_cast<double>(dy) / static_cast<double>(dx);

@@ -3,9 +3,13 @@
 namespace footprint {
 
 std::string in_quotes(std::string_view text) {
+  return "'" + printable(text) + "'";
+}
+
+std::string printable(std::string_view text) {
   constexpr size_t kMax = 80;
   constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "'";
+  std::string out;
   for (size_t i = 0; i < text.size() && i < kMax; ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
     if (c < 0x20 || c >= 0x7f || c == '\\') {
@@ -17,7 +21,6 @@ std::string in_quotes(std::string_view text) {
     }
   }
   if (text.size() > kMax) out += "...";
-  out += "'";
   return out;
 }
 

@@ -59,7 +59,7 @@ std::string Node::label(NodeId id) const {
   } else {
     out.append(in_quotes(name));
   }
-  out.append(" (").append(op_type).append(")");
+  out.append(" (").append(printable(op_type)).append(")");
   return out;
 }
 
@@ -145,13 +145,22 @@ std::optional<ValueId> Graph::lookup_or_capture(std::string_view value_name) {
   return id;
 }
 
-ValueId Graph::resolve_input(std::string_view value_name, std::string_view reader) {
+void Graph::fail(uint64_t offset, const std::string& what) const {
+  std::string where;
+  if (model_ != nullptr) {
+    where = model_->source().name() + ": ";
+    if (offset != kUnknownOffset) where += "offset " + std::to_string(offset) + ": ";
+  }
+  throw Error(where + "graph " + in_quotes(name_) + ": " + what);
+}
+
+ValueId Graph::resolve_input(std::string_view value_name, std::string_view reader,
+                             uint64_t offset) {
   if (value_name.empty()) return kNoValue;
   if (auto id = lookup_or_capture(value_name)) return *id;
-  throw Error("graph " + in_quotes(name_) + ": " + std::string(reader) + " reads " +
-              in_quotes(value_name) +
-              ", which no node, graph input or initializer of this or an enclosing graph "
-              "provides");
+  fail(offset, std::string(reader) + " reads " + in_quotes(value_name) +
+                   ", which no node, graph input or initializer of this or an enclosing graph "
+                   "provides");
 }
 
 void Graph::build(const onnx::GraphProto& proto) {
@@ -162,8 +171,7 @@ void Graph::build(const onnx::GraphProto& proto) {
 
   for (const onnx::TensorProto& t : proto.initializers) {
     if (find(t.name)) {
-      throw Error("graph " + in_quotes(name_) + ": initializer " + in_quotes(t.name) +
-                  " is defined twice");
+      fail(t.source_offset, "initializer " + in_quotes(t.name) + " is defined twice");
     }
     const ValueId id = add_value(t.name, ValueKind::initializer);
     apply_tensor(values_[id], t);
@@ -173,8 +181,7 @@ void Graph::build(const onnx::GraphProto& proto) {
     // Before IR version 4 initializers were also listed as inputs; they stay weights.
     if (auto existing = find(in.name)) {
       if (values_[*existing].kind == ValueKind::initializer) continue;
-      throw Error("graph " + in_quotes(name_) + ": input " + in_quotes(in.name) +
-                  " is listed twice");
+      fail(kUnknownOffset, "input " + in_quotes(in.name) + " is listed twice");
     }
     const ValueId id = add_value(in.name, ValueKind::input);
     apply_type(values_[id], in.type);
@@ -202,8 +209,8 @@ void Graph::build(const onnx::GraphProto& proto) {
         std::string by = prev.producer >= 0 ? "node " + nodes_[prev.producer].label(prev.producer)
                          : prev.kind == ValueKind::initializer ? std::string("an initializer")
                                                                : std::string("a graph input");
-        throw Error("graph " + in_quotes(name_) + ": node " + n.label(id) + " writes " +
-                    in_quotes(out) + ", which " + by + " already defines");
+        fail(n.source_offset, "node " + n.label(id) + " writes " + in_quotes(out) + ", which " +
+                                  by + " already defines");
       }
       const ValueId v = add_value(out, ValueKind::intermediate);
       values_[v].producer = id;
@@ -216,7 +223,9 @@ void Graph::build(const onnx::GraphProto& proto) {
     const std::string reader = "node " + nodes_[id].label(id);
     std::vector<ValueId> inputs;
     inputs.reserve(np.inputs.size());
-    for (std::string_view in : np.inputs) inputs.push_back(resolve_input(in, reader));
+    for (std::string_view in : np.inputs) {
+      inputs.push_back(resolve_input(in, reader, np.source_offset));
+    }
     nodes_[id].inputs = std::move(inputs);
     for (ValueId v : nodes_[id].inputs) {
       if (v != kNoValue) values_[v].consumers.push_back(id);
@@ -226,10 +235,9 @@ void Graph::build(const onnx::GraphProto& proto) {
 
   for (const onnx::ValueInfoProto& out : proto.outputs) {
     if (out.name.empty()) {
-      throw Error("graph " + in_quotes(name_) + ": output #" + std::to_string(outputs_.size()) +
-                  " has no name");
+      fail(kUnknownOffset, "output #" + std::to_string(outputs_.size()) + " has no name");
     }
-    const ValueId id = resolve_input(out.name, "graph output");
+    const ValueId id = resolve_input(out.name, "graph output", kUnknownOffset);
     values_[id].is_graph_output = true;
     apply_type(values_[id], out.type);
     outputs_.push_back(id);

@@ -42,7 +42,12 @@ void for_each_producer(const Graph& g, const Node& n, F&& f) {
     cycle += g.node(walk[i]).label(walk[i]) + " -> ";
   }
   cycle += g.node(cur).label(cur);
-  throw Error("graph " + in_quotes(g.name()) + " has a cycle: " + cycle);
+  std::string where;
+  if (g.model() != nullptr) {
+    where =
+        g.model()->source().name() + ": offset " + std::to_string(g.node(cur).source_offset) + ": ";
+  }
+  throw Error(where + "graph " + in_quotes(g.name()) + " has a cycle: " + cycle);
 }
 
 }  // namespace

@@ -14,7 +14,6 @@ namespace footprint::onnx {
 namespace {
 
 constexpr uint32_t kVarint = 0;
-constexpr uint32_t kFixed64 = 1;
 constexpr uint32_t kLen = 2;
 constexpr uint32_t kFixed32 = 5;
 

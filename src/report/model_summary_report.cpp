@@ -106,7 +106,8 @@ std::string to_text(const analysis::ModelSummary& s) {
        s.subgraphs == 0 ? std::string()
                         : fmt::format("  (+{} in {} subgraphs)", s.subgraph_nodes, s.subgraphs));
   std::vector<std::pair<std::string, size_t>> ops(s.ops.begin(), s.ops.end());
-  for (const auto& [op, n] : s.subgraph_ops) {
+  for (const auto& entry : s.subgraph_ops) {
+    const std::string& op = entry.first;
     auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& p) { return p.first == op; });
     if (it == ops.end()) ops.emplace_back(op, 0);
   }

@@ -24,5 +24,7 @@ class UsageError : public Error {
 // `text` from a file, made safe for a one-line message: quoted, control and non-ASCII bytes
 // escaped as \xNN, and cut after 80 bytes.
 std::string in_quotes(std::string_view text);
+// The same escaping without the quotes (for op types and other short identifiers).
+std::string printable(std::string_view text);
 
 }  // namespace footprint

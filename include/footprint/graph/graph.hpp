@@ -101,7 +101,9 @@ class Graph {
   const Value& value(ValueId id) const { return values_[id]; }
   // For passes that annotate values (shape inference); structure stays as built.
   Value& mutable_value(ValueId id) { return values_[id]; }
-  Graph& mutable_subgraph(NodeId node, size_t index) { return *nodes_[node].subgraphs[index].graph; }
+  Graph& mutable_subgraph(NodeId node, size_t index) {
+    return *nodes_[node].subgraphs[index].graph;
+  }
   const Node& node(NodeId id) const { return nodes_[id]; }
   const std::vector<ValueId>& inputs() const { return inputs_; }
   const std::vector<ValueId>& outputs() const { return outputs_; }
@@ -120,7 +122,10 @@ class Graph {
   ValueId add_value(std::string_view name, ValueKind kind);
   // This graph's value for `name`, capturing it from an enclosing graph when needed.
   std::optional<ValueId> lookup_or_capture(std::string_view name);
-  ValueId resolve_input(std::string_view name, std::string_view reader);
+  static constexpr uint64_t kUnknownOffset = UINT64_MAX;
+  // Throws footprint::Error "<file>: offset N: graph 'g': <what>".
+  [[noreturn]] void fail(uint64_t offset, const std::string& what) const;
+  ValueId resolve_input(std::string_view name, std::string_view reader, uint64_t offset);
   void read_subgraphs(NodeId id);
   void relink_children();
 
