@@ -65,9 +65,10 @@ class ProgramBuilder {
     return v.is_graph_output ? Category::outputs : Category::activations;
   }
 
-  // Compile-time values: inferred constants, and the outputs of Constant nodes.
+  // Compile-time values: inferred constants, and the outputs of Constant nodes. A known value
+  // is not enough: Shape of a dynamic tensor is known as [N,3] but computed at run time.
   bool is_constant(const graph::Value& v) const {
-    if (v.constant || v.known.has_value()) return true;
+    if (v.constant) return true;
     if (v.producer < 0) return false;
     const graph::Node& n = g_.node(v.producer);
     return n.op_type == "Constant" && n.domain.empty();

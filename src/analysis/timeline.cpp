@@ -230,6 +230,9 @@ class Simulator {
       return "waiting for " + p_.steps[next].name + " at step " + std::to_string(next);
     }
     if (b.alloc == step) return "produced by this step";
+    for (int in : p_.steps[step].inputs) {
+      if (root_[in] == b.tensor && in != b.tensor) return "read by this step (as " + name(in) + ")";
+    }
     if (b.free_after == kNever) return "never freed by the trace";
     if (b.free_after > step) {
       return "not freed by the trace until after step " + std::to_string(b.free_after);

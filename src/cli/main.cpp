@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "footprint 0.1.0");
   app.require_subcommand(1, 1);
   footprint::cli::add_info_command(app);
+  footprint::cli::add_analyze_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -50,6 +50,9 @@ NodePtr make(Op op, NodePtr a, NodePtr b) {
       if (cb && a->op == Op::add && is_const(a->b, &x)) {
         return __builtin_add_overflow(x, y, &r) ? nullptr : make(Op::add, a->a, constant(r));
       }
+      // (x + c) + y = (x + y) + c: the constant term stays last.
+      if (!cb && a->op == Op::add && is_const(a->b))
+        return make(Op::add, make(Op::add, a->a, b), a->b);
       break;
     case Op::mul:
       if (ca && cb) return __builtin_mul_overflow(x, y, &r) ? nullptr : constant(r);
@@ -59,6 +62,9 @@ NodePtr make(Op op, NodePtr a, NodePtr b) {
       if (cb && a->op == Op::mul && is_const(a->b, &x)) {
         return __builtin_mul_overflow(x, y, &r) ? nullptr : make(Op::mul, a->a, constant(r));
       }
+      // (x * c) * y = (x * y) * c: the coefficient stays last.
+      if (!cb && a->op == Op::mul && is_const(a->b))
+        return make(Op::mul, make(Op::mul, a->a, b), a->b);
       break;
     case Op::floor_div:
     case Op::ceil_div:
@@ -66,6 +72,12 @@ NodePtr make(Op op, NodePtr a, NodePtr b) {
       if (cb && y == 1) return a;
       if (ca && cb) {
         return constant(op == Op::floor_div ? floor_div_int(x, y) : -floor_div_int(-x, y));
+      }
+      // floor(floor(n/x)/y) = floor(n/(x*y)) for positive x, y (ceil likewise): strided layers
+      // in a row read as one division.
+      if (cb && y > 0 && a->op == op && is_const(a->b, &x) && x > 0 &&
+          !__builtin_mul_overflow(x, y, &r)) {
+        return make(op, a->a, constant(r));
       }
       break;
     case Op::max:
@@ -139,9 +151,9 @@ std::string text(const NodePtr& n) {
     case Op::mul:
       return wrapped(n->a) + "*" + wrapped(n->b);
     case Op::floor_div:
-      return "floor(" + text(n->a) + "/" + wrapped(n->b) + ")";
+      return "floor(" + wrapped(n->a) + "/" + wrapped(n->b) + ")";
     case Op::ceil_div:
-      return "ceil(" + text(n->a) + "/" + wrapped(n->b) + ")";
+      return "ceil(" + wrapped(n->a) + "/" + wrapped(n->b) + ")";
     case Op::max:
       return "max(" + text(n->a) + "," + text(n->b) + ")";
     case Op::min:
@@ -158,6 +170,31 @@ void symbols(const NodePtr& n, std::vector<std::string>& out) {
   }
   symbols(n->a, out);
   symbols(n->b, out);
+}
+
+// The factors of a product: a constant coefficient and the non-constant operands.
+bool factors(const NodePtr& n, int64_t& coeff, std::vector<NodePtr>& out) {
+  int64_t v = 0;
+  if (is_const(n, &v)) return !__builtin_mul_overflow(coeff, v, &coeff);
+  if (n->op == Op::mul) return factors(n->a, coeff, out) && factors(n->b, coeff, out);
+  out.push_back(n);
+  return true;
+}
+
+// a / b by cancelling b's factors from a's; nullptr when b's factors are not all in a.
+NodePtr cancel(const NodePtr& a, const NodePtr& b) {
+  int64_t ca = 1, cb = 1;
+  std::vector<NodePtr> fa, fb;
+  if (!factors(a, ca, fa) || !factors(b, cb, fb) || cb == 0 || ca % cb != 0) return nullptr;
+  for (const NodePtr& f : fb) {
+    const std::string t = text(f);
+    auto it = std::find_if(fa.begin(), fa.end(), [&](const NodePtr& g) { return text(g) == t; });
+    if (it == fa.end()) return nullptr;
+    fa.erase(it);
+  }
+  NodePtr out = constant(ca / cb);
+  for (const NodePtr& f : fa) out = make(Op::mul, out, f);
+  return out;
 }
 
 }  // namespace
@@ -206,6 +243,11 @@ Dim floor_div(const Dim& a, const Dim& b) {
 }
 Dim ceil_div(const Dim& a, const Dim& b) {
   return Dim(make(Op::ceil_div, a.node_, b.node_));
+}
+Dim exact_div(const Dim& a, const Dim& b) {
+  if (a.node_ == nullptr || b.node_ == nullptr) return Dim();
+  if (NodePtr q = cancel(a.node_, b.node_)) return Dim(q);
+  return floor_div(a, b);
 }
 Dim max(const Dim& a, const Dim& b) {
   return Dim(make(Op::max, a.node_, b.node_));

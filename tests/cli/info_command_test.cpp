@@ -7,31 +7,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/cli_runner.hpp"
 #include "test_support.hpp"
 
 namespace footprint {
 namespace {
-
-struct CliRun {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-CliRun run(const std::string& args) {
-  testing::TempDir dir;
-  const auto err_path = dir.path() / "stderr";
-  const std::string cmd = std::string(FOOTPRINT_CLI) + " " + args + " 2>" + err_path.string();
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf{};
-  size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  const int status = ::pclose(p);
-  const auto err_bytes = testing::read_file(err_path);
-  return {WEXITSTATUS(status), out,
-          std::string(reinterpret_cast<const char*>(err_bytes.data()), err_bytes.size())};
-}
 
 TEST(InfoCommand, JsonFollowsTheContract) {
   const CliRun r = run(std::string("info --json ") + FOOTPRINT_EXAMPLE_MODEL);
@@ -77,8 +57,8 @@ TEST(InfoCommand, BadUsageExitsWithTwo) {
 
 TEST(InfoCommand, BadModelExitsWithOneAndOneLine) {
   testing::TempDir dir;
-  auto bytes = testing::read_file(FOOTPRINT_EXAMPLE_MODEL);
-  bytes.resize(bytes.size() - 100);
+  const auto whole = testing::read_file(FOOTPRINT_EXAMPLE_MODEL);
+  const std::vector<std::byte> bytes(whole.begin(), whole.end() - 100);
   testing::write_file(dir.path() / "cut.onnx", bytes);
   const CliRun r = run("info " + (dir.path() / "cut.onnx").string());
   EXPECT_EQ(r.exit_code, 1);

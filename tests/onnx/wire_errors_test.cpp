@@ -50,8 +50,8 @@ TEST(WireErrors, EmptyInputHasNoGraph) {
 TEST(WireErrors, TruncationNamesOffsetAndPath) {
   Wire m;
   m.int_field(1, 8).msg(8, Wire().int_field(2, 13)).msg(7, relu_graph());
-  auto bytes = m.bytes();
-  bytes.resize(bytes.size() - 3);  // the graph now claims 3 bytes more than remain
+  // The graph now claims 3 bytes more than remain.
+  const std::vector<std::byte> bytes(m.bytes().begin(), m.bytes().end() - 3);
   const std::string err = load_error(bytes);
   EXPECT_EQ(err.rfind("bad.onnx: offset ", 0), 0u) << err;
   EXPECT_NE(err.find("remain"), std::string::npos) << err;

@@ -40,6 +40,9 @@ class Dim {
   friend Dim operator*(const Dim& a, const Dim& b);
   friend Dim floor_div(const Dim& a, const Dim& b);
   friend Dim ceil_div(const Dim& a, const Dim& b);
+  // a / b where a is known to be a multiple of b (an element count over some of its factors):
+  // common factors cancel, so N*2048 / N is 2048. Falls back to floor(a/b) when they do not.
+  friend Dim exact_div(const Dim& a, const Dim& b);
   friend Dim max(const Dim& a, const Dim& b);
   friend Dim min(const Dim& a, const Dim& b);
   // Structural equality of the simplified expressions (unknown equals nothing, itself included).

@@ -33,9 +33,13 @@ struct TensorType {
 
 // The contents of a tensor known before running: integer elements as Dims (possibly symbolic),
 // floating-point elements as doubles. Only small tensors are ever held (kMaxElements), so
-// propagating them never materialises weights.
+// propagating them never materialises weights. An integer element may be an unknown Dim: the
+// shape of a tensor with a dynamic extent is still known in its other elements.
 struct KnownValue {
   static constexpr size_t kMaxElements = 4096;
+  // Floating-point tensors matter to shapes only as a few scales or bounds (Resize, Range); a
+  // bias of a thousand floats is a weight, not worth holding as doubles.
+  static constexpr size_t kMaxRealElements = 64;
 
   DType dtype = DType::undefined;
   std::vector<int64_t> dims;  // the value's own (static) shape
@@ -54,10 +58,12 @@ struct KnownValue {
   std::string to_string() const;
 };
 
-// The contents of an initializer or attribute tensor with at most `max_elements` elements, of a
-// numeric or bool dtype; nullopt otherwise (strings, complex, 8-bit floats, too big).
+// The contents of an initializer or attribute tensor of an integer or bool dtype with at most
+// `max_elements` elements, or of a floating-point dtype with at most `max_real_elements`; nullopt
+// otherwise (strings, complex, 8-bit floats, too big).
 std::optional<KnownValue> known_value_of(const onnx::TensorProto& t,
-                                         size_t max_elements = KnownValue::kMaxElements);
+                                         size_t max_elements = KnownValue::kMaxElements,
+                                         size_t max_real_elements = KnownValue::kMaxRealElements);
 
 // What inferring one of a node's subgraphs produced (If branches, a Loop or Scan body).
 struct SubgraphResult {
@@ -115,6 +121,9 @@ struct InferResult {
   // Set when the op's outputs are compile-time constants although not small enough to hold as
   // values (ConstantOfShape weights): analysis counts them as weights, not activations.
   bool constant = false;
+  // Set when the outputs differ from run to run whatever the inputs (Dropout in training mode):
+  // never constants.
+  bool random = false;
 };
 
 // Registered per op in the OpSchema.

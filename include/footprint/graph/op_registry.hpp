@@ -2,8 +2,9 @@
 // The op registry: the one place that knows what each operator means.
 //
 // Analysis, planning, the runtime and folding all ask the registry rather than matching op names
-// themselves. This issue fills in what every op needs to be recognised (arity, view/in-place
-// semantics); shape inference, workspace sizes and kernels are hooks that later work fills.
+// themselves. Each op family (src/graph/ops/<family>.cpp) adds its rows: arity, view and
+// in-place semantics, and type/shape inference (graph/shape_inference.hpp runs it); workspace
+// sizes and kernels are hooks that later work fills.
 //
 //   const OpSchema* s = OpRegistry::builtin().find("", "Reshape");
 //   if (s && s->output_view_of == 0) ...;  // output 0 aliases input 0: allocates nothing
@@ -35,6 +36,9 @@ struct OpSchema {
   bool in_place = false;
   // Holds subgraphs in attributes (If, Loop, Scan).
   bool has_subgraphs = false;
+  // Same inputs, same outputs. Random ops are not: their outputs are never compile-time
+  // constants, whatever their inputs.
+  bool deterministic = true;
   // Output types and shapes (and small known values) from the inputs'; nullptr: not yet known.
   InferFn infer = nullptr;
 };

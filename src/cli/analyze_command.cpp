@@ -1,0 +1,170 @@
+// `footprint analyze MODEL|TRACE.json [--dim N=V]... [--sweep N=V1,V2,...] [--inputs
+// caller|donated]
+//  [--order stored] [--json]`
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "footprint/analysis/dim_sweep.hpp"
+#include "footprint/analysis/graph_program.hpp"
+#include "footprint/analysis/timeline.hpp"
+#include "footprint/analysis/trace_format.hpp"
+#include "footprint/core/error.hpp"
+#include "footprint/graph/graph.hpp"
+#include "footprint/graph/shape_inference.hpp"
+#include "footprint/onnx/model.hpp"
+#include "footprint/report/analysis_report.hpp"
+
+namespace footprint::cli {
+namespace {
+
+struct AnalyzeOptions {
+  std::string input;
+  std::vector<std::string> dims;
+  std::string sweep;
+  std::string inputs = "caller";
+  std::string order = "stored";
+  bool json = false;
+};
+
+// "N=8" -> ("N", 8); a malformed binding is a usage error naming the flag.
+std::pair<std::string, std::string> split_binding(const std::string& text, const char* flag) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    throw UsageError(std::string(flag) + " expects NAME=VALUE, got " + in_quotes(text));
+  }
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+int64_t parse_dim_value(const std::string& text, const char* flag) {
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || v < 0) {
+    throw UsageError(std::string(flag) + ": " + in_quotes(text) + " is not a non-negative integer");
+  }
+  return v;
+}
+
+void print_warnings(const report::AnalysisReport& r) {
+  for (const auto& d : r.unbound_dims) {
+    std::fprintf(stderr, "footprint: warning: dim %s is unbound; using 1 (set --dim %s=V)\n",
+                 d.c_str(), d.c_str());
+  }
+  for (const auto& w : r.warnings) std::fprintf(stderr, "footprint: warning: %s\n", w.c_str());
+}
+
+void emit(const report::AnalysisReport& r, bool json) {
+  print_warnings(r);
+  if (json) {
+    std::printf("%s\n", report::to_json(r).dump(2).c_str());
+  } else {
+    std::printf("%s", report::to_text(r).c_str());
+  }
+}
+
+analysis::InputsPolicy policy_of(const std::string& s) {
+  return s == "donated" ? analysis::InputsPolicy::donated : analysis::InputsPolicy::caller;
+}
+
+void analyze_trace(const AnalyzeOptions& o, bool inputs_given) {
+  if (!o.dims.empty() || !o.sweep.empty()) {
+    throw UsageError("--dim and --sweep apply to models; a trace has concrete sizes");
+  }
+  analysis::Trace trace = analysis::read_trace_file(o.input);
+  if (inputs_given) trace.program.inputs = policy_of(o.inputs);
+  const analysis::Timeline t = analysis::simulate(trace.program);
+  report::AnalysisReport r;
+  r.model = o.input;
+  r.order = "trace";
+  r.inputs_policy = trace.program.inputs == analysis::InputsPolicy::donated ? "donated" : "caller";
+  r.timeline = &t;
+  emit(r, o.json);
+}
+
+void analyze_model(const AnalyzeOptions& o) {
+  analysis::GraphProgramOptions options;
+  options.inputs = policy_of(o.inputs);
+  for (const std::string& d : o.dims) {
+    const auto [name, value] = split_binding(d, "--dim");
+    options.dims[name] = parse_dim_value(value, "--dim");
+  }
+  std::string sweep_dim;
+  std::vector<int64_t> sweep_values;
+  if (!o.sweep.empty()) {
+    const auto [name, list] = split_binding(o.sweep, "--sweep");
+    sweep_dim = name;
+    size_t start = 0;
+    while (start <= list.size()) {
+      const size_t comma = list.find(',', start);
+      const std::string item =
+          list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      sweep_values.push_back(parse_dim_value(item, "--sweep"));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+
+  const onnx::Model model = onnx::load_file(o.input);
+  graph::Graph g = graph::Graph::from_onnx(model);
+  const graph::ShapeInferenceReport inference = graph::infer_shapes(g);
+  const analysis::GraphProgram program = analysis::build_program(g, options);
+  const analysis::Timeline t = analysis::simulate(program.program);
+
+  report::AnalysisReport r;
+  r.model = o.input;
+  r.order = o.order;
+  r.inputs_policy = o.inputs;
+  r.timeline = &t;
+  r.dims = options.dims;
+  for (const auto& d : program.unbound_dims) r.dims[d] = 1;
+  r.unbound_dims = program.unbound_dims;
+  r.warnings = inference.warnings;
+  r.warnings.insert(r.warnings.end(), program.warnings.begin(), program.warnings.end());
+  r.subgraphs = program.subgraphs;
+  r.constant_nodes = program.constant_nodes;
+  if (!sweep_dim.empty()) r.sweep = analysis::sweep_dim(g, options, sweep_dim, sweep_values);
+  emit(r, o.json);
+}
+
+bool is_trace(const std::string& path) {
+  return path.size() >= 5 && path.compare(path.size() - 5, 5, ".json") == 0;
+}
+
+}  // namespace
+
+void add_analyze_command(CLI::App& app) {
+  auto opts = std::make_shared<AnalyzeOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "analyze",
+      "Predict a model's (or a JSON trace's) memory: per-step timeline, lower bound, peak, and "
+      "what is alive at the peak and why.");
+  cmd->add_option("MODEL", opts->input, "ONNX model, or a JSON trace (docs/TRACE_FORMAT.md)")
+      ->required();
+  cmd->add_option("--dim", opts->dims,
+                  "Bind a named dim: --dim N=8 (repeatable; unbound dims are 1)");
+  cmd->add_option("--sweep", opts->sweep,
+                  "Peak for each value of one dim, with slope and intercept: --sweep N=1,8,32");
+  auto* inputs = cmd->add_option("--inputs", opts->inputs,
+                                 "caller: the caller holds inputs for the whole run (default); "
+                                 "donated: inputs are freed after their last use")
+                     ->check(CLI::IsMember({"caller", "donated"}));
+  cmd->add_option("--order", opts->order, "Node order: stored (the model's topological order)")
+      ->check(CLI::IsMember({"stored"}));
+  cmd->add_flag("--json", opts->json, "Print one JSON object on stdout");
+  cmd->callback([opts, inputs] {
+    if (is_trace(opts->input)) {
+      analyze_trace(*opts, inputs->count() > 0);
+    } else {
+      analyze_model(*opts);
+    }
+  });
+}
+
+}  // namespace footprint::cli

@@ -1,0 +1,231 @@
+#include "footprint/graph/inference.hpp"
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+
+#include "footprint/core/error.hpp"
+#include "footprint/graph/graph.hpp"
+#include "footprint/onnx/tensor_data.hpp"
+
+namespace footprint::graph {
+namespace {
+
+template <class T>
+T load(const std::byte* p) {
+  T v;
+  std::memcpy(&v, p, sizeof(T));
+  return v;
+}
+
+// IEEE half to double (subnormals, infinities and NaN included).
+double half_to_double(uint16_t h) {
+  const int sign = (h >> 15) != 0 ? -1 : 1;
+  const int exponent = (h >> 10) & 0x1f;
+  const int mantissa = h & 0x3ff;
+  if (exponent == 0) return sign * std::ldexp(mantissa, -24);
+  if (exponent == 31) return mantissa == 0 ? sign * INFINITY : NAN;
+  return sign * std::ldexp(mantissa + 1024, exponent - 25);
+}
+
+double bfloat16_to_double(uint16_t b) {
+  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
+}
+
+// Element i of a little-endian payload as an integer; false for dtypes held as reals.
+bool read_int(DType t, const std::byte* p, int64_t& out) {
+  switch (t) {
+    case DType::int8:
+      out = load<int8_t>(p);
+      return true;
+    case DType::uint8:
+    case DType::boolean:
+      out = load<uint8_t>(p);
+      return true;
+    case DType::int16:
+      out = load<int16_t>(p);
+      return true;
+    case DType::uint16:
+      out = load<uint16_t>(p);
+      return true;
+    case DType::int32:
+      out = load<int32_t>(p);
+      return true;
+    case DType::uint32:
+      out = load<uint32_t>(p);
+      return true;
+    case DType::int64:
+      out = load<int64_t>(p);
+      return true;
+    case DType::uint64:
+      out = static_cast<int64_t>(load<uint64_t>(p));
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool read_real(DType t, const std::byte* p, double& out) {
+  switch (t) {
+    case DType::float32:
+      out = load<float>(p);
+      return true;
+    case DType::float64:
+      out = load<double>(p);
+      return true;
+    case DType::float16:
+      out = half_to_double(load<uint16_t>(p));
+      return true;
+    case DType::bfloat16:
+      out = bfloat16_to_double(load<uint16_t>(p));
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> KnownValue::int_values() const {
+  if (!is_integer()) return std::nullopt;
+  std::vector<int64_t> out;
+  out.reserve(ints.size());
+  for (const Dim& d : ints) {
+    const auto v = d.value();
+    if (!v) return std::nullopt;
+    out.push_back(*v);
+  }
+  return out;
+}
+
+bool KnownValue::is_concrete() const {
+  for (const Dim& d : ints) {
+    if (!d.is_known()) return false;
+  }
+  return true;
+}
+
+std::optional<double> KnownValue::real(size_t i) const {
+  if (!is_integer()) return reals[i];
+  const auto v = ints[i].value();
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v);
+}
+
+std::string KnownValue::to_string() const {
+  std::string out = Shape::of(dims).to_string() + "{";
+  const size_t n = numel();
+  for (size_t i = 0; i < n && i < 16; ++i) {
+    if (i != 0) out += ',';
+    if (is_integer()) {
+      out += ints[i].to_string();
+    } else {
+      std::string r = std::to_string(reals[i]);
+      out += r;
+    }
+  }
+  if (n > 16) out += ",...";
+  return out + "}";
+}
+
+std::optional<KnownValue> known_value_of(const onnx::TensorProto& t, size_t max_elements,
+                                         size_t max_real_elements) {
+  const auto numel = onnx::dims_numel(t.dims);
+  const auto dtype = static_cast<DType>(t.data_type);
+  const int bits = dtype_bits(dtype);
+  const bool real = dtype == DType::float32 || dtype == DType::float64 || dtype == DType::float16 ||
+                    dtype == DType::bfloat16;
+  if (!numel || *numel > (real ? max_real_elements : max_elements) || bits < 8 ||
+      dtype == DType::complex64 || dtype == DType::complex128) {
+    return std::nullopt;
+  }
+  const size_t width = static_cast<size_t>(bits) / 8;
+  const onnx::TensorBytes bytes = onnx::tensor_bytes(t);
+  if (bytes.size() < *numel * width) return std::nullopt;
+  KnownValue v;
+  v.dtype = dtype;
+  v.dims.assign(t.dims.begin(), t.dims.end());
+  for (size_t i = 0; i < *numel; ++i) {
+    const std::byte* p = bytes.bytes().data() + i * width;
+    int64_t iv = 0;
+    double rv = 0;
+    if (read_int(dtype, p, iv)) {
+      v.ints.push_back(Dim::known(iv));
+    } else if (read_real(dtype, p, rv)) {
+      v.reals.push_back(rv);
+    } else {
+      return std::nullopt;  // 8-bit floats: not needed for shapes
+    }
+  }
+  return v;
+}
+
+size_t InferContext::output_count() const {
+  return node.outputs.size();
+}
+
+const TensorType& InferContext::input(size_t i) const {
+  if (!has_input(i)) fail("input " + std::to_string(i) + " is required");
+  return *inputs[i];
+}
+
+std::optional<std::vector<int64_t>> InferContext::input_ints(size_t i) const {
+  const KnownValue* v = value(i);
+  if (v == nullptr) return std::nullopt;
+  return v->int_values();
+}
+
+const onnx::AttributeProto* InferContext::attribute(std::string_view name) const {
+  return node.attribute(name);
+}
+
+int64_t InferContext::attr_int(std::string_view name, int64_t fallback) const {
+  const auto* a = attribute(name);
+  return a == nullptr ? fallback : a->i;
+}
+
+float InferContext::attr_float(std::string_view name, float fallback) const {
+  const auto* a = attribute(name);
+  return a == nullptr ? fallback : a->f;
+}
+
+std::string_view InferContext::attr_string(std::string_view name, std::string_view fallback) const {
+  const auto* a = attribute(name);
+  return a == nullptr ? fallback : a->s;
+}
+
+std::optional<std::vector<int64_t>> InferContext::attr_ints(std::string_view name) const {
+  const auto* a = attribute(name);
+  if (a == nullptr) return std::nullopt;
+  std::vector<int64_t> out;
+  out.reserve(a->ints.count);
+  a->ints.for_each([&](uint64_t raw) { out.push_back(static_cast<int64_t>(raw)); });
+  return out;
+}
+
+std::optional<std::vector<float>> InferContext::attr_floats(std::string_view name) const {
+  const auto* a = attribute(name);
+  if (a == nullptr) return std::nullopt;
+  std::vector<float> out;
+  out.reserve(a->floats.count);
+  a->floats.for_each(
+      [&](uint64_t raw) { out.push_back(std::bit_cast<float>(static_cast<uint32_t>(raw))); });
+  return out;
+}
+
+const onnx::TensorProto* InferContext::attr_tensor(std::string_view name) const {
+  const auto* a = attribute(name);
+  return a == nullptr ? nullptr : a->t;
+}
+
+SubgraphResult InferContext::infer_subgraph(std::string_view attr,
+                                            const std::vector<TensorType>& formal_inputs) const {
+  if (subgraphs == nullptr) fail("subgraph " + in_quotes(attr) + " cannot be inferred here");
+  return subgraphs->infer(attr, formal_inputs);
+}
+
+void InferContext::fail(const std::string& what) const {
+  throw Error("node " + node.label(node_id) + ": " + what);
+}
+
+}  // namespace footprint::graph

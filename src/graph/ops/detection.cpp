@@ -1,0 +1,46 @@
+// Detection and sampling ops: NonMaxSuppression (a data-dependent count of boxes), RoiAlign
+// (one output_height x output_width map per region) and GridSample (the grid's extents).
+#include "families.hpp"
+#include "infer_util.hpp"
+
+namespace footprint::graph::ops {
+namespace {
+
+// [selected boxes, 3] of (batch, class, box) indices; the count is known only when running.
+void infer_nms(const InferContext&, InferResult& r) {
+  set_output(r, 0, DType::int64, ranked({Dim::unknown(), Dim::known(3)}));
+}
+
+// RoiAlign(X [N, C, H, W], rois [R, 4], batch_indices [R]) -> [R, C, oh, ow].
+void infer_roi_align(const InferContext& ctx, InferResult& r) {
+  const TensorType& x = ctx.input(0);
+  const Shape& rois = ctx.input(1).shape;
+  const Dim regions = rois.ranked && rois.rank() == 2 ? rois.dims[0] : Dim::unknown();
+  const Dim channels = x.shape.ranked && x.shape.rank() == 4 ? x.shape.dims[1] : Dim::unknown();
+  set_output(r, 0, x.dtype,
+             ranked({regions, channels, Dim::known(ctx.attr_int("output_height", 1)),
+                     Dim::known(ctx.attr_int("output_width", 1))}));
+}
+
+// GridSample(X [N, C, D...], grid [N, out..., rank]) -> [N, C, out...].
+void infer_grid_sample(const InferContext& ctx, InferResult& r) {
+  const TensorType& x = ctx.input(0);
+  const Shape& grid = ctx.input(1).shape;
+  if (!x.shape.ranked || !grid.ranked || x.shape.rank() < 3 || grid.rank() != x.shape.rank()) {
+    set_output(r, 0, x.dtype, x.shape.ranked ? unknown_dims(x.shape.rank()) : Shape::unranked());
+    return;
+  }
+  std::vector<Dim> dims{x.shape.dims[0], x.shape.dims[1]};
+  dims.insert(dims.end(), grid.dims.begin() + 1, grid.dims.end() - 1);
+  set_output(r, 0, x.dtype, ranked(std::move(dims)));
+}
+
+}  // namespace
+
+void register_detection(OpRegistry& r) {
+  r.add(op("NonMaxSuppression", 2, 5, infer_nms));
+  r.add(op("RoiAlign", 3, 3, infer_roi_align));
+  r.add(op("GridSample", 2, 2, infer_grid_sample));
+}
+
+}  // namespace footprint::graph::ops

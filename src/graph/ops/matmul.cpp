@@ -1,0 +1,173 @@
+// Matrix products: Gemm, MatMul (numpy semantics: 1-D promotion, broadcast batch dims), the
+// integer and quantized MatMuls, Einsum equations and Det.
+#include <map>
+#include <string>
+
+#include "families.hpp"
+#include "infer_util.hpp"
+
+namespace footprint::graph::ops {
+namespace {
+
+// The contracted extents must agree when both are known.
+void check_inner(const InferContext& ctx, const Dim& a, const Dim& b) {
+  const auto x = a.value();
+  const auto y = b.value();
+  if (x && y && *x != *y) {
+    ctx.fail("inner dims " + std::to_string(*x) + " and " + std::to_string(*y) + " differ");
+  }
+}
+
+Shape matmul_shape(const InferContext& ctx, const Shape& a, const Shape& b) {
+  if (!a.ranked || !b.ranked) return Shape::unranked();
+  if (a.rank() == 0 || b.rank() == 0) ctx.fail("MatMul operands must not be scalars");
+  // 1-D operands are promoted to matrices and the added dim removed from the result.
+  std::vector<Dim> da = a.dims;
+  std::vector<Dim> db = b.dims;
+  if (a.rank() == 1) da.insert(da.begin(), Dim::known(1));
+  if (b.rank() == 1) db.push_back(Dim::known(1));
+  check_inner(ctx, da.back(), db[db.size() - 2]);
+  const Shape batch_a = ranked(std::vector<Dim>(da.begin(), da.end() - 2));
+  const Shape batch_b = ranked(std::vector<Dim>(db.begin(), db.end() - 2));
+  std::vector<Dim> out = broadcast(ctx, {&batch_a, &batch_b}).dims;
+  if (a.rank() > 1) out.push_back(da[da.size() - 2]);
+  if (b.rank() > 1) out.push_back(db.back());
+  return ranked(std::move(out));
+}
+
+void infer_matmul(const InferContext& ctx, InferResult& r) {
+  set_output(r, 0, ctx.input(0).dtype, matmul_shape(ctx, ctx.input(0).shape, ctx.input(1).shape));
+}
+
+void infer_matmul_integer(const InferContext& ctx, InferResult& r) {
+  set_output(r, 0, DType::int32, matmul_shape(ctx, ctx.input(0).shape, ctx.input(1).shape));
+}
+
+// QLinearMatMul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point).
+void infer_qlinear_matmul(const InferContext& ctx, InferResult& r) {
+  set_output(r, 0, ctx.input(7).dtype, matmul_shape(ctx, ctx.input(0).shape, ctx.input(3).shape));
+}
+
+void infer_gemm(const InferContext& ctx, InferResult& r) {
+  const TensorType& a = ctx.input(0);
+  const TensorType& b = ctx.input(1);
+  if (!a.shape.ranked || !b.shape.ranked) {
+    set_output(r, 0, a.dtype, unknown_dims(2));
+    return;
+  }
+  if (a.shape.rank() != 2 || b.shape.rank() != 2) {
+    ctx.fail("Gemm operands must be matrices, got " + a.shape.to_string() + " and " +
+             b.shape.to_string());
+  }
+  const bool ta = ctx.attr_int("transA", 0) != 0;
+  const bool tb = ctx.attr_int("transB", 0) != 0;
+  const Dim& m = a.shape.dims[ta ? 1 : 0];
+  const Dim& ka = a.shape.dims[ta ? 0 : 1];
+  const Dim& kb = b.shape.dims[tb ? 1 : 0];
+  const Dim& n = b.shape.dims[tb ? 0 : 1];
+  check_inner(ctx, ka, kb);
+  set_output(r, 0, a.dtype, ranked({m, n}));
+}
+
+// One operand term of an equation: its letters, and where "..." stands (npos: nowhere).
+struct Term {
+  std::string letters;
+  size_t ellipsis = std::string::npos;
+};
+
+Term parse_term(std::string_view text) {
+  Term t;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text.substr(i, 3) == "...") {
+      t.ellipsis = t.letters.size();
+      i += 2;
+    } else if (text[i] != ' ') {
+      t.letters.push_back(text[i]);
+    }
+  }
+  return t;
+}
+
+void infer_einsum(const InferContext& ctx, InferResult& r) {
+  const std::string_view eq = ctx.attr_string("equation", "");
+  const size_t arrow = eq.find("->");
+  const std::string_view lhs = eq.substr(0, arrow);
+  std::vector<Term> terms;
+  for (size_t start = 0;;) {
+    const size_t comma = lhs.find(',', start);
+    terms.push_back(parse_term(lhs.substr(start, comma - start)));
+    if (comma == std::string_view::npos) break;
+    start = comma + 1;
+  }
+  if (terms.size() != ctx.input_count()) ctx.fail("the equation does not match the input count");
+  std::map<char, Dim> extent;
+  std::map<char, int> uses;
+  Shape ellipsis = ranked({});
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const Shape& s = ctx.input(i).shape;
+    if (!s.ranked) {
+      set_output(r, 0, ctx.input(0).dtype, Shape::unranked());
+      return;
+    }
+    const Term& t = terms[i];
+    const size_t spread = t.ellipsis == std::string::npos ? 0 : s.rank() - t.letters.size();
+    if (s.rank() < t.letters.size()) ctx.fail("the equation has more letters than dims");
+    for (size_t k = 0; k < t.letters.size(); ++k) {
+      const size_t dim = t.ellipsis != std::string::npos && k >= t.ellipsis ? k + spread : k;
+      const char c = t.letters[k];
+      ++uses[c];
+      auto [it, fresh] = extent.emplace(c, s.dims[dim]);
+      if (!fresh) it->second = broadcast_dim(ctx, it->second, s.dims[dim]);
+    }
+    if (t.ellipsis != std::string::npos) {
+      const Shape part =
+          ranked(std::vector<Dim>(s.dims.begin() + static_cast<long>(t.ellipsis),
+                                  s.dims.begin() + static_cast<long>(t.ellipsis + spread)));
+      ellipsis = broadcast(ctx, {&ellipsis, &part});
+    }
+  }
+  Term out;
+  if (arrow != std::string_view::npos) {
+    out = parse_term(eq.substr(arrow + 2));
+  } else {
+    // Implicit output: the ellipsis dims, then the letters used once, alphabetically.
+    out.ellipsis = 0;
+    for (const auto& [c, n] : uses) {
+      if (n == 1) out.letters.push_back(c);
+    }
+  }
+  std::vector<Dim> dims;
+  for (size_t k = 0; k <= out.letters.size(); ++k) {
+    if (k == out.ellipsis) dims.insert(dims.end(), ellipsis.dims.begin(), ellipsis.dims.end());
+    if (k == out.letters.size()) break;
+    auto it = extent.find(out.letters[k]);
+    if (it == extent.end()) {
+      ctx.fail("output letter '" + std::string(1, out.letters[k]) + "' is not an input's");
+    }
+    dims.push_back(it->second);
+  }
+  set_output(r, 0, ctx.input(0).dtype, ranked(std::move(dims)));
+}
+
+// Det: one determinant per matrix of the trailing two dims.
+void infer_det(const InferContext& ctx, InferResult& r) {
+  const TensorType& x = ctx.input(0);
+  if (!x.shape.ranked || x.shape.rank() < 2) {
+    set_output(r, 0, x.dtype, Shape::unranked());
+    return;
+  }
+  set_output(r, 0, x.dtype, ranked(std::vector<Dim>(x.shape.dims.begin(), x.shape.dims.end() - 2)));
+}
+
+}  // namespace
+
+void register_matmul(OpRegistry& r) {
+  r.add(op("Gemm", 2, 3, infer_gemm));
+  r.add(op("MatMul", 2, 2, infer_matmul));
+  r.add(op("MatMulInteger", 2, 4, infer_matmul_integer));
+  r.add(op("QLinearMatMul", 8, 8, infer_qlinear_matmul));
+  r.add(op("Einsum", 1, V, infer_einsum));
+  r.add(op("Det", 1, 1, infer_det));
+}
+
+}  // namespace footprint::graph::ops

@@ -1,0 +1,76 @@
+// Normalisations (Batch, Instance, Layer, Group, Lp, MeanVariance), the Softmax family and
+// Dropout: the main output keeps the input's type and shape; statistics outputs are per channel.
+#include "families.hpp"
+#include "infer_util.hpp"
+
+namespace footprint::graph::ops {
+namespace {
+
+void infer_same(const InferContext& ctx, InferResult& r) {
+  same_as_input(ctx, r);
+}
+
+// Y, then running (opset 14+) or saved (before) statistics of shape [C].
+void infer_batch_norm(const InferContext& ctx, InferResult& r) {
+  same_as_input(ctx, r);
+  const Shape& x = ctx.input(0).shape;
+  const Dim channels = x.ranked && x.rank() > 1 ? x.dims[1] : Dim::unknown();
+  const DType stats = ctx.opset >= 14 && ctx.has_input(3) ? ctx.input(3).dtype : ctx.input(0).dtype;
+  for (size_t i = 1; i < ctx.output_count(); ++i) set_output(r, i, stats, ranked({channels}));
+}
+
+// Y, then Mean and InvStdDev in stash_type, reduced over the axes from `axis` on.
+void infer_layer_norm(const InferContext& ctx, InferResult& r) {
+  same_as_input(ctx, r);
+  const Shape& x = ctx.input(0).shape;
+  const auto stash = static_cast<DType>(ctx.attr_int("stash_type", 1));
+  Shape stats = x;
+  if (x.ranked) {
+    const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", -1), x.rank());
+    for (size_t d = axis; d < x.rank(); ++d) stats.dims[d] = Dim::known(1);
+  }
+  set_output(r, 1, stash, stats);
+  set_output(r, 2, stash, stats);
+}
+
+// Output, then the mask: bool from opset 10, the input's dtype before.
+void infer_dropout(const InferContext& ctx, InferResult& r) {
+  same_as_input(ctx, r);
+  const TensorType& x = ctx.input(0);
+  set_output(r, 1, ctx.opset >= 10 ? DType::boolean : x.dtype, x.shape);
+  // In inference Dropout is the identity (a known input stays known); in training it drops at
+  // random, and its outputs are never constants.
+  const auto training = ctx.has_input(2) ? ctx.input_ints(2) : std::vector<int64_t>{0};
+  const bool inference = training && training->size() == 1 && (*training)[0] == 0;
+  if (!inference) {
+    r.random = true;
+  } else if (const KnownValue* v = ctx.value(0)) {
+    set_value(r, 0, *v);
+  }
+}
+
+void infer_softmax(const InferContext& ctx, InferResult& r) {
+  const Shape& x = ctx.input(0).shape;
+  const int64_t fallback = ctx.opset >= 13 ? -1 : 1;
+  if (x.ranked && x.rank() > 0) normalize_axis(ctx, ctx.attr_int("axis", fallback), x.rank());
+  same_as_input(ctx, r);
+}
+
+}  // namespace
+
+void register_normalization(OpRegistry& r) {
+  r.add(op("BatchNormalization", 5, 5, infer_batch_norm, 1, 5));
+  r.add(op("InstanceNormalization", 3, 3, infer_same));
+  r.add(op("LayerNormalization", 2, 3, infer_layer_norm, 1, 3));
+  r.add(op("GroupNormalization", 3, 3, infer_same));
+  r.add(op("LpNormalization", 1, 1, infer_same));
+  r.add(op("MeanVarianceNormalization", 1, 1, infer_same));
+  r.add(op("Softmax", 1, 1, infer_softmax));
+  r.add(op("LogSoftmax", 1, 1, infer_softmax));
+  r.add(op("Hardmax", 1, 1, infer_softmax));
+  OpSchema dropout = view("Dropout", 1, 3, infer_dropout);
+  dropout.max_outputs = 2;
+  r.add(dropout);
+}
+
+}  // namespace footprint::graph::ops

@@ -1,0 +1,91 @@
+// `footprint analyze` as a user runs it: the JSON contract, dims, sweeps, policies, errors.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.hpp"
+
+namespace footprint {
+namespace {
+
+const std::string kTraces = std::string(FOOTPRINT_SOURCE_DIR) + "/examples/traces/";
+
+nlohmann::json analyze_json(const std::string& args) {
+  const CliRun r = run("analyze --json " + args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out);
+}
+
+TEST(AnalyzeCommand, SeedTracesGiveTheirFigures) {
+  const auto list = analyze_json(kTraces + "seed_mul_list.json");
+  EXPECT_EQ(list["bytes"]["total_peak"], 96);
+  EXPECT_EQ(list["after_bytes"], 64);
+  EXPECT_EQ(list["inputs"], "donated");
+  const auto tuple = analyze_json(kTraces + "seed_mul_tuple.json");
+  EXPECT_EQ(tuple["bytes"]["total_peak"], 144);
+  EXPECT_EQ(tuple["after_bytes"], 128);
+  // The policy is the caller's to override.
+  const auto list_as_tuple = analyze_json("--inputs caller " + kTraces + "seed_mul_list.json");
+  EXPECT_EQ(list_as_tuple["bytes"]["total_peak"], 144);
+}
+
+TEST(AnalyzeCommand, JsonFollowsTheContract) {
+  const auto j = analyze_json(std::string("--dim N=4 ") + FOOTPRINT_EXAMPLE_MODEL);
+  for (const char* key : {"model", "order", "bytes", "lower_bound_bytes", "peak_step",
+                          "alive_at_peak", "steps", "after_bytes"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  for (const char* key :
+       {"weights", "inputs", "activations_peak", "workspace_peak", "outputs", "total_peak"}) {
+    EXPECT_TRUE(j["bytes"].contains(key)) << key;
+  }
+  EXPECT_EQ(j["dims"]["N"], 4);
+  EXPECT_EQ(j["bytes"]["weights"], (36 + 4 + 640 + 10) * 4);
+  EXPECT_EQ(j["bytes"]["inputs"], 4 * 1 * 8 * 8 * 4) << "x: float[N,1,8,8] at N=4";
+  EXPECT_EQ(j["bytes"]["outputs"], 4 * 10 * 4);
+  ASSERT_EQ(j["steps"].size(), 6u);
+  for (const auto& s : j["steps"]) {
+    for (const char* key :
+         {"index", "node", "op", "alloc_bytes", "free_bytes", "workspace_bytes", "live_bytes"}) {
+      EXPECT_TRUE(s.contains(key)) << key;
+    }
+  }
+  // The conv output (4 channels of 8x8 per sample) is the largest activation.
+  EXPECT_EQ(j["steps"][0]["alloc_bytes"], 4 * 4 * 8 * 8 * 4);
+  for (const auto& a : j["alive_at_peak"]) {
+    for (const char* key : {"tensor", "bytes", "producer", "last_consumer", "why"}) {
+      EXPECT_TRUE(a.contains(key)) << key;
+    }
+  }
+}
+
+TEST(AnalyzeCommand, SweepReportsTheLinearLaw) {
+  const auto j = analyze_json(std::string("--sweep N=1,2,8 ") + FOOTPRINT_EXAMPLE_MODEL);
+  ASSERT_TRUE(j.contains("sweep"));
+  EXPECT_EQ(j["sweep"]["dim"], "N");
+  ASSERT_EQ(j["sweep"]["points"].size(), 3u);
+  EXPECT_TRUE(j["sweep"]["total_peak"]["linear"]);
+  EXPECT_DOUBLE_EQ(j["sweep"]["total_peak"]["intercept"].get<double>(), 2760.0)
+      << "the weights do not grow with N";
+}
+
+TEST(AnalyzeCommand, UnboundDimsWarnOnStderr) {
+  const CliRun r = run(std::string("analyze ") + FOOTPRINT_EXAMPLE_MODEL);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.err.find("warning: dim N is unbound; using 1"), std::string::npos) << r.err;
+  EXPECT_NE(r.out.find("total peak"), std::string::npos);
+}
+
+TEST(AnalyzeCommand, BadUsageAndBadInput) {
+  EXPECT_EQ(run(std::string("analyze --dim N ") + FOOTPRINT_EXAMPLE_MODEL).exit_code, 2);
+  EXPECT_EQ(run(std::string("analyze --dim N=-3 ") + FOOTPRINT_EXAMPLE_MODEL).exit_code, 2);
+  EXPECT_EQ(run(std::string("analyze --inputs borrowed ") + FOOTPRINT_EXAMPLE_MODEL).exit_code, 2);
+  EXPECT_EQ(run("analyze --dim N=2 " + kTraces + "seed_mul_list.json").exit_code, 2);
+  const CliRun missing = run("analyze /nonexistent.onnx");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("footprint: error: /nonexistent.onnx: cannot open"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace footprint

@@ -1,0 +1,56 @@
+// Symbolic dim expressions as shape inference builds them: simplification, exact division of an
+// element count, nested floor divisions of strided layers, evaluation under bindings.
+#include <gtest/gtest.h>
+
+#include "footprint/core/shape.hpp"
+
+namespace footprint {
+namespace {
+
+const Dim N = Dim::named("N");
+const Dim H = Dim::named("H");
+Dim k(int64_t v) {
+  return Dim::known(v);
+}
+
+TEST(DimExpr, ConstantsGatherLastSoEqualExpressionsReadTheSame) {
+  EXPECT_EQ((N * k(3) * H).to_string(), "N*H*3");
+  EXPECT_EQ((k(3) * N * H).to_string(), "N*H*3");
+  EXPECT_EQ((N + k(2) - k(3)).to_string(), "N-1");
+  EXPECT_EQ((N + k(2) + H).to_string(), "N+H+2");
+  EXPECT_TRUE(N * k(3) * H == k(3) * N * H);
+}
+
+TEST(DimExpr, ExactDivisionCancelsCommonFactors) {
+  EXPECT_EQ(exact_div(N * k(2048), N).to_string(), "2048");
+  EXPECT_EQ(exact_div(N * H * k(12), k(6)).to_string(), "N*H*2");
+  EXPECT_EQ(exact_div(N * H * k(12), N * k(4)).to_string(), "H*3");
+  // Factors that do not cancel fall back to a floor division.
+  EXPECT_EQ(exact_div(N * k(4), H).to_string(), "floor(N*4/H)");
+  EXPECT_TRUE(exact_div(Dim::unknown(), N).is_unknown());
+}
+
+TEST(DimExpr, NestedFloorDivisionsFold) {
+  // Two stride-2 layers in a row: floor(floor(x/2)/2) = floor(x/4).
+  const Dim once = floor_div(H - k(1), k(2));
+  EXPECT_EQ(once.to_string(), "floor((H-1)/2)");
+  EXPECT_EQ(floor_div(once, k(2)).to_string(), "floor((H-1)/4)");
+  EXPECT_EQ(ceil_div(ceil_div(H, k(2)), k(3)).to_string(), "ceil(H/6)");
+  for (int64_t h = -9; h <= 40; ++h) {
+    const DimBindings b{{"H", h}};
+    const int64_t x = h - 1;
+    const int64_t twice = (x >= 0 ? x / 2 : -((-x + 1) / 2));
+    const int64_t expected = (twice >= 0 ? twice / 2 : -((-twice + 1) / 2));
+    EXPECT_EQ(floor_div(once, k(2)).evaluate(b), expected) << h;
+  }
+}
+
+TEST(DimExpr, ConvOutputEvaluatesUnderBindings) {
+  const Dim out = floor_div(H + k(2) - k(3), k(2)) + k(1);
+  EXPECT_EQ(out.to_string(), "floor((H-1)/2)+1");
+  EXPECT_EQ(out.evaluate({{"H", 224}}), 112);
+  EXPECT_EQ(out.evaluate({{"W", 224}}), std::nullopt);
+}
+
+}  // namespace
+}  // namespace footprint
