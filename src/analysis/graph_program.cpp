@@ -117,7 +117,7 @@ class ProgramBuilder {
         if (v != graph::kNoValue) s.outputs.push_back(v);
       }
       s.in_place = n.schema != nullptr && n.schema->in_place;
-      s.workspace = subgraph_workspace(n, s.name);
+      s.workspace = std::max(kernel_workspace(n), subgraph_workspace(n, s.name));
       out_.program.steps.push_back(std::move(s));
     }
   }
@@ -127,6 +127,25 @@ class ProgramBuilder {
     return std::all_of(n.outputs.begin(), n.outputs.end(), [&](graph::ValueId v) {
       return v == graph::kNoValue || out_.program.tensors[v].category == Category::weights;
     });
+  }
+
+  // The kernel's scratch from the registry, with the step's extents under the dim bindings.
+  uint64_t kernel_workspace(const graph::Node& n) const {
+    if (n.schema == nullptr || n.schema->workspace == nullptr) return 0;
+    auto concrete = [&](const std::vector<graph::ValueId>& ids) {
+      std::vector<graph::ConcreteTensor> out;
+      for (graph::ValueId id : ids) {
+        graph::ConcreteTensor t;
+        if (id != graph::kNoValue) {
+          const graph::Value& v = g_.value(id);
+          t.dtype = v.dtype;
+          for (const Dim& d : v.shape.dims) t.dims.push_back(d.evaluate(dims_).value_or(0));
+        }
+        out.push_back(std::move(t));
+      }
+      return out;
+    };
+    return n.schema->workspace(n, concrete(n.inputs), concrete(n.outputs));
   }
 
   // Each branch or body runs inside the node's step: its own arena need is the step's scratch,

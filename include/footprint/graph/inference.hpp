@@ -129,4 +129,14 @@ struct InferResult {
 // Registered per op in the OpSchema.
 using InferFn = void (*)(const InferContext& ctx, InferResult& out);
 
+// A tensor's concrete extents once every named dim is bound.
+struct ConcreteTensor {
+  DType dtype = DType::undefined;
+  std::vector<int64_t> dims;
+};
+
+// Scratch bytes of one step (DESIGN.md "workspace"), from concrete input and output extents.
+using WorkspaceFn = uint64_t (*)(const Node& node, const std::vector<ConcreteTensor>& inputs,
+                                 const std::vector<ConcreteTensor>& outputs);
+
 }  // namespace footprint::graph

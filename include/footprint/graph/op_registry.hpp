@@ -41,6 +41,9 @@ struct OpSchema {
   bool deterministic = true;
   // Output types and shapes (and small known values) from the inputs'; nullptr: not yet known.
   InferFn infer = nullptr;
+  // Scratch bytes the op's kernel needs for one step, given its inputs' and outputs' concrete
+  // extents; nullptr: none. Filled where a kernel with a scratchpad is registered.
+  WorkspaceFn workspace = nullptr;
 };
 
 class OpRegistry {
