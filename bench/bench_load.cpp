@@ -42,7 +42,8 @@ std::vector<std::byte> read_file(const fs::path& path) {
   const auto size = static_cast<size_t>(in.tellg());
   std::vector<std::byte> bytes(size);
   in.seekg(0);
-  if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) return {};
+  if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size)))
+    return {};
   return bytes;
 }
 
@@ -77,7 +78,9 @@ void run_load(benchmark::State& state, uint64_t file_bytes, MakeSource make_sour
     state.counters["heap_peak_bytes"] = static_cast<double>(f.heap_peak);
     state.counters["heap_retained_bytes"] = static_cast<double>(f.heap_retained);
     state.counters["heap_pct_of_file"] =
-        file_bytes == 0 ? 0.0 : 100.0 * static_cast<double>(f.heap_peak) / static_cast<double>(file_bytes);
+        file_bytes == 0
+            ? 0.0
+            : 100.0 * static_cast<double>(f.heap_peak) / static_cast<double>(file_bytes);
     state.counters["heap_per_node"] =
         f.nodes == 0 ? 0.0 : static_cast<double>(f.heap_peak) / static_cast<double>(f.nodes);
   }

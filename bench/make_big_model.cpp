@@ -60,8 +60,8 @@ uint64_t parse_count(std::string_view flag, const char* text, uint64_t min, uint
   errno = 0;
   const unsigned long long v = std::strtoull(text, &end, 10);
   if (errno != 0 || end == text || *end != '\0' || text[0] == '-' || v < min || v > max) {
-    throw UsageError(std::string(flag) + ": expected an integer in [" + std::to_string(min) +
-                     ", " + std::to_string(max) + "], got '" + text + "'");
+    throw UsageError(std::string(flag) + ": expected an integer in [" + std::to_string(min) + ", " +
+                     std::to_string(max) + "], got '" + text + "'");
   }
   return v;
 }

@@ -6,5 +6,6 @@ namespace footprint::cli {
 
 void add_info_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
+void add_plan_command(CLI::App& app);
 
 }  // namespace footprint::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1, 1);
   footprint::cli::add_info_command(app);
   footprint::cli::add_analyze_command(app);
+  footprint::cli::add_plan_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,134 @@
+#include "footprint/plan/planner.hpp"
+
+#include <array>
+#include <chrono>
+
+#include "algorithms.hpp"
+#include "footprint/core/error.hpp"
+#include "footprint/plan/lower_bound.hpp"
+#include "footprint/plan/validate.hpp"
+
+namespace footprint::plan {
+namespace {
+
+using PlanFunction = Plan (*)(std::span<const Buffer>, const PlanOptions&);
+
+// Time budgets of the searches when PlanOptions::time_limit_s is unset.
+constexpr double kAnnealSeconds = 1.0;
+constexpr double kExactSeconds = 10.0;
+
+Plan run_anneal(std::span<const Buffer> buffers, const PlanOptions& o) {
+  const detail::Deadline deadline(o.time_limit_s.value_or(kAnnealSeconds));
+  return detail::plan_anneal(buffers, detail::plan_best_fit(buffers), deadline,
+                             {.seed = o.seed, .max_iterations = o.max_iterations});
+}
+
+Plan run_exact(std::span<const Buffer> buffers, const PlanOptions& o) {
+  const detail::Deadline deadline(o.time_limit_s.value_or(kExactSeconds));
+  return detail::plan_exact(buffers, detail::plan_best_fit(buffers), deadline, o.capacity_bytes);
+}
+
+struct Entry {
+  std::string_view name;
+  PlanFunction run;
+};
+
+constexpr std::array<Entry, 7> kPlanners{{
+    {"naive", [](std::span<const Buffer> b, const PlanOptions&) { return detail::plan_naive(b); }},
+    {"greedy-size",
+     [](std::span<const Buffer> b, const PlanOptions&) { return detail::plan_greedy_size(b); }},
+    {"greedy-breadth",
+     [](std::span<const Buffer> b, const PlanOptions&) { return detail::plan_greedy_breadth(b); }},
+    {"best-fit",
+     [](std::span<const Buffer> b, const PlanOptions&) { return detail::plan_best_fit(b); }},
+    {"anneal", run_anneal},
+    {"exact", run_exact},
+    {"auto", detail::plan_auto},
+}};
+
+constexpr std::array<std::string_view, kPlanners.size()> kNames = [] {
+  std::array<std::string_view, kPlanners.size()> names{};
+  for (size_t i = 0; i < kPlanners.size(); ++i) names[i] = kPlanners[i].name;
+  return names;
+}();
+
+class NamedPlanner final : public Planner {
+ public:
+  explicit NamedPlanner(const Entry& entry) : entry_(entry) {}
+  std::string_view name() const override { return entry_.name; }
+  Plan plan(std::span<const Buffer> buffers, const PlanOptions& options) const override {
+    return entry_.run(buffers, options);
+  }
+
+ private:
+  const Entry& entry_;
+};
+
+}  // namespace
+
+std::span<const std::string_view> planner_names() {
+  return kNames;
+}
+
+std::unique_ptr<Planner> make_planner(std::string_view name) {
+  for (const Entry& e : kPlanners) {
+    if (e.name == name) return std::make_unique<NamedPlanner>(e);
+  }
+  std::string known;
+  for (const std::string_view n : kNames) known += (known.empty() ? "" : ", ") + std::string(n);
+  throw UsageError("unknown planner " + in_quotes(name) + ": expected one of " + known);
+}
+
+Plan plan_buffers(std::span<const Buffer> buffers, std::string_view algorithm,
+                  const PlanOptions& options) {
+  const auto planner = make_planner(algorithm);
+  check_buffers(buffers);
+  const auto start = std::chrono::steady_clock::now();
+  Plan p = planner->plan(buffers, options);
+  p.solve_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (const auto violation = find_violation(buffers, p.offsets)) {
+    throw Error("internal error: planner '" + std::string(algorithm) + "' (" + p.algorithm +
+                ") produced an invalid plan: " + *violation);
+  }
+  if (p.algorithm.empty()) p.algorithm = std::string(algorithm);
+  p.arena_bytes = arena_bytes(buffers, p.offsets);
+  p.lower_bound_bytes = lower_bound_bytes(buffers);
+  p.optimal = p.optimal || p.arena_bytes <= p.lower_bound_bytes;
+  return p;
+}
+
+MemoryPlanner::MemoryPlanner(std::string_view algorithm, PlanOptions options)
+    : planner_(make_planner(algorithm)), options_(options) {}
+
+size_t MemoryPlanner::add_buffer(int64_t size, int64_t lower, int64_t upper) {
+  return add_buffer(Buffer{std::to_string(buffers_.size()), lower, upper, size, 1, std::nullopt});
+}
+
+size_t MemoryPlanner::add_buffer(Buffer buffer) {
+  buffers_.push_back(std::move(buffer));
+  planned_ = false;
+  return buffers_.size() - 1;
+}
+
+const Plan& MemoryPlanner::plan() {
+  if (!planned_) {
+    plan_ = plan_buffers(buffers_, planner_->name(), options_);
+    planned_ = true;
+  }
+  return plan_;
+}
+
+int64_t MemoryPlanner::offset(size_t index) {
+  if (index >= buffers_.size()) {
+    throw UsageError("no buffer " + std::to_string(index) + ": " + std::to_string(buffers_.size()) +
+                     " were added");
+  }
+  return plan().offsets[index];
+}
+
+int64_t MemoryPlanner::arena_bytes() {
+  return plan().arena_bytes;
+}
+
+}  // namespace footprint::plan
