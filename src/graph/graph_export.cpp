@@ -12,7 +12,9 @@ onnx::Array<T> to_array(std::span<T> s) {
 
 class Exporter {
  public:
-  explicit Exporter(BumpArena& arena) : arena_(arena) {}
+  // Before IR version 4 every initializer had to be listed as a graph input as well.
+  Exporter(BumpArena& arena, bool initializers_as_inputs)
+      : arena_(arena), initializers_as_inputs_(initializers_as_inputs) {}
 
   const onnx::GraphProto* graph(const Graph& g) {
     auto* out = arena_.make<onnx::GraphProto>();
@@ -27,7 +29,11 @@ class Exporter {
     for (size_t i = 0; i < inits.size(); ++i) inits[i] = *g.value(g.initializers()[i]).initializer;
     out->initializers = to_array(inits);
 
-    out->inputs = value_infos(g, g.inputs());
+    std::vector<ValueId> inputs = g.inputs();
+    if (initializers_as_inputs_) {
+      inputs.insert(inputs.end(), g.initializers().begin(), g.initializers().end());
+    }
+    out->inputs = value_infos(g, inputs);
     out->outputs = value_infos(g, g.outputs());
     std::vector<ValueId> typed;
     for (ValueId id = 0; id < static_cast<ValueId>(g.values().size()); ++id) {
@@ -110,6 +116,7 @@ class Exporter {
   }
 
   BumpArena& arena_;
+  bool initializers_as_inputs_;
 };
 
 }  // namespace
@@ -132,7 +139,7 @@ ExportedModel export_onnx(const Graph& g, const ExportOptions& options,
     }
     model->opset_import = to_array(opsets);
   }
-  Exporter exporter(arena);
+  Exporter exporter(arena, model->ir_version > 0 && model->ir_version < 4);
   model->graph = exporter.graph(g);
   result.set_proto(model);
   return result;

@@ -95,9 +95,10 @@ TEST(LoadBudget, HalfAGigabyteOfWeightsLoadsWithAStructuralHeap) {
   const uint64_t file_bytes = std::filesystem::file_size(path);
   ASSERT_GE(file_bytes, 500'000'000u);
   const size_t nodes = 2 * kLayers;
-  // Allowed: 5% of the file plus 2 KiB per node (the parse tree and graph IR per node measured
-  // here are a few hundred bytes; the constant leaves room across standard libraries).
-  const double allowed = 0.05 * static_cast<double>(file_bytes) + 2048.0 * nodes;
+  // Allowed: 5% of the file plus the stated 2.5 KiB per node (docs/BENCHMARKS.md: a node costs
+  // about 1.2 KB at the margin, parse tree and graph IR together; small models also carry a
+  // fixed ~10 KB of containers that the per-node figure absorbs).
+  const double allowed = 0.05 * static_cast<double>(file_bytes) + 2560.0 * nodes;
 
   {
     CountingResource from_path;

@@ -12,6 +12,7 @@
 #include "footprint/onnx/writer.hpp"
 #include "test_support.hpp"
 #include "tiny_cnn.hpp"
+#include "wire_builder.hpp"
 
 namespace footprint {
 namespace {
@@ -193,6 +194,38 @@ TEST(WriterRoundTrip, FileWriteIsAtomic) {
   size_t files = 0;
   for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++files;
   EXPECT_EQ(files, 1u);
+}
+
+}  // namespace
+}  // namespace footprint
+
+namespace footprint {
+namespace {
+
+// Before IR version 4 initializers had to be graph inputs too; runtimes reject an IR 3 model
+// whose initializers are not (onnxruntime: "Graph ctor should have created NodeArg").
+TEST(WriterRoundTrip, IrThreeExportListsInitializersAsInputs) {
+  testing::Wire g;
+  g.msg(11, testing::float_value_info("x", {2}));
+  g.msg(5, testing::float_tensor("w", {2}, {1, 2}));
+  g.msg(5, testing::float_tensor("unused", {1}, {3}));
+  g.msg(1, testing::node("Add", {"x", "w"}, {"y"}));
+  g.msg(12, testing::float_value_info("y", {2}));
+  testing::Wire m;
+  m.int_field(1, 3).msg(7, g).msg(8, testing::Wire().int_field(2, 9));
+  const auto bytes = m.bytes();
+  const auto model = onnx::load(onnx::ModelSource::borrow(bytes));
+  const auto exported = graph::export_onnx(graph::Graph::from_onnx(model));
+  const auto& inputs = exported.proto().graph->inputs;
+  ASSERT_EQ(inputs.size(), 3u);
+  EXPECT_EQ(inputs[0].name, "x");
+  EXPECT_EQ(inputs[1].name, "w");
+  EXPECT_EQ(inputs[2].name, "unused");
+  // From IR version 4 on they are not.
+  testing::Wire m8 = testing::model(g);
+  const auto bytes8 = m8.bytes();
+  const auto model8 = onnx::load(onnx::ModelSource::borrow(bytes8));
+  EXPECT_EQ(graph::export_onnx(graph::Graph::from_onnx(model8)).proto().graph->inputs.size(), 1u);
 }
 
 }  // namespace
