@@ -289,8 +289,14 @@ class Simulator {
       if (b.free_after == kNever) tl.after_bytes += p_.tensors[b.tensor].bytes;
       if (b.category == Category::activations) {
         const int last = b.free_after == kNever ? n - 1 : b.free_after;
-        tl.buffers.push_back({b.tensor, b.alloc, last, p_.tensors[b.tensor].bytes});
+        tl.buffers.push_back(
+            {b.tensor, b.alloc, last, p_.tensors[b.tensor].bytes, Category::activations});
       }
+    }
+    // Scratch is planned in the arena too (DESIGN.md), so the planner sees it as a buffer.
+    for (int s = 0; s < n; ++s) {
+      const uint64_t ws = p_.steps[s].workspace;
+      if (ws > 0) tl.buffers.push_back({-1, s, s, ws, Category::workspace});
     }
     if (tl.peak_step >= 0) alive_at(tl.peak_step, tl);
     return tl;

@@ -1,6 +1,6 @@
 // `footprint analyze MODEL|TRACE.json [--dim N=V]... [--sweep N=V1,V2,...] [--inputs
 // caller|donated]
-//  [--order stored] [--json]`
+//  [--order stored|memory] [--json]`
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -16,6 +16,7 @@
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/report/analysis_report.hpp"
+#include "model_program.hpp"
 
 namespace footprint::cli {
 namespace {
@@ -28,29 +29,6 @@ struct AnalyzeOptions {
   std::string order = "stored";
   bool json = false;
 };
-
-// "N=8" -> ("N", 8); a malformed binding is a usage error naming the flag.
-std::pair<std::string, std::string> split_binding(const std::string& text, const char* flag) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
-    throw UsageError(std::string(flag) + " expects NAME=VALUE, got " + in_quotes(text));
-  }
-  return {text.substr(0, eq), text.substr(eq + 1)};
-}
-
-int64_t parse_dim_value(const std::string& text, const char* flag) {
-  size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || v < 0) {
-    throw UsageError(std::string(flag) + ": " + in_quotes(text) + " is not a non-negative integer");
-  }
-  return v;
-}
 
 void print_warnings(const report::AnalysisReport& r) {
   for (const auto& d : r.unbound_dims) {
@@ -69,16 +47,14 @@ void emit(const report::AnalysisReport& r, bool json) {
   }
 }
 
-analysis::InputsPolicy policy_of(const std::string& s) {
-  return s == "donated" ? analysis::InputsPolicy::donated : analysis::InputsPolicy::caller;
-}
-
 void analyze_trace(const AnalyzeOptions& o, bool inputs_given) {
   if (!o.dims.empty() || !o.sweep.empty()) {
     throw UsageError("--dim and --sweep apply to models; a trace has concrete sizes");
   }
   analysis::Trace trace = analysis::read_trace_file(o.input);
   if (inputs_given) trace.program.inputs = policy_of(o.inputs);
+  if (o.order != "stored")
+    throw UsageError("--order memory applies to models; a trace has its own order");
   const analysis::Timeline t = analysis::simulate(trace.program);
   report::AnalysisReport r;
   r.model = o.input;
@@ -88,48 +64,41 @@ void analyze_trace(const AnalyzeOptions& o, bool inputs_given) {
   emit(r, o.json);
 }
 
+std::pair<std::string, std::vector<int64_t>> parse_sweep(const std::string& sweep) {
+  std::pair<std::string, std::vector<int64_t>> out;
+  if (sweep.empty()) return out;
+  const auto [name, list] = split_binding(sweep, "--sweep");
+  out.first = name;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t comma = list.find(',', start);
+    const std::string item =
+        list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    out.second.push_back(parse_dim_value(item, "--sweep"));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
 void analyze_model(const AnalyzeOptions& o) {
-  analysis::GraphProgramOptions options;
-  options.inputs = policy_of(o.inputs);
-  for (const std::string& d : o.dims) {
-    const auto [name, value] = split_binding(d, "--dim");
-    options.dims[name] = parse_dim_value(value, "--dim");
-  }
-  std::string sweep_dim;
-  std::vector<int64_t> sweep_values;
-  if (!o.sweep.empty()) {
-    const auto [name, list] = split_binding(o.sweep, "--sweep");
-    sweep_dim = name;
-    size_t start = 0;
-    while (start <= list.size()) {
-      const size_t comma = list.find(',', start);
-      const std::string item =
-          list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      sweep_values.push_back(parse_dim_value(item, "--sweep"));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
-  }
-
-  const onnx::Model model = onnx::load_file(o.input);
-  graph::Graph g = graph::Graph::from_onnx(model);
-  const graph::ShapeInferenceReport inference = graph::infer_shapes(g);
-  const analysis::GraphProgram program = analysis::build_program(g, options);
-  const analysis::Timeline t = analysis::simulate(program.program);
-
+  const auto [sweep_dim, sweep_values] = parse_sweep(o.sweep);
+  const ModelProgram m = load_model_program({o.input, o.dims, o.inputs, o.order});
   report::AnalysisReport r;
   r.model = o.input;
-  r.order = o.order;
+  r.order = m.order;
+  r.stored_lower_bound_bytes = m.stored_lower_bound_bytes;
   r.inputs_policy = o.inputs;
-  r.timeline = &t;
-  r.dims = options.dims;
-  for (const auto& d : program.unbound_dims) r.dims[d] = 1;
-  r.unbound_dims = program.unbound_dims;
-  r.warnings = inference.warnings;
-  r.warnings.insert(r.warnings.end(), program.warnings.begin(), program.warnings.end());
-  r.subgraphs = program.subgraphs;
-  r.constant_nodes = program.constant_nodes;
-  if (!sweep_dim.empty()) r.sweep = analysis::sweep_dim(g, options, sweep_dim, sweep_values);
+  r.timeline = &m.timeline;
+  r.dims = m.options.dims;
+  for (const auto& d : m.program.unbound_dims) r.dims[d] = 1;
+  r.unbound_dims = m.program.unbound_dims;
+  r.warnings = m.inference.warnings;
+  r.warnings.insert(r.warnings.end(), m.program.warnings.begin(), m.program.warnings.end());
+  r.subgraphs = m.program.subgraphs;
+  r.constant_nodes = m.program.constant_nodes;
+  if (!sweep_dim.empty())
+    r.sweep = analysis::sweep_dim(m.graph, m.options, sweep_dim, sweep_values);
   emit(r, o.json);
 }
 
@@ -155,8 +124,10 @@ void add_analyze_command(CLI::App& app) {
                                  "caller: the caller holds inputs for the whole run (default); "
                                  "donated: inputs are freed after their last use")
                      ->check(CLI::IsMember({"caller", "donated"}));
-  cmd->add_option("--order", opts->order, "Node order: stored (the model's topological order)")
-      ->check(CLI::IsMember({"stored"}));
+  cmd->add_option("--order", opts->order,
+                  "Node order: stored (the model's topological order) or memory (searched for a "
+                  "lower lower bound; never worse than stored)")
+      ->check(CLI::IsMember({"stored", "memory"}));
   cmd->add_flag("--json", opts->json, "Print one JSON object on stdout");
   cmd->callback([opts, inputs] {
     if (is_trace(opts->input)) {

@@ -1,7 +1,9 @@
-// `footprint plan BUFFERS.csv [--algo NAME] [--time-limit S] [--capacity BYTES] [--seed N]
+// `footprint plan MODEL.onnx|BUFFERS.csv [--dim N=V]... [--inputs caller|donated]
+//  [--order stored|memory] [--algo NAME] [--time-limit S] [--capacity BYTES] [--seed N]
 //  [-o OUT.csv] [--json]`
 //
-// Plans a buffer list (MiniMalloc's CSV) with one of the planners. Every plan printed or written
+// Plans a model's arena (its activations and workspace, from the analysis timeline) or a buffer
+// list (MiniMalloc's CSV) with one of the planners. Every plan printed or written
 // has passed the validator: plan_buffers() throws rather than return an invalid plan.
 #include <fmt/format.h>
 
@@ -11,12 +13,15 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "commands.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/plan/buffer_csv.hpp"
 #include "footprint/plan/planner.hpp"
+#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/report/model_summary_report.hpp"
+#include "model_program.hpp"
 
 namespace footprint::cli {
 namespace {
@@ -29,13 +34,25 @@ struct PlanCommandOptions {
   uint64_t seed = 1;
   std::string output;
   bool json = false;
+  std::vector<std::string> dims;  // models only
+  std::string inputs = "caller";
+  std::string order = "stored";
+};
+
+// Where a model's buffers came from, for the report.
+struct ModelFacts {
+  std::string order;
+  uint64_t lower_bound_bytes = 0;
+  uint64_t lower_bound_arena_bytes = 0;
+  std::optional<uint64_t> stored_lower_bound_bytes;
 };
 
 bool is_model_path(const std::string& path) {
   return std::filesystem::path(path).extension() == ".onnx";
 }
 
-nlohmann::json to_json(const PlanCommandOptions& o, const plan::Plan& p, size_t buffers) {
+nlohmann::json to_json(const PlanCommandOptions& o, const plan::Plan& p, size_t buffers,
+                       const std::optional<ModelFacts>& model) {
   nlohmann::json j = {
       {"input", o.input},
       {"algo", o.algo},
@@ -56,12 +73,30 @@ nlohmann::json to_json(const PlanCommandOptions& o, const plan::Plan& p, size_t 
     j["fits"] = p.arena_bytes <= *o.capacity_bytes;
   }
   if (!o.output.empty()) j["output"] = o.output;
+  if (model) {
+    j["model"] = o.input;
+    j["order"] = model->order;
+    j["inputs"] = o.inputs;
+    j["timeline_lower_bound_bytes"] = model->lower_bound_bytes;
+    j["timeline_lower_bound_arena_bytes"] = model->lower_bound_arena_bytes;
+    if (model->stored_lower_bound_bytes) {
+      j["stored_lower_bound_bytes"] = *model->stored_lower_bound_bytes;
+    }
+  }
   return j;
 }
 
-std::string to_text(const PlanCommandOptions& o, const plan::Plan& p, size_t buffers) {
+std::string to_text(const PlanCommandOptions& o, const plan::Plan& p, size_t buffers,
+                    const std::optional<ModelFacts>& model) {
   std::string text =
       fmt::format("plan        {}: {} buffers, {} ({})\n", o.input, buffers, o.algo, p.algorithm);
+  if (model) {
+    text += fmt::format("order       {} (lower bound {} B", model->order, model->lower_bound_bytes);
+    if (model->stored_lower_bound_bytes) {
+      text += fmt::format("; stored order {} B", *model->stored_lower_bound_bytes);
+    }
+    text += ")\n";
+  }
   text += fmt::format("arena       {} B ({})", p.arena_bytes, report::human_bytes(p.arena_bytes));
   text += fmt::format("   lower bound {} B", p.lower_bound_bytes);
   if (p.lower_bound_bytes > 0) {
@@ -79,13 +114,32 @@ std::string to_text(const PlanCommandOptions& o, const plan::Plan& p, size_t buf
   return text;
 }
 
-void run_plan(const PlanCommandOptions& o) {
-  if (is_model_path(o.input)) {
-    throw UsageError(o.input +
-                     ": planning a model's activations arrives with the analysis layer; for now "
-                     "`footprint plan` takes a buffer list (CSV: id,lower,upper,size)");
+// The model's arena buffers under the chosen order, with warnings on stderr as analyze prints.
+std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, ModelFacts& facts) {
+  const ModelProgram m = load_model_program({o.input, o.dims, o.inputs, o.order});
+  for (const auto& d : m.program.unbound_dims) {
+    std::fprintf(stderr, "footprint: warning: dim %s is unbound; using 1 (set --dim %s=V)\n",
+                 d.c_str(), d.c_str());
   }
-  const std::vector<plan::Buffer> buffers = plan::read_buffers_csv(o.input);
+  facts.order = m.order;
+  facts.lower_bound_bytes = m.timeline.lower_bound_bytes;
+  facts.lower_bound_arena_bytes = m.timeline.lower_bound_arena_bytes;
+  facts.stored_lower_bound_bytes = m.stored_lower_bound_bytes;
+  return plan::arena_buffers(m.timeline, m.program.program);
+}
+
+void run_plan(const PlanCommandOptions& o) {
+  std::optional<ModelFacts> facts;
+  std::vector<plan::Buffer> buffers;
+  if (is_model_path(o.input)) {
+    facts.emplace();
+    buffers = model_buffers(o, *facts);
+  } else {
+    if (!o.dims.empty() || o.order != "stored") {
+      throw UsageError("--dim and --order apply to models; a buffer list has fixed lifetimes");
+    }
+    buffers = plan::read_buffers_csv(o.input);
+  }
   plan::PlanOptions options;
   options.time_limit_s = o.time_limit_s;
   options.capacity_bytes = o.capacity_bytes;
@@ -93,9 +147,9 @@ void run_plan(const PlanCommandOptions& o) {
   const plan::Plan p = plan::plan_buffers(buffers, o.algo, options);
   if (!o.output.empty()) plan::write_plan_csv(o.output, buffers, p.offsets);
   if (o.json) {
-    std::printf("%s\n", to_json(o, p, buffers.size()).dump(2).c_str());
+    std::printf("%s\n", to_json(o, p, buffers.size(), facts).dump(2).c_str());
   } else {
-    std::printf("%s\n", to_text(o, p, buffers.size()).c_str());
+    std::printf("%s\n", to_text(o, p, buffers.size(), facts).c_str());
   }
 }
 
@@ -105,10 +159,18 @@ void add_plan_command(CLI::App& app) {
   auto opts = std::make_shared<PlanCommandOptions>();
   CLI::App* cmd = app.add_subcommand(
       "plan", "Give every buffer an offset in the smallest arena (a validated plan).");
-  cmd->add_option("BUFFERS", opts->input,
-                  "Buffer list: CSV with a header id,lower,upper,size (MiniMalloc's format; "
-                  "lifetimes are half-open [lower, upper))")
+  cmd->add_option("INPUT", opts->input,
+                  "ONNX model (its activations and workspace), or a buffer list: CSV with a "
+                  "header id,lower,upper,size (MiniMalloc's format; lifetimes are half-open "
+                  "[lower, upper))")
       ->required();
+  cmd->add_option("--dim", opts->dims, "Model: bind a named dim, --dim N=8 (repeatable)");
+  cmd->add_option("--inputs", opts->inputs,
+                  "Model: caller (inputs held by the caller, default) or donated")
+      ->check(CLI::IsMember({"caller", "donated"}));
+  cmd->add_option("--order", opts->order,
+                  "Model: node order, stored (default) or memory (searched for a lower bound)")
+      ->check(CLI::IsMember({"stored", "memory"}));
   std::vector<std::string> names;
   for (const std::string_view n : plan::planner_names()) names.emplace_back(n);
   cmd->add_option("--algo", opts->algo, "Planner (default auto)")->check(CLI::IsMember(names));

@@ -27,6 +27,7 @@ nlohmann::json to_json(const AnalysisReport& r) {
                 {"total_peak", t.total_peak_bytes}};
   j["lower_bound_bytes"] = t.lower_bound_bytes;
   j["lower_bound_arena_bytes"] = t.lower_bound_arena_bytes;
+  if (r.stored_lower_bound_bytes) j["stored_lower_bound_bytes"] = *r.stored_lower_bound_bytes;
   j["peak_step"] = t.peak_step;
   j["peak_node"] = t.peak_step >= 0 ? t.steps[t.peak_step].node : "";
   j["after_bytes"] = t.after_bytes;
@@ -100,6 +101,10 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
        t.peak_step >= 0 ? t.steps[t.peak_step].node : "-");
   line("lower bound  {:>12}   ({} with 64-byte buffers): no arena for this order is smaller",
        human_bytes(t.lower_bound_bytes), human_bytes(t.lower_bound_arena_bytes));
+  if (r.stored_lower_bound_bytes) {
+    line("stored order {:>12}   (lower bound in the model's own order)",
+         human_bytes(*r.stored_lower_bound_bytes));
+  }
   line("after run    {:>12}   (outputs and what the caller holds)", human_bytes(t.after_bytes));
   if (r.constant_nodes > 0)
     line("constants    {} nodes computed once at prepare time", r.constant_nodes);

@@ -76,6 +76,18 @@ TEST(AnalyzeCommand, UnboundDimsWarnOnStderr) {
   EXPECT_NE(r.out.find("total peak"), std::string::npos);
 }
 
+// --order memory names the order and keeps the stored order's bound beside the chosen one.
+TEST(AnalyzeCommand, MemoryOrderReportsBothBounds) {
+  const auto stored = analyze_json(std::string("--dim N=4 ") + FOOTPRINT_EXAMPLE_MODEL);
+  EXPECT_EQ(stored["order"], "stored");
+  EXPECT_FALSE(stored.contains("stored_lower_bound_bytes"));
+  const auto j = analyze_json(std::string("--order memory --dim N=4 ") + FOOTPRINT_EXAMPLE_MODEL);
+  EXPECT_EQ(j["order"], "memory");
+  EXPECT_EQ(j["stored_lower_bound_bytes"], stored["lower_bound_bytes"]);
+  EXPECT_LE(j["lower_bound_bytes"].get<uint64_t>(), stored["lower_bound_bytes"].get<uint64_t>());
+  EXPECT_EQ(run("analyze --order fastest " + std::string(FOOTPRINT_EXAMPLE_MODEL)).exit_code, 2);
+}
+
 TEST(AnalyzeCommand, BadUsageAndBadInput) {
   EXPECT_EQ(run(std::string("analyze --dim N ") + FOOTPRINT_EXAMPLE_MODEL).exit_code, 2);
   EXPECT_EQ(run(std::string("analyze --dim N=-3 ") + FOOTPRINT_EXAMPLE_MODEL).exit_code, 2);

@@ -76,9 +76,10 @@ TEST(PlanCommand, BadUsageExitsWithTwo) {
   EXPECT_EQ(run("plan").exit_code, 2);
   EXPECT_EQ(run("plan --algo quantum " + in.string()).exit_code, 2);
   EXPECT_EQ(run("plan --time-limit -1 " + in.string()).exit_code, 2);
-  const CliRun model = run(std::string("plan ") + FOOTPRINT_EXAMPLE_MODEL);
-  EXPECT_EQ(model.exit_code, 2);
-  EXPECT_NE(model.err.find("analysis layer"), std::string::npos) << model.err;
+  // Model flags on a buffer list are a usage error.
+  const CliRun csv_order = run("plan --order memory " + in.string());
+  EXPECT_EQ(csv_order.exit_code, 2);
+  EXPECT_NE(csv_order.err.find("apply to models"), std::string::npos) << csv_order.err;
 }
 
 TEST(PlanCommand, BadInputExitsWithOneAndOneLine) {

@@ -38,12 +38,14 @@ struct AliveTensor {
   std::string why;
 };
 
-// A buffer's lifetime in steps, [first, last] inclusive, for the planner.
+// A buffer's lifetime in steps, [first, last] inclusive, for the planner. Activations name their
+// tensor; a step's workspace (category workspace, tensor -1) lives for that step alone.
 struct BufferLifetime {
   int tensor = 0;
   int first = 0;
   int last = 0;
   uint64_t bytes = 0;
+  Category category = Category::activations;
 };
 
 struct Timeline {

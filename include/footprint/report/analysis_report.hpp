@@ -14,6 +14,7 @@ namespace footprint::report {
 struct AnalysisReport {
   std::string model;
   std::string order = "stored";
+  std::optional<uint64_t> stored_lower_bound_bytes;  // beside the chosen order's, when not stored
   std::string inputs_policy = "caller";
   const analysis::Timeline* timeline = nullptr;
   DimBindings dims;

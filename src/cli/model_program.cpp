@@ -1,0 +1,56 @@
+#include "model_program.hpp"
+
+#include "footprint/analysis/memory_order.hpp"
+#include "footprint/core/error.hpp"
+
+namespace footprint::cli {
+
+std::pair<std::string, std::string> split_binding(const std::string& text, const char* flag) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    throw UsageError(std::string(flag) + " expects NAME=VALUE, got " + in_quotes(text));
+  }
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+int64_t parse_dim_value(const std::string& text, const char* flag) {
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || v < 0) {
+    throw UsageError(std::string(flag) + ": " + in_quotes(text) + " is not a non-negative integer");
+  }
+  return v;
+}
+
+analysis::InputsPolicy policy_of(const std::string& s) {
+  return s == "donated" ? analysis::InputsPolicy::donated : analysis::InputsPolicy::caller;
+}
+
+ModelProgram load_model_program(const ModelArgs& args) {
+  ModelProgram m;
+  m.options.inputs = policy_of(args.inputs);
+  for (const std::string& d : args.dims) {
+    const auto [name, value] = split_binding(d, "--dim");
+    m.options.dims[name] = parse_dim_value(value, "--dim");
+  }
+  m.model = std::make_unique<onnx::Model>(onnx::load_file(args.path));
+  m.graph = graph::Graph::from_onnx(*m.model);
+  m.inference = graph::infer_shapes(m.graph);
+  m.order = args.order;
+  if (args.order == "memory") {
+    // The search starts from (and never does worse than) the stored order.
+    const analysis::MemoryOrder mo = analysis::memory_order(m.graph, m.options);
+    m.stored_lower_bound_bytes = mo.stored_lower_bound_bytes;
+    m.options.order = mo.order;
+  }
+  m.program = analysis::build_program(m.graph, m.options);
+  m.timeline = analysis::simulate(m.program.program);
+  return m;
+}
+
+}  // namespace footprint::cli

@@ -1,0 +1,43 @@
+#pragma once
+// What `analyze` and `plan` share for a model: parse --dim / --inputs / --order, load, infer
+// shapes, pick the node order and simulate it.
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "footprint/analysis/graph_program.hpp"
+#include "footprint/analysis/timeline.hpp"
+#include "footprint/graph/graph.hpp"
+#include "footprint/graph/shape_inference.hpp"
+#include "footprint/onnx/model.hpp"
+
+namespace footprint::cli {
+
+struct ModelArgs {
+  std::string path;
+  std::vector<std::string> dims;  // "N=8"
+  std::string inputs = "caller";  // caller | donated
+  std::string order = "stored";   // stored | memory
+};
+
+struct ModelProgram {
+  std::unique_ptr<onnx::Model> model;  // the graph refers into it
+  graph::Graph graph;
+  graph::ShapeInferenceReport inference;
+  analysis::GraphProgramOptions options;
+  analysis::GraphProgram program;
+  analysis::Timeline timeline;
+  std::string order;                                 // "stored" or "memory"
+  std::optional<uint64_t> stored_lower_bound_bytes;  // set with --order memory
+};
+
+// "N=8" -> ("N", 8); malformed text is a usage error naming the flag.
+std::pair<std::string, std::string> split_binding(const std::string& text, const char* flag);
+int64_t parse_dim_value(const std::string& text, const char* flag);
+analysis::InputsPolicy policy_of(const std::string& s);
+
+ModelProgram load_model_program(const ModelArgs& args);
+
+}  // namespace footprint::cli
