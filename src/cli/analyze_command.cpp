@@ -1,6 +1,7 @@
 // `footprint analyze MODEL|TRACE.json [--dim N=V]... [--sweep N=V1,V2,...] [--inputs
 // caller|donated]
 //  [--order stored|memory] [--json]`
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -83,7 +84,15 @@ std::pair<std::string, std::vector<int64_t>> parse_sweep(const std::string& swee
 
 void analyze_model(const AnalyzeOptions& o) {
   const auto [sweep_dim, sweep_values] = parse_sweep(o.sweep);
-  const ModelProgram m = load_model_program({o.input, o.dims, o.inputs, o.order});
+  // The main report of a sweep is at its first value, unless --dim binds the dim itself.
+  std::vector<std::string> dims = o.dims;
+  const bool sweep_bound = std::any_of(dims.begin(), dims.end(), [&](const std::string& d) {
+    return d.rfind(sweep_dim + "=", 0) == 0;
+  });
+  if (!sweep_dim.empty() && !sweep_values.empty() && !sweep_bound) {
+    dims.push_back(sweep_dim + "=" + std::to_string(sweep_values.front()));
+  }
+  const ModelProgram m = load_model_program({o.input, dims, o.inputs, o.order});
   report::AnalysisReport r;
   r.model = o.input;
   r.order = m.order;
