@@ -39,23 +39,11 @@
 #include <string_view>
 #include <vector>
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wshadow"
-#pragma GCC diagnostic ignored "-Wpedantic"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#include <google/protobuf/util/field_comparator.h>
-#include <google/protobuf/util/message_differencer.h>
-#include <onnx/checker.h>
-#include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
-#pragma GCC diagnostic pop
-
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/proto.hpp"
 #include "footprint/onnx/tensor_data.hpp"
 #include "footprint/onnx/writer.hpp"
+#include "oracle/official_onnx.hpp"
 #include "test_support.hpp"
 #include "tiny_cnn.hpp"
 
@@ -65,7 +53,7 @@ namespace fs = std::filesystem;
 namespace fo = footprint::onnx;
 namespace ref = ::onnx;
 
-const fs::path kOnnxTestData = "/usr/share/libonnx-testdata/data";
+const fs::path kOnnxTestData = footprint::testing::kOnnxTestData;
 
 // ---------------------------------------------------------------------------------------------
 // Mismatch collection

@@ -28,22 +28,13 @@
 #include <string_view>
 #include <vector>
 
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wshadow"
-#pragma GCC diagnostic ignored "-Wpedantic"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
-#pragma GCC diagnostic pop
-
 #include "footprint/core/error.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/tensor_file.hpp"
+#include "oracle/official_onnx.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -52,7 +43,7 @@ namespace fs = std::filesystem;
 namespace fg = footprint::graph;
 namespace ref = ::onnx;
 
-const fs::path kTestData = "/usr/share/libonnx-testdata/data";
+const fs::path kTestData = footprint::testing::kOnnxTestData;
 
 // Known disagreements, matched on the model's label (the case or model folder) and the op that
 // produced the value. Each says why the official answer is not the one to follow.
