@@ -160,7 +160,8 @@ class ProgramBuilder {
       const Timeline t = simulate(child.program);
       out_.subgraphs.push_back({step_name, sub.attribute, t.lower_bound_bytes, t.total_peak_bytes});
       for (auto& w : child.warnings)
-        out_.warnings.push_back(step_name + "/" + sub.attribute + ": " + w);
+        out_.warnings.push_back(
+            std::string(step_name).append("/").append(sub.attribute).append(": ").append(w));
       worst = std::max(worst, t.lower_bound_bytes);
     }
     return worst;

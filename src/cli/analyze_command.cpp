@@ -86,8 +86,9 @@ void analyze_model(const AnalyzeOptions& o) {
   const auto [sweep_dim, sweep_values] = parse_sweep(o.sweep);
   // The main report of a sweep is at its first value, unless --dim binds the dim itself.
   std::vector<std::string> dims = o.dims;
+  const std::string sweep_prefix = sweep_dim + "=";
   const bool sweep_bound = std::any_of(dims.begin(), dims.end(), [&](const std::string& d) {
-    return d.rfind(sweep_dim + "=", 0) == 0;
+    return d.rfind(sweep_prefix, 0) == 0;
   });
   if (!sweep_dim.empty() && !sweep_values.empty() && !sweep_bound) {
     dims.push_back(sweep_dim + "=" + std::to_string(sweep_values.front()));

@@ -6,6 +6,7 @@
 #include "commands.hpp"
 #include "footprint/core/error.hpp"
 
+// NOLINTNEXTLINE(bugprone-exception-escape): only CLI11's setup could throw, before any input.
 int main(int argc, char** argv) {
   CLI::App app{
       "footprint: predicts, plans, measures and shrinks the memory footprint of neural-network "

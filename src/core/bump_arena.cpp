@@ -28,9 +28,10 @@ BumpArena& BumpArena::operator=(BumpArena&& other) noexcept {
 }
 
 void* BumpArena::allocate(size_t bytes, size_t alignment) {
+  // Pointer arithmetic rather than an integer round trip keeps the pointer's provenance.
   auto aligned = [alignment](std::byte* p) {
-    auto v = reinterpret_cast<uintptr_t>(p);
-    return reinterpret_cast<std::byte*>((v + alignment - 1) & ~(uintptr_t{alignment} - 1));
+    const auto misalign = reinterpret_cast<uintptr_t>(p) & (uintptr_t{alignment} - 1);
+    return misalign == 0 ? p : p + (alignment - misalign);
   };
   if (cursor_ != nullptr) {
     std::byte* p = aligned(cursor_);

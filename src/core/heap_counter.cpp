@@ -11,6 +11,8 @@
 #include <cstdint>
 #include <cstring>
 
+// glibc's own entry points, which the wrappers below forward to.
+// NOLINTBEGIN(bugprone-reserved-identifier)
 extern "C" {
 void* __libc_malloc(size_t);
 void* __libc_calloc(size_t, size_t);
@@ -18,6 +20,7 @@ void* __libc_realloc(void*, size_t);
 void __libc_free(void*);
 void* __libc_memalign(size_t, size_t);
 }
+// NOLINTEND(bugprone-reserved-identifier)
 
 namespace {
 

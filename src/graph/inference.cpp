@@ -36,7 +36,7 @@ double bfloat16_to_double(uint16_t b) {
 bool read_int(DType t, const std::byte* p, int64_t& out) {
   switch (t) {
     case DType::int8:
-      out = load<int8_t>(p);
+      out = load<int8_t>(p);  // NOLINT(bugprone-signed-char-misuse): int8 is signed by definition
       return true;
     case DType::uint8:
     case DType::boolean:

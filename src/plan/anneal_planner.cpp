@@ -75,11 +75,11 @@ class Annealer {
 
   // What apply() needs to be undone: the order and offsets from `from` on.
   struct Snapshot {
-    size_t from;
+    size_t from = 0;
     std::vector<uint32_t> order;
     std::vector<int64_t> offsets;  // by item, of the items in `order`
-    double energy;
-    int64_t height;
+    double energy = 0;
+    int64_t height = 0;
   };
   void save(size_t from, Snapshot& s) const {
     s.from = from;

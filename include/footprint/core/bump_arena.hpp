@@ -33,8 +33,10 @@ class BumpArena {
   std::span<T> make_array(size_t n) {
     static_assert(std::is_trivially_destructible_v<T>);
     if (n == 0) return {};
+    // NOLINTBEGIN(bugprone-sizeof-expression): T may itself be a pointer type (block tables).
     if (n > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
     T* p = static_cast<T*>(allocate(n * sizeof(T), alignof(T)));
+    // NOLINTEND(bugprone-sizeof-expression)
     for (size_t i = 0; i < n; ++i) new (p + i) T();
     return {p, n};
   }

@@ -213,10 +213,12 @@ void infer_transpose(const InferContext& ctx, InferResult& r) {
     for (size_t i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
   }
   std::vector<Dim> dims;
+  dims.reserve(perm.size());
   for (size_t i : perm) dims.push_back(x.shape.dims[i]);
   set_output(r, 0, x.dtype, ranked(std::move(dims)));
   if (const KnownValue* v = ctx.value(0)) {
     std::vector<int64_t> out_dims;
+    out_dims.reserve(perm.size());
     for (size_t i : perm) out_dims.push_back(v->dims[i]);
     const std::vector<int64_t> in_strides = strides_of(v->dims);
     const std::vector<int64_t> out_strides = strides_of(out_dims);
