@@ -5,7 +5,7 @@
 
 #include "footprint/analysis/dim_sweep.hpp"
 #include "footprint/analysis/timeline.hpp"
-#include "onnx/wire_builder.hpp"
+#include "graph/built_graph.hpp"
 
 namespace footprint::analysis {
 namespace {
@@ -29,18 +29,9 @@ Wire value_info(std::string_view name, std::vector<std::string> dims) {
   return vi;
 }
 
-struct Model {
-  std::vector<std::byte> bytes;
-  std::unique_ptr<onnx::Model> model;
-  graph::Graph graph;
-};
-
+using Model = testing::BuiltGraph;
 Model build(const Wire& g) {
-  Model m;
-  m.bytes = testing::model(g).bytes();
-  m.model = std::make_unique<onnx::Model>(onnx::load(onnx::ModelSource::borrow(m.bytes)));
-  m.graph = graph::Graph::from_onnx(*m.model);
-  return m;
+  return testing::build_graph(g);
 }
 
 // x[N,8] -> Relu -> a -> Flatten (a view) -> f -> Neg -> y, every value declared.

@@ -6,6 +6,7 @@
 
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/graph/topo_order.hpp"
+#include "graph/built_graph.hpp"
 #include "graph/infer_builder.hpp"
 #include "test_support.hpp"
 
@@ -14,19 +15,9 @@ namespace {
 
 using testing::Wire;
 
-struct Model {
-  std::vector<std::byte> bytes;
-  std::unique_ptr<onnx::Model> model;
-  graph::Graph graph;
-};
-
+using Model = testing::BuiltGraph;
 Model build(const Wire& g) {
-  Model m;
-  m.bytes = testing::model(g).bytes();
-  m.model = std::make_unique<onnx::Model>(onnx::load(onnx::ModelSource::borrow(m.bytes)));
-  m.graph = graph::Graph::from_onnx(*m.model);
-  graph::infer_shapes(m.graph);
-  return m;
+  return testing::build_graph(g, /*infer=*/true);
 }
 
 Wire concat(std::vector<std::string_view> in, std::string_view out) {

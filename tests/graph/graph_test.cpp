@@ -5,7 +5,7 @@
 
 #include "footprint/core/error.hpp"
 #include "footprint/graph/op_registry.hpp"
-#include "onnx/wire_builder.hpp"
+#include "graph/built_graph.hpp"
 #include "tiny_cnn.hpp"
 
 namespace footprint {
@@ -13,18 +13,8 @@ namespace {
 
 using testing::Wire;
 
-struct Loaded {
-  std::vector<std::byte> bytes;
-  onnx::Model model;
-  graph::Graph graph;
-};
-
-std::unique_ptr<Loaded> build(const Wire& g) {
-  auto bytes = testing::model(g).bytes();
-  auto model = onnx::load(onnx::ModelSource::borrow(bytes, "g.onnx"));
-  auto l = std::unique_ptr<Loaded>(new Loaded{std::move(bytes), std::move(model), {}});
-  l->graph = graph::Graph::from_onnx(l->model);
-  return l;
+testing::BuiltGraph build(const Wire& g) {
+  return testing::build_graph(g);
 }
 
 std::string build_error(const Wire& g) {
@@ -66,8 +56,8 @@ TEST(Graph, InitializersListedAsInputsStayWeights) {
   g.msg(11, testing::float_value_info("w", {2}));  // IR < 4 style
   g.msg(12, testing::float_value_info("y", {2}));
   auto l = build(g);
-  EXPECT_TRUE(l->graph.inputs().empty());
-  EXPECT_EQ(l->graph.value(*l->graph.find("w")).kind, graph::ValueKind::initializer);
+  EXPECT_TRUE(l.graph.inputs().empty());
+  EXPECT_EQ(l.graph.value(*l.graph.find("w")).kind, graph::ValueKind::initializer);
 }
 
 TEST(Graph, UndefinedInputNamesTheNode) {
@@ -107,7 +97,7 @@ TEST(Graph, SubgraphsCaptureOuterValues) {
   g.msg(1, if_node);
   g.msg(12, testing::float_value_info("y", {2}));
   auto l = build(g);
-  const graph::Graph& main = l->graph;
+  const graph::Graph& main = l.graph;
   const graph::Node& n = main.node(1);
   ASSERT_EQ(n.subgraphs.size(), 2u);
   const graph::ValueId outer = *main.find("outer");
@@ -120,7 +110,7 @@ TEST(Graph, SubgraphsCaptureOuterValues) {
   EXPECT_EQ(captured.outer_value, outer);
   EXPECT_EQ(then_g.parent(), &main);
   // Moving the graph keeps the subgraphs pointing at it.
-  graph::Graph moved = std::move(l->graph);
+  graph::Graph moved = std::move(l.graph);
   EXPECT_EQ(moved.node(1).subgraphs[0].graph->parent(), &moved);
 }
 

@@ -3,25 +3,15 @@
 #include <gtest/gtest.h>
 
 #include "footprint/core/error.hpp"
-#include "onnx/wire_builder.hpp"
+#include "graph/built_graph.hpp"
 
 namespace footprint {
 namespace {
 
 using testing::Wire;
 
-struct Built {
-  std::vector<std::byte> bytes;
-  std::unique_ptr<onnx::Model> model;
-  graph::Graph graph;
-};
-
-Built build(const Wire& g) {
-  Built b;
-  b.bytes = testing::model(g).bytes();
-  b.model = std::make_unique<onnx::Model>(onnx::load(onnx::ModelSource::borrow(b.bytes)));
-  b.graph = graph::Graph::from_onnx(*b.model);
-  return b;
+testing::BuiltGraph build(const Wire& g) {
+  return testing::build_graph(g);
 }
 
 TEST(TopoOrder, KeepsAValidStoredOrder) {
