@@ -9,6 +9,7 @@ FOOTPRINT_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libonnx-dev libprotobuf-dev libonnx-testdata
+  libdnnl-dev
 )
 
 log() { printf '==> %s\n' "$*" >&2; }

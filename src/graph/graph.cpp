@@ -73,6 +73,7 @@ Graph::Graph(Graph&& other) noexcept
       by_name_(std::move(other.by_name_)),
       parent_(other.parent_),
       model_(other.model_),
+      registry_(other.registry_),
       proto_(other.proto_) {
   relink_children();
 }
@@ -88,6 +89,7 @@ Graph& Graph::operator=(Graph&& other) noexcept {
     by_name_ = std::move(other.by_name_);
     parent_ = other.parent_;
     model_ = other.model_;
+    registry_ = other.registry_;
     proto_ = other.proto_;
     relink_children();
   }
@@ -101,8 +103,13 @@ void Graph::relink_children() {
 }
 
 Graph Graph::from_onnx(const onnx::Model& model) {
+  return from_onnx(model, OpRegistry::builtin());
+}
+
+Graph Graph::from_onnx(const onnx::Model& model, const OpRegistry& registry) {
   Graph g;
   g.model_ = &model;
+  g.registry_ = &registry;
   g.build(model.graph());
   return g;
 }
@@ -196,7 +203,8 @@ void Graph::build(const onnx::GraphProto& proto) {
     n.op_type = std::string(np.op_type);
     n.domain = std::string(np.domain == "ai.onnx" ? std::string_view() : np.domain);
     n.attributes = np.attributes;
-    n.schema = OpRegistry::builtin().find(n.domain, n.op_type);
+    const OpRegistry& registry = registry_ != nullptr ? *registry_ : OpRegistry::builtin();
+    n.schema = registry.find(n.domain, n.op_type);
     n.source_offset = np.source_offset;
     n.outputs.reserve(np.outputs.size());
     for (std::string_view out : np.outputs) {
@@ -256,6 +264,7 @@ void Graph::read_subgraphs(NodeId id) {
       auto child = std::make_unique<Graph>();
       child->parent_ = this;
       child->model_ = model_;
+      child->registry_ = registry_;
       child->build(gp);
       // What the subgraph reads from this graph orders the node after its producers.
       for (const Value& v : child->values_) {

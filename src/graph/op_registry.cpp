@@ -1,7 +1,9 @@
 #include "footprint/graph/op_registry.hpp"
 
 #include <algorithm>
+#include <string>
 
+#include "footprint/core/error.hpp"
 #include "ops/families.hpp"
 
 namespace footprint::graph {
@@ -36,6 +38,15 @@ const OpSchema* OpRegistry::find(std::string_view domain, std::string_view op_ty
     return s.op_type == op_type && s.domain == domain;
   });
   return it == schemas_.end() ? nullptr : &*it;
+}
+
+OpSchema& OpRegistry::row(std::string_view domain, std::string_view op_type) {
+  const OpSchema* s = find(domain, op_type);
+  if (s == nullptr) {
+    throw Error("op registry: no op " + std::string(domain.empty() ? "" : domain) +
+                (domain.empty() ? "" : "::") + std::string(op_type));
+  }
+  return schemas_[static_cast<size_t>(s - schemas_.data())];
 }
 
 void OpRegistry::add(const OpSchema& schema) {

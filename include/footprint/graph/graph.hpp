@@ -26,6 +26,7 @@
 namespace footprint::graph {
 
 struct OpSchema;
+class OpRegistry;
 class Graph;
 
 using ValueId = int32_t;
@@ -84,8 +85,10 @@ struct Node {
 
 class Graph {
  public:
-  // The model's main graph. Throws footprint::Error naming the node or value at fault.
+  // The model's main graph, its nodes bound to `registry`'s rows (the runtime's registry adds
+  // kernels). Throws footprint::Error naming the node or value at fault.
   static Graph from_onnx(const onnx::Model& model);
+  static Graph from_onnx(const onnx::Model& model, const OpRegistry& registry);
 
   Graph() = default;
   // Moving re-points the subgraphs' parent links at the new location.
@@ -138,6 +141,7 @@ class Graph {
   std::unordered_map<std::string, ValueId> by_name_;
   Graph* parent_ = nullptr;
   const onnx::Model* model_ = nullptr;
+  const OpRegistry* registry_ = nullptr;
   const onnx::GraphProto* proto_ = nullptr;
 };
 

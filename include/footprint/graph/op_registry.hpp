@@ -4,7 +4,8 @@
 // Analysis, planning, the runtime and folding all ask the registry rather than matching op names
 // themselves. Each op family (src/graph/ops/<family>.cpp) adds its rows: arity, view and
 // in-place semantics, and type/shape inference (graph/shape_inference.hpp runs it); workspace
-// sizes and kernels are hooks that later work fills.
+// sizes and kernels are hooks that the runtime layer fills (runtime/op_kernels.hpp gives the
+// registry with them).
 //
 //   const OpSchema* s = OpRegistry::builtin().find("", "Reshape");
 //   if (s && s->output_view_of == 0) ...;  // output 0 aliases input 0: allocates nothing
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "footprint/graph/inference.hpp"
+#include "footprint/graph/kernel.hpp"
 
 namespace footprint::graph {
 
@@ -44,6 +46,10 @@ struct OpSchema {
   // Scratch bytes the op's kernel needs for one step, given its inputs' and outputs' concrete
   // extents; nullptr: none. Filled where a kernel with a scratchpad is registered.
   WorkspaceFn workspace = nullptr;
+  // Runs the op; nullptr: the runtime cannot execute it. Views (output_view_of) need none.
+  KernelFn kernel = nullptr;
+  // Builds per-node state when the model is prepared; nullptr: none.
+  PrepareFn prepare = nullptr;
 };
 
 class OpRegistry {
@@ -55,6 +61,9 @@ class OpRegistry {
   std::span<const OpSchema> all() const { return schemas_; }
 
   void add(const OpSchema& schema);
+  // For the layer that owns kernels, while building its own copy of the registry: the row for
+  // (domain, op_type), which must exist.
+  OpSchema& row(std::string_view domain, std::string_view op_type);
 
  private:
   std::vector<OpSchema> schemas_;

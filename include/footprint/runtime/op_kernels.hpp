@@ -1,0 +1,18 @@
+#pragma once
+// The op registry with kernels: the builtin rows (semantics, inference) plus, for every op the
+// runtime can execute, its kernel, its prepare hook and its workspace size. Graphs the runtime
+// runs are built against it, so analysis sees the same workspace the executor will use.
+//
+//   const graph::OpRegistry& ops = runtime::op_registry();
+//   auto g = graph::Graph::from_onnx(model, ops);
+//   g.node(0).schema->kernel != nullptr;  // executable
+#include "footprint/graph/op_registry.hpp"
+
+namespace footprint::runtime {
+
+const graph::OpRegistry& op_registry();
+
+// Whether the runtime can execute the op: it has a kernel or is a view.
+bool is_executable(const graph::OpSchema& schema);
+
+}  // namespace footprint::runtime
