@@ -242,6 +242,7 @@ class Simulator {
 
   Timeline tally() const {
     Timeline tl;
+    tl.storage = root_;
     for (const ProgramTensor& t : p_.tensors) {
       if (t.category == Category::weights && t.view_of < 0) tl.weights_bytes += t.bytes;
     }

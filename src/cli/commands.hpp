@@ -7,5 +7,7 @@ namespace footprint::cli {
 void add_info_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
+void add_report_command(CLI::App& app);
+void add_run_command(CLI::App& app);
 
 }  // namespace footprint::cli

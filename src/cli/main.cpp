@@ -17,6 +17,8 @@ int main(int argc, char** argv) {
   footprint::cli::add_info_command(app);
   footprint::cli::add_analyze_command(app);
   footprint::cli::add_plan_command(app);
+  footprint::cli::add_report_command(app);
+  footprint::cli::add_run_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

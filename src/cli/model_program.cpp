@@ -2,6 +2,7 @@
 
 #include "footprint/analysis/memory_order.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/runtime/op_kernels.hpp"
 
 namespace footprint::cli {
 
@@ -39,7 +40,10 @@ ModelProgram load_model_program(const ModelArgs& args) {
     m.options.dims[name] = parse_dim_value(value, "--dim");
   }
   m.model = std::make_unique<onnx::Model>(onnx::load_file(args.path));
-  m.graph = graph::Graph::from_onnx(*m.model);
+  // The runtime's registry: the kernels' workspace is part of the prediction, sized for one
+  // thread as `footprint run` runs by default.
+  runtime::set_intra_op_threads(1);
+  m.graph = graph::Graph::from_onnx(*m.model, runtime::op_registry());
   m.inference = graph::infer_shapes(m.graph);
   m.order = args.order;
   if (args.order == "memory") {

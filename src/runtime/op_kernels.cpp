@@ -1,5 +1,7 @@
 #include "footprint/runtime/op_kernels.hpp"
 
+#include <omp.h>
+
 #include "kernels/families.hpp"
 
 namespace footprint::runtime {
@@ -20,6 +22,10 @@ const graph::OpRegistry& op_registry() {
     return r;
   }();
   return registry;
+}
+
+void set_intra_op_threads(int threads) {
+  omp_set_num_threads(threads < 1 ? 1 : threads);
 }
 
 bool is_executable(const graph::OpSchema& schema) {

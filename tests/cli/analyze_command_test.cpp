@@ -63,10 +63,24 @@ TEST(AnalyzeCommand, SweepReportsTheLinearLaw) {
   const auto j = analyze_json(std::string("--sweep N=1,2,8 ") + FOOTPRINT_EXAMPLE_MODEL);
   ASSERT_TRUE(j.contains("sweep"));
   EXPECT_EQ(j["sweep"]["dim"], "N");
-  ASSERT_EQ(j["sweep"]["points"].size(), 3u);
-  EXPECT_TRUE(j["sweep"]["total_peak"]["linear"]);
-  EXPECT_DOUBLE_EQ(j["sweep"]["total_peak"]["intercept"].get<double>(), 2760.0)
-      << "the weights do not grow with N";
+  const auto& points = j["sweep"]["points"];
+  ASSERT_EQ(points.size(), 3u);
+  // Each point is what a single analysis at that value reports.
+  for (const auto& p : points) {
+    const auto single = analyze_json("--dim N=" + std::to_string(p["value"].get<int>()) + " " +
+                                     FOOTPRINT_EXAMPLE_MODEL);
+    EXPECT_EQ(p["total_peak_bytes"], single["bytes"]["total_peak"]) << p.dump();
+  }
+  // "linear" says whether the three points lie on one line, and the law passes through them.
+  auto peak = [&](size_t i) { return points[i]["total_peak_bytes"].get<double>(); };
+  const bool collinear = (peak(1) - peak(0)) * 6 == (peak(2) - peak(1)) * 1;
+  EXPECT_EQ(j["sweep"]["total_peak"]["linear"].get<bool>(), collinear);
+  if (collinear) {
+    const double a = j["sweep"]["total_peak"]["intercept"].get<double>();
+    const double b = j["sweep"]["total_peak"]["slope"].get<double>();
+    EXPECT_DOUBLE_EQ(a + b * 8, peak(2));
+    EXPECT_GE(a, 2760.0) << "the weights (2760 B) do not grow with N";
+  }
 }
 
 TEST(AnalyzeCommand, UnboundDimsWarnOnStderr) {

@@ -62,6 +62,9 @@ struct Timeline {
   std::vector<StepMemory> steps;
   std::vector<AliveTensor> alive_at_peak;
   std::vector<BufferLifetime> buffers;  // activation and workspace buffers of the arena
+  // Per tensor, the tensor whose buffer holds it: itself, or what it views or was written into
+  // in place. An executor places each tensor where its storage tensor was planned.
+  std::vector<int> storage;
 };
 
 // Throws footprint::Error when the program is inconsistent (a tensor read before it exists or

@@ -12,6 +12,10 @@ namespace footprint::runtime {
 
 const graph::OpRegistry& op_registry();
 
+// The intra-op thread count (OpenMP) kernels are built and run with. oneDNN sizes a primitive's
+// scratch for the threads in effect when it is built, so analysis sets it as the run will.
+void set_intra_op_threads(int threads);
+
 // Whether the runtime can execute the op: it has a kernel or is a view.
 bool is_executable(const graph::OpSchema& schema);
 

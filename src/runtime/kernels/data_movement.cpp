@@ -1,9 +1,1186 @@
+// Kernels that move elements without computing with them: copies of the view ops, Transpose,
+// Concat, Split, Slice, the Gather and Scatter families, Pad, Expand, Tile, Shape, Size,
+// DepthToSpace/SpaceToDepth, Trilu, OneHot, and Resize/Upsample (which interpolates).
+//
+// Most are dispatched on the element size only (Bits<n>), so one instantiation serves every
+// dtype of that width. Strided reads (Transpose, Slice, Expand, Tile, DepthToSpace) all go
+// through strided_copy, which merges dims and copies contiguous runs with memcpy.
+#include <cmath>
+#include <limits>
+
 #include "families.hpp"
+#include "kernel_util.hpp"
 
 namespace footprint::runtime::kernels {
+namespace {
+
+using graph::KernelContext;
+using graph::TensorRef;
+
+// Row-major element strides of `dims` into a fixed buffer.
+template <class Buffer>
+void strides_into(std::span<const int64_t> dims, Buffer& s) {
+  int64_t step = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    s[d] = step;
+    step *= dims[d];
+  }
+}
+
+// The output's dims in a CopyIndex (for strided_copy).
+CopyIndex copy_dims(std::span<const int64_t> dims) {
+  CopyIndex c{};
+  std::copy(dims.begin(), dims.end(), c.begin());
+  return c;
+}
+
+// y = x read through `strides` from `offset` (elements), whatever the dtype.
+void gather_strided(KernelContext& ctx, const TensorRef& x, TensorRef& y, size_t rank,
+                    const CopyIndex& dims, const CopyIndex& strides, int64_t offset = 0) {
+  dispatch_bits(ctx, x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    strided_copy<T>(rank, dims, strides, x.as<const T>() + offset, y.as<T>(), ctx.threads());
+  });
+}
+
+// ---- View ops executed as copies (when their output must be a buffer of its own)
+
+void fill_mask(KernelContext& ctx, TensorRef& mask) {
+  if (mask.dtype == DType::boolean) {
+    std::memset(mask.data, 1, mask.numel());
+    return;
+  }
+  dispatch_or_fail<ArithTypes>(ctx, mask.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    std::fill_n(mask.as<T>(), mask.numel(), T(1));
+  });
+}
+
+void copy_view_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  if (x.data != y.data) std::memcpy(y.data, x.data, x.bytes());
+  if (ctx.node().op_type != "Dropout") return;
+  // Dropout in training mode drops at random: not what this copy does.
+  if (const TensorRef* t = ctx.input_or_null(2); t != nullptr && scalar_int(ctx, *t) != 0) {
+    const TensorRef* ratio = ctx.input_or_null(1);
+    if (ratio == nullptr || scalar_real(ctx, *ratio) != 0)
+      ctx.fail("training mode is not supported");
+  }
+  if (TensorRef* mask = ctx.output_or_null(1)) fill_mask(ctx, *mask);
+}
+
+// ---- Transpose
+
+void transpose_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  const size_t rank = x.rank();
+  check_rank(ctx, rank);
+  Index perm{};
+  const size_t n = attr_ints_into(ctx, "perm", perm).value_or(0);
+  if (n == 0) {
+    for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+  } else if (n != rank) {
+    ctx.fail("perm has " + std::to_string(n) + " entries for rank " + std::to_string(rank));
+  }
+  Index in_strides{};
+  strides_into(x.dims, in_strides);
+  CopyIndex strides{};
+  for (size_t i = 0; i < rank; ++i) strides[i] = in_strides[normalize_axis(ctx, perm[i], rank)];
+  gather_strided(ctx, x, y, rank, copy_dims(y.dims), strides);
+}
+
+// ---- Concat and Split: blocks of whole rows after the axis
+
+void concat_kernel(KernelContext& ctx) {
+  TensorRef& y = ctx.output(0);
+  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), y.rank());
+  const size_t esize = element_size(y.dtype);
+  if (esize == 0) fail_dtype(ctx, y.dtype);
+  const size_t outer = product(y.dims, 0, axis);
+  const size_t out_row = product(y.dims, axis, y.rank()) * esize;
+  auto* out = static_cast<std::byte*>(y.data);
+  size_t at = 0;
+  for (size_t i = 0; i < ctx.input_count(); ++i) {
+    const TensorRef* x = ctx.input_or_null(i);
+    if (x == nullptr) continue;
+    const size_t row = product(x->dims, axis, x->rank()) * esize;
+    const auto* in = static_cast<const std::byte*>(x->data);
+    for (size_t o = 0; o < outer && row > 0; ++o)
+      std::memcpy(out + o * out_row + at, in + o * row, row);
+    at += row;
+  }
+}
+
+void split_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), x.rank());
+  const size_t esize = element_size(x.dtype);
+  if (esize == 0) fail_dtype(ctx, x.dtype);
+  const size_t outer = product(x.dims, 0, axis);
+  const size_t in_row = product(x.dims, axis, x.rank()) * esize;
+  const auto* in = static_cast<const std::byte*>(x.data);
+  size_t at = 0;
+  for (size_t i = 0; i < ctx.output_count(); ++i) {
+    TensorRef* y = ctx.output_or_null(i);
+    if (y == nullptr) continue;
+    const size_t row = product(y->dims, axis, y->rank()) * esize;
+    auto* out = static_cast<std::byte*>(y->data);
+    for (size_t o = 0; o < outer && row > 0; ++o)
+      std::memcpy(out + o * row, in + o * in_row + at, row);
+    at += row;
+  }
+}
+
+// ---- Slice
+
+// The first index along a dim of `extent` for `start`, clamped as ONNX specifies.
+int64_t slice_first(int64_t extent, int64_t start, int64_t step) {
+  if (start < 0) start += extent;
+  return step > 0 ? std::clamp<int64_t>(start, 0, extent)
+                  : std::clamp<int64_t>(start, -1, extent - 1);
+}
+
+void slice_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  const size_t rank = x.rank();
+  check_rank(ctx, rank);
+  Index starts{}, axes{}, steps{};
+  size_t n = 0;
+  size_t n_axes = 0;
+  size_t n_steps = 0;
+  if (ctx.opset() >= 10 || ctx.input_count() > 1) {
+    n = read_ints(ctx, ctx.input(1), starts);
+    if (const TensorRef* a = ctx.input_or_null(3)) n_axes = read_ints(ctx, *a, axes);
+    if (const TensorRef* s = ctx.input_or_null(4)) n_steps = read_ints(ctx, *s, steps);
+  } else {
+    n = attr_ints_into(ctx, "starts", starts).value_or(0);
+    n_axes = attr_ints_into(ctx, "axes", axes).value_or(0);
+  }
+  if ((n_axes != 0 && n_axes != n) || (n_steps != 0 && n_steps != n)) {
+    ctx.fail("starts, axes and steps differ in length");
+  }
+  Index first{};
+  Index step{};
+  step.fill(1);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t axis = n_axes == 0 ? i : normalize_axis(ctx, axes[i], rank);
+    step[axis] = n_steps == 0 ? 1 : steps[i];
+    if (step[axis] == 0) ctx.fail("a step is 0");
+    first[axis] = slice_first(x.dims[axis], starts[i], step[axis]);
+  }
+  Index in_strides{};
+  strides_into(x.dims, in_strides);
+  CopyIndex strides{};
+  int64_t offset = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    strides[d] = in_strides[d] * step[d];
+    if (y.dims[d] > 0) offset += first[d] * in_strides[d];
+  }
+  if (y.numel() == 0) return;
+  gather_strided(ctx, x, y, rank, copy_dims(y.dims), strides, offset);
+}
+
+// ---- Gather family
+
+// An index tensor's element i (int32 or int64), made non-negative against `extent`; fails when
+// out of range.
+int64_t index_at(const KernelContext& ctx, const TensorRef& idx, size_t i, int64_t extent) {
+  int64_t v = idx.dtype == DType::int64 ? idx.as<const int64_t>()[i] : idx.as<const int32_t>()[i];
+  if (v < 0) v += extent;
+  if (v < 0 || v >= extent) {
+    ctx.fail("index " + std::to_string(v) + " is out of range for extent " +
+             std::to_string(extent));
+  }
+  return v;
+}
+
+void check_index_dtype(const KernelContext& ctx, const TensorRef& idx) {
+  if (idx.dtype != DType::int64 && idx.dtype != DType::int32) {
+    ctx.fail("indices must be int32 or int64, are " + dtype_label(idx.dtype));
+  }
+}
+
+void gather_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const TensorRef& idx = ctx.input(1);
+  TensorRef& y = ctx.output(0);
+  check_index_dtype(ctx, idx);
+  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), x.rank());
+  const size_t esize = element_size(x.dtype);
+  if (esize == 0) fail_dtype(ctx, x.dtype);
+  const size_t outer = product(x.dims, 0, axis);
+  const int64_t extent = x.dims[axis];
+  const size_t block = product(x.dims, axis + 1, x.rank()) * esize;
+  const size_t count = idx.numel();
+  const auto* in = static_cast<const std::byte*>(x.data);
+  auto* out = static_cast<std::byte*>(y.data);
+  for (size_t o = 0; o < outer; ++o) {
+    for (size_t i = 0; i < count; ++i) {
+      const auto k = static_cast<size_t>(index_at(ctx, idx, i, extent));
+      std::memcpy(out + (o * count + i) * block, in + (o * static_cast<size_t>(extent) + k) * block,
+                  block);
+    }
+  }
+}
+
+// Calls f(index_position, data_offset) for every element of `idx` (same rank as the data), where
+// data_offset addresses the data element whose `axis` coordinate is the index's value.
+template <class F>
+void for_each_element_index(const KernelContext& ctx, const TensorRef& data, const TensorRef& idx,
+                            size_t axis, F&& f) {
+  check_rank(ctx, idx.rank());
+  if (idx.rank() != data.rank()) ctx.fail("indices and data differ in rank");
+  Index ds{};
+  strides_into(data.dims, ds);
+  Index at{};
+  const size_t n = idx.numel();
+  const size_t rank = idx.rank();
+  int64_t base = 0;  // offset of `at` in the data, the axis coordinate left out
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t k = index_at(ctx, idx, i, data.dims[axis]);
+    f(i, base + k * ds[axis]);
+    for (size_t d = rank; d-- > 0;) {
+      if (d != axis) base += ds[d];
+      if (++at[d] < idx.dims[d]) break;
+      if (d != axis) base -= at[d] * ds[d];
+      at[d] = 0;
+    }
+  }
+}
+
+void gather_elements_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const TensorRef& idx = ctx.input(1);
+  TensorRef& y = ctx.output(0);
+  check_index_dtype(ctx, idx);
+  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), x.rank());
+  dispatch_bits(ctx, x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.as<const T>();
+    T* out = y.as<T>();
+    for_each_element_index(ctx, x, idx, axis, [&](size_t i, int64_t off) { out[i] = in[off]; });
+  });
+}
+
+// GatherND / ScatterND address slabs of the data: indices [..., k] pick the first k coordinates
+// (after batch_dims), and each tuple names a slab of the remaining dims.
+struct NdLayout {
+  size_t batches = 1;      // product of the batch dims
+  size_t tuples = 1;       // index tuples per batch
+  size_t k = 0;            // coordinates per tuple
+  size_t slab = 1;         // elements per slab
+  size_t batch_elems = 1;  // data elements per batch
+  Index strides{};         // data strides of the k addressed dims, in elements
+};
+
+NdLayout nd_layout(const KernelContext& ctx, const TensorRef& data, const TensorRef& idx,
+                   size_t batch_dims) {
+  check_index_dtype(ctx, idx);
+  check_rank(ctx, data.rank());
+  if (idx.rank() == 0) ctx.fail("indices must have rank 1 or more");
+  NdLayout l;
+  l.k = static_cast<size_t>(idx.dims[idx.rank() - 1]);
+  if (batch_dims + l.k > data.rank()) ctx.fail("indices address more dims than the data has");
+  l.batches = product(data.dims, 0, batch_dims);
+  l.tuples = product(idx.dims, batch_dims, idx.rank() - 1);
+  l.slab = product(data.dims, batch_dims + l.k, data.rank());
+  l.batch_elems = product(data.dims, batch_dims, data.rank());
+  for (size_t j = 0; j < l.k; ++j) {
+    l.strides[j] = static_cast<int64_t>(product(data.dims, batch_dims + j + 1, data.rank()));
+  }
+  return l;
+}
+
+// The data offset (within its batch) of tuple t of batch b.
+int64_t nd_offset(const KernelContext& ctx, const NdLayout& l, const TensorRef& data,
+                  const TensorRef& idx, size_t batch_dims, size_t b, size_t t) {
+  int64_t off = 0;
+  const size_t first = (b * l.tuples + t) * l.k;
+  for (size_t j = 0; j < l.k; ++j) {
+    off += index_at(ctx, idx, first + j, data.dims[batch_dims + j]) * l.strides[j];
+  }
+  return off;
+}
+
+void gather_nd_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const TensorRef& idx = ctx.input(1);
+  TensorRef& y = ctx.output(0);
+  const auto batch_dims = static_cast<size_t>(ctx.attr_int("batch_dims", 0));
+  const NdLayout l = nd_layout(ctx, x, idx, batch_dims);
+  dispatch_bits(ctx, x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.as<const T>();
+    T* out = y.as<T>();
+    for (size_t b = 0; b < l.batches; ++b) {
+      for (size_t t = 0; t < l.tuples; ++t) {
+        const int64_t off = nd_offset(ctx, l, x, idx, batch_dims, b, t);
+        std::copy_n(in + b * l.batch_elems + static_cast<size_t>(off), l.slab,
+                    out + (b * l.tuples + t) * l.slab);
+      }
+    }
+  });
+}
+
+// ---- Scatter family: a copy of the data, then updates written (or combined) at indices
+
+enum class Combine { none, add, mul, max, min };
+
+Combine combine_of(const KernelContext& ctx) {
+  const std::string_view r = ctx.attr_string("reduction", "none");
+  if (r == "none") return Combine::none;
+  if (r == "add") return Combine::add;
+  if (r == "mul") return Combine::mul;
+  if (r == "max") return Combine::max;
+  if (r == "min") return Combine::min;
+  ctx.fail("reduction '" + std::string(r) + "' is not supported");
+}
+
+template <class T>
+void combine_into(T& dst, T v, Combine c) {
+  switch (c) {
+    case Combine::none:
+      dst = v;
+      return;
+    case Combine::add:
+      dst = static_cast<T>(dst + v);
+      return;
+    case Combine::mul:
+      dst = static_cast<T>(dst * v);
+      return;
+    case Combine::max:
+      dst = std::max(dst, v);
+      return;
+    case Combine::min:
+      dst = std::min(dst, v);
+      return;
+  }
+}
+
+// Calls f(T{}) with the data's type: its bits when only assigning, its arithmetic type otherwise.
+template <class F>
+void dispatch_scatter(const KernelContext& ctx, DType t, Combine c, F&& f) {
+  if (c == Combine::none) return dispatch_bits(ctx, t, f);
+  dispatch_or_fail<ArithTypes>(ctx, t, f);
+}
+
+void copy_data(const TensorRef& x, TensorRef& y) {
+  if (x.data != y.data) std::memcpy(y.data, x.data, x.bytes());
+}
+
+void scatter_elements_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const TensorRef& idx = ctx.input(1);
+  const TensorRef& upd = ctx.input(2);
+  TensorRef& y = ctx.output(0);
+  check_index_dtype(ctx, idx);
+  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), x.rank());
+  const Combine c = combine_of(ctx);
+  copy_data(x, y);
+  dispatch_scatter(ctx, x.dtype, c, [&](auto tag) {
+    using T = decltype(tag);
+    const T* u = upd.as<const T>();
+    T* out = y.as<T>();
+    for_each_element_index(ctx, x, idx, axis,
+                           [&](size_t i, int64_t off) { combine_into(out[off], u[i], c); });
+  });
+}
+
+void scatter_nd_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const TensorRef& idx = ctx.input(1);
+  const TensorRef& upd = ctx.input(2);
+  TensorRef& y = ctx.output(0);
+  const Combine c = combine_of(ctx);
+  const NdLayout l = nd_layout(ctx, x, idx, 0);
+  copy_data(x, y);
+  dispatch_scatter(ctx, x.dtype, c, [&](auto tag) {
+    using T = decltype(tag);
+    const T* u = upd.as<const T>();
+    T* out = y.as<T>();
+    for (size_t t = 0; t < l.tuples; ++t) {
+      T* dst = out + nd_offset(ctx, l, x, idx, 0, 0, t);
+      for (size_t e = 0; e < l.slab; ++e) combine_into(dst[e], u[t * l.slab + e], c);
+    }
+  });
+}
+
+// ---- Pad
+
+enum class PadMode { constant, reflect, edge, wrap };
+
+// Where output coordinate i of a padded dim reads: -1 for the constant.
+int64_t pad_source(int64_t i, int64_t begin, int64_t extent, PadMode mode) {
+  int64_t s = i - begin;
+  if (s >= 0 && s < extent) return s;
+  if (extent == 0) return -1;
+  switch (mode) {
+    case PadMode::constant:
+      return -1;
+    case PadMode::edge:
+      return std::clamp<int64_t>(s, 0, extent - 1);
+    case PadMode::wrap:
+      return ((s % extent) + extent) % extent;
+    case PadMode::reflect:
+      if (extent == 1) return 0;
+      // Reflect without repeating the edge, bouncing as often as needed.
+      s = std::abs(s) % (2 * (extent - 1));
+      return s < extent ? s : 2 * (extent - 1) - s;
+  }
+  return -1;
+}
+
+PadMode pad_mode(const KernelContext& ctx) {
+  const std::string_view m = ctx.attr_string("mode", "constant");
+  if (m == "constant") return PadMode::constant;
+  if (m == "reflect") return PadMode::reflect;
+  if (m == "edge") return PadMode::edge;
+  if (m == "wrap") return PadMode::wrap;
+  ctx.fail("mode '" + std::string(m) + "' is not supported");
+}
+
+// The begin pads per dim: from the pads input (opset 11, with optional axes from 18) or the
+// pads / paddings attribute.
+Index pad_begins(const KernelContext& ctx, size_t rank) {
+  std::array<int64_t, 2 * kMaxRank> pads{};
+  Index axes{};
+  size_t n = 0;
+  size_t n_axes = rank;
+  if (ctx.opset() >= 11) {
+    n = read_ints(ctx, ctx.input(1), pads);
+    if (const TensorRef* a = ctx.input_or_null(3)) {
+      n_axes = read_ints(ctx, *a, axes);
+    } else {
+      for (size_t d = 0; d < rank; ++d) axes[d] = static_cast<int64_t>(d);
+    }
+  } else {
+    auto got = attr_ints_into(ctx, "pads", pads);
+    if (!got) got = attr_ints_into(ctx, "paddings", pads);
+    n = got.value_or(0);
+    for (size_t d = 0; d < rank; ++d) axes[d] = static_cast<int64_t>(d);
+  }
+  if (n != 2 * n_axes) ctx.fail("pads has " + std::to_string(n) + " entries");
+  Index begins{};
+  for (size_t i = 0; i < n_axes; ++i) begins[normalize_axis(ctx, axes[i], rank)] = pads[i];
+  return begins;
+}
+
+// The constant's bits in the data's dtype: the constant_value input (same dtype) or the float
+// `value` attribute before opset 11.
+uint64_t pad_constant(const KernelContext& ctx, DType dtype) {
+  uint64_t bits = 0;
+  if (ctx.opset() >= 11) {
+    const TensorRef* v = ctx.input_or_null(2);
+    if (v != nullptr && v->numel() > 0) std::memcpy(&bits, v->data, element_size(v->dtype));
+    return bits;
+  }
+  const float value = ctx.attr_float("value", 0.0f);
+  if (dtype == DType::float16) return to_float16(value).bits;
+  dispatch_or_fail<NumericTypes>(ctx, dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const auto v = static_cast<T>(value);
+    std::memcpy(&bits, &v, sizeof(T));
+  });
+  return bits;
+}
+
+template <class T>
+void pad_as(const TensorRef& x, TensorRef& y, const Index& begins, PadMode mode, T value) {
+  const size_t rank = x.rank();
+  const T* in = x.as<const T>();
+  T* out = y.as<T>();
+  Index xs{};
+  strides_into(x.dims, xs);
+  const size_t last = rank - 1;
+  const auto width = static_cast<size_t>(y.dims[last]);
+  const size_t rows = width == 0 ? 0 : y.numel() / width;
+  Index at{};
+  for (size_t r = 0; r < rows; ++r) {
+    // The source row, or none when an outer coordinate falls in the constant.
+    int64_t base = 0;
+    bool inside = true;
+    for (size_t d = 0; d < last; ++d) {
+      const int64_t s = pad_source(at[d], begins[d], x.dims[d], mode);
+      inside = inside && s >= 0;
+      base += s * xs[d];
+    }
+    T* row = out + r * width;
+    for (size_t j = 0; j < width; ++j) {
+      const int64_t s =
+          inside ? pad_source(static_cast<int64_t>(j), begins[last], x.dims[last], mode) : -1;
+      row[j] = s >= 0 ? in[base + s] : value;
+    }
+    for (size_t d = last; d-- > 0;) {
+      if (++at[d] < y.dims[d]) break;
+      at[d] = 0;
+    }
+  }
+}
+
+void pad_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  const size_t rank = x.rank();
+  check_rank(ctx, rank);
+  const PadMode mode = pad_mode(ctx);
+  const Index begins = pad_begins(ctx, rank);
+  if (rank == 0) return copy_data(x, y);
+  if (mode != PadMode::constant && x.numel() == 0 && y.numel() > 0) {
+    ctx.fail("cannot pad an empty tensor in mode " + std::string(ctx.attr_string("mode", "")));
+  }
+  const uint64_t bits = pad_constant(ctx, x.dtype);
+  dispatch_bits(ctx, x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T value{};
+    std::memcpy(&value, &bits, sizeof(T));
+    pad_as<T>(x, y, begins, mode, value);
+  });
+}
+
+// ---- Expand and Tile
+
+void expand_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  check_rank(ctx, y.rank());
+  if (x.rank() > y.rank()) ctx.fail("the input has a higher rank than the output");
+  Index xs{};
+  strides_into(x.dims, xs);
+  CopyIndex strides{};
+  const size_t offset = y.rank() - x.rank();
+  for (size_t d = 0; d < x.rank(); ++d) strides[offset + d] = x.dims[d] == 1 ? 0 : xs[d];
+  gather_strided(ctx, x, y, y.rank(), copy_dims(y.dims), strides);
+}
+
+// Output dim d is [repeats, extent]: a walk of rank 2 x rank whose repeat dims read stride 0.
+void tile_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  const size_t rank = x.rank();
+  check_rank(ctx, rank);
+  if (y.numel() == 0) return;
+  Index xs{};
+  strides_into(x.dims, xs);
+  CopyIndex dims{};
+  CopyIndex strides{};
+  for (size_t d = 0; d < rank; ++d) {
+    dims[2 * d] = y.dims[d] / x.dims[d];
+    dims[2 * d + 1] = x.dims[d];
+    strides[2 * d] = 0;
+    strides[2 * d + 1] = xs[d];
+  }
+  gather_strided(ctx, x, y, 2 * rank, dims, strides);
+}
+
+// ---- Shape and Size
+
+void shape_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  const auto rank = static_cast<int64_t>(x.rank());
+  int64_t start = ctx.attr_int("start", 0);
+  if (start < 0) start += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  auto* out = y.as<int64_t>();
+  for (size_t i = 0; i < y.numel(); ++i) out[i] = x.dims[static_cast<size_t>(start) + i];
+}
+
+void size_kernel(KernelContext& ctx) {
+  *ctx.output(0).as<int64_t>() = static_cast<int64_t>(ctx.input(0).numel());
+}
+
+// ---- DepthToSpace and SpaceToDepth: transposes of rank-6 views
+
+void depth_space_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  if (x.rank() != 4) ctx.fail("the input must have rank 4");
+  const int64_t b = ctx.attr_int("blocksize", 0);
+  if (b <= 0) ctx.fail("blocksize must be positive");
+  const int64_t n = x.dims[0], c = x.dims[1], h = x.dims[2], w = x.dims[3];
+  std::array<int64_t, 6> view{};
+  std::array<size_t, 6> perm{};
+  if (ctx.node().op_type == "SpaceToDepth") {
+    view = {n, c, h / b, b, w / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+  } else if (ctx.attr_string("mode", "DCR") == "CRD") {
+    view = {n, c / (b * b), b, b, h, w};
+    perm = {0, 1, 4, 2, 5, 3};
+  } else {
+    view = {n, b, b, c / (b * b), h, w};
+    perm = {0, 3, 4, 1, 5, 2};
+  }
+  std::array<int64_t, 6> vs{};
+  strides_into(view, vs);
+  CopyIndex dims{};
+  CopyIndex strides{};
+  for (size_t i = 0; i < 6; ++i) {
+    dims[i] = view[perm[i]];
+    strides[i] = vs[perm[i]];
+  }
+  gather_strided(ctx, x, y, 6, dims, strides);
+}
+
+// ---- Trilu
+
+void trilu_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  if (x.rank() < 2) ctx.fail("the input must have rank 2 or more");
+  const int64_t k = ctx.has_input(1) ? scalar_int(ctx, ctx.input(1)) : 0;
+  const bool upper = ctx.attr_int("upper", 1) != 0;
+  const auto rows = x.dims[x.rank() - 2];
+  const auto cols = x.dims[x.rank() - 1];
+  const size_t mats = product(x.dims, 0, x.rank() - 2);
+  dispatch_bits(ctx, x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.as<const T>();
+    T* out = y.as<T>();
+    for (size_t m = 0; m < mats; ++m) {
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t at = (static_cast<int64_t>(m) * rows + i) * cols;
+        for (int64_t j = 0; j < cols; ++j) {
+          const bool keep = upper ? j - i >= k : j - i <= k;
+          out[at + j] = keep ? in[at + j] : T(0);  // zero bits are zero in every dtype
+        }
+      }
+    }
+  });
+}
+
+// ---- OneHot
+
+// Element i of a numeric tensor as an integer (OneHot takes indices of any numeric dtype).
+int64_t numeric_at(const KernelContext& ctx, const TensorRef& t, size_t i) {
+  int64_t v = 0;
+  dispatch_or_fail<ArithTypes>(ctx, t.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    // int8 values are signed: sign extension is meant.
+    // NOLINTNEXTLINE(bugprone-signed-char-misuse)
+    v = static_cast<int64_t>(t.as<const T>()[i]);
+  });
+  return v;
+}
+
+void one_hot_kernel(KernelContext& ctx) {
+  const TensorRef& idx = ctx.input(0);
+  const TensorRef& values = ctx.input(2);
+  TensorRef& y = ctx.output(0);
+  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", -1), y.rank());
+  const int64_t depth = y.dims[axis];
+  const size_t outer = product(y.dims, 0, axis);
+  const size_t inner = product(y.dims, axis + 1, y.rank());
+  if (values.numel() != 2) ctx.fail("values must have 2 elements");
+  dispatch_bits(ctx, y.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T off = values.as<const T>()[0];
+    const T on = values.as<const T>()[1];
+    T* out = y.as<T>();
+    std::fill_n(out, y.numel(), off);
+    for (size_t o = 0; o < outer; ++o) {
+      for (size_t j = 0; j < inner; ++j) {
+        int64_t k = numeric_at(ctx, idx, o * inner + j);
+        if (k < 0) k += depth;
+        if (k >= 0 && k < depth)
+          out[(o * static_cast<size_t>(depth) + static_cast<size_t>(k)) * inner + j] = on;
+      }
+    }
+  });
+}
+
+// ---- ReverseSequence: the first sequence_lens[b] steps of each batch entry reversed
+
+void reverse_sequence_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const TensorRef& lens = ctx.input(1);
+  TensorRef& y = ctx.output(0);
+  check_rank(ctx, x.rank());
+  const size_t batch_axis = normalize_axis(ctx, ctx.attr_int("batch_axis", 1), x.rank());
+  const size_t time_axis = normalize_axis(ctx, ctx.attr_int("time_axis", 0), x.rank());
+  if (batch_axis == time_axis) ctx.fail("batch_axis and time_axis are the same");
+  if (lens.numel() != static_cast<size_t>(x.dims[batch_axis])) {
+    ctx.fail("sequence_lens must have one entry per batch entry");
+  }
+  Index xs{};
+  strides_into(x.dims, xs);
+  dispatch_bits(ctx, x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.as<const T>();
+    T* out = y.as<T>();
+    Index at{};
+    int64_t src = 0;  // the source offset of `at`, its time coordinate left out
+    for (size_t i = 0; i < y.numel(); ++i) {
+      const int64_t t = at[time_axis];
+      const int64_t len =
+          std::clamp<int64_t>(index_at(ctx, lens, static_cast<size_t>(at[batch_axis]),
+                                       std::numeric_limits<int64_t>::max()),
+                              0, x.dims[time_axis]);
+      out[i] = in[src + (t < len ? len - 1 - t : t) * xs[time_axis]];
+      for (size_t d = x.rank(); d-- > 0;) {
+        if (d != time_axis) src += xs[d];
+        if (++at[d] < x.dims[d]) break;
+        if (d != time_axis) src -= at[d] * xs[d];
+        at[d] = 0;
+      }
+    }
+  });
+}
+
+// ---- Resize / Upsample
+
+enum class Interp { nearest, linear, cubic };
+enum class Coord {
+  half_pixel,
+  half_pixel_symmetric,
+  pytorch_half_pixel,
+  align_corners,
+  asymmetric,
+  tf_half_pixel_for_nn,
+  tf_crop_and_resize
+};
+enum class Nearest { round_prefer_floor, round_prefer_ceil, floor, ceil };
+
+struct ResizeParams {
+  Interp interp = Interp::nearest;
+  Coord coord = Coord::half_pixel;
+  Nearest nearest = Nearest::round_prefer_floor;
+  double cubic_a = -0.75;
+  bool exclude_outside = false;
+  double extrapolation = 0;
+  std::array<double, kMaxRank> scale{};
+  std::array<double, kMaxRank> roi_start{};
+  std::array<double, kMaxRank> roi_end{};
+};
+
+// A dim's source taps for one output coordinate: up to 4 input indices and their weights.
+struct Taps {
+  size_t count = 0;
+  std::array<int64_t, 4> index{};
+  std::array<double, 4> weight{};
+  bool outside = false;  // tf_crop_and_resize beyond the input: the extrapolation value
+};
+
+// The input coordinate output coordinate x maps to. As the ONNX reference, the resized length
+// is scale x input length, unrounded (it differs from the output extent when scales are given).
+double source_coordinate(const ResizeParams& p, size_t d, int64_t x, int64_t in, int64_t out) {
+  const double s = p.scale[d];
+  const auto xo = static_cast<double>(x);
+  const double resized = s * static_cast<double>(in);
+  switch (p.coord) {
+    case Coord::half_pixel:
+      return (xo + 0.5) / s - 0.5;
+    case Coord::half_pixel_symmetric: {
+      const double adjustment = static_cast<double>(out) / resized;
+      const double center = static_cast<double>(in) / 2;
+      return center * (1 - adjustment) + (xo + 0.5) / s - 0.5;
+    }
+    case Coord::pytorch_half_pixel:
+      return resized > 1 ? (xo + 0.5) / s - 0.5 : 0.0;
+    case Coord::align_corners:
+      return resized == 1 ? 0.0 : xo * static_cast<double>(in - 1) / (resized - 1);
+    case Coord::asymmetric:
+      return xo / s;
+    case Coord::tf_half_pixel_for_nn:
+      return (xo + 0.5) / s;
+    case Coord::tf_crop_and_resize: {
+      const double a = p.roi_start[d];
+      const double b = p.roi_end[d];
+      const auto last = static_cast<double>(in - 1);
+      return resized > 1 ? a * last + xo * (b - a) * last / (resized - 1) : 0.5 * (a + b) * last;
+    }
+  }
+  return xo;
+}
+
+int64_t nearest_index(double c, Nearest mode) {
+  const double f = std::floor(c);
+  switch (mode) {
+    case Nearest::floor:
+      return static_cast<int64_t>(f);
+    case Nearest::ceil:
+      return static_cast<int64_t>(std::ceil(c));
+    case Nearest::round_prefer_floor:
+      return static_cast<int64_t>(c - f == 0.5 ? f : std::round(c));
+    case Nearest::round_prefer_ceil:
+      return static_cast<int64_t>(c - f == 0.5 ? f + 1 : std::round(c));
+  }
+  return static_cast<int64_t>(f);
+}
+
+std::array<double, 4> cubic_coefficients(double t, double a) {
+  const double t1 = t + 1;
+  const double t2 = 1 - t;
+  const double t3 = 2 - t;
+  return {((a * t1 - 5 * a) * t1 + 8 * a) * t1 - 4 * a, ((a + 2) * t - (a + 3)) * t * t + 1,
+          ((a + 2) * t2 - (a + 3)) * t2 * t2 + 1, ((a * t3 - 5 * a) * t3 + 8 * a) * t3 - 4 * a};
+}
+
+Taps taps_for(const ResizeParams& p, size_t d, int64_t x, int64_t in, int64_t out) {
+  Taps t;
+  const double c = source_coordinate(p, d, x, in, out);
+  const auto last = static_cast<double>(in - 1);
+  if (p.coord == Coord::tf_crop_and_resize && (c < 0 || c > last)) {
+    t.outside = true;
+    return t;
+  }
+  auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
+  if (p.interp == Interp::nearest) {
+    t.count = 1;
+    t.index[0] = clamp(nearest_index(c, p.nearest));
+    t.weight[0] = 1;
+  } else if (p.interp == Interp::linear) {
+    const double cc = std::clamp(c, 0.0, last);
+    const auto i0 = static_cast<int64_t>(std::floor(cc));
+    const double w1 = cc - static_cast<double>(i0);
+    t.count = 2;
+    t.index = {i0, clamp(i0 + 1), 0, 0};
+    t.weight = {1 - w1, w1, 0, 0};
+  } else {
+    const auto i0 = static_cast<int64_t>(std::floor(c));
+    const auto w = cubic_coefficients(c - static_cast<double>(i0), p.cubic_a);
+    t.count = 4;
+    double sum = 0;
+    for (size_t k = 0; k < 4; ++k) {
+      const int64_t i = i0 - 1 + static_cast<int64_t>(k);
+      const bool in_range = i >= 0 && i < in;
+      t.index[k] = clamp(i);
+      t.weight[k] = p.exclude_outside && !in_range ? 0.0 : w[k];
+      sum += t.weight[k];
+    }
+    if (p.exclude_outside && sum != 0) {
+      for (double& v : t.weight) v /= sum;
+    }
+  }
+  // Zero-weight taps dropped: a dim that is not resized (scale 1) then walks one tap, not
+  // two or four.
+  size_t kept = 0;
+  for (size_t k = 0; k < t.count; ++k) {
+    if (t.weight[k] == 0) continue;
+    t.index[kept] = t.index[k];
+    t.weight[kept] = t.weight[k];
+    ++kept;
+  }
+  t.count = std::max<size_t>(kept, 1);  // all zero: one tap of weight 0
+  if (kept == 0) t.weight[0] = 0;
+  return t;
+}
+
+template <class E>
+E parse_enum(const KernelContext& ctx, std::string_view attr, std::string_view fallback,
+             std::initializer_list<std::pair<std::string_view, E>> names) {
+  const std::string_view v = ctx.attr_string(attr, fallback);
+  for (const auto& [name, e] : names) {
+    if (name == v) return e;
+  }
+  ctx.fail(std::string(attr) + " '" + std::string(v) + "' is not supported");
+}
+
+// A float tensor's elements (float or double) into `out`; returns the count.
+size_t read_reals(const KernelContext& ctx, const TensorRef& t, std::span<double> out) {
+  const size_t n = t.numel();
+  if (n > out.size()) ctx.fail("a scales or roi tensor is too long");
+  for (size_t i = 0; i < n; ++i) {
+    if (t.dtype == DType::float32) {
+      out[i] = t.as<const float>()[i];
+    } else if (t.dtype == DType::float64) {
+      out[i] = t.as<const double>()[i];
+    } else if (t.dtype == DType::float16) {
+      out[i] = to_float(t.as<const Float16>()[i]);
+    } else {
+      ctx.fail("scales and roi must be floating point");
+    }
+  }
+  return n;
+}
+
+// Scales per dim: given (attribute or input), or output / input extents when sizes decide.
+void resize_scales(const KernelContext& ctx, const TensorRef& x, const TensorRef& y,
+                   ResizeParams& p) {
+  const size_t rank = x.rank();
+  const bool upsample = ctx.node().op_type == "Upsample";
+  const bool legacy = upsample || ctx.opset() < 11;
+  const size_t scales_at = legacy ? 1 : 2;
+  std::array<double, 2 * kMaxRank> buffer{};
+  size_t n = 0;
+  if (upsample && !ctx.has_input(1)) {
+    std::array<float, kMaxRank> f{};
+    n = attr_floats_into(ctx, "scales", f).value_or(0);
+    std::copy_n(f.begin(), n, buffer.begin());
+  } else if (const TensorRef* s = ctx.input_or_null(scales_at); s != nullptr && s->numel() > 0) {
+    n = read_reals(ctx, *s, buffer);
+  }
+  Index axes{};
+  const size_t n_axes = attr_ints_into(ctx, "axes", axes).value_or(0);
+  for (size_t d = 0; d < rank; ++d) {
+    p.scale[d] =
+        static_cast<double>(y.dims[d]) / static_cast<double>(std::max<int64_t>(x.dims[d], 1));
+  }
+  if (n > 0) {
+    for (size_t d = 0; d < rank; ++d) p.scale[d] = 1;
+    for (size_t i = 0; i < n; ++i) {
+      const size_t d = n_axes > 0 ? normalize_axis(ctx, axes[i], rank) : i;
+      p.scale[d] = buffer[i];
+    }
+    return;
+  }
+  // Sizes with a kept aspect ratio: one scale for every resized axis.
+  const std::string_view policy = ctx.attr_string("keep_aspect_ratio_policy", "stretch");
+  if (policy == "stretch") return;
+  double common = policy == "not_larger" ? std::numeric_limits<double>::max() : 0.0;
+  for (size_t i = 0; i < (n_axes > 0 ? n_axes : rank); ++i) {
+    const size_t d = n_axes > 0 ? normalize_axis(ctx, axes[i], rank) : i;
+    // The requested size is not the output's extent here; the ratio is recomputed from sizes.
+    const TensorRef& sizes = ctx.input(3);
+    const double r =
+        static_cast<double>(numeric_at(ctx, sizes, i)) / static_cast<double>(x.dims[d]);
+    common = policy == "not_larger" ? std::min(common, r) : std::max(common, r);
+  }
+  for (size_t i = 0; i < (n_axes > 0 ? n_axes : rank); ++i) {
+    p.scale[n_axes > 0 ? normalize_axis(ctx, axes[i], rank) : i] = common;
+  }
+}
+
+ResizeParams resize_params(const KernelContext& ctx, const TensorRef& x, const TensorRef& y) {
+  ResizeParams p;
+  const bool legacy = ctx.node().op_type == "Upsample" || ctx.opset() < 11;
+  p.interp = parse_enum<Interp>(ctx, "mode", "nearest",
+                                {{"nearest", Interp::nearest},
+                                 {"linear", Interp::linear},
+                                 {"bilinear", Interp::linear},
+                                 {"cubic", Interp::cubic}});
+  if (legacy) {
+    // Upsample and Resize-10: asymmetric coordinates, nearest rounds down.
+    p.coord = Coord::asymmetric;
+    p.nearest = Nearest::floor;
+  } else {
+    p.coord = parse_enum<Coord>(ctx, "coordinate_transformation_mode", "half_pixel",
+                                {{"half_pixel", Coord::half_pixel},
+                                 {"half_pixel_symmetric", Coord::half_pixel_symmetric},
+                                 {"pytorch_half_pixel", Coord::pytorch_half_pixel},
+                                 {"align_corners", Coord::align_corners},
+                                 {"asymmetric", Coord::asymmetric},
+                                 {"tf_half_pixel_for_nn", Coord::tf_half_pixel_for_nn},
+                                 {"tf_crop_and_resize", Coord::tf_crop_and_resize}});
+    p.nearest = parse_enum<Nearest>(ctx, "nearest_mode", "round_prefer_floor",
+                                    {{"round_prefer_floor", Nearest::round_prefer_floor},
+                                     {"round_prefer_ceil", Nearest::round_prefer_ceil},
+                                     {"floor", Nearest::floor},
+                                     {"ceil", Nearest::ceil}});
+  }
+  p.cubic_a = ctx.attr_float("cubic_coeff_a", -0.75f);
+  p.exclude_outside = ctx.attr_int("exclude_outside", 0) != 0;
+  p.extrapolation = ctx.attr_float("extrapolation_value", 0.0f);
+  if (ctx.attr_int("antialias", 0) != 0) ctx.fail("antialias is not supported");
+  resize_scales(ctx, x, y, p);
+  if (p.coord == Coord::tf_crop_and_resize) {
+    std::array<double, 2 * kMaxRank> roi{};
+    const size_t n = ctx.has_input(1) ? read_reals(ctx, ctx.input(1), roi) : 0;
+    Index axes{};
+    const size_t n_axes = attr_ints_into(ctx, "axes", axes).value_or(0);
+    const size_t count = n_axes > 0 ? n_axes : x.rank();
+    for (size_t d = 0; d < x.rank(); ++d) p.roi_end[d] = 1;
+    if (n != 2 * count) ctx.fail("roi must have 2 entries per resized dim");
+    for (size_t i = 0; i < count; ++i) {
+      const size_t d = n_axes > 0 ? normalize_axis(ctx, axes[i], x.rank()) : i;
+      p.roi_start[d] = roi[i];
+      p.roi_end[d] = roi[count + i];
+    }
+  }
+  return p;
+}
+
+template <class T>
+T resize_value(double v) {
+  if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(std::clamp(std::nearbyint(v),
+                                     static_cast<double>(std::numeric_limits<T>::lowest()),
+                                     static_cast<double>(std::numeric_limits<T>::max())));
+  } else {
+    return static_cast<T>(v);
+  }
+}
+
+// One output element from its dims' taps: the weighted sum over their product (the general
+// path, for rows whose outer taps do not fit RowTaps).
+template <class T>
+double resize_element(const T* in, const Index& xs, size_t rank,
+                      const std::array<Taps, kMaxRank>& taps) {
+  double acc = 0;
+  Index k{};
+  while (true) {
+    double w = 1;
+    int64_t off = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      w *= taps[d].weight[static_cast<size_t>(k[d])];
+      off += taps[d].index[static_cast<size_t>(k[d])] * xs[d];
+    }
+    acc += w * static_cast<double>(in[off]);
+    size_t d = rank;
+    while (d-- > 0) {
+      if (static_cast<size_t>(++k[d]) < taps[d].count) break;
+      k[d] = 0;
+    }
+    if (d == static_cast<size_t>(-1)) return acc;
+  }
+}
+
+// The taps of every dim but the last combined for one output row: (input offset, weight).
+constexpr size_t kMaxCombos = 256;
+struct RowTaps {
+  size_t count = 0;
+  bool outside = false;
+  std::array<int64_t, kMaxCombos> offset{};
+  std::array<double, kMaxCombos> weight{};
+};
+
+// False when the product of the taps has more than kMaxCombos entries.
+bool combine_row(const std::array<Taps, kMaxRank>& taps, size_t last, const Index& xs,
+                 RowTaps& row) {
+  row.count = 1;
+  row.offset[0] = 0;
+  row.weight[0] = 1;
+  row.outside = false;
+  for (size_t d = 0; d < last; ++d) {
+    const Taps& t = taps[d];
+    if (t.outside) {
+      row.outside = true;
+      return true;
+    }
+    if (row.count * t.count > kMaxCombos) return false;
+    // Expanded in place from the back, so no entry is overwritten before it is read.
+    for (size_t c = row.count; c-- > 0;) {
+      const int64_t off = row.offset[c];
+      const double w = row.weight[c];
+      for (size_t k = t.count; k-- > 0;) {
+        row.offset[c * t.count + k] = off + t.index[k] * xs[d];
+        row.weight[c * t.count + k] = w * t.weight[k];
+      }
+    }
+    row.count *= t.count;
+  }
+  return true;
+}
+
+// Output rows in parallel, a block of columns at a time: the columns' taps are computed once
+// per block (on the stack), each row's outer taps once per row.
+constexpr size_t kColumns = 128;
+
+template <class T>
+void resize_rows(const KernelContext& ctx, const TensorRef& x, TensorRef& y, const ResizeParams& p,
+                 size_t c0, const std::array<Taps, kColumns>& cols, size_t len) {
+  const size_t rank = x.rank();
+  const size_t last = rank - 1;
+  const auto width = static_cast<size_t>(y.dims[last]);
+  const T* in = x.as<const T>();
+  T* out = y.as<T>();
+  Index xs{};
+  strides_into(x.dims, xs);
+  parallel_for(
+      ctx.threads(), y.numel() / width,
+      [&](size_t begin, size_t end) {
+        Index at{};
+        size_t rest = begin;
+        for (size_t d = last; d-- > 0;) {
+          at[d] = static_cast<int64_t>(rest % static_cast<size_t>(y.dims[d]));
+          rest /= static_cast<size_t>(y.dims[d]);
+        }
+        std::array<Taps, kMaxRank> taps{};
+        for (size_t d = 0; d < last; ++d) taps[d] = taps_for(p, d, at[d], x.dims[d], y.dims[d]);
+        RowTaps row;
+        for (size_t r = begin; r < end; ++r) {
+          const bool combined = combine_row(taps, last, xs, row);
+          T* o = out + r * width + c0;
+          for (size_t j = 0; j < len; ++j) {
+            const Taps& t = cols[j];
+            double v = p.extrapolation;
+            if (!row.outside && !t.outside && combined) {
+              v = 0;
+              for (size_t c = 0; c < row.count; ++c) {
+                const T* base = in + row.offset[c];
+                double acc = 0;
+                for (size_t k = 0; k < t.count; ++k)
+                  acc += t.weight[k] * static_cast<double>(base[t.index[k]]);
+                v += row.weight[c] * acc;
+              }
+            } else if (!row.outside && !t.outside) {
+              taps[last] = t;
+              v = resize_element(in, xs, rank, taps);
+            }
+            o[j] = resize_value<T>(v);
+          }
+          for (size_t d = last; d-- > 0;) {
+            const bool wrapped = ++at[d] >= y.dims[d];
+            if (wrapped) at[d] = 0;
+            taps[d] = taps_for(p, d, at[d], x.dims[d], y.dims[d]);
+            if (!wrapped) break;
+          }
+        }
+      },
+      std::max<size_t>(1, 4096 / len));
+}
+
+template <class T>
+void resize_as(const KernelContext& ctx, const TensorRef& x, TensorRef& y, const ResizeParams& p) {
+  if (x.rank() == 0) {
+    *y.as<T>() = *x.as<const T>();
+    return;
+  }
+  const size_t last = x.rank() - 1;
+  const auto width = static_cast<size_t>(y.dims[last]);
+  std::array<Taps, kColumns> cols{};
+  for (size_t c0 = 0; c0 < width; c0 += kColumns) {
+    const size_t len = std::min(kColumns, width - c0);
+    for (size_t j = 0; j < len; ++j) {
+      cols[j] = taps_for(p, last, static_cast<int64_t>(c0 + j), x.dims[last], y.dims[last]);
+    }
+    resize_rows<T>(ctx, x, y, p, c0, cols, len);
+  }
+}
+
+void resize_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  check_rank(ctx, x.rank());
+  if (y.numel() == 0) return;
+  if (x.numel() == 0) ctx.fail("cannot resize an empty tensor");
+  const ResizeParams p = resize_params(ctx, x, y);
+  dispatch_or_fail<ArithTypes>(ctx, x.dtype,
+                               [&](auto tag) { resize_as<decltype(tag)>(ctx, x, y, p); });
+}
+
+}  // namespace
 
 void register_data_movement(graph::OpRegistry& r) {
-  (void)r;
+  auto set = [&](std::string_view op, graph::KernelFn k) { r.row("", op).kernel = k; };
+  for (std::string_view view :
+       {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}) {
+    set(view, copy_view_kernel);
+  }
+  set("Transpose", transpose_kernel);
+  set("Concat", concat_kernel);
+  set("Split", split_kernel);
+  set("Slice", slice_kernel);
+  set("Gather", gather_kernel);
+  set("GatherElements", gather_elements_kernel);
+  set("GatherND", gather_nd_kernel);
+  set("ScatterElements", scatter_elements_kernel);
+  set("Scatter", scatter_elements_kernel);
+  set("ScatterND", scatter_nd_kernel);
+  set("Pad", pad_kernel);
+  set("Expand", expand_kernel);
+  set("Tile", tile_kernel);
+  set("Shape", shape_kernel);
+  set("Size", size_kernel);
+  set("DepthToSpace", depth_space_kernel);
+  set("SpaceToDepth", depth_space_kernel);
+  set("Trilu", trilu_kernel);
+  set("OneHot", one_hot_kernel);
+  set("ReverseSequence", reverse_sequence_kernel);
+  set("Resize", resize_kernel);
+  set("Upsample", resize_kernel);
 }
 
 }  // namespace footprint::runtime::kernels

@@ -1,9 +1,135 @@
+// Kernels whose outputs are made rather than computed from input elements: Constant (every
+// numeric value_* attribute), ConstantOfShape, Range and EyeLike.
+//
+// Tensor attributes are decoded straight into the output buffer: a view of the payload (raw
+// data, external data or a packed float/double run) is copied, and varint fields are decoded
+// element by element, so nothing is staged on the heap.
+#include <bit>
+
 #include "families.hpp"
+#include "footprint/onnx/tensor_data.hpp"
+#include "kernel_util.hpp"
 
 namespace footprint::runtime::kernels {
+namespace {
+
+using graph::KernelContext;
+using graph::TensorRef;
+
+// Writes the elements of `t` into `out` (out.size() bytes, elements of `esize` bytes).
+void decode_into(const KernelContext& ctx, const onnx::TensorProto& t, std::span<std::byte> out) {
+  const DType dtype = onnx::tensor_dtype(t);
+  const size_t esize = element_size(dtype);
+  if (esize == 0 || dtype == DType::complex64 || dtype == DType::complex128) fail_dtype(ctx, dtype);
+  if (const auto view = onnx::tensor_view(t); !view.empty()) {
+    if (view.size() != out.size()) ctx.fail("the tensor's payload does not match its dims");
+    std::memcpy(out.data(), view.data(), out.size());
+    return;
+  }
+  // Each typed-field element holds the element's bits in its low bytes (little-endian).
+  size_t pos = 0;
+  t.typed_data.for_each([&](uint64_t raw) {
+    if (pos + esize <= out.size()) std::memcpy(out.data() + pos, &raw, esize);
+    pos += esize;
+  });
+  if (pos != out.size()) ctx.fail("the tensor's payload does not match its dims");
+}
+
+std::span<std::byte> bytes_of(TensorRef& y) {
+  return {static_cast<std::byte*>(y.data), y.bytes()};
+}
+
+// ---- Constant
+
+template <class T, class F>
+void write_repeated(const onnx::RepeatedScalar& values, TensorRef& y, F convert) {
+  T* out = y.as<T>();
+  size_t i = 0;
+  const size_t n = y.numel();
+  values.for_each([&](uint64_t raw) {
+    if (i < n) out[i] = convert(raw);
+    ++i;
+  });
+}
+
+void constant_kernel(KernelContext& ctx) {
+  TensorRef& y = ctx.output(0);
+  auto to_float = [](uint64_t raw) { return std::bit_cast<float>(static_cast<uint32_t>(raw)); };
+  auto to_int = [](uint64_t raw) { return static_cast<int64_t>(raw); };
+  if (const onnx::TensorProto* t = ctx.attr_tensor("value")) {
+    decode_into(ctx, *t, bytes_of(y));
+  } else if (const auto* a = ctx.attribute("value_float")) {
+    *y.as<float>() = a->f;
+  } else if (const auto* fs = ctx.attribute("value_floats")) {
+    write_repeated<float>(fs->floats, y, to_float);
+  } else if (const auto* i = ctx.attribute("value_int")) {
+    *y.as<int64_t>() = i->i;
+  } else if (const auto* is = ctx.attribute("value_ints")) {
+    write_repeated<int64_t>(is->ints, y, to_int);
+  } else {
+    ctx.fail("only numeric dense values are supported");
+  }
+}
+
+// ---- ConstantOfShape: every element the `value` attribute's single element (float 0 default)
+
+void constant_of_shape_kernel(KernelContext& ctx) {
+  TensorRef& y = ctx.output(0);
+  uint64_t bits = 0;
+  if (const onnx::TensorProto* t = ctx.attr_tensor("value")) {
+    const size_t esize = element_size(onnx::tensor_dtype(*t));
+    if (esize == 0 || esize > sizeof(bits)) fail_dtype(ctx, onnx::tensor_dtype(*t));
+    decode_into(ctx, *t, {reinterpret_cast<std::byte*>(&bits), esize});
+  }
+  dispatch_bits(ctx, y.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T v{};
+    std::memcpy(&v, &bits, sizeof(T));
+    std::fill_n(y.as<T>(), y.numel(), v);
+  });
+}
+
+// ---- Range: start + i * delta for as many elements as inference gave the output
+
+void range_kernel(KernelContext& ctx) {
+  TensorRef& y = ctx.output(0);
+  using RangeTypes = TypeList<float, double, int16_t, int32_t, int64_t>;
+  dispatch_or_fail<RangeTypes>(ctx, y.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T start = *ctx.input(0).as<const T>();
+    const T delta = *ctx.input(2).as<const T>();
+    T* out = y.as<T>();
+    for (size_t i = 0; i < y.numel(); ++i)
+      out[i] = static_cast<T>(start + static_cast<T>(i) * delta);
+  });
+}
+
+// ---- EyeLike: ones on the diagonal shifted by k
+
+void eye_like_kernel(KernelContext& ctx) {
+  TensorRef& y = ctx.output(0);
+  if (y.rank() != 2) ctx.fail("the input must have rank 2");
+  const int64_t k = ctx.attr_int("k", 0);
+  const int64_t rows = y.dims[0];
+  const int64_t cols = y.dims[1];
+  dispatch_or_fail<NumericTypes>(ctx, y.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* out = y.as<T>();
+    std::fill_n(out, y.numel(), T(0));
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t j = i + k;
+      if (j >= 0 && j < cols) out[i * cols + j] = T(1);
+    }
+  });
+}
+
+}  // namespace
 
 void register_generators(graph::OpRegistry& r) {
-  (void)r;
+  r.row("", "Constant").kernel = constant_kernel;
+  r.row("", "ConstantOfShape").kernel = constant_of_shape_kernel;
+  r.row("", "Range").kernel = range_kernel;
+  r.row("", "EyeLike").kernel = eye_like_kernel;
 }
 
 }  // namespace footprint::runtime::kernels

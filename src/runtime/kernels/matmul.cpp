@@ -1,9 +1,233 @@
+// Matrix products on oneDNN's matmul primitive: Gemm (transposes as strides, alpha as an output
+// scale, C as a bias or through the sum post-op) and MatMul (numpy batching and 1-D operands).
+//
+// Operands are described where they lie: a transposed operand is the same bytes with swapped
+// strides, so a Gemm over a 25088x4096 weight with transB reads the weight in place.
+#include <string>
+
+#include "dnnl_util.hpp"
 #include "families.hpp"
+#include "kernel_util.hpp"
 
 namespace footprint::runtime::kernels {
+namespace {
+
+using dnnl::memory;
+
+void require_float(const graph::Node& n, const Extents& e) {
+  for (size_t i = 0; i < e.in.size(); ++i) {
+    if (e.has_in(i) && e.in_dtype[i] != DType::float32) {
+      node_fail(n, "dtype " + dtype_label(e.in_dtype[i]) + " is not supported (float32 only)");
+    }
+  }
+}
+
+// ---- Gemm: Y = alpha * A' B' + beta * C, A' = transA ? A^T : A, B' likewise
+
+// How C reaches Y. A row vector [1, N] with alpha = beta = 1 is the primitive's bias (the fast
+// case: a fully connected layer); any other C is first broadcast into Y, which the sum post-op
+// then scales by beta and adds to.
+enum class GemmC { none, bias, summed };
+
+struct GemmShape {
+  int64_t m = 0, k = 0, n = 0;
+  int64_t c_rows = 1, c_cols = 1;  // C seen as 2-D; 1 where it broadcasts
+  GemmC c = GemmC::none;
+  float alpha = 1, beta = 1;
+};
+
+GemmShape gemm_shape(const graph::Node& n, const Extents& e) {
+  const auto& a = e.in[0];
+  const auto& b = e.in[1];
+  if (a.size() != 2 || b.size() != 2) node_fail(n, "Gemm operands must be matrices");
+  const bool ta = node_int(n, "transA", 0) != 0;
+  const bool tb = node_int(n, "transB", 0) != 0;
+  GemmShape s;
+  s.m = a[ta ? 1 : 0];
+  s.k = a[ta ? 0 : 1];
+  s.n = b[tb ? 0 : 1];
+  if (b[tb ? 1 : 0] != s.k) node_fail(n, "inner dims of A and B differ");
+  s.alpha = node_float(n, "alpha", 1.0f);
+  s.beta = node_float(n, "beta", 1.0f);
+  if (!e.has_in(2) || s.beta == 0.0f) return s;
+  const auto& c = e.in[2];
+  if (c.size() > 2) node_fail(n, "C must have rank 2 or less");
+  s.c_cols = c.empty() ? 1 : c.back();
+  s.c_rows = c.size() == 2 ? c[0] : 1;
+  if ((s.c_rows != 1 && s.c_rows != s.m) || (s.c_cols != 1 && s.c_cols != s.n)) {
+    node_fail(n,
+              "C does not broadcast to [" + std::to_string(s.m) + "," + std::to_string(s.n) + "]");
+  }
+  const bool row = s.c_rows == 1 && s.c_cols == s.n;
+  s.c = row && s.alpha == 1.0f && s.beta == 1.0f ? GemmC::bias : GemmC::summed;
+  return s;
+}
+
+dnnl::matmul::primitive_desc gemm_pd(const graph::Node& n, const Extents& e) {
+  require_float(n, e);
+  const GemmShape s = gemm_shape(n, e);
+  const bool ta = node_int(n, "transA", 0) != 0;
+  const bool tb = node_int(n, "transB", 0) != 0;
+  const memory::desc a = strided_desc({s.m, s.k}, ta ? memory::dims{1, s.m} : memory::dims{s.k, 1});
+  const memory::desc b = strided_desc({s.k, s.n}, tb ? memory::dims{1, s.k} : memory::dims{s.n, 1});
+  const memory::desc bias = s.c == GemmC::bias ? plain_desc({1, s.n}) : memory::desc();
+  dnnl::primitive_attr attr = user_scratchpad();
+  if (s.alpha != 1.0f) attr.set_output_scales(0, {s.alpha});
+  if (s.c == GemmC::summed) {
+    dnnl::post_ops ops;
+    ops.append_sum(s.beta);
+    attr.set_post_ops(ops);
+  }
+  return make_pd(n, "Gemm", [&] {
+    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, plain_desc({s.m, s.n})),
+                                        attr, cpu_engine());
+  });
+}
+
+// The primitive plus how C is applied, which the run needs before executing.
+class GemmState final : public DnnlState {
+ public:
+  GemmState(const dnnl::matmul::primitive_desc& pd, const GemmShape& s,
+            const std::vector<std::pair<int, memory::desc>>& args)
+      : DnnlState(pd, dnnl::matmul(pd), args), shape(s) {}
+  GemmShape shape;
+};
+
+std::vector<std::pair<int, memory::desc>> matmul_args(const dnnl::matmul::primitive_desc& pd,
+                                                      bool bias) {
+  std::vector<std::pair<int, memory::desc>> args{{DNNL_ARG_SRC, pd.src_desc()},
+                                                 {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                                                 {DNNL_ARG_DST, pd.dst_desc()}};
+  if (bias) args.emplace_back(DNNL_ARG_BIAS, pd.bias_desc());
+  return args;
+}
+
+std::unique_ptr<graph::KernelState> gemm_prepare(const graph::KernelContext& ctx) {
+  const Extents e = extents_of(ctx);
+  if (!all_positive(e)) return nullptr;
+  const GemmShape s = gemm_shape(ctx.node(), e);
+  const auto pd = gemm_pd(ctx.node(), e);
+  return std::make_unique<GemmState>(pd, s, matmul_args(pd, s.c == GemmC::bias));
+}
+
+uint64_t gemm_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                        const std::vector<graph::ConcreteTensor>& out) {
+  return scratchpad_of(gemm_pd, n, in, out);
+}
+
+// Y = C broadcast, before the primitive adds alpha A'B' to beta Y.
+void broadcast_c(const graph::TensorRef& c, const GemmShape& s, float* y) {
+  const float* src = c.as<const float>();
+  for (int64_t i = 0; i < s.m; ++i) {
+    const float* row = src + (s.c_rows == 1 ? 0 : i * s.c_cols);
+    float* out = y + i * s.n;
+    for (int64_t j = 0; j < s.n; ++j) out[j] = row[s.c_cols == 1 ? 0 : j];
+  }
+}
+
+void run_gemm(graph::KernelContext& ctx) {
+  auto* st = dynamic_cast<GemmState*>(ctx.state());
+  if (st == nullptr) {
+    // Preparing built nothing for empty tensors; with an empty inner dim (K = 0) Y would be
+    // beta C, a case no model needs.
+    if (ctx.output(0).numel() > 0) ctx.fail("a Gemm with an empty operand is not supported");
+    return;
+  }
+  float* y = ctx.output(0).as<float>();
+  if (st->shape.c == GemmC::summed) broadcast_c(ctx.input(2), st->shape, y);
+  st->bind(DNNL_ARG_SRC, ctx.input(0).data);
+  st->bind(DNNL_ARG_WEIGHTS, ctx.input(1).data);
+  if (st->shape.c == GemmC::bias) st->bind(DNNL_ARG_BIAS, ctx.input(2).data);
+  st->bind(DNNL_ARG_DST, y);
+  st->execute(ctx);
+}
+
+// ---- MatMul: [..., M, K] x [..., K, N] -> [broadcast(...), M, N]; a 1-D operand is a row
+// (first) or a column (second) whose added dim the output drops.
+
+struct MatMulDims {
+  memory::dims a, b, y;  // same rank, batch dims broadcast
+};
+
+MatMulDims matmul_dims(const graph::Node& n, const Extents& e) {
+  MatMulDims d{{e.in[0].begin(), e.in[0].end()}, {e.in[1].begin(), e.in[1].end()}, {}};
+  if (d.a.empty() || d.b.empty()) node_fail(n, "MatMul operands must not be scalars");
+  if (d.a.size() == 1) d.a.insert(d.a.begin(), 1);
+  if (d.b.size() == 1) d.b.push_back(1);
+  const size_t rank = std::max(d.a.size(), d.b.size());
+  if (rank > DNNL_MAX_NDIMS) node_fail(n, "rank " + std::to_string(rank) + " is not supported");
+  d.a.insert(d.a.begin(), rank - d.a.size(), 1);
+  d.b.insert(d.b.begin(), rank - d.b.size(), 1);
+  if (d.a[rank - 1] != d.b[rank - 2]) node_fail(n, "inner dims of A and B differ");
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (d.a[i] != d.b[i] && d.a[i] != 1 && d.b[i] != 1) node_fail(n, "batch dims do not broadcast");
+    d.y.push_back(std::max(d.a[i], d.b[i]));
+  }
+  d.y.push_back(d.a[rank - 2]);
+  d.y.push_back(d.b[rank - 1]);
+  // The output arrives allocated with the inferred extents; the promoted ones must fill it.
+  int64_t elements = 1;
+  for (int64_t v : d.y) elements *= v;
+  int64_t allocated = 1;
+  for (int64_t v : e.out[0]) allocated *= v;
+  if (elements != allocated) node_fail(n, "the output's extents do not match the operands'");
+  return d;
+}
+
+dnnl::matmul::primitive_desc matmul_pd(const graph::Node& n, const Extents& e) {
+  require_float(n, e);
+  const MatMulDims d = matmul_dims(n, e);
+  return make_pd(n, "MatMul", [&] {
+    return dnnl::matmul::primitive_desc(
+        dnnl::matmul::desc(plain_desc(d.a), plain_desc(d.b), plain_desc(d.y)), user_scratchpad(),
+        cpu_engine());
+  });
+}
+
+std::unique_ptr<graph::KernelState> matmul_prepare(const graph::KernelContext& ctx) {
+  const Extents e = extents_of(ctx);
+  if (!all_positive(e)) return nullptr;
+  const auto pd = matmul_pd(ctx.node(), e);
+  return std::make_unique<DnnlState>(pd, dnnl::matmul(pd), matmul_args(pd, false));
+}
+
+uint64_t matmul_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                          const std::vector<graph::ConcreteTensor>& out) {
+  return scratchpad_of(matmul_pd, n, in, out);
+}
+
+void run_matmul(graph::KernelContext& ctx) {
+  auto* st = dynamic_cast<DnnlState*>(ctx.state());
+  if (st == nullptr) {
+    // Preparing built nothing for empty tensors. With an empty inner dim (K = 0) the output
+    // still has elements: the product of nothing is zeros.
+    const graph::TensorRef& y = ctx.output(0);
+    if (y.numel() == 0) return;
+    if (ctx.input(0).numel() != 0 && ctx.input(1).numel() != 0) {
+      ctx.fail("the kernel's state was not prepared");
+    }
+    if (y.dtype != DType::float32) ctx.fail("dtype " + dtype_label(y.dtype) + " is not supported");
+    for (float& v : y.span<float>()) v = 0;
+    return;
+  }
+  st->bind(DNNL_ARG_SRC, ctx.input(0).data);
+  st->bind(DNNL_ARG_WEIGHTS, ctx.input(1).data);
+  st->bind(DNNL_ARG_DST, ctx.output(0).data);
+  st->execute(ctx);
+}
+
+void set(graph::OpSchema& row, graph::KernelFn kernel, graph::PrepareFn prepare,
+         graph::WorkspaceFn workspace) {
+  row.kernel = kernel;
+  row.prepare = prepare;
+  row.workspace = workspace;
+}
+
+}  // namespace
 
 void register_matmul(graph::OpRegistry& r) {
-  (void)r;
+  set(r.row("", "Gemm"), run_gemm, gemm_prepare, gemm_workspace);
+  set(r.row("", "MatMul"), run_matmul, matmul_prepare, matmul_workspace);
 }
 
 }  // namespace footprint::runtime::kernels

@@ -1,9 +1,745 @@
+// Recurrent layers: LSTM, GRU and RNN in float32, every ONNX attribute that changes the result
+// (direction, activations with their alpha/beta, clip, input_forget, linear_before_reset,
+// layout) and every optional input and output.
+//
+// Memory: the kernel allocates nothing while it runs. Per direction it keeps one gate buffer for
+// the batch ([batch, gates * hidden]) and walks the sequence one step at a time, so its scratch
+// does not grow with the sequence. The running hidden and cell states live in Y_h / Y_c when
+// the node has them (their final value is exactly the running state's last one) and in the
+// workspace otherwise. recurrent_workspace() sizes exactly that, from the same facts the kernel
+// decides with (which outputs the node has), and the kernel checks it got at least that much.
+//
+// Sequence lengths: a batch entry with length L reads its first L time steps (the reverse
+// direction reads them from L-1 down to 0); its Y rows past L are zero and its final state is the
+// one after L steps (the initial state when L is 0).
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
 #include "families.hpp"
+#include "footprint/graph/graph.hpp"
+#include "kernel_util.hpp"
 
 namespace footprint::runtime::kernels {
+namespace {
+
+using graph::KernelContext;
+using graph::TensorRef;
+
+enum class Cell { lstm, gru, rnn };
+
+// Gates per cell, in ONNX's order: LSTM i,o,f,c; GRU z,r,h; RNN i.
+constexpr int64_t gate_count(Cell cell) {
+  return cell == Cell::lstm ? 4 : cell == Cell::gru ? 3 : 1;
+}
+
+// Activation functions a cell applies (f, g, h for LSTM; f, g for GRU; f for RNN).
+constexpr int activation_count(Cell cell) {
+  return cell == Cell::lstm ? 3 : cell == Cell::gru ? 2 : 1;
+}
+
+// ---- Activations
+
+enum class ActKind {
+  sigmoid,
+  tanh,
+  relu,
+  affine,
+  leaky_relu,
+  thresholded_relu,
+  scaled_tanh,
+  hard_sigmoid,
+  elu,
+  softsign,
+  softplus
+};
+
+struct Activation {
+  ActKind kind = ActKind::sigmoid;
+  float alpha = 0;
+  float beta = 0;
+};
+
+struct ActSpec {
+  std::string_view name;
+  ActKind kind;
+  int params;  // how many of activation_alpha / activation_beta it consumes (0, 1 or 2)
+  float alpha;
+  float beta;  // defaults: those of the ONNX operator of the same name
+};
+
+constexpr ActSpec kActivations[] = {
+    {"Sigmoid", ActKind::sigmoid, 0, 0.f, 0.f},
+    {"Tanh", ActKind::tanh, 0, 0.f, 0.f},
+    {"Relu", ActKind::relu, 0, 0.f, 0.f},
+    {"Affine", ActKind::affine, 2, 1.f, 0.f},
+    {"LeakyRelu", ActKind::leaky_relu, 1, 0.01f, 0.f},
+    {"ThresholdedRelu", ActKind::thresholded_relu, 1, 1.f, 0.f},
+    {"ScaledTanh", ActKind::scaled_tanh, 2, 1.f, 1.f},
+    {"HardSigmoid", ActKind::hard_sigmoid, 2, 0.2f, 0.5f},
+    {"Elu", ActKind::elu, 1, 1.f, 0.f},
+    {"Softsign", ActKind::softsign, 0, 0.f, 0.f},
+    {"Softplus", ActKind::softplus, 0, 0.f, 0.f},
+};
+
+// Exporters differ in case ("sigmoid", "Sigmoid"); the names are ASCII.
+bool same_name(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; };
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+const ActSpec* find_activation(std::string_view name) {
+  for (const ActSpec& s : kActivations) {
+    if (same_name(s.name, name)) return &s;
+  }
+  return nullptr;
+}
+
+// The k-th float of a repeated attribute field, decoded in place (no vector: the kernel must not
+// allocate while running).
+float nth_float(const onnx::RepeatedScalar& values, size_t k) {
+  float out = 0;
+  size_t i = 0;
+  values.for_each([&](uint64_t raw) {
+    if (i++ == k) out = std::bit_cast<float>(static_cast<uint32_t>(raw));
+  });
+  return out;
+}
+
+// Applies `a` to n values in place; the switch sits outside the loop so each loop vectorizes.
+void activate(const Activation& a, float* x, int64_t n) {
+  const float al = a.alpha;
+  const float be = a.beta;
+  switch (a.kind) {
+    case ActKind::sigmoid:
+      for (int64_t i = 0; i < n; ++i) x[i] = 1.f / (1.f + std::exp(-x[i]));
+      return;
+    case ActKind::tanh:
+      for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+      return;
+    case ActKind::relu:
+      for (int64_t i = 0; i < n; ++i) x[i] = std::max(x[i], 0.f);
+      return;
+    case ActKind::affine:
+      for (int64_t i = 0; i < n; ++i) x[i] = al * x[i] + be;
+      return;
+    case ActKind::leaky_relu:
+      for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0 ? x[i] : al * x[i];
+      return;
+    case ActKind::thresholded_relu:
+      for (int64_t i = 0; i < n; ++i) x[i] = x[i] > al ? x[i] : 0.f;
+      return;
+    case ActKind::scaled_tanh:
+      for (int64_t i = 0; i < n; ++i) x[i] = al * std::tanh(be * x[i]);
+      return;
+    case ActKind::hard_sigmoid:
+      for (int64_t i = 0; i < n; ++i) x[i] = std::clamp(al * x[i] + be, 0.f, 1.f);
+      return;
+    case ActKind::elu:
+      for (int64_t i = 0; i < n; ++i) x[i] = x[i] >= 0 ? x[i] : al * (std::exp(x[i]) - 1.f);
+      return;
+    case ActKind::softsign:
+      for (int64_t i = 0; i < n; ++i) x[i] = x[i] / (1.f + std::fabs(x[i]));
+      return;
+    case ActKind::softplus:
+      for (int64_t i = 0; i < n; ++i) x[i] = std::log1p(std::exp(x[i]));
+      return;
+  }
+}
+
+// `clip` bounds the activations' inputs to [-clip, clip]; infinity when the node has none.
+void clip_values(float clip, float* x, int64_t n) {
+  if (std::isinf(clip)) return;
+  for (int64_t i = 0; i < n; ++i) x[i] = std::clamp(x[i], -clip, clip);
+}
+
+// ---- Gate matmuls
+
+// c[m, j] += a[m, :] . w[j, :] for j < n: the gates' X*W^T and H*R^T with W, R as ONNX stores
+// them ([gates * hidden, k], row-major), so both operands of each dot product are contiguous.
+// Four rows of `a` share every row of `w` while it is in cache.
+void add_matmul_wt(const float* a, int64_t lda, int64_t m, const float* w, int64_t n, int64_t k,
+                   float* c, int64_t ldc, int threads) {
+  // Columns split across threads only when each chunk has enough work to pay for the team.
+  const auto min_chunk = static_cast<size_t>(std::max<int64_t>(1, 32768 / std::max<int64_t>(k, 1)));
+  parallel_for(
+      threads, static_cast<size_t>(n),
+      [&](size_t begin, size_t end) {
+        int64_t i = 0;
+        for (; i + 4 <= m; i += 4) {
+          const float* a0 = a + i * lda;
+          const float* a1 = a0 + lda;
+          const float* a2 = a1 + lda;
+          const float* a3 = a2 + lda;
+          for (auto j = static_cast<int64_t>(begin); j < static_cast<int64_t>(end); ++j) {
+            const float* wr = w + j * k;
+            float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+            for (int64_t q = 0; q < k; ++q) {
+              s0 += a0[q] * wr[q];
+              s1 += a1[q] * wr[q];
+              s2 += a2[q] * wr[q];
+              s3 += a3[q] * wr[q];
+            }
+            c[i * ldc + j] += s0;
+            c[(i + 1) * ldc + j] += s1;
+            c[(i + 2) * ldc + j] += s2;
+            c[(i + 3) * ldc + j] += s3;
+          }
+        }
+        for (; i < m; ++i) {
+          const float* ar = a + i * lda;
+          for (auto j = static_cast<int64_t>(begin); j < static_cast<int64_t>(end); ++j) {
+            const float* wr = w + j * k;
+            float s = 0;
+#pragma omp simd reduction(+ : s)
+            for (int64_t q = 0; q < k; ++q) s += ar[q] * wr[q];
+            c[i * ldc + j] += s;
+          }
+        }
+      },
+      min_chunk);
+}
+
+// ---- The node's configuration
+
+// What the node's attributes and input extents say, read without allocating.
+struct Config {
+  Cell cell = Cell::lstm;
+  int64_t seq = 0;
+  int64_t batch = 0;
+  int64_t input = 0;
+  int64_t hidden = 0;
+  int64_t dirs = 1;
+  bool reverse_only = false;  // direction == "reverse"
+  bool batch_first = false;   // layout 1
+  float clip = std::numeric_limits<float>::infinity();
+  bool input_forget = false;
+  bool linear_before_reset = false;
+  Activation act[2][3];  // [direction][f, g, h]
+};
+
+int64_t attr_int(const graph::Node& n, std::string_view name, int64_t fallback) {
+  const auto* a = n.attribute(name);
+  return a == nullptr ? fallback : a->i;
+}
+
+// hidden_size, or R's last extent when the attribute is absent (R is [dirs, gates*H, H]).
+int64_t hidden_size(const graph::Node& n, std::span<const int64_t> r_dims) {
+  const int64_t h = attr_int(n, "hidden_size", -1);
+  if (h >= 0) return h;
+  return r_dims.size() == 3 ? r_dims[2] : 0;
+}
+
+// X's extents in ONNX order [seq, batch, input] whatever the layout.
+void sequence_extents(const graph::Node& n, std::span<const int64_t> x_dims, int64_t& seq,
+                      int64_t& batch) {
+  const bool batch_first = attr_int(n, "layout", 0) != 0;
+  seq = x_dims.size() == 3 ? x_dims[batch_first ? 1 : 0] : 0;
+  batch = x_dims.size() == 3 ? x_dims[batch_first ? 0 : 1] : 0;
+}
+
+void read_direction(const KernelContext& ctx, Config& c) {
+  const std::string_view d = ctx.attr_string("direction", "forward");
+  if (d == "forward") return;
+  if (d == "reverse") {
+    c.reverse_only = true;
+  } else if (d == "bidirectional") {
+    c.dirs = 2;
+  } else {
+    ctx.fail("direction '" + std::string(d) + "' is not forward, reverse or bidirectional");
+  }
+}
+
+// activations (with activation_alpha / activation_beta consumed in order, only by the functions
+// that take them), for each direction. One direction's list serves both when only that is given.
+void read_activations(const KernelContext& ctx, Config& c) {
+  // Rows in Cell's order: LSTM, GRU, RNN.
+  static constexpr std::string_view kDefaults[3][3] = {
+      {"Sigmoid", "Tanh", "Tanh"}, {"Sigmoid", "Tanh", ""}, {"Tanh", "", ""}};
+  const int per_dir = activation_count(c.cell);
+  const auto* names = ctx.attribute("activations");
+  const auto* alphas = ctx.attribute("activation_alpha");
+  const auto* betas = ctx.attribute("activation_beta");
+  const size_t given = names == nullptr ? 0 : names->strings.size();
+  if (given != 0 && given != static_cast<size_t>(per_dir) &&
+      given != static_cast<size_t>(per_dir * c.dirs)) {
+    ctx.fail("activations has " + std::to_string(given) + " names; expected " +
+             std::to_string(per_dir * c.dirs));
+  }
+  size_t next_alpha = 0;
+  size_t next_beta = 0;
+  for (int64_t d = 0; d < c.dirs; ++d) {
+    for (int k = 0; k < per_dir; ++k) {
+      const size_t at = static_cast<size_t>(d * per_dir + k) % std::max<size_t>(given, 1);
+      const std::string_view name =
+          given == 0 ? kDefaults[static_cast<int>(c.cell)][k] : names->strings[at];
+      const ActSpec* spec = find_activation(name);
+      if (spec == nullptr) ctx.fail("activation '" + std::string(name) + "' is not supported");
+      Activation& a = c.act[d][k];
+      a = {spec->kind, spec->alpha, spec->beta};
+      // A repeated list (given == per_dir) reuses its own alpha/beta for the second direction.
+      if (given == static_cast<size_t>(per_dir) && k == 0) next_alpha = next_beta = 0;
+      if (spec->params >= 1 && alphas != nullptr && next_alpha < alphas->floats.count) {
+        a.alpha = nth_float(alphas->floats, next_alpha++);
+      }
+      if (spec->params >= 2 && betas != nullptr && next_beta < betas->floats.count) {
+        a.beta = nth_float(betas->floats, next_beta++);
+      }
+    }
+  }
+}
+
+// Fails unless `t` (when present) is float32 with exactly `dims`.
+void expect_dims(const KernelContext& ctx, const TensorRef* t, const char* what,
+                 std::initializer_list<int64_t> dims) {
+  if (t == nullptr) return;
+  if (t->dtype != DType::float32) ctx.fail(std::string(what) + " must be float32");
+  bool ok = t->rank() == dims.size();
+  for (size_t i = 0; ok && i < dims.size(); ++i) ok = t->dim(i) == dims.begin()[i];
+  if (!ok) ctx.fail(std::string(what) + " has unexpected extents");
+}
+
+Config read_config(const KernelContext& ctx, Cell cell) {
+  Config c;
+  c.cell = cell;
+  const TensorRef& x = ctx.input(0);
+  if (x.dtype != DType::float32) ctx.fail("only float32 is supported, not " + dtype_label(x.dtype));
+  if (x.rank() != 3) ctx.fail("X must have rank 3");
+  c.batch_first = ctx.attr_int("layout", 0) != 0;
+  sequence_extents(ctx.node(), x.dims, c.seq, c.batch);
+  c.input = x.dim(2);
+  c.hidden = hidden_size(ctx.node(), ctx.input(2).dims);
+  read_direction(ctx, c);
+  if (const auto* clip = ctx.attribute("clip")) c.clip = clip->f;
+  c.input_forget = ctx.attr_int("input_forget", 0) != 0;
+  c.linear_before_reset = ctx.attr_int("linear_before_reset", 0) != 0;
+  read_activations(ctx, c);
+
+  const int64_t gh = gate_count(cell) * c.hidden;
+  expect_dims(ctx, &ctx.input(1), "W", {c.dirs, gh, c.input});
+  expect_dims(ctx, &ctx.input(2), "R", {c.dirs, gh, c.hidden});
+  expect_dims(ctx, ctx.input_or_null(3), "B", {c.dirs, 2 * gh});
+  // States are [dirs, batch, H], or [batch, dirs, H] with layout 1.
+  const int64_t outer = c.batch_first ? c.batch : c.dirs;
+  const int64_t inner = c.batch_first ? c.dirs : c.batch;
+  expect_dims(ctx, ctx.input_or_null(5), "initial_h", {outer, inner, c.hidden});
+  if (cell == Cell::lstm) {
+    expect_dims(ctx, ctx.input_or_null(6), "initial_c", {outer, inner, c.hidden});
+    expect_dims(ctx, ctx.input_or_null(7), "P", {c.dirs, 3 * c.hidden});
+  }
+  return c;
+}
+
+// ---- Workspace
+
+// Floats of scratch: the gate buffer, GRU's hidden-sized product, and the running states the
+// node has no output for.
+uint64_t scratch_floats(Cell cell, int64_t batch, int64_t hidden, bool has_y_h, bool has_y_c) {
+  const auto rows = static_cast<uint64_t>(std::max<int64_t>(batch, 0));
+  const auto h = static_cast<uint64_t>(std::max<int64_t>(hidden, 0));
+  uint64_t n = rows * static_cast<uint64_t>(gate_count(cell)) * h;
+  if (cell == Cell::gru) n += rows * h;
+  if (!has_y_h) n += rows * h;
+  if (cell == Cell::lstm && !has_y_c) n += rows * h;
+  return n;
+}
+
+bool node_has_output(const graph::Node& n, size_t i) {
+  return i < n.outputs.size() && n.outputs[i] != graph::kNoValue;
+}
+
+uint64_t recurrent_workspace(Cell cell, const graph::Node& n,
+                             const std::vector<graph::ConcreteTensor>& inputs) {
+  if (inputs.size() < 3) return 0;
+  int64_t seq = 0;
+  int64_t batch = 0;
+  sequence_extents(n, inputs[0].dims, seq, batch);
+  const int64_t hidden = hidden_size(n, inputs[2].dims);
+  return sizeof(float) *
+         scratch_floats(cell, batch, hidden, node_has_output(n, 1), node_has_output(n, 2));
+}
+
+uint64_t lstm_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& inputs,
+                        const std::vector<graph::ConcreteTensor>& /*outputs*/) {
+  return recurrent_workspace(Cell::lstm, n, inputs);
+}
+uint64_t gru_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& inputs,
+                       const std::vector<graph::ConcreteTensor>& /*outputs*/) {
+  return recurrent_workspace(Cell::gru, n, inputs);
+}
+uint64_t rnn_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& inputs,
+                       const std::vector<graph::ConcreteTensor>& /*outputs*/) {
+  return recurrent_workspace(Cell::rnn, n, inputs);
+}
+
+// ---- One direction
+
+// Rows of a [batch, hidden] state inside a state tensor or the workspace (layout 1 interleaves
+// the directions, so rows of one direction are `stride` apart).
+struct Rows {
+  float* data = nullptr;
+  int64_t stride = 0;
+  float* row(int64_t b) const { return data + b * stride; }
+};
+
+// Everything one direction's pass reads and writes.
+struct Pass {
+  const Config* c = nullptr;
+  int64_t dir = 0;       // index into the direction axis
+  bool reverse = false;  // walks each sequence from its end
+  const float* x = nullptr;
+  const float* w = nullptr;   // [gates*H, input]
+  const float* r = nullptr;   // [gates*H, H]
+  const float* wb = nullptr;  // [gates*H] or null
+  const float* rb = nullptr;  // [gates*H] or null
+  const float* p = nullptr;   // LSTM peepholes [3*H] (i, o, f) or null
+  const TensorRef* lens = nullptr;
+  float* y = nullptr;  // or null
+  Rows h;
+  Rows c_state;            // LSTM only
+  float* gates = nullptr;  // [batch, gates*H]
+  float* extra = nullptr;  // GRU: [batch, H]
+  int threads = 1;
+
+  int64_t length(int64_t b) const {
+    if (lens == nullptr) return c->seq;
+    return lens->dtype == DType::int32 ? lens->as<const int32_t>()[b]
+                                       : lens->as<const int64_t>()[b];
+  }
+  // The time index batch entry b reads at step t (t < its length).
+  int64_t time_of(int64_t b, int64_t t) const { return reverse ? length(b) - 1 - t : t; }
+  const float* x_row(int64_t t, int64_t b) const {
+    const int64_t at = c->batch_first ? b * c->seq + t : t * c->batch + b;
+    return x + at * c->input;
+  }
+  float* y_row(int64_t t, int64_t b) const {
+    const int64_t at =
+        c->batch_first ? (b * c->seq + t) * c->dirs + dir : (t * c->dirs + dir) * c->batch + b;
+    return y + at * c->hidden;
+  }
+};
+
+// Whether every batch entry runs the whole sequence (then a step's X rows are evenly strided).
+bool full_lengths(const Pass& p) {
+  if (p.lens == nullptr) return true;
+  for (int64_t b = 0; b < p.c->batch; ++b) {
+    if (p.length(b) != p.c->seq) return false;
+  }
+  return true;
+}
+
+// gates[b] = Wb + Rb (the parts of the bias outside GRU's reset product); zero without B.
+void init_gates(const Pass& p, int64_t b) {
+  const int64_t gh = gate_count(p.c->cell) * p.c->hidden;
+  float* g = p.gates + b * gh;
+  if (p.wb == nullptr) {
+    std::fill(g, g + gh, 0.f);
+    return;
+  }
+  // GRU with linear_before_reset adds Rbh inside the reset gate's product instead.
+  const int64_t rb_end = p.c->cell == Cell::gru && p.c->linear_before_reset ? 2 * p.c->hidden : gh;
+  for (int64_t j = 0; j < gh; ++j) g[j] = p.wb[j] + (j < rb_end ? p.rb[j] : 0.f);
+}
+
+// gates += X_t * W^T. When every entry reads the same time index (forward, or equal lengths) its
+// rows are evenly strided: one matmul for the batch (finished entries' gates are computed but
+// never used). Otherwise one per running entry.
+void add_input_projection(const Pass& p, int64_t t, bool uniform) {
+  const Config& c = *p.c;
+  const int64_t gh = gate_count(c.cell) * c.hidden;
+  if (uniform || !p.reverse) {
+    const int64_t time = p.reverse ? c.seq - 1 - t : t;
+    const int64_t lda = c.batch > 1 ? p.x_row(time, 1) - p.x_row(time, 0) : c.input;
+    add_matmul_wt(p.x_row(time, 0), lda, c.batch, p.w, gh, c.input, p.gates, gh, p.threads);
+    return;
+  }
+  for (int64_t b = 0; b < c.batch; ++b) {
+    if (t >= p.length(b)) continue;
+    add_matmul_wt(p.x_row(p.time_of(b, t), b), c.input, 1, p.w, gh, c.input, p.gates + b * gh, gh,
+                  p.threads);
+  }
+}
+
+// Writes the new hidden row of entry b (already in p.h) to Y at its time index.
+void store_output(const Pass& p, int64_t b, int64_t t) {
+  if (p.y == nullptr) return;
+  const float* h = p.h.row(b);
+  std::copy(h, h + p.c->hidden, p.y_row(p.time_of(b, t), b));
+}
+
+// LSTM for entry b: i, o, f, c gates to the new cell and hidden state (ONNX's equations; the
+// peepholes read the previous cell for i and f and the new one for o).
+void lstm_row(const Pass& p, int64_t b) {
+  const Config& c = *p.c;
+  const int64_t n = c.hidden;
+  float* gi = p.gates + b * 4 * n;
+  float* go = gi + n;
+  float* gf = go + n;
+  float* gc = gf + n;
+  float* cell = p.c_state.row(b);
+  const Activation* act = c.act[p.dir];
+  if (p.p != nullptr) {
+    for (int64_t j = 0; j < n; ++j) gi[j] += p.p[j] * cell[j];
+    for (int64_t j = 0; j < n; ++j) gf[j] += p.p[2 * n + j] * cell[j];
+  }
+  clip_values(c.clip, gi, n);
+  activate(act[0], gi, n);
+  if (c.input_forget) {
+    for (int64_t j = 0; j < n; ++j) gf[j] = 1.f - gi[j];  // coupled gates: f = 1 - i
+  } else {
+    clip_values(c.clip, gf, n);
+    activate(act[0], gf, n);
+  }
+  clip_values(c.clip, gc, n);
+  activate(act[1], gc, n);
+  for (int64_t j = 0; j < n; ++j) cell[j] = gf[j] * cell[j] + gi[j] * gc[j];
+  if (p.p != nullptr) {
+    for (int64_t j = 0; j < n; ++j) go[j] += p.p[n + j] * cell[j];
+  }
+  clip_values(c.clip, go, n);
+  activate(act[0], go, n);
+  std::copy(cell, cell + n, gc);  // h(C) in the spent cell gate's place
+  activate(act[2], gc, n);
+  float* h = p.h.row(b);
+  for (int64_t j = 0; j < n; ++j) h[j] = go[j] * gc[j];
+}
+
+// GRU for entry b after its z and r gates are activated and its candidate's pre-activation is
+// complete: H = (1 - z) * g(candidate) + z * H_prev.
+void gru_finish_row(const Pass& p, int64_t b) {
+  const int64_t n = p.c->hidden;
+  float* gz = p.gates + b * 3 * n;
+  float* gh = gz + 2 * n;
+  clip_values(p.c->clip, gh, n);
+  activate(p.c->act[p.dir][1], gh, n);
+  float* h = p.h.row(b);
+  for (int64_t j = 0; j < n; ++j) h[j] = (1.f - gz[j]) * gh[j] + gz[j] * h[j];
+}
+
+// GRU's candidate pre-activation for all entries: Xt*Wh + Wbh is already in the gates; adds
+// (r * H_prev) * Rh^T + Rbh, or with linear_before_reset r * (H_prev * Rh^T + Rbh).
+void gru_candidate(const Pass& p) {
+  const Config& c = *p.c;
+  const int64_t n = c.hidden;
+  const float* rh = p.r + 2 * n * n;
+  if (!c.linear_before_reset) {
+    for (int64_t b = 0; b < c.batch; ++b) {
+      const float* rg = p.gates + b * 3 * n + n;
+      const float* h = p.h.row(b);
+      float* e = p.extra + b * n;
+      for (int64_t j = 0; j < n; ++j) e[j] = rg[j] * h[j];
+    }
+    add_matmul_wt(p.extra, n, c.batch, rh, n, n, p.gates + 2 * n, 3 * n, p.threads);
+    return;
+  }
+  for (int64_t b = 0; b < c.batch; ++b) {
+    float* e = p.extra + b * n;
+    if (p.rb != nullptr) {
+      std::copy(p.rb + 2 * n, p.rb + 3 * n, e);
+    } else {
+      std::fill(e, e + n, 0.f);
+    }
+  }
+  add_matmul_wt(p.h.data, p.h.stride, c.batch, rh, n, n, p.extra, n, p.threads);
+  for (int64_t b = 0; b < c.batch; ++b) {
+    float* g = p.gates + b * 3 * n;
+    const float* e = p.extra + b * n;
+    for (int64_t j = 0; j < n; ++j) g[2 * n + j] += g[n + j] * e[j];
+  }
+}
+
+// One time step for every entry still running at step t.
+void run_step(const Pass& p, int64_t t, bool uniform) {
+  const Config& c = *p.c;
+  const int64_t n = c.hidden;
+  const int64_t gh = gate_count(c.cell) * n;
+  for (int64_t b = 0; b < c.batch; ++b) init_gates(p, b);
+  add_input_projection(p, t, uniform);
+  // The recurrent product; GRU's candidate gate waits for the reset gate (gru_candidate).
+  const int64_t recurrent_rows = c.cell == Cell::gru ? 2 * n : gh;
+  add_matmul_wt(p.h.data, p.h.stride, c.batch, p.r, recurrent_rows, n, p.gates, gh, p.threads);
+  if (c.cell == Cell::gru) {
+    for (int64_t b = 0; b < c.batch; ++b) {
+      float* g = p.gates + b * gh;
+      clip_values(c.clip, g, 2 * n);
+      activate(c.act[p.dir][0], g, 2 * n);
+    }
+    gru_candidate(p);
+  }
+  for (int64_t b = 0; b < c.batch; ++b) {
+    if (t >= p.length(b)) continue;  // finished: its state stays the final one
+    if (c.cell == Cell::lstm) {
+      lstm_row(p, b);
+    } else if (c.cell == Cell::gru) {
+      gru_finish_row(p, b);
+    } else {
+      float* g = p.gates + b * gh;
+      clip_values(c.clip, g, n);
+      activate(c.act[p.dir][0], g, n);
+      std::copy(g, g + n, p.h.row(b));
+    }
+    store_output(p, b, t);
+  }
+}
+
+// Copies the initial state (zeros without one) into the running state rows.
+void init_state(const Config& c, const TensorRef* initial, int64_t dir, const Rows& state) {
+  for (int64_t b = 0; b < c.batch; ++b) {
+    float* dst = state.row(b);
+    if (initial == nullptr) {
+      std::fill(dst, dst + c.hidden, 0.f);
+      continue;
+    }
+    const int64_t at = c.batch_first ? b * c.dirs + dir : dir * c.batch + b;
+    const float* src = initial->as<const float>() + at * c.hidden;
+    std::copy(src, src + c.hidden, dst);
+  }
+}
+
+// Y rows past an entry's length are zero (they are never written by a step).
+void zero_padding(const Pass& p) {
+  if (p.y == nullptr || p.lens == nullptr) return;
+  for (int64_t b = 0; b < p.c->batch; ++b) {
+    for (int64_t t = p.length(b); t < p.c->seq; ++t) {
+      float* y = p.y_row(t, b);
+      std::fill(y, y + p.c->hidden, 0.f);
+    }
+  }
+}
+
+void run_pass(const Pass& p) {
+  const Config& c = *p.c;
+  int64_t steps = 0;
+  for (int64_t b = 0; b < c.batch; ++b) steps = std::max(steps, p.length(b));
+  zero_padding(p);
+  const bool uniform = full_lengths(p);
+  for (int64_t t = 0; t < steps; ++t) run_step(p, t, uniform);
+}
+
+// ---- The kernel
+
+// The rows of direction `dir` inside a state output ([dirs, batch, H], or [batch, dirs, H] with
+// layout 1).
+Rows state_rows(const Config& c, float* base, int64_t dir) {
+  if (c.batch_first) return {base + dir * c.hidden, c.dirs * c.hidden};
+  return {base + dir * c.batch * c.hidden, c.hidden};
+}
+
+void check_lengths(KernelContext& ctx, const Config& c, const TensorRef* lens) {
+  if (lens == nullptr) return;
+  if (lens->dtype != DType::int32 && lens->dtype != DType::int64) {
+    ctx.fail("sequence_lens must be int32");
+  }
+  if (lens->rank() != 1 || lens->dim(0) != c.batch) ctx.fail("sequence_lens must be [batch]");
+  Pass probe;
+  probe.c = &c;
+  probe.lens = lens;
+  for (int64_t b = 0; b < c.batch; ++b) {
+    const int64_t len = probe.length(b);
+    if (len < 0 || len > c.seq) {
+      ctx.fail("sequence_lens[" + std::to_string(b) + "] = " + std::to_string(len) +
+               " is outside [0, " + std::to_string(c.seq) + "]");
+    }
+  }
+}
+
+void run_recurrent(KernelContext& ctx, Cell cell) {
+  const Config c = read_config(ctx, cell);
+  const TensorRef* lens = ctx.input_or_null(4);
+  check_lengths(ctx, c, lens);
+  TensorRef* y = ctx.output_or_null(0);
+  TensorRef* y_h = ctx.output_or_null(1);
+  TensorRef* y_c = cell == Cell::lstm ? ctx.output_or_null(2) : nullptr;
+
+  const uint64_t need =
+      scratch_floats(cell, c.batch, c.hidden, y_h != nullptr, cell != Cell::lstm || y_c != nullptr);
+  const std::span<std::byte> ws = ctx.workspace();
+  if (ws.size() < need * sizeof(float)) {
+    ctx.fail("workspace of " + std::to_string(ws.size()) + " bytes; it needs " +
+             std::to_string(need * sizeof(float)));
+  }
+  auto* scratch = reinterpret_cast<float*>(ws.data());
+  const int64_t bh = c.batch * c.hidden;
+  const int64_t gh = gate_count(cell) * c.hidden;
+  float* gates = scratch;
+  scratch += c.batch * gh;
+  float* extra = nullptr;
+  if (cell == Cell::gru) {
+    extra = scratch;
+    scratch += bh;
+  }
+  float* h_scratch = nullptr;
+  if (y_h == nullptr) {
+    h_scratch = scratch;
+    scratch += bh;
+  }
+  float* c_scratch = cell == Cell::lstm && y_c == nullptr ? scratch : nullptr;
+
+  const TensorRef* bias = ctx.input_or_null(3);
+  const TensorRef* peep = cell == Cell::lstm ? ctx.input_or_null(7) : nullptr;
+  for (int64_t d = 0; d < c.dirs; ++d) {
+    Pass p;
+    p.c = &c;
+    p.dir = d;
+    p.reverse = c.reverse_only || d == 1;
+    p.x = ctx.input(0).as<const float>();
+    p.w = ctx.input(1).as<const float>() + d * gh * c.input;
+    p.r = ctx.input(2).as<const float>() + d * gh * c.hidden;
+    if (bias != nullptr) {
+      p.wb = bias->as<const float>() + d * 2 * gh;
+      p.rb = p.wb + gh;
+    }
+    if (peep != nullptr) p.p = peep->as<const float>() + d * 3 * c.hidden;
+    p.lens = lens;
+    p.y = y == nullptr ? nullptr : y->as<float>();
+    p.h = y_h != nullptr ? state_rows(c, y_h->as<float>(), d) : Rows{h_scratch, c.hidden};
+    if (cell == Cell::lstm) {
+      p.c_state = y_c != nullptr ? state_rows(c, y_c->as<float>(), d) : Rows{c_scratch, c.hidden};
+      init_state(c, ctx.input_or_null(6), d, p.c_state);
+    }
+    init_state(c, ctx.input_or_null(5), d, p.h);
+    p.gates = gates;
+    p.extra = extra;
+    p.threads = ctx.threads();
+    run_pass(p);
+  }
+}
+
+void lstm_kernel(KernelContext& ctx) {
+  run_recurrent(ctx, Cell::lstm);
+}
+void gru_kernel(KernelContext& ctx) {
+  run_recurrent(ctx, Cell::gru);
+}
+void rnn_kernel(KernelContext& ctx) {
+  run_recurrent(ctx, Cell::rnn);
+}
+
+}  // namespace
 
 void register_recurrent(graph::OpRegistry& r) {
-  (void)r;
+  graph::OpSchema& lstm = r.row("", "LSTM");
+  lstm.kernel = lstm_kernel;
+  lstm.workspace = lstm_workspace;
+  graph::OpSchema& gru = r.row("", "GRU");
+  gru.kernel = gru_kernel;
+  gru.workspace = gru_workspace;
+  graph::OpSchema& rnn = r.row("", "RNN");
+  rnn.kernel = rnn_kernel;
+  rnn.workspace = rnn_workspace;
 }
 
 }  // namespace footprint::runtime::kernels

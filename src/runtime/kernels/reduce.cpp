@@ -1,9 +1,610 @@
+// Reductions (Reduce*, ArgMax/ArgMin), the Softmax family and CumSum.
+//
+// Reduce* merges the input's dims into alternating groups of kept and reduced dims, then takes
+// one of two loops: when the innermost group is reduced, each output element reduces contiguous
+// runs; when it is kept, a block of adjacent outputs accumulates whole input rows in a stack
+// buffer. Both read the input in order, so neither needs scratch memory.
+#include <cmath>
+#include <limits>
+
 #include "families.hpp"
+#include "kernel_util.hpp"
 
 namespace footprint::runtime::kernels {
+namespace {
+
+using graph::KernelContext;
+using graph::TensorRef;
+
+// ---- Index walks over a subset of dims
+
+// Extents and element strides of some of a tensor's dims, walked row-major.
+struct Walk {
+  size_t n = 0;
+  Index ext{};
+  Index stride{};
+
+  void add(int64_t extent, int64_t step) {
+    ext[n] = extent;
+    stride[n] = step;
+    ++n;
+  }
+  size_t count() const { return product(ext, 0, n); }
+  // Offset of the i-th position.
+  int64_t offset(size_t i) const {
+    int64_t off = 0;
+    for (size_t d = n; d-- > 0;) {
+      off += static_cast<int64_t>(i % static_cast<size_t>(ext[d])) * stride[d];
+      i /= static_cast<size_t>(ext[d]);
+    }
+    return off;
+  }
+  // f(offset) for every position, in order.
+  template <class F>
+  void each(F&& f) const {
+    Index at{};
+    int64_t off = 0;
+    const size_t total = count();
+    for (size_t i = 0; i < total; ++i) {
+      f(off);
+      for (size_t d = n; d-- > 0;) {
+        off += stride[d];
+        if (++at[d] < ext[d]) break;
+        off -= at[d] * stride[d];
+        at[d] = 0;
+      }
+    }
+  }
+};
+
+// ---- Reduce*
+
+// Each reduction: what an element contributes (pre), how contributions combine, the identity,
+// and the final step given the number of reduced elements.
+template <class T>
+struct SumOf {
+  static T init() { return T(0); }
+  static T pre(T x) { return x; }
+  static T combine(T a, T b) { return static_cast<T>(a + b); }
+  static T post(T a, size_t /*n*/) { return a; }
+};
+template <class T>
+struct MeanOf : SumOf<T> {
+  static T post(T a, size_t n) { return n == 0 ? a : static_cast<T>(a / static_cast<T>(n)); }
+};
+template <class T>
+struct SumSquareOf : SumOf<T> {
+  static T pre(T x) { return static_cast<T>(x * x); }
+};
+template <class T>
+struct L1Of : SumOf<T> {
+  static T pre(T x) {
+    if constexpr (std::is_unsigned_v<T>) {
+      return x;
+    } else {
+      return static_cast<T>(x < 0 ? -x : x);
+    }
+  }
+};
+template <class T>
+struct L2Of : SumSquareOf<T> {
+  static T post(T a, size_t /*n*/) { return static_cast<T>(std::sqrt(static_cast<double>(a))); }
+};
+template <class T>
+struct LogSumOf : SumOf<T> {
+  static T post(T a, size_t /*n*/) { return static_cast<T>(std::log(static_cast<double>(a))); }
+};
+template <class T>
+struct ProdOf {
+  static T init() { return T(1); }
+  static T pre(T x) { return x; }
+  static T combine(T a, T b) { return static_cast<T>(a * b); }
+  static T post(T a, size_t /*n*/) { return a; }
+};
+template <class T>
+struct MaxOf {
+  static T init() {
+    if constexpr (std::numeric_limits<T>::has_infinity) return -std::numeric_limits<T>::infinity();
+    return std::numeric_limits<T>::lowest();
+  }
+  static T pre(T x) { return x; }
+  static T combine(T a, T b) { return a < b ? b : a; }
+  static T post(T a, size_t /*n*/) { return a; }
+};
+template <class T>
+struct MinOf {
+  static T init() {
+    if constexpr (std::numeric_limits<T>::has_infinity) return std::numeric_limits<T>::infinity();
+    return std::numeric_limits<T>::max();
+  }
+  static T pre(T x) { return x; }
+  static T combine(T a, T b) { return b < a ? b : a; }
+  static T post(T a, size_t /*n*/) { return a; }
+};
+// LogSumExp shifts by the maximum (so exp cannot overflow): it has its own loops.
+template <class T>
+struct LogSumExpOf {};
+
+// A contiguous run reduced with eight partial accumulators, which the compiler vectorises.
+template <class R, class T>
+T reduce_run(const T* x, size_t n) {
+  T acc[8];
+  for (T& a : acc) a = R::init();
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (size_t j = 0; j < 8; ++j) acc[j] = R::combine(acc[j], R::pre(x[i + j]));
+  }
+  T a = R::init();
+  for (; i < n; ++i) a = R::combine(a, R::pre(x[i]));
+  for (T v : acc) a = R::combine(a, v);
+  return a;
+}
+
+// Input dims merged into groups, with the walks the two loops need.
+struct ReduceLayout {
+  Walk kept;         // every kept group, with input strides
+  Walk reduced;      // every reduced group, with input strides
+  size_t inner = 1;  // the innermost group's extent
+  bool inner_reduced = false;
+  size_t reduced_count = 1;  // elements per output
+};
+
+ReduceLayout layout_of(std::span<const int64_t> dims, const std::array<bool, kMaxRank>& reduce) {
+  Index ext{};
+  std::array<bool, kMaxRank> red{};
+  size_t m = 0;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) continue;
+    if (m > 0 && red[m - 1] == reduce[d]) {
+      ext[m - 1] *= dims[d];
+    } else {
+      ext[m] = dims[d];
+      red[m] = reduce[d];
+      ++m;
+    }
+  }
+  ReduceLayout l;
+  int64_t stride = 1;
+  Index strides{};
+  for (size_t g = m; g-- > 0;) {
+    strides[g] = stride;
+    stride *= ext[g];
+  }
+  for (size_t g = 0; g < m; ++g) {
+    (red[g] ? l.reduced : l.kept).add(ext[g], strides[g]);
+    if (red[g]) l.reduced_count *= static_cast<size_t>(ext[g]);
+  }
+  if (m > 0) {
+    l.inner = static_cast<size_t>(ext[m - 1]);
+    l.inner_reduced = red[m - 1];
+  }
+  return l;
+}
+
+// Innermost group reduced: each output reduces its contiguous runs.
+template <class R, class T>
+void reduce_runs(const ReduceLayout& l, const T* x, T* y, int threads) {
+  Walk outer = l.reduced;  // the reduced groups but the innermost, which is the run
+  --outer.n;
+  const size_t run = l.inner;
+  parallel_for(
+      threads, l.kept.count(),
+      [&](size_t begin, size_t end) {
+        for (size_t o = begin; o < end; ++o) {
+          const T* base = x + l.kept.offset(o);
+          T acc = R::init();
+          outer.each([&](int64_t off) { acc = R::combine(acc, reduce_run<R>(base + off, run)); });
+          y[o] = R::post(acc, l.reduced_count);
+        }
+      },
+      std::max<size_t>(1, 16384 / (l.reduced_count + 1)));
+}
+
+template <class T>
+void log_sum_exp_runs(const ReduceLayout& l, const T* x, T* y, int threads) {
+  Walk outer = l.reduced;
+  --outer.n;
+  const size_t run = l.inner;
+  parallel_for(threads, l.kept.count(), [&](size_t begin, size_t end) {
+    for (size_t o = begin; o < end; ++o) {
+      const T* base = x + l.kept.offset(o);
+      T m = MaxOf<T>::init();
+      outer.each([&](int64_t off) { m = std::max(m, reduce_run<MaxOf<T>>(base + off, run)); });
+      if (!std::isfinite(m)) m = T(0);
+      T sum = 0;
+      outer.each([&](int64_t off) {
+        for (size_t i = 0; i < run; ++i) sum += std::exp(base[off + static_cast<int64_t>(i)] - m);
+      });
+      y[o] = m + std::log(sum);
+    }
+  });
+}
+
+// Innermost group kept: blocks of up to kBlock adjacent outputs accumulate input rows.
+constexpr size_t kBlock = 256;
+
+template <class R, class T>
+void reduce_rows(const ReduceLayout& l, const T* x, T* y, int threads) {
+  Walk outer = l.kept;  // the kept groups but the innermost, which is the row
+  --outer.n;
+  const size_t row = l.inner;
+  const size_t chunks = (row + kBlock - 1) / kBlock;
+  parallel_for(threads, outer.count() * chunks, [&](size_t begin, size_t end) {
+    T acc[kBlock];
+    for (size_t b = begin; b < end; ++b) {
+      const size_t j0 = (b % chunks) * kBlock;
+      const size_t len = std::min(kBlock, row - j0);
+      const T* base = x + outer.offset(b / chunks) + j0;
+      for (size_t j = 0; j < len; ++j) acc[j] = R::init();
+      l.reduced.each([&](int64_t off) {
+        const T* in = base + off;
+        for (size_t j = 0; j < len; ++j) acc[j] = R::combine(acc[j], R::pre(in[j]));
+      });
+      T* out = y + (b / chunks) * row + j0;
+      for (size_t j = 0; j < len; ++j) out[j] = R::post(acc[j], l.reduced_count);
+    }
+  });
+}
+
+template <class T>
+void log_sum_exp_rows(const ReduceLayout& l, const T* x, T* y, int threads) {
+  Walk outer = l.kept;
+  --outer.n;
+  const size_t row = l.inner;
+  const size_t chunks = (row + kBlock - 1) / kBlock;
+  parallel_for(threads, outer.count() * chunks, [&](size_t begin, size_t end) {
+    T m[kBlock];
+    T sum[kBlock];
+    for (size_t b = begin; b < end; ++b) {
+      const size_t j0 = (b % chunks) * kBlock;
+      const size_t len = std::min(kBlock, row - j0);
+      const T* base = x + outer.offset(b / chunks) + j0;
+      for (size_t j = 0; j < len; ++j) {
+        m[j] = MaxOf<T>::init();
+        sum[j] = 0;
+      }
+      l.reduced.each([&](int64_t off) {
+        for (size_t j = 0; j < len; ++j) m[j] = std::max(m[j], base[off + static_cast<int64_t>(j)]);
+      });
+      for (size_t j = 0; j < len; ++j) m[j] = std::isfinite(m[j]) ? m[j] : T(0);
+      l.reduced.each([&](int64_t off) {
+        for (size_t j = 0; j < len; ++j)
+          sum[j] += std::exp(base[off + static_cast<int64_t>(j)] - m[j]);
+      });
+      T* out = y + (b / chunks) * row + j0;
+      for (size_t j = 0; j < len; ++j) out[j] = m[j] + std::log(sum[j]);
+    }
+  });
+}
+
+// Which dims the node reduces; false when it reduces none (noop_with_empty_axes).
+bool reduced_dims(const KernelContext& ctx, size_t rank, std::array<bool, kMaxRank>& reduce) {
+  const std::string_view op = ctx.node().op_type;
+  const bool from_input = op == "ReduceSum" ? ctx.opset() >= 13 : ctx.opset() >= 18;
+  Index axes{};
+  size_t n = 0;
+  if (from_input) {
+    if (const TensorRef* a = ctx.input_or_null(1)) n = read_ints(ctx, *a, axes);
+  } else {
+    n = attr_ints_into(ctx, "axes", axes).value_or(0);
+  }
+  if (n == 0) {
+    const bool noop = ctx.attr_int("noop_with_empty_axes", 0) != 0;
+    reduce.fill(!noop);
+    return !noop;
+  }
+  reduce.fill(false);
+  for (size_t i = 0; i < n; ++i) reduce[normalize_axis(ctx, axes[i], rank)] = true;
+  return true;
+}
+
+template <template <class> class Reducer, class T>
+void reduce_as(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
+  std::array<bool, kMaxRank> reduce{};
+  if (!reduced_dims(ctx, x.rank(), reduce)) {
+    // No axes with noop_with_empty_axes: the input unchanged.
+    std::memcpy(y.data, x.data, x.bytes());
+    return;
+  }
+  const ReduceLayout l = layout_of(x.dims, reduce);
+  const T* in = x.as<const T>();
+  T* out = y.as<T>();
+  constexpr bool kLse = std::is_same_v<Reducer<T>, LogSumExpOf<T>>;
+  if (l.reduced.n == 0 || x.numel() == 0) {
+    // Nothing to combine: every output is one element (or, for an empty input, none).
+    const bool empty = x.numel() == 0;
+    for (size_t i = 0; i < y.numel(); ++i) {
+      if constexpr (kLse) {
+        out[i] = empty ? -std::numeric_limits<T>::infinity() : in[i];
+      } else {
+        out[i] =
+            Reducer<T>::post(empty ? Reducer<T>::init() : Reducer<T>::pre(in[i]), empty ? 0 : 1);
+      }
+    }
+    return;
+  }
+  if constexpr (kLse) {
+    (l.inner_reduced ? log_sum_exp_runs<T> : log_sum_exp_rows<T>)(l, in, out, ctx.threads());
+  } else {
+    (l.inner_reduced ? reduce_runs<Reducer<T>, T> : reduce_rows<Reducer<T>, T>)(l, in, out,
+                                                                                ctx.threads());
+  }
+}
+
+template <template <class> class Reducer, class Types = ArithTypes>
+void reduce_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  check_rank(ctx, x.rank());
+  dispatch_or_fail<Types>(ctx, x.dtype,
+                          [&](auto tag) { reduce_as<Reducer, decltype(tag)>(ctx, x, y); });
+}
+
+// ---- ArgMax / ArgMin
+
+// The tensor as [outer, extent, inner] around `axis`.
+struct AxisView {
+  size_t outer = 1, extent = 1, inner = 1;
+};
+
+AxisView around(std::span<const int64_t> dims, size_t axis) {
+  return {product(dims, 0, axis), static_cast<size_t>(dims[axis]),
+          product(dims, axis + 1, dims.size())};
+}
+
+template <bool kMax, class T>
+void arg_reduce_as(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
+  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), x.rank());
+  const bool last = ctx.attr_int("select_last_index", 0) != 0;
+  const AxisView v = around(x.dims, axis);
+  const T* in = x.as<const T>();
+  int64_t* out = y.as<int64_t>();
+  for (size_t o = 0; o < v.outer; ++o) {
+    for (size_t j = 0; j < v.inner; ++j) {
+      const T* p = in + o * v.extent * v.inner + j;
+      size_t best = 0;
+      for (size_t k = 1; k < v.extent; ++k) {
+        const T a = p[k * v.inner];
+        const T b = p[best * v.inner];
+        const bool better = kMax ? (last ? a >= b : a > b) : (last ? a <= b : a < b);
+        if (better) best = k;
+      }
+      out[o * v.inner + j] = static_cast<int64_t>(best);
+    }
+  }
+}
+
+template <bool kMax>
+void arg_reduce_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  if (x.numel() == 0) return;
+  dispatch_or_fail<ArithTypes>(ctx, x.dtype,
+                               [&](auto tag) { arg_reduce_as<kMax, decltype(tag)>(ctx, x, y); });
+}
+
+// ---- Softmax, LogSoftmax, Hardmax
+
+enum class Normalize { softmax, log_softmax, hardmax };
+
+// A contiguous float row with its maximum m: exp four lanes at a time (y holds the
+// exponentials first; Softmax is not in place, so y is not x).
+template <Normalize kind>
+void normalize_float_row(const float* x, float* y, size_t n, float m) {
+  simd::map(x, y, n, [m](simd::f32x4 v) { return simd::exp(v - m); });
+  float sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += y[i];
+  if constexpr (kind == Normalize::softmax) {
+    const float scale = 1.0f / sum;
+    for (size_t i = 0; i < n; ++i) y[i] *= scale;
+  } else {
+    const float shift = m + std::log(sum);
+    for (size_t i = 0; i < n; ++i) y[i] = x[i] - shift;
+  }
+}
+
+// One row of n elements `stride` apart.
+template <Normalize kind, class T>
+void normalize_row(const T* x, T* y, size_t n, size_t stride) {
+  T m = x[0];
+  size_t arg = 0;
+  for (size_t i = 1; i < n; ++i) {
+    if (x[i * stride] > m) {
+      m = x[i * stride];
+      arg = i;
+    }
+  }
+  if constexpr (kind == Normalize::hardmax) {
+    for (size_t i = 0; i < n; ++i) y[i * stride] = i == arg ? T(1) : T(0);
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (stride == 1) return normalize_float_row<kind>(x, y, n, m);
+  }
+  if constexpr (kind == Normalize::softmax) {
+    T sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      y[i * stride] = std::exp(x[i * stride] - m);
+      sum += y[i * stride];
+    }
+    const T scale = T(1) / sum;
+    for (size_t i = 0; i < n; ++i) y[i * stride] *= scale;
+  } else {
+    T sum = 0;
+    for (size_t i = 0; i < n; ++i) sum += std::exp(x[i * stride] - m);
+    const T shift = m + std::log(sum);
+    for (size_t i = 0; i < n; ++i) y[i * stride] = x[i * stride] - shift;
+  }
+}
+
+template <Normalize kind, class T>
+void normalize_as(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
+  if (x.numel() == 0) return;
+  const bool legacy = ctx.opset() < 13;
+  const size_t rank = x.rank();
+  const size_t axis =
+      rank == 0 ? 0 : normalize_axis(ctx, ctx.attr_int("axis", legacy ? 1 : -1), rank);
+  // Before opset 13 the input is coerced to 2-D at `axis`: each row is everything from it on.
+  AxisView v = rank == 0 ? AxisView{} : around(x.dims, axis);
+  if (legacy) v = {product(x.dims, 0, axis), product(x.dims, axis, rank), 1};
+  const T* in = x.as<const T>();
+  T* out = y.as<T>();
+  parallel_for(
+      ctx.threads(), v.outer * v.inner,
+      [&](size_t begin, size_t end) {
+        for (size_t r = begin; r < end; ++r) {
+          const size_t at = (r / v.inner) * v.extent * v.inner + r % v.inner;
+          normalize_row<kind>(in + at, out + at, v.extent, v.inner);
+        }
+      },
+      std::max<size_t>(1, 4096 / v.extent));
+}
+
+template <Normalize kind>
+void normalize_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  dispatch_or_fail<RealTypes>(ctx, x.dtype,
+                              [&](auto tag) { normalize_as<kind, decltype(tag)>(ctx, x, y); });
+}
+
+// ---- TopK: the K best along an axis, by a heap kept in the indices output itself
+
+// Indices of one row, `stride` apart in the indices output.
+struct StridedIndices {
+  int64_t* at;
+  size_t stride;
+  int64_t& operator[](size_t i) const { return at[i * stride]; }
+};
+
+// The K best of a row kept as a heap with the worst at the root, then sorted best first. Ties
+// go to the lower index, as ONNX specifies.
+template <class T>
+void top_k_row(const T* x, size_t n, size_t stride, size_t k, bool largest, StridedIndices heap) {
+  auto better = [&](int64_t a, int64_t b) {
+    const T va = x[static_cast<size_t>(a) * stride];
+    const T vb = x[static_cast<size_t>(b) * stride];
+    return (largest ? va > vb : va < vb) || (va == vb && a < b);
+  };
+  auto sift_down = [&](size_t i, size_t size) {
+    while (true) {
+      size_t worst = i;
+      for (size_t c = 2 * i + 1; c <= 2 * i + 2 && c < size; ++c) {
+        if (better(heap[worst], heap[c])) worst = c;
+      }
+      if (worst == i) return;
+      std::swap(heap[i], heap[worst]);
+      i = worst;
+    }
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const auto v = static_cast<int64_t>(i);
+    if (i < k) {
+      // Sift up the new leaf while it is worse than its parent.
+      heap[i] = v;
+      for (size_t c = i; c > 0 && better(heap[(c - 1) / 2], heap[c]); c = (c - 1) / 2) {
+        std::swap(heap[c], heap[(c - 1) / 2]);
+      }
+    } else if (k > 0 && better(v, heap[0])) {
+      heap[0] = v;
+      sift_down(0, k);
+    }
+  }
+  // Heap sort: the worst goes last each time, so the front ends best first.
+  for (size_t size = k; size > 1; --size) {
+    std::swap(heap[0], heap[size - 1]);
+    sift_down(0, size - 1);
+  }
+}
+
+template <class T>
+void top_k_as(KernelContext& ctx, const TensorRef& x, TensorRef& values, TensorRef& indices) {
+  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", -1), x.rank());
+  const bool largest = ctx.attr_int("largest", 1) != 0;
+  const AxisView v = around(x.dims, axis);
+  const auto k = static_cast<size_t>(values.dims[axis]);
+  if (k > v.extent) ctx.fail("k is larger than the axis");
+  const T* in = x.as<const T>();
+  T* out = values.as<T>();
+  int64_t* idx = indices.as<int64_t>();
+  for (size_t o = 0; o < v.outer; ++o) {
+    for (size_t j = 0; j < v.inner; ++j) {
+      const T* row = in + o * v.extent * v.inner + j;
+      const size_t at = o * k * v.inner + j;
+      const StridedIndices heap{idx + at, v.inner};
+      top_k_row(row, v.extent, v.inner, k, largest, heap);
+      for (size_t t = 0; t < k; ++t)
+        out[at + t * v.inner] = row[static_cast<size_t>(heap[t]) * v.inner];
+    }
+  }
+}
+
+void top_k_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& values = ctx.output(0);
+  TensorRef& indices = ctx.output(1);
+  if (values.numel() == 0) return;
+  dispatch_or_fail<ArithTypes>(ctx, x.dtype,
+                               [&](auto tag) { top_k_as<decltype(tag)>(ctx, x, values, indices); });
+}
+
+// ---- CumSum
+
+template <class T>
+void cumsum_as(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
+  const size_t axis = normalize_axis(ctx, scalar_int(ctx, ctx.input(1)), x.rank());
+  const bool exclusive = ctx.attr_int("exclusive", 0) != 0;
+  const bool reverse = ctx.attr_int("reverse", 0) != 0;
+  const AxisView v = around(x.dims, axis);
+  const T* in = x.as<const T>();
+  T* out = y.as<T>();
+  for (size_t o = 0; o < v.outer; ++o) {
+    const size_t base = o * v.extent * v.inner;
+    for (size_t t = 0; t < v.extent; ++t) {
+      const size_t k = reverse ? v.extent - 1 - t : t;
+      T* row = out + base + k * v.inner;
+      const T* cur = in + base + k * v.inner;
+      if (t == 0) {
+        for (size_t j = 0; j < v.inner; ++j) row[j] = exclusive ? T(0) : cur[j];
+        continue;
+      }
+      const size_t kp = reverse ? k + 1 : k - 1;
+      const T* prev_out = out + base + kp * v.inner;
+      const T* add = exclusive ? in + base + kp * v.inner : cur;
+      for (size_t j = 0; j < v.inner; ++j) row[j] = static_cast<T>(prev_out[j] + add[j]);
+    }
+  }
+}
+
+void cumsum_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  if (x.numel() == 0) return;
+  dispatch_or_fail<ArithTypes>(ctx, x.dtype,
+                               [&](auto tag) { cumsum_as<decltype(tag)>(ctx, x, y); });
+}
+
+}  // namespace
 
 void register_reduce(graph::OpRegistry& r) {
-  (void)r;
+  auto set = [&](std::string_view op, graph::KernelFn k) { r.row("", op).kernel = k; };
+  set("ReduceSum", reduce_kernel<SumOf>);
+  set("ReduceMean", reduce_kernel<MeanOf>);
+  set("ReduceMax", reduce_kernel<MaxOf>);
+  set("ReduceMin", reduce_kernel<MinOf>);
+  set("ReduceProd", reduce_kernel<ProdOf>);
+  set("ReduceL1", reduce_kernel<L1Of>);
+  set("ReduceL2", reduce_kernel<L2Of>);
+  set("ReduceSumSquare", reduce_kernel<SumSquareOf>);
+  set("ReduceLogSum", reduce_kernel<LogSumOf>);
+  set("ReduceLogSumExp", reduce_kernel<LogSumExpOf, RealTypes>);
+  set("ArgMax", arg_reduce_kernel<true>);
+  set("ArgMin", arg_reduce_kernel<false>);
+  set("Softmax", normalize_kernel<Normalize::softmax>);
+  set("LogSoftmax", normalize_kernel<Normalize::log_softmax>);
+  set("Hardmax", normalize_kernel<Normalize::hardmax>);
+  set("CumSum", cumsum_kernel);
+  set("TopK", top_k_kernel);
 }
 
 }  // namespace footprint::runtime::kernels

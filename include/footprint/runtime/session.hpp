@@ -1,0 +1,118 @@
+#pragma once
+// Runs a model inside its plan: every activation and every kernel's scratch at its planned offset
+// in one 64-byte-aligned arena, weights used in place from the model, constant subgraphs
+// evaluated once when the model is prepared, outputs returned as owned tensors.
+//
+//   auto model = onnx::load_file("net.onnx");
+//   runtime::Session s(model, {.threads = 1});
+//   std::vector<runtime::Tensor> out = s.run(inputs);   // prepares on first use
+//   s.prepared().planned_arena_bytes == s.last_run().arena_bytes;
+//
+// The arena is obtained by the first run after preparing and kept until the next prepare or
+// the session's end; release_arena() gives it back early.
+//
+// Preparing binds every named dim from the inputs' extents, infers concrete shapes, evaluates
+// the constants, plans the arena (analysis::build_program -> simulate -> plan::plan_buffers) and
+// builds the kernels' state. A run with other extents prepares again.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "footprint/analysis/graph_program.hpp"
+#include "footprint/analysis/timeline.hpp"
+#include "footprint/core/shape.hpp"
+#include "footprint/onnx/model.hpp"
+#include "footprint/plan/plan.hpp"
+#include "footprint/runtime/tensor.hpp"
+
+namespace footprint::runtime {
+
+struct SessionOptions {
+  int threads = 1;
+  std::string planner = "auto";
+  // Operator order: "stored" (topological, stored order first) or "memory".
+  std::string order = "stored";
+  // Values for named dims that no input's extents determine.
+  DimBindings dims;
+};
+
+// What preparing predicted and measured.
+struct PreparedStats {
+  DimBindings dims;                  // every named dim, bound
+  uint64_t planned_arena_bytes = 0;  // the plan's arena: activations + workspace
+  uint64_t lower_bound_bytes = 0;    // the timeline's bound (64-byte buffers)
+  uint64_t activations_peak_bytes = 0;
+  uint64_t workspace_peak_bytes = 0;
+  uint64_t outputs_bytes = 0;
+  uint64_t weights_bytes = 0;     // initializers and evaluated constants
+  uint64_t constant_bytes = 0;    // of which computed when preparing (and kept)
+  uint64_t total_peak_bytes = 0;  // the timeline's total (weights + inputs + arena + outputs)
+  std::string planner;            // the algorithm the plan came from
+  size_t steps = 0;               // nodes run per inference
+  size_t constant_nodes = 0;      // nodes evaluated once, when preparing
+  // Counting allocator (0 when the process does not link it): peak heap while preparing, above
+  // what the heap held before.
+  uint64_t prepare_peak_heap_bytes = 0;
+};
+
+// What the last run measured.
+struct RunStats {
+  uint64_t arena_bytes = 0;        // the arena the run used (obtained by the first run, kept)
+  uint64_t heap_before_bytes = 0;  // counting allocator, at the start of run()
+  // Its peak during run(), above heap_before_bytes: the arena, the outputs and oneDNN's own
+  // buffers on the first run after preparing; the outputs and oneDNN's buffers after that.
+  uint64_t peak_heap_bytes = 0;
+  uint64_t output_bytes = 0;  // bytes of the returned outputs' elements
+  double latency_ms = 0;
+};
+
+class GraphRunner;
+}  // namespace footprint::runtime
+namespace footprint::graph {
+class Graph;
+}  // namespace footprint::graph
+namespace footprint::runtime {
+
+class Session {
+ public:
+  // The model must outlive the session (weights stay views of it).
+  explicit Session(const onnx::Model& model, SessionOptions options = {});
+  ~Session();
+  Session(Session&&) noexcept;
+  Session& operator=(Session&&) noexcept;
+
+  // Inputs are matched by name (a tensor with an empty name takes the next unmatched input).
+  // Throws footprint::Error naming the input, node or value at fault.
+  void prepare(std::span<const Tensor> inputs);
+  std::vector<Tensor> run(std::span<const Tensor> inputs);
+
+  // The graph's inputs as declared: name, dtype and (possibly symbolic) shape.
+  struct InputInfo {
+    std::string name;
+    DType dtype = DType::undefined;
+    Shape shape;
+  };
+  std::vector<InputInfo> inputs() const;
+
+  void release_arena() { arena_ = AlignedBuffer(); }
+
+  const PreparedStats& prepared() const { return prepared_; }
+  const RunStats& last_run() const { return last_run_; }
+  const SessionOptions& options() const { return options_; }
+
+ private:
+  const onnx::Model* model_;
+  SessionOptions options_;
+  std::unique_ptr<graph::Graph> graph_;  // with the inputs' extents bound and shapes inferred
+  std::unique_ptr<GraphRunner> runner_;
+  AlignedBuffer arena_;
+  std::vector<graph::TensorRef> input_refs_;  // kept so a run allocates only arena and outputs
+  std::vector<graph::TensorRef> output_refs_;
+  std::vector<std::vector<int64_t>> prepared_extents_;
+  PreparedStats prepared_;
+  RunStats last_run_;
+};
+
+}  // namespace footprint::runtime

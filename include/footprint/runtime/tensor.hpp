@@ -1,0 +1,66 @@
+#pragma once
+// A tensor that owns its elements: what callers pass to the runtime as inputs and get back as
+// outputs. Storage is 64-byte aligned and uninitialised until written.
+//
+//   runtime::Tensor x = runtime::read_tensor_file("input_0.pb");
+//   x.ref().span<const float>();
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "footprint/core/dtype.hpp"
+#include "footprint/graph/kernel.hpp"
+#include "footprint/onnx/proto.hpp"
+
+namespace footprint::runtime {
+
+// 64-byte aligned heap bytes, released with the object.
+class AlignedBuffer {
+ public:
+  static constexpr size_t kAlignment = 64;
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t bytes);
+  std::byte* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+
+ private:
+  struct Free {
+    void operator()(std::byte* p) const;
+  };
+  std::unique_ptr<std::byte, Free> data_;
+  size_t size_ = 0;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Storage for dtype x dims, uninitialised. Throws footprint::Error for string dtypes.
+  Tensor(std::string name, DType dtype, std::vector<int64_t> dims);
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& dims() const { return dims_; }
+  size_t numel() const;
+  size_t bytes() const { return storage_.size(); }
+  std::byte* data() const { return storage_.data(); }
+  // A view the kernels understand; valid while this tensor lives.
+  graph::TensorRef ref() const { return {dtype_, dims_, storage_.data()}; }
+
+ private:
+  std::string name_;
+  DType dtype_ = DType::undefined;
+  std::vector<int64_t> dims_;
+  AlignedBuffer storage_;
+};
+
+// A copy of a TensorProto's payload (decoded from whatever field holds it).
+Tensor tensor_from_proto(const onnx::TensorProto& proto);
+// One serialized TensorProto (the backend tests' input_0.pb); the name comes from the file.
+Tensor read_tensor_file(const std::filesystem::path& path);
+void write_tensor_file(const std::filesystem::path& path, const Tensor& tensor);
+
+}  // namespace footprint::runtime

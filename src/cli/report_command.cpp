@@ -1,0 +1,242 @@
+// `footprint report MODEL|TRACE.json -o REPORT.html [--dim N=V]... [--inputs caller|donated]
+//  [--order stored|memory] [--algo NAME] [--time-limit S] [--json]`
+//
+// One self-contained HTML page: the timeline by category with the lower bound and the planned
+// arena, the arena layout, what is alive at the peak and why, a per-op summary and, for models,
+// the stored order beside the memory-aware one. The arena is planned exactly as `footprint plan`
+// plans it (plan::arena_buffers, then a validated plan).
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "commands.hpp"
+#include "footprint/analysis/memory_order.hpp"
+#include "footprint/analysis/trace_format.hpp"
+#include "footprint/core/error.hpp"
+#include "footprint/onnx/writer.hpp"
+#include "footprint/plan/planner.hpp"
+#include "footprint/plan/timeline_buffers.hpp"
+#include "footprint/report/html_report.hpp"
+#include "footprint/report/model_summary_report.hpp"
+#include "model_program.hpp"
+
+namespace footprint::cli {
+namespace {
+
+struct ReportOptions {
+  std::string input;
+  std::string output;
+  std::vector<std::string> dims;
+  std::string inputs = "caller";
+  std::string order = "stored";
+  std::string algo = "auto";
+  std::optional<double> time_limit_s;
+  bool json = false;
+};
+
+// A program in one order, simulated.
+struct OrderedRun {
+  analysis::GraphProgram program;
+  analysis::Timeline timeline;
+};
+
+// Everything the page refers to; the report holds pointers into it.
+struct ReportInputs {
+  std::optional<ModelProgram> model;
+  std::optional<analysis::Trace> trace;
+  std::optional<OrderedRun> memory;  // models: the memory-aware order, when it differs
+  const analysis::MemoryProgram* program = nullptr;
+  const analysis::Timeline* timeline = nullptr;
+  analysis::Timeline trace_timeline;
+  plan::Plan plan;
+};
+
+bool is_trace(const std::string& path) {
+  return std::filesystem::path(path).extension() == ".json";
+}
+
+void warn_unbound(const ModelProgram& m) {
+  for (const auto& d : m.program.unbound_dims) {
+    std::fprintf(stderr, "footprint: warning: dim %s is unbound; using 1 (set --dim %s=V)\n",
+                 d.c_str(), d.c_str());
+  }
+}
+
+// The model in its stored order and in the memory-aware order (the search never returns an
+// order worse than the stored one; when it finds nothing better the two are the same).
+report::OrderComparison load_model(const ReportOptions& o, ReportInputs& in,
+                                   report::HtmlReport& r) {
+  in.model = load_model_program({o.input, o.dims, o.inputs, "stored"});
+  const ModelProgram& m = *in.model;
+  warn_unbound(m);
+  const analysis::MemoryOrder mo = analysis::memory_order(m.graph, m.options);
+  report::OrderComparison c;
+  c.stored_program = &m.program.program;
+  c.stored = &m.timeline;
+  c.stored_nodes = m.program.order;
+  c.method = mo.method;
+  c.exact = mo.exact;
+  if (mo.order != m.program.order) {
+    analysis::GraphProgramOptions options = m.options;
+    options.order = mo.order;
+    in.memory.emplace();
+    in.memory->program = analysis::build_program(m.graph, options);
+    in.memory->timeline = analysis::simulate(in.memory->program.program);
+  }
+  const OrderedRun* memory = in.memory ? &*in.memory : nullptr;
+  c.memory_program = memory ? &memory->program.program : c.stored_program;
+  c.memory = memory ? &memory->timeline : c.stored;
+  c.memory_nodes = memory ? memory->program.order : c.stored_nodes;
+  const bool use_memory = o.order == "memory";
+  in.program = use_memory ? c.memory_program : c.stored_program;
+  in.timeline = use_memory ? c.memory : c.stored;
+  r.kind = "model";
+  r.order = o.order;
+  r.dims = m.options.dims;
+  for (const auto& d : m.program.unbound_dims) r.dims[d] = 1;
+  r.warnings = m.inference.warnings;
+  r.warnings.insert(r.warnings.end(), m.program.warnings.begin(), m.program.warnings.end());
+  return c;
+}
+
+void load_trace(const ReportOptions& o, bool inputs_given, ReportInputs& in,
+                report::HtmlReport& r) {
+  if (!o.dims.empty()) {
+    throw UsageError("--dim applies to models; a trace has concrete sizes");
+  }
+  if (o.order != "stored") {
+    throw UsageError("--order memory applies to models; a trace has its own order");
+  }
+  in.trace = analysis::read_trace_file(o.input);
+  if (inputs_given) in.trace->program.inputs = policy_of(o.inputs);
+  in.trace_timeline = analysis::simulate(in.trace->program);
+  in.program = &in.trace->program;
+  in.timeline = &in.trace_timeline;
+  r.kind = "trace";
+  r.order = "trace";
+  r.inputs_policy =
+      in.trace->program.inputs == analysis::InputsPolicy::donated ? "donated" : "caller";
+}
+
+nlohmann::json summary_json(const ReportOptions& o, const report::HtmlReport& r,
+                            const nlohmann::json& data, size_t html_bytes) {
+  const analysis::Timeline& t = *r.timeline;
+  nlohmann::json j = {
+      {"input", o.input},
+      {"output", o.output},
+      {"html_bytes", html_bytes},
+      {"kind", r.kind},
+      {"order", r.order},
+      {"inputs", r.inputs_policy},
+      {"steps", t.steps.size()},
+      {"points_drawn", data["timeline"]["x"].size()},
+      {"buffers", t.buffers.size()},
+      {"buffers_drawn", data["layout"]["lo"].size()},
+      {"total_peak_bytes", t.total_peak_bytes},
+      {"peak_step", t.peak_step},
+      {"lower_bound_bytes", t.lower_bound_bytes},
+      {"lower_bound_arena_bytes", t.lower_bound_arena_bytes},
+      {"arena_bytes", r.plan->arena_bytes},
+      {"algorithm", r.plan->algorithm},
+  };
+  if (r.kind == "model") j["model"] = o.input;
+  if (r.orders) {
+    j["orders"] = {{"differ", r.orders->stored_nodes != r.orders->memory_nodes},
+                   {"method", r.orders->method},
+                   {"stored_lower_bound_bytes", r.orders->stored->lower_bound_bytes},
+                   {"memory_lower_bound_bytes", r.orders->memory->lower_bound_bytes}};
+  }
+  return j;
+}
+
+std::string summary_text(const ReportOptions& o, const report::HtmlReport& r,
+                         const nlohmann::json& data, size_t html_bytes) {
+  const analysis::Timeline& t = *r.timeline;
+  std::string text =
+      fmt::format("report      {} ({})\n", o.output, report::human_bytes(html_bytes));
+  text += fmt::format("timeline    {} steps ({} drawn), peak {} at step {}\n", t.steps.size(),
+                      data["timeline"]["x"].size(), report::human_bytes(t.total_peak_bytes),
+                      t.peak_step);
+  text += fmt::format("arena       {} buffers ({} drawn), {} by {}, lower bound {}\n",
+                      t.buffers.size(), data["layout"]["lo"].size(),
+                      report::human_bytes(static_cast<uint64_t>(r.plan->arena_bytes)),
+                      r.plan->algorithm, report::human_bytes(t.lower_bound_arena_bytes));
+  if (r.orders) {
+    const bool differ = r.orders->stored_nodes != r.orders->memory_nodes;
+    text += differ ? fmt::format("orders      lower bound {} stored, {} memory-aware ({})\n",
+                                 report::human_bytes(r.orders->stored->lower_bound_bytes),
+                                 report::human_bytes(r.orders->memory->lower_bound_bytes),
+                                 r.orders->method)
+                   : std::string("orders      the memory-aware search kept the stored order\n");
+  }
+  return text;
+}
+
+void run_report(const ReportOptions& o, bool inputs_given) {
+  ReportInputs in;
+  report::HtmlReport r;
+  r.title = o.input;
+  r.inputs_policy = o.inputs;
+  if (is_trace(o.input)) {
+    load_trace(o, inputs_given, in, r);
+  } else {
+    r.orders = load_model(o, in, r);
+  }
+  r.program = in.program;
+  r.timeline = in.timeline;
+  plan::PlanOptions options;
+  options.time_limit_s = o.time_limit_s;
+  in.plan = plan::plan_buffers(plan::arena_buffers(*in.timeline, *in.program), o.algo, options);
+  r.plan = &in.plan;
+
+  const nlohmann::json data = report::report_data(r);
+  const std::string html = report::render_page(data);
+  onnx::write_file_atomically(o.output, [&](std::ostream& out) {
+    out.write(html.data(), static_cast<std::streamsize>(html.size()));
+  });
+  if (o.json) {
+    std::printf("%s\n", summary_json(o, r, data, html.size()).dump(2).c_str());
+  } else {
+    std::printf("%s", summary_text(o, r, data, html.size()).c_str());
+  }
+}
+
+}  // namespace
+
+void add_report_command(CLI::App& app) {
+  auto opts = std::make_shared<ReportOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "report",
+      "Write a self-contained HTML memory report: the timeline by category with the lower bound "
+      "and the planned arena, the arena layout, what is alive at the peak and why, per-op "
+      "figures, and the stored vs the memory-aware order.");
+  cmd->add_option("INPUT", opts->input, "ONNX model, or a JSON trace (docs/TRACE_FORMAT.md)")
+      ->required();
+  cmd->add_option("-o,--output", opts->output, "The HTML file to write")->required();
+  // One value per --dim, so `--dim N=8 MODEL -o OUT` leaves MODEL to the positional.
+  cmd->add_option("--dim", opts->dims, "Model: bind a named dim, --dim N=8 (repeatable)")
+      ->allow_extra_args(false);
+  auto* inputs = cmd->add_option("--inputs", opts->inputs,
+                                 "caller (inputs held by the caller, default) or donated")
+                     ->check(CLI::IsMember({"caller", "donated"}));
+  cmd->add_option("--order", opts->order,
+                  "Model: the order the timeline and layout show, stored (default) or memory")
+      ->check(CLI::IsMember({"stored", "memory"}));
+  std::vector<std::string> names;
+  for (const std::string_view n : plan::planner_names()) names.emplace_back(n);
+  cmd->add_option("--algo", opts->algo, "Planner of the arena layout (default auto)")
+      ->check(CLI::IsMember(names));
+  cmd->add_option("--time-limit", opts->time_limit_s,
+                  "Seconds the searching planners (anneal, exact, auto) may spend")
+      ->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", opts->json, "Print one JSON object on stdout");
+  cmd->callback([opts, inputs] { run_report(*opts, inputs->count() > 0); });
+}
+
+}  // namespace footprint::cli

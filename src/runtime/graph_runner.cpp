@@ -1,0 +1,456 @@
+#include "graph_runner.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "footprint/analysis/memory_order.hpp"
+#include "footprint/core/error.hpp"
+#include "footprint/graph/op_registry.hpp"
+#include "footprint/plan/planner.hpp"
+#include "footprint/plan/timeline_buffers.hpp"
+
+namespace footprint::runtime {
+namespace {
+
+using analysis::Category;
+
+size_t bytes_of(DType t, const std::vector<int64_t>& dims) {
+  const auto n = checked_numel(dims.data(), dims.size());
+  return n ? dtype_storage_bytes(t, *n).value_or(0) : 0;
+}
+
+// Natural alignment of an element, so kernels may read weights in place through typed pointers.
+size_t element_alignment(DType t) {
+  const int bits = dtype_bits(t);
+  return bits >= 8 ? static_cast<size_t>(bits / 8) : 1;
+}
+
+}  // namespace
+
+GraphRunner::GraphRunner(const graph::Graph& g, const DimBindings& dims,
+                         const SessionOptions& options, const GraphRunner* parent)
+    : g_(g), dims_bindings_(dims), options_(options), parent_(parent) {
+  bind_extents();
+  make_children();
+  build_plan();
+  place_values();
+  evaluate_constants();
+  prepare_kernels();
+}
+
+GraphRunner::~GraphRunner() = default;
+
+void GraphRunner::fail(const std::string& what) const {
+  throw Error("graph " + in_quotes(g_.name()) + ": " + what);
+}
+
+int64_t GraphRunner::opset_of(const graph::Node& n) const {
+  const int64_t v = g_.model() != nullptr ? g_.model()->opset_version(n.domain) : 0;
+  return v > 0 ? v : 18;
+}
+
+void GraphRunner::bind_extents() {
+  const size_t n = g_.values().size();
+  dims_.assign(n, {});
+  dims_known_.assign(n, false);
+  for (size_t v = 0; v < n; ++v) {
+    const graph::Value& value = g_.value(static_cast<graph::ValueId>(v));
+    if (!value.shape.ranked) continue;
+    bool known = true;
+    std::vector<int64_t> extents;
+    extents.reserve(value.shape.rank());
+    for (const Dim& d : value.shape.dims) {
+      const auto e = d.evaluate(dims_bindings_);
+      if (!e || *e < 0) {
+        known = false;
+        break;
+      }
+      extents.push_back(*e);
+    }
+    if (!known) continue;
+    dims_[v] = std::move(extents);
+    dims_known_[v] = true;
+  }
+}
+
+void GraphRunner::make_children() {
+  children_.resize(g_.nodes().size());
+  for (size_t id = 0; id < g_.nodes().size(); ++id) {
+    for (const graph::Subgraph& sub : g_.node(static_cast<graph::NodeId>(id)).subgraphs) {
+      children_[id].push_back(
+          std::make_unique<GraphRunner>(*sub.graph, dims_bindings_, options_, this));
+    }
+  }
+}
+
+void GraphRunner::build_plan() {
+  analysis::GraphProgramOptions po;
+  po.inputs = analysis::InputsPolicy::caller;
+  po.dims = dims_bindings_;
+  if (options_.order == "memory" && parent_ == nullptr) {
+    po.order = analysis::memory_order(g_, po).order;
+  }
+  program_ = analysis::build_program(g_, po);
+  const auto& tensors = program_.program.tensors;
+  size_t s = 0;
+  for (graph::NodeId id : program_.order) {
+    const graph::Node& n = g_.node(id);
+    const bool constant =
+        !n.outputs.empty() && std::all_of(n.outputs.begin(), n.outputs.end(), [&](auto v) {
+          return v == graph::kNoValue || tensors[v].category == Category::weights;
+        });
+    if (constant) continue;
+    Step step;
+    step.node = id;
+    step.view = n.schema != nullptr && n.schema->output_view_of >= 0;
+    // A branch runs inside its node's step: its planned arena is the step's scratch.
+    auto& ps = program_.program.steps.at(s);
+    for (const auto& child : children_[id])
+      ps.workspace = std::max(ps.workspace, child->arena_bytes());
+    steps_.push_back(step);
+    ++s;
+  }
+  if (s != program_.program.steps.size()) fail("steps and program disagree");
+  timeline_ = analysis::simulate(program_.program);
+  const std::vector<plan::Buffer> buffers = plan::arena_buffers(timeline_, program_.program);
+  plan_ = plan::plan_buffers(buffers, options_.planner);
+  for (size_t i = 0; i < timeline_.buffers.size(); ++i) {
+    const analysis::BufferLifetime& b = timeline_.buffers[i];
+    if (b.category != Category::workspace) continue;
+    steps_[static_cast<size_t>(b.first)].workspace_offset = plan_.offsets[i];
+    steps_[static_cast<size_t>(b.first)].workspace_bytes = b.bytes;
+  }
+}
+
+void GraphRunner::place_values() {
+  placement_.assign(g_.values().size(), {});
+  std::vector<int64_t> arena_offset(g_.values().size(), -1);
+  for (size_t i = 0; i < timeline_.buffers.size(); ++i) {
+    const analysis::BufferLifetime& b = timeline_.buffers[i];
+    if (b.category == Category::activations) arena_offset[b.tensor] = plan_.offsets[i];
+  }
+  // Roots first (what owns a buffer), then every view or in-place alias takes its root's home.
+  for (size_t v = 0; v < g_.values().size(); ++v) {
+    if (timeline_.storage[v] == static_cast<int>(v)) placement_[v] = place_root(v, arena_offset);
+  }
+  for (size_t v = 0; v < g_.values().size(); ++v) {
+    placement_[v] = placement_[static_cast<size_t>(timeline_.storage[v])];
+  }
+  for (size_t k = 0; k < g_.outputs().size(); ++k) {
+    const graph::ValueId o = g_.outputs()[k];
+    const Placement& p = placement_[o];
+    if (p.home != Home::output || p.index != static_cast<int64_t>(k)) {
+      output_copies_.emplace_back(k, o);
+    }
+  }
+}
+
+GraphRunner::Placement GraphRunner::place_root(size_t v, const std::vector<int64_t>& arena_offset) {
+  const auto id = static_cast<graph::ValueId>(v);
+  const graph::Value& value = g_.value(id);
+  auto position = [id](const std::vector<graph::ValueId>& list) {
+    return static_cast<int64_t>(std::find(list.begin(), list.end(), id) - list.begin());
+  };
+  switch (value.kind) {
+    case graph::ValueKind::input:
+      return {Home::input, position(g_.inputs())};
+    case graph::ValueKind::outer:
+      return {Home::outer, value.outer_value};
+    case graph::ValueKind::initializer:
+      weights_.push_back(onnx::tensor_bytes(*value.initializer, element_alignment(value.dtype)));
+      return {Home::weight, static_cast<int64_t>(weights_.size() - 1)};
+    case graph::ValueKind::intermediate:
+      break;
+  }
+  switch (program_.program.tensors[v].category) {
+    case Category::weights:
+      return {Home::constant, id};  // its bytes are made when constants are evaluated
+    case Category::activations: {
+      if (arena_offset[v] >= 0) return {Home::arena, arena_offset[v]};
+      // Viewed by a graph output, the buffer is that output (the timeline counts it so): the
+      // producer writes straight into the output.
+      const auto& outs = g_.outputs();
+      for (size_t k = 0; k < outs.size(); ++k) {
+        if (timeline_.storage[outs[k]] == id) return {Home::output, static_cast<int64_t>(k)};
+      }
+      return {};
+    }
+    case Category::outputs:
+      return {Home::output, position(g_.outputs())};
+    default:
+      return {};
+  }
+}
+
+std::unique_ptr<StepContext> GraphRunner::make_context(graph::NodeId id) {
+  const graph::Node& n = g_.node(id);
+  auto ctx = std::make_unique<StepContext>(n, id, opset_of(n), this);
+  auto ref_of = [&](graph::ValueId v, const char* role, size_t i) {
+    const graph::Value& value = g_.value(v);
+    if (!dims_known_[v]) {
+      throw Error("node " + n.label(id) + ": " + role + " " + std::to_string(i) + " " +
+                  in_quotes(value.name) + " has extents unknown before running (" +
+                  std::string(dtype_name(value.dtype)) + value.shape.to_string() +
+                  "); footprint runs graphs whose shapes follow from the inputs' extents");
+    }
+    return graph::TensorRef{value.dtype, dims_[v], nullptr};
+  };
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const graph::ValueId v = n.inputs[i];
+    ctx->present_inputs.push_back(v != graph::kNoValue ? 1 : 0);
+    ctx->inputs.push_back(v != graph::kNoValue ? ref_of(v, "input", i) : graph::TensorRef{});
+  }
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    const graph::ValueId v = n.outputs[i];
+    ctx->present_outputs.push_back(v != graph::kNoValue ? 1 : 0);
+    ctx->outputs.push_back(v != graph::kNoValue ? ref_of(v, "output", i) : graph::TensorRef{});
+  }
+  return ctx;
+}
+
+void GraphRunner::point_context(StepContext& ctx) const {
+  const graph::Node& n = ctx.node();
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (n.inputs[i] != graph::kNoValue) ctx.inputs[i].data = pointers_[n.inputs[i]];
+  }
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    if (n.outputs[i] != graph::kNoValue) ctx.outputs[i].data = pointers_[n.outputs[i]];
+  }
+}
+
+// Every tensor a step touches has a home before it runs; a null one is a placement bug, caught
+// here rather than as a crash inside a kernel.
+void GraphRunner::check_pointers(const StepContext& ctx) const {
+  const graph::Node& n = ctx.node();
+  auto check = [&](const std::vector<graph::ValueId>& ids,
+                   const std::vector<graph::TensorRef>& refs) {
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (ids[i] == graph::kNoValue || refs[i].data != nullptr || refs[i].bytes() == 0) continue;
+      throw Error("node " + n.label(ctx.node_id()) + ": " + in_quotes(g_.value(ids[i]).name) +
+                  " has no memory (root " + in_quotes(g_.value(timeline_.storage[ids[i]]).name) +
+                  ", category " +
+                  std::string(analysis::category_name(
+                      program_.program.tensors[timeline_.storage[ids[i]]].category)) +
+                  ", " + std::to_string(program_.program.tensors[ids[i]].bytes) + " bytes)");
+    }
+  };
+  check(n.inputs, ctx.inputs);
+  check(n.outputs, ctx.outputs);
+}
+
+void GraphRunner::point_values(std::byte* arena, std::span<const graph::TensorRef> inputs,
+                               std::span<const graph::TensorRef> outputs) {
+  for (size_t v = 0; v < placement_.size(); ++v) {
+    const Placement& p = placement_[v];
+    const auto i = static_cast<size_t>(p.index);
+    void* ptr = nullptr;
+    switch (p.home) {
+      case Home::input:
+        ptr = i < inputs.size() ? inputs[i].data : nullptr;
+        break;
+      case Home::weight:
+        ptr = const_cast<std::byte*>(weights_[i].bytes().data());
+        break;
+      case Home::constant:
+        ptr = const_cast<std::byte*>(constant_data_[i]);
+        break;
+      case Home::arena:
+        ptr = arena != nullptr ? arena + p.index : nullptr;
+        break;
+      case Home::output:
+        ptr = i < outputs.size() ? outputs[i].data : nullptr;
+        break;
+      case Home::outer:
+        // Unknown while the enclosing graph is still being prepared.
+        ptr = parent_ != nullptr && i < parent_->pointers_.size() ? parent_->pointers_[i] : nullptr;
+        break;
+      case Home::none:
+        break;
+    }
+    pointers_[v] = ptr;
+  }
+}
+
+// Constants (weights computed from weights, shape arithmetic, Constant nodes) are computed once,
+// here, on the heap; each intermediate is released right after its last constant consumer, so
+// preparing peaks at the kept constants plus what one node has in flight.
+void GraphRunner::evaluate_constants() {
+  const size_t nv = g_.values().size();
+  constants_.resize(nv);
+  constant_data_.assign(nv, nullptr);
+  pointers_.assign(nv, nullptr);
+  std::vector<char> needed_at_run(nv, 0);
+  for (const Step& s : steps_) {
+    const graph::Node& n = g_.node(s.node);
+    for (auto v : n.inputs) {
+      if (v != graph::kNoValue) needed_at_run[timeline_.storage[v]] = 1;
+    }
+    for (auto v : n.implicit_inputs) needed_at_run[timeline_.storage[v]] = 1;
+  }
+  for (auto v : g_.outputs()) needed_at_run[timeline_.storage[v]] = 1;
+  std::vector<graph::NodeId> constant_nodes;
+  std::vector<int> last_use(nv, -1);
+  for (graph::NodeId id : program_.order) {
+    if (std::any_of(steps_.begin(), steps_.end(), [&](const Step& s) { return s.node == id; }))
+      continue;
+    for (auto v : g_.node(id).inputs) {
+      if (v != graph::kNoValue)
+        last_use[timeline_.storage[v]] = static_cast<int>(constant_nodes.size());
+    }
+    constant_nodes.push_back(id);
+  }
+  for (size_t k = 0; k < constant_nodes.size(); ++k) {
+    evaluate_constant(constant_nodes[k]);
+    for (auto v : g_.node(constant_nodes[k]).inputs) {
+      if (v == graph::kNoValue) continue;
+      const auto r = static_cast<size_t>(timeline_.storage[v]);
+      if (last_use[r] == static_cast<int>(k) && !needed_at_run[r]) {
+        constants_[r] = AlignedBuffer();
+        constant_data_[r] = nullptr;
+      }
+    }
+  }
+  for (size_t v = 0; v < nv; ++v) constant_bytes_ += constants_[v].size();
+}
+
+void GraphRunner::evaluate_constant(graph::NodeId id) {
+  const graph::Node& n = g_.node(id);
+  for (auto o : n.outputs) {
+    if (o == graph::kNoValue || timeline_.storage[o] != o) continue;
+    if (!dims_known_[o]) fail("constant " + in_quotes(g_.value(o).name) + " has unknown extents");
+    if (const std::byte* in_model = constant_in_model(n); in_model != nullptr) {
+      constant_data_[o] = in_model;
+      continue;
+    }
+    constants_[o] = AlignedBuffer(bytes_of(g_.value(o).dtype, dims_[o]));
+    constant_data_[o] = constants_[o].data();
+  }
+  point_values(nullptr, {}, {});
+  auto ctx = make_context(id);
+  point_context(*ctx);
+  const graph::OpSchema* schema = n.schema;
+  if (constant_in_model(n) != nullptr) return;
+  if (schema != nullptr && schema->output_view_of >= 0 &&
+      ctx->outputs[0].data == ctx->inputs[static_cast<size_t>(schema->output_view_of)].data)
+    return;
+  if (schema == nullptr || schema->kernel == nullptr) {
+    throw Error("node " + n.label(id) + ": no kernel to evaluate this constant with");
+  }
+  AlignedBuffer scratch(workspace_of(id));
+  ctx->scratch = {scratch.data(), scratch.size()};
+  std::unique_ptr<graph::KernelState> state;
+  if (schema->prepare != nullptr) state = schema->prepare(*ctx);
+  ctx->kernel_state = state.get();
+  ctx->thread_count = options_.threads;
+  schema->kernel(*ctx);
+}
+
+// A Constant node whose tensor is stored raw and suitably aligned is read where it lies.
+const std::byte* GraphRunner::constant_in_model(const graph::Node& n) const {
+  if (n.op_type != "Constant" || !n.domain.empty()) return nullptr;
+  const onnx::AttributeProto* a = n.attribute("value");
+  if (a == nullptr || a->t == nullptr) return nullptr;
+  const std::span<const std::byte> view = onnx::tensor_view(*a->t);
+  const size_t align = element_alignment(onnx::tensor_dtype(*a->t));
+  if (view.empty() || reinterpret_cast<uintptr_t>(view.data()) % align != 0) return nullptr;
+  return view.data();
+}
+
+uint64_t GraphRunner::workspace_of(graph::NodeId id) const {
+  const graph::Node& n = g_.node(id);
+  if (n.schema == nullptr || n.schema->workspace == nullptr) return 0;
+  auto concrete = [&](const std::vector<graph::ValueId>& ids) {
+    std::vector<graph::ConcreteTensor> out;
+    for (auto v : ids) {
+      graph::ConcreteTensor t;
+      if (v != graph::kNoValue) t = {g_.value(v).dtype, dims_[v]};
+      out.push_back(std::move(t));
+    }
+    return out;
+  };
+  return n.schema->workspace(n, concrete(n.inputs), concrete(n.outputs));
+}
+
+void GraphRunner::prepare_kernels() {
+  point_values(nullptr, {}, {});
+  for (const Step& s : steps_) {
+    const graph::Node& n = g_.node(s.node);
+    auto ctx = make_context(s.node);
+    point_context(*ctx);
+    const graph::OpSchema* schema = n.schema;
+    if (schema == nullptr) {
+      throw Error("node " + n.label(s.node) + ": the op " + in_quotes(n.op_type) +
+                  " is unknown to footprint");
+    }
+    // A view with nothing else to write (Dropout's mask is a second output) and no training
+    // switch (Dropout's third input) does nothing when its output already is its input.
+    const bool only_output = std::count_if(n.outputs.begin(), n.outputs.end(),
+                                           [](auto v) { return v != graph::kNoValue; }) == 1;
+    const bool training_switch = n.inputs.size() > 2 && n.inputs[2] != graph::kNoValue;
+    const bool aliased =
+        s.view && only_output && !training_switch && n.outputs[0] != graph::kNoValue &&
+        timeline_.storage[n.outputs[0]] ==
+            timeline_.storage[n.inputs[static_cast<size_t>(schema->output_view_of)]];
+    if (schema->kernel == nullptr && !aliased) {
+      throw Error("node " + n.label(s.node) + ": footprint has no kernel for " +
+                  in_quotes(n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type));
+    }
+    std::unique_ptr<graph::KernelState> state;
+    if (schema->prepare != nullptr && !aliased) state = schema->prepare(*ctx);
+    ctx->kernel_state = state.get();
+    states_.push_back(std::move(state));
+    contexts_.push_back(std::move(ctx));
+    skip_.push_back(aliased ? 1 : 0);
+  }
+}
+
+void GraphRunner::run(std::span<std::byte> arena, std::span<const graph::TensorRef> inputs,
+                      std::span<const graph::TensorRef> outputs, int threads) {
+  if (arena.size() < arena_bytes()) fail("the arena is smaller than the plan");
+  point_values(arena.data(), inputs, outputs);
+  for (size_t s = 0; s < steps_.size(); ++s) {
+    if (skip_[s]) continue;
+    StepContext& ctx = *contexts_[s];
+    point_context(ctx);
+    ctx.scratch = arena.subspan(static_cast<size_t>(steps_[s].workspace_offset),
+                                static_cast<size_t>(steps_[s].workspace_bytes));
+    ctx.thread_count = threads;
+    check_pointers(ctx);
+    ctx.node().schema->kernel(ctx);
+  }
+  for (const auto& [k, v] : output_copies_) {
+    const size_t bytes = bytes_of(g_.value(v).dtype, dims_[v]);
+    if (bytes > 0 && outputs[k].data != pointers_[v])
+      std::memcpy(outputs[k].data, pointers_[v], bytes);
+  }
+}
+
+void GraphRunner::run_subgraph(graph::NodeId node, std::string_view attribute,
+                               std::span<const graph::TensorRef> inputs,
+                               std::span<graph::TensorRef> outputs, std::span<std::byte> scratch,
+                               int threads) {
+  const auto& subs = g_.node(node).subgraphs;
+  for (size_t i = 0; i < subs.size(); ++i) {
+    if (subs[i].attribute != attribute) continue;
+    GraphRunner& child = *children_[static_cast<size_t>(node)][i];
+    const auto& outs = child.graph().outputs();
+    if (outputs.size() != outs.size()) fail("subgraph " + in_quotes(attribute) + ": output count");
+    for (size_t k = 0; k < outs.size(); ++k) {
+      if (outputs[k].bytes() !=
+          bytes_of(child.graph().value(outs[k]).dtype, child.dims_[outs[k]])) {
+        throw Error("node " + g_.node(node).label(node) + ": " + std::string(attribute) +
+                    " output " + std::to_string(k) + " has other extents than the node's");
+      }
+    }
+    child.run(scratch, inputs, {outputs.data(), outputs.size()}, threads);
+    return;
+  }
+  fail("node " + g_.node(node).label(node) + " has no subgraph " + in_quotes(attribute));
+}
+
+void StepContext::run_subgraph(std::string_view attribute, std::span<const graph::TensorRef> in,
+                               std::span<graph::TensorRef> out) {
+  runner_->run_subgraph(id_, attribute, in, out, scratch, thread_count);
+}
+
+}  // namespace footprint::runtime

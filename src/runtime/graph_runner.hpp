@@ -1,0 +1,111 @@
+#pragma once
+// One graph (the model's, or an If branch) prepared to run inside its plan. The session owns the
+// top one; each node with subgraphs owns a runner per subgraph, whose arena is that node's
+// planned scratch in the enclosing arena.
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "footprint/analysis/graph_program.hpp"
+#include "footprint/analysis/timeline.hpp"
+#include "footprint/graph/graph.hpp"
+#include "footprint/graph/kernel.hpp"
+#include "footprint/onnx/tensor_data.hpp"
+#include "footprint/plan/plan.hpp"
+#include "footprint/runtime/session.hpp"
+#include "footprint/runtime/tensor.hpp"
+#include "step_context.hpp"
+
+namespace footprint::runtime {
+
+class GraphRunner {
+ public:
+  // `g` has concrete shapes under `dims` (shape inference ran with the inputs' extents bound).
+  GraphRunner(const graph::Graph& g, const DimBindings& dims, const SessionOptions& options,
+              const GraphRunner* parent);
+  GraphRunner(const GraphRunner&) = delete;
+  GraphRunner& operator=(const GraphRunner&) = delete;
+  ~GraphRunner();
+
+  const graph::Graph& graph() const { return g_; }
+  uint64_t arena_bytes() const { return static_cast<uint64_t>(plan_.arena_bytes); }
+  const analysis::GraphProgram& program() const { return program_; }
+  const analysis::Timeline& timeline() const { return timeline_; }
+  const plan::Plan& plan() const { return plan_; }
+  uint64_t constant_bytes() const { return constant_bytes_; }
+  size_t step_count() const { return steps_.size(); }
+  // Extents of a value of this graph (empty for a scalar).
+  const std::vector<int64_t>& extents(graph::ValueId v) const { return dims_[v]; }
+
+  // Runs every step with `arena` (at least arena_bytes(), 64-byte aligned) as the arena;
+  // `inputs[i]` holds graph input i (formal inputs for a subgraph), `outputs[i]` graph output i,
+  // both allocated by the caller with this graph's extents.
+  void run(std::span<std::byte> arena, std::span<const graph::TensorRef> inputs,
+           std::span<const graph::TensorRef> outputs, int threads);
+
+  // Called by a step's context for its node's subgraph.
+  void run_subgraph(graph::NodeId node, std::string_view attribute,
+                    std::span<const graph::TensorRef> inputs, std::span<graph::TensorRef> outputs,
+                    std::span<std::byte> scratch, int threads);
+
+ private:
+  // Where a value's bytes are during a run.
+  enum class Home : uint8_t { none, input, weight, constant, arena, output, outer };
+  struct Placement {
+    Home home = Home::none;
+    // Input/output position, weight slot, constant's value id, arena offset, outer value id.
+    int64_t index = 0;
+  };
+  struct Step {
+    graph::NodeId node = -1;
+    int64_t workspace_offset = 0;
+    uint64_t workspace_bytes = 0;
+    bool view = false;  // a view op: runs only when its output is not already its input
+  };
+
+  void bind_extents();
+  void make_children();
+  void build_plan();
+  void place_values();
+  Placement place_root(size_t v, const std::vector<int64_t>& arena_offset);
+  void evaluate_constants();
+  void evaluate_constant(graph::NodeId id);
+  const std::byte* constant_in_model(const graph::Node& n) const;
+  uint64_t workspace_of(graph::NodeId id) const;
+  void prepare_kernels();
+  std::unique_ptr<StepContext> make_context(graph::NodeId id);
+  void point_values(std::byte* arena, std::span<const graph::TensorRef> inputs,
+                    std::span<const graph::TensorRef> outputs);
+  void point_context(StepContext& ctx) const;
+  void check_pointers(const StepContext& ctx) const;
+  int64_t opset_of(const graph::Node& n) const;
+  [[noreturn]] void fail(const std::string& what) const;
+
+  const graph::Graph& g_;
+  DimBindings dims_bindings_;
+  SessionOptions options_;
+  const GraphRunner* parent_;
+  std::vector<std::vector<int64_t>> dims_;
+  std::vector<bool> dims_known_;
+  analysis::GraphProgram program_;
+  analysis::Timeline timeline_;
+  plan::Plan plan_;
+  std::vector<Placement> placement_;
+  std::vector<onnx::TensorBytes> weights_;
+  // Per value id, for constant roots: their bytes (owned, or in place in the model).
+  std::vector<AlignedBuffer> constants_;
+  std::vector<const std::byte*> constant_data_;
+  uint64_t constant_bytes_ = 0;
+  std::vector<Step> steps_;
+  std::vector<std::unique_ptr<StepContext>> contexts_;       // per step
+  std::vector<std::unique_ptr<graph::KernelState>> states_;  // per step
+  std::vector<char> skip_;  // per step: a view whose output already is its input
+  // Per node, one runner per subgraph (same order as Node::subgraphs).
+  std::vector<std::vector<std::unique_ptr<GraphRunner>>> children_;
+  std::vector<std::pair<size_t, graph::ValueId>> output_copies_;  // output slot <- value
+  std::vector<void*> pointers_;                                   // per value, during a run
+};
+
+}  // namespace footprint::runtime

@@ -1,0 +1,256 @@
+#pragma once
+// What the oneDNN-backed kernels share: attribute reading from a bare Node (a WorkspaceFn sees no
+// KernelContext), plain memory descriptors, and a prepared primitive that runs without
+// allocating.
+//
+// The memory contract (DESIGN.md "Prediction = measurement") shapes this file: every primitive
+// uses a user scratchpad, whose size the op's WorkspaceFn reports from the same descriptor the
+// PrepareFn builds; tensors stay in their plain layouts, so weights are used in place; and the
+// memory objects are made once when preparing and only re-pointed at each step's buffers.
+//
+//   auto pd = conv_pd(node, extents);                    // same function in both hooks
+//   uint64_t ws = pd.scratchpad_desc().get_size();       // WorkspaceFn
+//   auto st = std::make_unique<DnnlState>(pd, {{DNNL_ARG_SRC, pd.src_desc()}, ...});  // prepare
+//   st->bind(DNNL_ARG_SRC, x.data); ...; st->execute(ctx.workspace());                  // run
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "footprint/core/error.hpp"
+#include "footprint/graph/graph.hpp"
+#include "footprint/graph/inference.hpp"
+#include "footprint/graph/kernel.hpp"
+
+namespace footprint::runtime::kernels {
+
+// ---- attributes of a Node (the same defaults KernelContext's readers apply)
+
+inline int64_t node_int(const graph::Node& n, std::string_view name, int64_t fallback) {
+  const auto* a = n.attribute(name);
+  return a == nullptr ? fallback : a->i;
+}
+
+inline float node_float(const graph::Node& n, std::string_view name, float fallback) {
+  const auto* a = n.attribute(name);
+  return a == nullptr ? fallback : a->f;
+}
+
+inline std::string_view node_string(const graph::Node& n, std::string_view name,
+                                    std::string_view fallback) {
+  const auto* a = n.attribute(name);
+  return a == nullptr ? fallback : std::string_view(a->s);
+}
+
+inline std::optional<std::vector<int64_t>> node_ints(const graph::Node& n, std::string_view name) {
+  const auto* a = n.attribute(name);
+  if (a == nullptr) return std::nullopt;
+  std::vector<int64_t> out;
+  a->ints.for_each([&](uint64_t raw) { out.push_back(static_cast<int64_t>(raw)); });
+  return out;
+}
+
+// Throws naming the node, as KernelContext::fail does (a WorkspaceFn has no node id).
+[[noreturn]] inline void node_fail(const graph::Node& n, const std::string& what) {
+  throw Error("node '" + n.name + "' (" + n.op_type + "): " + what);
+}
+
+// ---- the extents a primitive is built from
+
+// The node's input and output extents (and dtypes), from a KernelContext while preparing or from
+// the concrete tensors a WorkspaceFn gets, so both hooks build the same descriptor.
+struct Extents {
+  std::vector<std::vector<int64_t>> in, out;
+  std::vector<DType> in_dtype, out_dtype;  // undefined: omitted
+
+  bool has_in(size_t i) const { return i < in.size() && in_dtype[i] != DType::undefined; }
+  bool has_out(size_t i) const { return i < out.size() && out_dtype[i] != DType::undefined; }
+};
+
+inline Extents extents_of(const std::vector<graph::ConcreteTensor>& inputs,
+                          const std::vector<graph::ConcreteTensor>& outputs) {
+  Extents e;
+  for (const auto& t : inputs) {
+    e.in.push_back(t.dims);
+    e.in_dtype.push_back(t.dtype);
+  }
+  for (const auto& t : outputs) {
+    e.out.push_back(t.dims);
+    e.out_dtype.push_back(t.dtype);
+  }
+  return e;
+}
+
+// PrepareFn gets a const context, while output_or_null is non-const; the executor's context
+// object itself is mutable, and preparing only reads the outputs' extents.
+inline Extents extents_of(const graph::KernelContext& ctx) {
+  auto& mut =
+      const_cast<graph::KernelContext&>(ctx);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  Extents e;
+  for (size_t i = 0; i < ctx.input_count(); ++i) {
+    const graph::TensorRef* t = ctx.input_or_null(i);
+    e.in.emplace_back(t ? std::vector<int64_t>(t->dims.begin(), t->dims.end())
+                        : std::vector<int64_t>{});
+    e.in_dtype.push_back(t ? t->dtype : DType::undefined);
+  }
+  for (size_t i = 0; i < ctx.output_count(); ++i) {
+    const graph::TensorRef* t = mut.output_or_null(i);
+    e.out.emplace_back(t ? std::vector<int64_t>(t->dims.begin(), t->dims.end())
+                         : std::vector<int64_t>{});
+    e.out_dtype.push_back(t ? t->dtype : DType::undefined);
+  }
+  return e;
+}
+
+// Analysis may ask for the workspace of a step whose extents are not bound (they read as 0):
+// no primitive can be built then, and the answer is 0.
+inline bool all_positive(const Extents& e) {
+  for (size_t i = 0; i < e.in.size(); ++i) {
+    if (!e.has_in(i)) continue;
+    for (int64_t d : e.in[i]) {
+      if (d <= 0) return false;
+    }
+  }
+  for (size_t i = 0; i < e.out.size(); ++i) {
+    if (!e.has_out(i)) continue;
+    for (int64_t d : e.out[i]) {
+      if (d <= 0) return false;
+    }
+  }
+  return true;
+}
+
+// ---- descriptors
+
+inline dnnl::engine& cpu_engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+inline dnnl::memory::dims row_major(const dnnl::memory::dims& dims) {
+  dnnl::memory::dims s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * dims[i];
+  return s;
+}
+
+// A dense row-major float tensor: the layout ONNX tensors have in memory.
+inline dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
+  return {dims, dnnl::memory::data_type::f32, row_major(dims)};
+}
+
+inline dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims,
+                                       const dnnl::memory::dims& strides) {
+  return {dims, dnnl::memory::data_type::f32, strides};
+}
+
+// Every primitive takes its scratch from the step's workspace, never from oneDNN's allocator.
+inline dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+// ---- a prepared primitive
+
+class DnnlState : public graph::KernelState {
+ public:
+  // `args`: the primitive's arguments and their descriptors. Their memory objects are made here,
+  // without buffers, so a run only points them at the step's tensors.
+  DnnlState(const dnnl::primitive_desc& pd, dnnl::primitive prim,
+            const std::vector<std::pair<int, dnnl::memory::desc>>& args)
+      : stream_(cpu_engine()),
+        primitive_(std::move(prim)),
+        scratchpad_bytes_(pd.scratchpad_desc().get_size()) {
+    for (const auto& [arg, desc] : args) add(arg, desc);
+    if (scratchpad_bytes_ > 0) add(DNNL_ARG_SCRATCHPAD, pd.scratchpad_desc());
+  }
+
+  size_t scratchpad_bytes() const { return scratchpad_bytes_; }
+
+  void bind(int arg, const void* data) {
+    for (size_t i = 0; i < memories_.size(); ++i) {
+      if (c_args_[i].arg == arg) memories_[i].set_data_handle(const_cast<void*>(data));
+    }
+  }
+
+  // Runs on the bound buffers with the step's workspace as the scratchpad. The C entry point
+  // takes the argument array as is, where the C++ one would copy it into a fresh vector on
+  // every call.
+  void execute(graph::KernelContext& ctx) {
+    if (scratchpad_bytes_ > 0) {
+      const std::span<std::byte> workspace = ctx.workspace();
+      if (workspace.size() < scratchpad_bytes_) {
+        ctx.fail("the step's workspace (" + std::to_string(workspace.size()) +
+                 " bytes) is smaller than oneDNN's scratchpad (" +
+                 std::to_string(scratchpad_bytes_) + " bytes)");
+      }
+      bind(DNNL_ARG_SCRATCHPAD, workspace.data());
+    }
+    dnnl::error::wrap_c_api(
+        dnnl_primitive_execute(primitive_.get(), stream_.get(), static_cast<int>(c_args_.size()),
+                               c_args_.data()),
+        "could not execute a primitive");
+    stream_.wait();
+  }
+
+ private:
+  void add(int arg, const dnnl::memory::desc& desc) {
+    memories_.emplace_back(desc, cpu_engine(), nullptr);  // no buffer until bind()
+    c_args_.push_back({arg, memories_.back().get()});
+  }
+
+  dnnl::stream stream_;
+  dnnl::primitive primitive_;
+  size_t scratchpad_bytes_ = 0;
+  std::vector<dnnl::memory> memories_;
+  std::vector<dnnl_exec_arg_t> c_args_;
+};
+
+// The scratch bytes of the descriptor `build(node, extents)` gives, for a WorkspaceFn: 0 where no
+// primitive can be built (unbound extents, an unsupported case), since that node fails clearly
+// when the model is prepared rather than when it is analysed.
+template <class Build>
+uint64_t scratchpad_of(Build&& build, const graph::Node& n,
+                       const std::vector<graph::ConcreteTensor>& inputs,
+                       const std::vector<graph::ConcreteTensor>& outputs) {
+  const Extents e = extents_of(inputs, outputs);
+  if (!all_positive(e)) return 0;
+  try {
+    return build(n, e).scratchpad_desc().get_size();
+  } catch (const Error&) {
+    return 0;
+  } catch (const dnnl::error&) {
+    return 0;
+  }
+}
+
+// The state the PrepareFn built, or nullptr when there is nothing to compute: preparing builds
+// no primitive for a step whose tensors are empty.
+template <class S = DnnlState>
+S* prepared_state(graph::KernelContext& ctx) {
+  if (auto* s = dynamic_cast<S*>(ctx.state())) return s;
+  for (size_t i = 0; i < ctx.output_count(); ++i) {
+    const graph::TensorRef* t = ctx.output_or_null(i);
+    if (t != nullptr && t->numel() > 0) ctx.fail("the kernel's state was not prepared");
+  }
+  return nullptr;
+}
+
+// Builds a primitive descriptor with `make`, turning oneDNN's refusal into a message naming the
+// node and `what` was asked for.
+template <class Make>
+auto make_pd(const graph::Node& n, std::string_view what, Make&& make) {
+  try {
+    return make();
+  } catch (const dnnl::error& e) {
+    node_fail(n, "oneDNN cannot run this " + std::string(what) + ": " + e.what());
+  }
+}
+
+}  // namespace footprint::runtime::kernels

@@ -1,0 +1,137 @@
+#include "footprint/runtime/output_check.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "footprint/core/error.hpp"
+
+namespace footprint::runtime {
+namespace {
+
+template <class T>
+double element(const Tensor& t, size_t i) {
+  return static_cast<double>(reinterpret_cast<const T*>(t.data())[i]);
+}
+
+// IEEE half and bfloat16 widened to float (exact).
+double half_to_double(uint16_t h) {
+  const int sign = (h >> 15) & 1;
+  const int exp = (h >> 10) & 0x1f;
+  const int frac = h & 0x3ff;
+  double v = 0;
+  if (exp == 0) {
+    v = std::ldexp(frac, -24);
+  } else if (exp == 31) {
+    v = frac != 0 ? NAN : INFINITY;
+  } else {
+    v = std::ldexp(frac + 1024, exp - 25);
+  }
+  return sign != 0 ? -v : v;
+}
+
+double bfloat16_to_double(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f = 0;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+double element_as_double(const Tensor& t, size_t i) {
+  switch (t.dtype()) {
+    case DType::float16:
+      return half_to_double(reinterpret_cast<const uint16_t*>(t.data())[i]);
+    case DType::bfloat16:
+      return bfloat16_to_double(reinterpret_cast<const uint16_t*>(t.data())[i]);
+    case DType::float32:
+      return element<float>(t, i);
+    case DType::float64:
+      return element<double>(t, i);
+    case DType::int8:
+      return element<int8_t>(t, i);
+    case DType::uint8:
+      return element<uint8_t>(t, i);
+    case DType::int16:
+      return element<int16_t>(t, i);
+    case DType::uint16:
+      return element<uint16_t>(t, i);
+    case DType::int32:
+      return element<int32_t>(t, i);
+    case DType::uint32:
+      return element<uint32_t>(t, i);
+    case DType::int64:
+      return element<int64_t>(t, i);
+    case DType::uint64:
+      return element<uint64_t>(t, i);
+    case DType::boolean:
+      return element<bool>(t, i);
+    default:
+      throw Error("cannot compare " + std::string(dtype_name(t.dtype())) + " outputs");
+  }
+}
+
+bool is_float(DType t) {
+  return t == DType::float32 || t == DType::float64 || t == DType::float16 || t == DType::bfloat16;
+}
+
+void compare(const Tensor& got, const Tensor& want, double rtol, double atol, OutputCheck& c) {
+  const std::string label = "output " + in_quotes(want.name().empty() ? got.name() : want.name());
+  if (got.dtype() != want.dtype() || got.dims() != want.dims()) {
+    c.match = false;
+    if (c.problem.empty()) c.problem = label + ": dtype or extents differ from the expected";
+    return;
+  }
+  const bool exact = !is_float(want.dtype());
+  for (size_t i = 0; i < want.numel(); ++i) {
+    const double g = element_as_double(got, i);
+    const double w = element_as_double(want, i);
+    if (std::isnan(w) && std::isnan(g)) continue;
+    const double err = std::isinf(w) && g == w ? 0.0 : std::fabs(g - w);
+    c.max_abs_error = std::max(c.max_abs_error, std::isnan(err) ? INFINITY : err);
+    if (w != 0) c.max_rel_error = std::max(c.max_rel_error, err / std::fabs(w));
+    const bool ok = exact ? g == w : err <= atol + rtol * std::fabs(w);
+    if (!ok && c.match) {
+      c.match = false;
+      c.problem = label + " element " + std::to_string(i) + ": got " + std::to_string(g) +
+                  ", expected " + std::to_string(w);
+    }
+  }
+}
+
+}  // namespace
+
+OutputCheck check_outputs(std::span<const Tensor> got, std::span<const Tensor> want, double rtol,
+                          double atol) {
+  OutputCheck c;
+  if (got.size() < want.size()) {
+    c.match = false;
+    c.problem = std::to_string(want.size()) + " outputs expected, " + std::to_string(got.size()) +
+                " produced";
+    return c;
+  }
+  bool by_name = true;
+  for (const Tensor& w : want) {
+    bool found = false;
+    for (const Tensor& g : got) found = found || g.name() == w.name();
+    by_name = by_name && found && !w.name().empty();
+  }
+  for (size_t i = 0; i < want.size(); ++i) {
+    const Tensor* g = &got[i];
+    if (by_name) {
+      for (const Tensor& t : got) {
+        if (t.name() == want[i].name()) g = &t;
+      }
+    }
+    compare(*g, want[i], rtol, atol, c);
+  }
+  return c;
+}
+
+OutputCheck check_outputs(std::span<const Tensor> got,
+                          const std::vector<std::filesystem::path>& want_files, double rtol,
+                          double atol) {
+  std::vector<Tensor> want;
+  for (const auto& f : want_files) want.push_back(read_tensor_file(f));
+  return check_outputs(got, want, rtol, atol);
+}
+
+}  // namespace footprint::runtime

@@ -1,0 +1,180 @@
+#include "footprint/runtime/session.hpp"
+
+#include <chrono>
+
+#include "footprint/core/error.hpp"
+#include "footprint/core/heap_counter.hpp"
+#include "footprint/graph/graph.hpp"
+#include "footprint/graph/shape_inference.hpp"
+#include "footprint/runtime/op_kernels.hpp"
+#include "graph_runner.hpp"
+
+namespace footprint::runtime {
+namespace {
+
+// The inputs in the graph's input order: by name, or unnamed ones in turn.
+std::vector<const Tensor*> match_inputs(const graph::Graph& g, std::span<const Tensor> given) {
+  std::vector<const Tensor*> out(g.inputs().size(), nullptr);
+  std::vector<char> used(given.size(), 0);
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const std::string& name = g.value(g.inputs()[i]).name;
+    for (size_t k = 0; k < given.size(); ++k) {
+      if (!used[k] && given[k].name() == name) {
+        out[i] = &given[k];
+        used[k] = 1;
+        break;
+      }
+    }
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] != nullptr) continue;
+    for (size_t k = 0; k < given.size(); ++k) {
+      if (!used[k] && given[k].name().empty()) {
+        out[i] = &given[k];
+        used[k] = 1;
+        break;
+      }
+    }
+  }
+  for (size_t k = 0; k < given.size(); ++k) {
+    if (!used[k])
+      throw Error("input " + in_quotes(given[k].name()) + " is not an input of the model");
+  }
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == nullptr)
+      throw Error("input " + in_quotes(g.value(g.inputs()[i]).name) + " is missing");
+  }
+  return out;
+}
+
+// Binds the declared shape's named dims to the given extents; a fixed dim must match.
+void bind_input(const graph::Value& declared, const Tensor& t, DimBindings& dims) {
+  const std::string where = "input " + in_quotes(declared.name);
+  if (declared.dtype != DType::undefined && declared.dtype != t.dtype()) {
+    throw Error(where + ": the model declares " + std::string(dtype_name(declared.dtype)) +
+                ", the tensor is " + std::string(dtype_name(t.dtype())));
+  }
+  if (!declared.shape.ranked) return;
+  if (declared.shape.rank() != t.dims().size()) {
+    throw Error(where + ": the model declares rank " + std::to_string(declared.shape.rank()) + " " +
+                declared.shape.to_string() + ", the tensor has rank " +
+                std::to_string(t.dims().size()));
+  }
+  for (size_t i = 0; i < t.dims().size(); ++i) {
+    const Dim& d = declared.shape.dims[i];
+    const int64_t given = t.dims()[i];
+    if (auto v = d.value()) {
+      if (*v != given) {
+        throw Error(where + ": dim " + std::to_string(i) + " is " + std::to_string(*v) +
+                    " in the model, " + std::to_string(given) + " in the tensor");
+      }
+      continue;
+    }
+    std::vector<std::string> symbols;
+    d.collect_symbols(symbols);
+    if (symbols.size() != 1 || d.to_string() != symbols[0]) continue;
+    auto [it, inserted] = dims.emplace(symbols[0], given);
+    if (!inserted && it->second != given) {
+      throw Error(where + ": dim " + in_quotes(symbols[0]) + " is " + std::to_string(it->second) +
+                  " elsewhere, " + std::to_string(given) + " here");
+    }
+  }
+}
+
+}  // namespace
+
+Session::Session(const onnx::Model& model, SessionOptions options)
+    : model_(&model), options_(std::move(options)) {
+  if (options_.threads < 1) options_.threads = 1;
+}
+
+Session::~Session() = default;
+Session::Session(Session&&) noexcept = default;
+Session& Session::operator=(Session&&) noexcept = default;
+
+std::vector<Session::InputInfo> Session::inputs() const {
+  const graph::Graph g = graph::Graph::from_onnx(*model_, op_registry());
+  std::vector<InputInfo> out;
+  for (auto id : g.inputs())
+    out.push_back({g.value(id).name, g.value(id).dtype, g.value(id).shape});
+  return out;
+}
+
+void Session::prepare(std::span<const Tensor> inputs) {
+  const heap::Stats before = heap::snapshot();
+  heap::reset_peak();
+  runner_.reset();
+  arena_ = AlignedBuffer();
+  // oneDNN fixes a primitive's thread count (and so its scratchpad) when it is built.
+  set_intra_op_threads(options_.threads);
+  graph_ = std::make_unique<graph::Graph>(graph::Graph::from_onnx(*model_, op_registry()));
+  const std::vector<const Tensor*> matched = match_inputs(*graph_, inputs);
+  DimBindings dims = options_.dims;
+  prepared_extents_.clear();
+  for (size_t i = 0; i < matched.size(); ++i) {
+    const graph::ValueId id = graph_->inputs()[i];
+    bind_input(graph_->value(id), *matched[i], dims);
+    graph_->mutable_value(id).shape = Shape::of(matched[i]->dims());
+    prepared_extents_.push_back(matched[i]->dims());
+  }
+  graph::infer_shapes(*graph_);
+  runner_ = std::make_unique<GraphRunner>(*graph_, dims, options_, nullptr);
+
+  const analysis::Timeline& t = runner_->timeline();
+  prepared_ = {};
+  prepared_.dims = dims;
+  prepared_.planned_arena_bytes = runner_->arena_bytes();
+  prepared_.lower_bound_bytes = t.lower_bound_arena_bytes;
+  prepared_.activations_peak_bytes = t.activations_peak_bytes;
+  prepared_.workspace_peak_bytes = t.workspace_peak_bytes;
+  prepared_.outputs_bytes = t.outputs_bytes;
+  prepared_.weights_bytes = t.weights_bytes;
+  prepared_.constant_bytes = runner_->constant_bytes();
+  prepared_.total_peak_bytes = t.total_peak_bytes;
+  prepared_.planner = runner_->plan().algorithm;
+  prepared_.steps = runner_->step_count();
+  prepared_.constant_nodes = runner_->program().constant_nodes;
+  if (heap::available())
+    prepared_.prepare_peak_heap_bytes = heap::snapshot().peak_bytes - before.current_bytes;
+  input_refs_.assign(matched.size(), {});
+  output_refs_.assign(graph_->outputs().size(), {});
+}
+
+std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
+  bool same = runner_ != nullptr && inputs.size() == prepared_extents_.size();
+  if (same) {
+    const std::vector<const Tensor*> matched = match_inputs(*graph_, inputs);
+    for (size_t i = 0; i < matched.size() && same; ++i)
+      same = matched[i]->dims() == prepared_extents_[i];
+  }
+  if (!same) prepare(inputs);
+  const std::vector<const Tensor*> matched = match_inputs(*graph_, inputs);
+  for (size_t i = 0; i < matched.size(); ++i) input_refs_[i] = matched[i]->ref();
+
+  const auto start = std::chrono::steady_clock::now();
+  const heap::Stats before = heap::snapshot();
+  heap::reset_peak();
+  set_intra_op_threads(options_.threads);
+  std::vector<Tensor> outputs;
+  // The arena is obtained by the first run and kept for the next ones (each would otherwise
+  // pay its page faults again); prepare() and the destructor release it.
+  if (arena_.size() != runner_->arena_bytes()) arena_ = AlignedBuffer(runner_->arena_bytes());
+  outputs.reserve(graph_->outputs().size());
+  for (size_t k = 0; k < graph_->outputs().size(); ++k) {
+    const graph::ValueId v = graph_->outputs()[k];
+    outputs.emplace_back(graph_->value(v).name, graph_->value(v).dtype, runner_->extents(v));
+    output_refs_[k] = outputs.back().ref();
+  }
+  runner_->run({arena_.data(), arena_.size()}, input_refs_, output_refs_, options_.threads);
+  last_run_.arena_bytes = arena_.size();
+  const heap::Stats after = heap::snapshot();
+  last_run_.heap_before_bytes = before.current_bytes;
+  last_run_.peak_heap_bytes = heap::available() ? after.peak_bytes - before.current_bytes : 0;
+  last_run_.output_bytes = 0;
+  for (const Tensor& t : outputs) last_run_.output_bytes += t.bytes();
+  last_run_.latency_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return outputs;
+}
+
+}  // namespace footprint::runtime

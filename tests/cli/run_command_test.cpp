@@ -1,0 +1,98 @@
+// `footprint run`: the JSON contract of DESIGN.md, outputs written as .pb files, the check
+// against a backend-test folder, and one-line errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli/cli_runner.hpp"
+#include "footprint/runtime/tensor.hpp"
+#include "test_support.hpp"
+
+namespace footprint {
+namespace {
+
+TEST(RunCommand, JsonFollowsTheContract) {
+  testing::TempDir dir;
+  const CliRun r = run(std::string("run --json --dim N=4 --repeat 3 -o ") + dir.path().string() +
+                       " " + FOOTPRINT_EXAMPLE_MODEL);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  for (const char* key : {"predicted", "measured", "latency_ms", "outputs"}) {
+    EXPECT_TRUE(j.contains(key)) << key;
+  }
+  EXPECT_EQ(j["predicted"]["arena_bytes"], j["measured"]["arena_bytes"]);
+  EXPECT_TRUE(j["predicted"].contains("total_peak_bytes"));
+  EXPECT_TRUE(j["measured"].contains("peak_heap_bytes"));
+  EXPECT_TRUE(j["measured"].contains("peak_rss_bytes"));
+  EXPECT_EQ(j["latency_ms"]["runs"], 3);
+  EXPECT_LE(j["latency_ms"]["min"].get<double>(), j["latency_ms"]["median"].get<double>());
+  EXPECT_LE(j["latency_ms"]["median"].get<double>(), j["latency_ms"]["p90"].get<double>());
+  ASSERT_EQ(j["outputs"].size(), 1u);
+  EXPECT_EQ(j["outputs"][0]["name"], "y");
+  EXPECT_EQ(j["outputs"][0]["shape"], nlohmann::json::parse("[4,10]"));
+  EXPECT_EQ(j["outputs"][0]["dtype"], "float");
+  EXPECT_TRUE(std::filesystem::exists(j["outputs"][0]["file"].get<std::string>()));
+  EXPECT_EQ(std::filesystem::file_size(j["outputs"][0]["file"].get<std::string>()) > 4 * 10 * 4,
+            true);
+}
+
+TEST(RunCommand, ChecksOutputsAgainstAFolderAndFailsOnAMismatch) {
+  testing::TempDir dir;
+  const auto d = dir.path();
+  runtime::Tensor x("x", DType::float32, {2, 1, 8, 8});
+  auto* p = reinterpret_cast<float*>(x.data());
+  for (size_t i = 0; i < x.numel(); ++i) p[i] = static_cast<float>(i % 11) / 11.0f;
+  runtime::write_tensor_file(d / "input_0.pb", x);
+  // No expected outputs yet: the run writes them.
+  const CliRun first = run("run --repeat 1 --data-dir " + d.string() + " -o " +
+                           (d / "out").string() + " " + FOOTPRINT_EXAMPLE_MODEL);
+  ASSERT_EQ(first.exit_code, 0) << first.err;
+  std::filesystem::copy_file(d / "out" / "output_0.pb", d / "output_0.pb");
+  const CliRun same =
+      run("run --json --repeat 1 --data-dir " + d.string() + " " + FOOTPRINT_EXAMPLE_MODEL);
+  ASSERT_EQ(same.exit_code, 0) << same.err;
+  const auto j = nlohmann::json::parse(same.out);
+  EXPECT_EQ(j["match"], true);
+  EXPECT_EQ(j["max_abs_error"], 0.0);
+
+  runtime::Tensor wrong("y", DType::float32, {2, 10});
+  std::memset(wrong.data(), 0, wrong.bytes());
+  runtime::write_tensor_file(d / "output_0.pb", wrong);
+  const CliRun differs =
+      run("run --json --repeat 1 --data-dir " + d.string() + " " + FOOTPRINT_EXAMPLE_MODEL);
+  EXPECT_EQ(differs.exit_code, 1);
+  EXPECT_NE(differs.err.find("outputs differ"), std::string::npos) << differs.err;
+  EXPECT_EQ(nlohmann::json::parse(differs.out)["match"], false);
+}
+
+TEST(RunCommand, MatchesTheBackendTestFolderOfASharedModel) {
+  FOOTPRINT_REQUIRE_SHARED();
+  const auto folder = testing::shared_dir() / "models" / "random" / "squeezenet";
+  const CliRun r = run("run --json --repeat 1 --data-dir " + folder.string() + " " +
+                       (folder / "model.onnx").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["match"], true);
+  EXPECT_LT(j["max_abs_error"].get<double>(), 1e-5);
+}
+
+TEST(RunCommand, BadInputIsOneLineNamingIt) {
+  const CliRun r = run(std::string("run --input x=/nonexistent/in.pb ") + FOOTPRINT_EXAMPLE_MODEL);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("footprint: error: "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("/nonexistent/in.pb"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+TEST(RunCommand, UsageErrorsExitTwo) {
+  EXPECT_EQ(run(std::string("run --repeat 0 ") + FOOTPRINT_EXAMPLE_MODEL).exit_code, 2);
+  EXPECT_EQ(run(std::string("run --input nonsense ") + FOOTPRINT_EXAMPLE_MODEL).exit_code, 2);
+  EXPECT_EQ(run(std::string("run --threads 0 ") + FOOTPRINT_EXAMPLE_MODEL).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace footprint

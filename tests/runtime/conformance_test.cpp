@@ -1,0 +1,216 @@
+// The ONNX operator conformance suite (Debian libonnx-testdata, data/node/test_*): every case
+// whose ops all have kernels runs through runtime::Session and must match its expected outputs
+// (rtol 1e-3, atol 1e-5). Failures must be listed, with their reason, in
+// conformance_known_failures.txt; at least 95% of the runnable cases must pass.
+//
+// FOOTPRINT_CONFORMANCE_REPORT=FILE writes the per-op table (bench/conformance_report.sh puts it
+// into docs/CONFORMANCE.md).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "footprint/core/error.hpp"
+#include "footprint/graph/graph.hpp"
+#include "footprint/onnx/model.hpp"
+#include "footprint/runtime/op_kernels.hpp"
+#include "footprint/runtime/output_check.hpp"
+#include "footprint/runtime/session.hpp"
+
+namespace fs = std::filesystem;
+using namespace footprint;
+
+namespace {
+
+enum class Outcome { pass, fail, skip };
+
+struct CaseResult {
+  std::string name;
+  Outcome outcome = Outcome::skip;
+  std::string reason;
+  std::set<std::string> ops;
+};
+
+void collect_ops(const graph::Graph& g, std::set<std::string>& ops, std::string& missing) {
+  for (const graph::Node& n : g.nodes()) {
+    const std::string op = n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type;
+    ops.insert(op);
+    if ((n.schema == nullptr || !runtime::is_executable(*n.schema)) && missing.empty()) {
+      missing = "no kernel for " + op;
+    }
+    for (const graph::Subgraph& s : n.subgraphs) collect_ops(*s.graph, ops, missing);
+  }
+}
+
+std::vector<runtime::Tensor> read_numbered(const fs::path& dir, const char* stem) {
+  std::vector<runtime::Tensor> out;
+  for (int i = 0;; ++i) {
+    const fs::path p = dir / (std::string(stem) + "_" + std::to_string(i) + ".pb");
+    if (!fs::exists(p)) break;
+    out.push_back(runtime::read_tensor_file(p));
+  }
+  return out;
+}
+
+CaseResult run_case(const fs::path& dir) {
+  CaseResult r;
+  r.name = dir.filename().string();
+  try {
+    const onnx::Model model = onnx::load_file(dir / "model.onnx");
+    const graph::Graph g = graph::Graph::from_onnx(model, runtime::op_registry());
+    std::string missing;
+    collect_ops(g, r.ops, missing);
+    if (!missing.empty()) {
+      r.reason = missing;
+      return r;
+    }
+    const fs::path data = dir / "test_data_set_0";
+    std::vector<runtime::Tensor> inputs;
+    std::vector<runtime::Tensor> want;
+    try {
+      inputs = read_numbered(data, "input");
+      want = read_numbered(data, "output");
+    } catch (const Error& e) {
+      r.reason = std::string("test data footprint cannot hold: ") + e.what();
+      return r;
+    }
+    runtime::Session session(model);
+    const std::vector<runtime::Tensor> got = session.run(inputs);
+    const runtime::OutputCheck c = runtime::check_outputs(got, want, 1e-3, 1e-5);
+    r.outcome = c.match ? Outcome::pass : Outcome::fail;
+    r.reason = c.problem;
+  } catch (const std::exception& e) {
+    r.outcome = Outcome::fail;
+    r.reason = e.what();
+  }
+  return r;
+}
+
+// Runs the case in a child process, so a kernel that crashes fails its case, not the suite.
+CaseResult run_case_isolated(const fs::path& dir) {
+  int fds[2];
+  if (pipe(fds) != 0) return run_case(dir);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    const CaseResult r = run_case(dir);
+    std::string msg = std::to_string(static_cast<int>(r.outcome)) + "\n" + r.reason + "\n";
+    for (const std::string& op : r.ops) msg += op + "\n";
+    const char* p = msg.data();
+    size_t left = msg.size();
+    while (left > 0) {
+      const ssize_t n = write(fds[1], p, left);
+      if (n <= 0) break;
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string text;
+  char buf[4096];
+  ssize_t n = 0;
+  while ((n = read(fds[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<size_t>(n));
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CaseResult r;
+  r.name = dir.filename().string();
+  if (!WIFEXITED(status) || text.empty()) {
+    r.outcome = Outcome::fail;
+    r.reason = WIFSIGNALED(status) ? std::string("crashed: ") + strsignal(WTERMSIG(status))
+                                   : "the case's process ended without a result";
+    return r;
+  }
+  std::istringstream in(text);
+  std::string line;
+  std::getline(in, line);
+  r.outcome = static_cast<Outcome>(std::stoi(line));
+  std::getline(in, r.reason);
+  while (std::getline(in, line)) r.ops.insert(line);
+  return r;
+}
+
+std::map<std::string, std::string> known_failures() {
+  std::map<std::string, std::string> out;
+  std::ifstream in(fs::path(FOOTPRINT_SOURCE_DIR) / "tests/runtime/conformance_known_failures.txt");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    const auto space = line.find(' ');
+    out[line.substr(0, space)] = space == std::string::npos ? "" : line.substr(space + 1);
+  }
+  return out;
+}
+
+void write_report(const std::vector<CaseResult>& results, const fs::path& file) {
+  struct Tally {
+    int pass = 0, fail = 0, skip = 0;
+  };
+  std::map<std::string, Tally> per_op;
+  for (const CaseResult& r : results) {
+    for (const std::string& op : r.ops) {
+      Tally& t = per_op[op];
+      (r.outcome == Outcome::pass ? t.pass : r.outcome == Outcome::fail ? t.fail : t.skip)++;
+    }
+  }
+  std::ofstream out(file);
+  out << "| op | pass | fail | skip |\n| --- | ---: | ---: | ---: |\n";
+  for (const auto& [op, t] : per_op) {
+    out << "| " << op << " | " << t.pass << " | " << t.fail << " | " << t.skip << " |\n";
+  }
+  out << "\nFailures:\n\n";
+  for (const CaseResult& r : results) {
+    if (r.outcome == Outcome::fail) out << "- `" << r.name << "`: " << r.reason << "\n";
+  }
+  out << "\nSkipped (an op without a kernel, or test data footprint cannot hold):\n\n";
+  for (const CaseResult& r : results) {
+    if (r.outcome == Outcome::skip) out << "- `" << r.name << "`: " << r.reason << "\n";
+  }
+}
+
+}  // namespace
+
+TEST(Conformance, RegisteredOpsPassTheOnnxNodeTests) {
+  const fs::path root = fs::path(FOOTPRINT_ONNX_TESTDATA) / "node";
+  if (!fs::exists(root)) GTEST_SKIP() << root << " is absent (Debian package libonnx-testdata)";
+  std::vector<fs::path> cases;
+  for (const auto& e : fs::directory_iterator(root)) {
+    if (fs::exists(e.path() / "model.onnx")) cases.push_back(e.path());
+  }
+  std::sort(cases.begin(), cases.end());
+  std::vector<CaseResult> results;
+  for (const fs::path& c : cases) results.push_back(run_case_isolated(c));
+
+  const auto known = known_failures();
+  int pass = 0, fail = 0, skip = 0;
+  for (const CaseResult& r : results) {
+    if (r.outcome == Outcome::pass) ++pass;
+    if (r.outcome == Outcome::skip) ++skip;
+    if (r.outcome != Outcome::fail) continue;
+    ++fail;
+    EXPECT_TRUE(known.count(r.name))
+        << r.name << " fails and is not in conformance_known_failures.txt: " << r.reason;
+  }
+  for (const auto& [name, reason] : known) {
+    const auto it = std::find_if(results.begin(), results.end(),
+                                 [&](const CaseResult& r) { return r.name == name; });
+    if (it != results.end() && it->outcome == Outcome::pass) {
+      ADD_FAILURE() << name << " passes now: remove it from conformance_known_failures.txt";
+    }
+  }
+  std::printf("conformance: %d pass, %d fail, %d skip of %zu cases (%.1f%% of runnable pass)\n",
+              pass, fail, skip, results.size(), 100.0 * pass / std::max(1, pass + fail));
+  EXPECT_GE(pass, 0.95 * (pass + fail)) << "under 95% of the runnable cases pass";
+  if (const char* report = std::getenv("FOOTPRINT_CONFORMANCE_REPORT"))
+    write_report(results, report);
+}

@@ -1,0 +1,470 @@
+// Sliding-window kernels against naive reference loops on small random tensors: Conv (groups,
+// dilations, strides, asymmetric and SAME pads, 1-3 spatial dims), ConvTranspose (groups,
+// strides, output_padding, output_shape, dilations), MaxPool/AveragePool (oneDNN and the loop:
+// ceil_mode, count_include_pad, indices, 4 spatial dims, uint8), the global pools and LRN.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <limits>
+
+#include "runtime/prepared_kernel_run.hpp"
+
+namespace footprint::testing {
+namespace {
+
+// Row-major coordinates of `flat` within `extents`.
+Ints coords(int64_t flat, const Ints& extents) {
+  Ints c(extents.size());
+  for (size_t i = extents.size(); i-- > 0;) {
+    c[i] = flat % extents[i];
+    flat /= extents[i];
+  }
+  return c;
+}
+
+int64_t product(const Ints& v) {
+  int64_t p = 1;
+  for (int64_t e : v) p *= e;
+  return p;
+}
+
+Ints tail(const Ints& v, size_t from) {
+  return {v.begin() + static_cast<long>(from), v.end()};
+}
+
+struct WindowSpec {
+  Ints strides, dilations, pad_begin;
+};
+
+// y[n, m, o] = b[m] + sum over c of the group and k of x[n, c, o*s - p + k*d] * w[m, c, k].
+std::vector<float> ref_conv(const Tensor& xt, const Tensor& wt, const std::optional<Tensor>& bt,
+                            const Ints& ydims, int64_t group, const WindowSpec& s) {
+  const auto x = xt.floats();
+  const auto w = wt.floats();
+  const Ints xs = tail(xt.dims, 2), ks = tail(wt.dims, 2), ys = tail(ydims, 2);
+  const int64_t n_batch = xt.dims[0], c_in = xt.dims[1], m_out = ydims[1];
+  const int64_t cg = c_in / group, mg = m_out / group;
+  std::vector<float> y(static_cast<size_t>(product(ydims)));
+  for (int64_t n = 0; n < n_batch; ++n) {
+    for (int64_t m = 0; m < m_out; ++m) {
+      const int64_t g = m / mg;
+      for (int64_t oi = 0; oi < product(ys); ++oi) {
+        const Ints o = coords(oi, ys);
+        double acc = bt ? bt->floats()[static_cast<size_t>(m)] : 0.0;
+        for (int64_t c = 0; c < cg; ++c) {
+          for (int64_t ki = 0; ki < product(ks); ++ki) {
+            const Ints k = coords(ki, ks);
+            int64_t at = 0;
+            bool inside = true;
+            for (size_t d = 0; d < xs.size(); ++d) {
+              const int64_t p = o[d] * s.strides[d] - s.pad_begin[d] + k[d] * s.dilations[d];
+              inside = inside && p >= 0 && p < xs[d];
+              at = at * xs[d] + p;
+            }
+            if (!inside) continue;
+            acc += x[static_cast<size_t>((n * c_in + g * cg + c) * product(xs) + at)] *
+                   w[static_cast<size_t>((m * cg + c) * product(ks) + ki)];
+          }
+        }
+        y[static_cast<size_t>((n * m_out + m) * product(ys) + oi)] = static_cast<float>(acc);
+      }
+    }
+  }
+  return y;
+}
+
+// Scatter form: every x[n, c, i] * w[c, m, k] lands on y[n, g*M/group + m, i*s - p + k*d].
+std::vector<float> ref_deconv(const Tensor& xt, const Tensor& wt, const std::optional<Tensor>& bt,
+                              const Ints& ydims, int64_t group, const WindowSpec& s) {
+  const auto x = xt.floats();
+  const auto w = wt.floats();
+  const Ints xs = tail(xt.dims, 2), ks = tail(wt.dims, 2), ys = tail(ydims, 2);
+  const int64_t n_batch = xt.dims[0], c_in = xt.dims[1], m_out = ydims[1];
+  const int64_t cg = c_in / group, mg = m_out / group;
+  std::vector<double> y(static_cast<size_t>(product(ydims)), 0.0);
+  for (int64_t n = 0; n < n_batch; ++n) {
+    for (int64_t c = 0; c < c_in; ++c) {
+      const int64_t g = c / cg;
+      for (int64_t ii = 0; ii < product(xs); ++ii) {
+        const Ints i = coords(ii, xs);
+        const double xv = x[static_cast<size_t>((n * c_in + c) * product(xs) + ii)];
+        for (int64_t m = 0; m < mg; ++m) {
+          for (int64_t ki = 0; ki < product(ks); ++ki) {
+            const Ints k = coords(ki, ks);
+            int64_t at = 0;
+            bool inside = true;
+            for (size_t d = 0; d < xs.size(); ++d) {
+              const int64_t p = i[d] * s.strides[d] - s.pad_begin[d] + k[d] * s.dilations[d];
+              inside = inside && p >= 0 && p < ys[d];
+              at = at * ys[d] + p;
+            }
+            if (!inside) continue;
+            y[static_cast<size_t>((n * m_out + g * mg + m) * product(ys) + at)] +=
+                xv * w[static_cast<size_t>((c * mg + m) * product(ks) + ki)];
+          }
+        }
+      }
+    }
+  }
+  std::vector<float> out(y.size());
+  const int64_t plane = product(ys);
+  for (size_t i = 0; i < y.size(); ++i) {
+    const auto m = static_cast<size_t>((static_cast<int64_t>(i) / plane) % m_out);
+    out[i] = static_cast<float>(y[i] + (bt ? bt->floats()[m] : 0.0f));
+  }
+  return out;
+}
+
+// ---- Conv
+
+struct ConvCase {
+  Ints x{}, w{};
+  int64_t group = 1;
+  Ints strides{}, dilations{}, pads{};  // empty: the attribute is left out (defaults)
+  std::string auto_pad{};
+  bool bias = true;
+};
+
+void check_conv(const ConvCase& c, unsigned seed) {
+  SCOPED_TRACE("conv seed " + std::to_string(seed));
+  const size_t nd = c.x.size() - 2;
+  const Tensor x = random_floats(c.x, seed);
+  const Tensor w = random_floats(c.w, seed + 1);
+  std::optional<Tensor> b;
+  if (c.bias) b = random_floats({c.w[0]}, seed + 2);
+  std::vector<Wire> attrs{attr("group", c.group)};
+  if (!c.strides.empty()) attrs.push_back(attr("strides", c.strides));
+  if (!c.dilations.empty()) attrs.push_back(attr("dilations", c.dilations));
+  if (!c.pads.empty()) attrs.push_back(attr("pads", c.pads));
+  if (!c.auto_pad.empty()) attrs.push_back(attr("auto_pad", std::string_view(c.auto_pad)));
+  std::vector<std::optional<Tensor>> inputs{x, w};
+  if (b) inputs.push_back(b);
+  PreparedRun k("Conv", inputs, attrs);
+  k.run();
+  EXPECT_TRUE(k.has_state());
+  WindowSpec s{c.strides.empty() ? Ints(nd, 1) : c.strides,
+               c.dilations.empty() ? Ints(nd, 1) : c.dilations, Ints(nd, 0)};
+  const Ints& ydims = k.out(0).dims;
+  for (size_t i = 0; i < nd; ++i) {
+    if (!c.pads.empty()) s.pad_begin[i] = c.pads[i];
+    if (c.auto_pad == "SAME_UPPER" || c.auto_pad == "SAME_LOWER") {
+      const int64_t eff = (c.w[i + 2] - 1) * s.dilations[i] + 1;
+      const int64_t total =
+          std::max<int64_t>(0, (ydims[i + 2] - 1) * s.strides[i] + eff - c.x[i + 2]);
+      s.pad_begin[i] = c.auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    }
+  }
+  expect_close(k.out(0).floats(), ref_conv(x, w, b, ydims, c.group, s));
+}
+
+TEST(ConvKernels, MatchesTheReferenceAcrossAttributes) {
+  const std::vector<ConvCase> cases{
+      {.x = {1, 3, 7, 7}, .w = {4, 3, 3, 3}},
+      // groups, strides, dilations, asymmetric pads
+      {.x = {2, 4, 9, 8},
+       .w = {6, 2, 3, 2},
+       .group = 2,
+       .strides = {2, 1},
+       .dilations = {1, 2},
+       .pads = {1, 0, 2, 1}},
+      // depthwise
+      {.x = {1, 6, 8, 8}, .w = {6, 1, 3, 3}, .group = 6, .pads = {1, 1, 1, 1}},
+      {.x = {1, 3, 10, 9},
+       .w = {5, 3, 3, 3},
+       .strides = {2, 2},
+       .auto_pad = "SAME_UPPER",
+       .bias = false},
+      {.x = {1, 3, 10, 9}, .w = {5, 3, 4, 2}, .strides = {3, 2}, .auto_pad = "SAME_LOWER"},
+      {.x = {1, 2, 9, 9}, .w = {3, 2, 3, 3}, .strides = {2, 3}, .auto_pad = "VALID"},
+      // 1-D, 3-D, 1x1
+      {.x = {2, 4, 11},
+       .w = {4, 2, 3},
+       .group = 2,
+       .strides = {2},
+       .dilations = {2},
+       .pads = {1, 2}},
+      {.x = {1, 2, 5, 6, 7},
+       .w = {4, 2, 2, 3, 2},
+       .strides = {1, 2, 1},
+       .dilations = {1, 1, 2},
+       .pads = {0, 1, 1, 1, 0, 1}},
+      {.x = {1, 64, 14, 14}, .w = {32, 64, 1, 1}},
+  };
+  unsigned seed = 1;
+  for (const ConvCase& c : cases) check_conv(c, seed += 10);
+}
+
+TEST(ConvKernels, ReportOneDnnScratchAsWorkspaceAndRunTwiceOnOneState) {
+  PreparedRun k("Conv", {random_floats({1, 16, 20, 20}, 3), random_floats({16, 16, 3, 3}, 4)},
+                {attr("pads", Ints{1, 1, 1, 1})});
+  k.run();
+  // A 3x3 convolution on plain layouts goes through im2col: its buffer is planned scratch.
+  EXPECT_GT(k.workspace_bytes(), 0u);
+  EXPECT_LE(k.allocations(), 16u) << "oneDNN's execute makes a few small bookkeeping blocks";
+}
+
+TEST(ConvKernels, UnsupportedCasesFailClearly) {
+  PreparedRun d("Conv",
+                {Tensor::of<double>(DType::float64, {1, 1, 3, 3}, std::vector<double>(9, 1.0)),
+                 Tensor::of<double>(DType::float64, {1, 1, 1, 1}, {1.0})});
+  EXPECT_NE(d.run_error().find("dtype double is not supported"), std::string::npos);
+  PreparedRun r("Conv",
+                {random_floats({1, 1, 2, 2, 2, 2}, 1), random_floats({1, 1, 1, 1, 1, 1}, 2)});
+  EXPECT_NE(r.run_error().find("rank 6 are not supported"), std::string::npos);
+}
+
+// ---- ConvTranspose
+
+struct DeconvCase {
+  Ints x{}, w{};
+  int64_t group = 1;
+  Ints strides{}, dilations{}, pads{}, output_padding{}, output_shape{};
+  bool bias = true;
+};
+
+void check_deconv(const DeconvCase& c, unsigned seed) {
+  SCOPED_TRACE("deconv seed " + std::to_string(seed));
+  const size_t nd = c.x.size() - 2;
+  const Tensor x = random_floats(c.x, seed);
+  const Tensor w = random_floats(c.w, seed + 1);
+  std::optional<Tensor> b;
+  if (c.bias) b = random_floats({c.w[1] * c.group}, seed + 2);
+  std::vector<Wire> attrs{attr("group", c.group)};
+  if (!c.strides.empty()) attrs.push_back(attr("strides", c.strides));
+  if (!c.dilations.empty()) attrs.push_back(attr("dilations", c.dilations));
+  if (!c.pads.empty()) attrs.push_back(attr("pads", c.pads));
+  if (!c.output_padding.empty()) attrs.push_back(attr("output_padding", c.output_padding));
+  if (!c.output_shape.empty()) attrs.push_back(attr("output_shape", c.output_shape));
+  std::vector<std::optional<Tensor>> inputs{x, w};
+  if (b) inputs.push_back(b);
+  PreparedRun k("ConvTranspose", inputs, attrs);
+  k.run();
+  WindowSpec s{c.strides.empty() ? Ints(nd, 1) : c.strides,
+               c.dilations.empty() ? Ints(nd, 1) : c.dilations, Ints(nd, 0)};
+  const Ints& ydims = k.out(0).dims;
+  for (size_t i = 0; i < nd; ++i) {
+    if (!c.pads.empty()) s.pad_begin[i] = c.pads[i];
+    if (!c.output_shape.empty()) {
+      // ONNX: total padding from the requested extent, the larger half at the begin.
+      const int64_t op = c.output_padding.empty() ? 0 : c.output_padding[i];
+      const int64_t total = s.strides[i] * (c.x[i + 2] - 1) + op +
+                            (c.w[i + 2] - 1) * s.dilations[i] + 1 - ydims[i + 2];
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      s.pad_begin[i] = total - half;
+    }
+  }
+  expect_close(k.out(0).floats(), ref_deconv(x, w, b, ydims, c.group, s));
+}
+
+TEST(ConvTransposeKernels, MatchesTheReferenceAcrossAttributes) {
+  const std::vector<DeconvCase> cases{
+      {.x = {1, 3, 4, 4}, .w = {3, 2, 3, 3}},
+      // groups, strides, output_padding
+      {.x = {2, 4, 5, 4},
+       .w = {4, 3, 3, 2},
+       .group = 2,
+       .strides = {2, 3},
+       .pads = {1, 0, 1, 2},
+       .output_padding = {1, 2}},
+      {.x = {1, 2, 4, 5},
+       .w = {2, 3, 2, 3},
+       .strides = {2, 2},
+       .dilations = {2, 1},
+       .pads = {0, 1, 1, 0}},
+      // output_shape beyond what the input reaches (negative total padding)
+      {.x = {1, 2, 3, 3}, .w = {2, 2, 3, 3}, .strides = {3, 2}, .output_shape = {10, 8}},
+      {.x = {1, 3, 7}, .w = {3, 4, 3}, .strides = {2}, .pads = {1, 1}, .bias = false},
+      {.x = {1, 2, 3, 3, 2}, .w = {2, 2, 2, 2, 2}, .strides = {2, 1, 2}},
+  };
+  unsigned seed = 100;
+  for (const DeconvCase& c : cases) check_deconv(c, seed += 10);
+}
+
+// ---- Pools
+
+struct PoolCase {
+  std::string op{};
+  Ints x{}, kernel{}, strides{}, pads{};
+  bool ceil = false;
+  bool include_pad = false;
+  Ints dilations{};
+};
+
+std::vector<float> ref_pool(const PoolCase& c, const Tensor& xt, const Ints& ydims) {
+  const auto x = xt.floats();
+  const size_t nd = c.kernel.size();
+  const Ints xs = tail(c.x, 2), ys = tail(ydims, 2);
+  const Ints strides = c.strides.empty() ? Ints(nd, 1) : c.strides;
+  const Ints dil = c.dilations.empty() ? Ints(nd, 1) : c.dilations;
+  const Ints pads = c.pads.empty() ? Ints(2 * nd, 0) : c.pads;
+  std::vector<float> y;
+  for (int64_t plane = 0; plane < c.x[0] * c.x[1]; ++plane) {
+    for (int64_t oi = 0; oi < product(ys); ++oi) {
+      const Ints o = coords(oi, ys);
+      double best = -std::numeric_limits<double>::infinity(), sum = 0;
+      int64_t count = 0;
+      for (int64_t ki = 0; ki < product(c.kernel); ++ki) {
+        const Ints k = coords(ki, c.kernel);
+        int64_t at = 0;
+        bool inside = true, padded = true;
+        for (size_t d = 0; d < nd; ++d) {
+          const int64_t p = o[d] * strides[d] - pads[d] + k[d] * dil[d];
+          inside = inside && p >= 0 && p < xs[d];
+          padded = padded && p < xs[d] + pads[d + nd];
+          at = at * xs[d] + p;
+        }
+        if (c.include_pad ? padded : inside) ++count;
+        if (!inside) continue;
+        const double v = x[static_cast<size_t>(plane * product(xs) + at)];
+        best = std::max(best, v);
+        sum += v;
+      }
+      y.push_back(static_cast<float>(c.op == "MaxPool" ? best : sum / static_cast<double>(count)));
+    }
+  }
+  return y;
+}
+
+void check_pool(const PoolCase& c, unsigned seed) {
+  SCOPED_TRACE(c.op + " seed " + std::to_string(seed));
+  const Tensor x = random_floats(c.x, seed);
+  std::vector<Wire> attrs{attr("kernel_shape", c.kernel)};
+  if (!c.strides.empty()) attrs.push_back(attr("strides", c.strides));
+  if (!c.pads.empty()) attrs.push_back(attr("pads", c.pads));
+  if (!c.dilations.empty()) attrs.push_back(attr("dilations", c.dilations));
+  if (c.ceil) attrs.push_back(attr("ceil_mode", int64_t{1}));
+  if (c.include_pad) attrs.push_back(attr("count_include_pad", int64_t{1}));
+  PreparedRun k(c.op, {x}, attrs);
+  k.run();
+  expect_close(k.out(0).floats(), ref_pool(c, x, k.out(0).dims));
+}
+
+TEST(PoolKernels, MatchTheReference) {
+  const std::vector<PoolCase> cases{
+      {.op = "MaxPool", .x = {1, 3, 8, 8}, .kernel = {2, 2}, .strides = {2, 2}},
+      {.op = "MaxPool",
+       .x = {2, 2, 9, 7},
+       .kernel = {3, 3},
+       .strides = {2, 2},
+       .pads = {1, 1, 1, 1},
+       .ceil = true},
+      {.op = "MaxPool", .x = {1, 2, 9, 9}, .kernel = {2, 2}, .dilations = {2, 2}},
+      {.op = "AveragePool", .x = {1, 3, 8, 8}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
+      {.op = "AveragePool",
+       .x = {1, 3, 8, 8},
+       .kernel = {3, 3},
+       .strides = {2, 2},
+       .pads = {1, 0, 1, 2},
+       .include_pad = true},
+      // ceil_mode windows past the end pad: the loop (oneDNN would count them as padding)
+      {.op = "AveragePool",
+       .x = {1, 2, 8, 8},
+       .kernel = {3, 3},
+       .strides = {2, 2},
+       .pads = {1, 1, 1, 1},
+       .ceil = true,
+       .include_pad = true},
+      {.op = "AveragePool",
+       .x = {1, 2, 8, 8},
+       .kernel = {3, 3},
+       .strides = {2, 2},
+       .pads = {1, 1, 1, 1},
+       .ceil = true},
+      {.op = "AveragePool", .x = {1, 2, 6, 5, 4}, .kernel = {2, 2, 2}, .strides = {2, 1, 2}},
+      // 4 spatial dims: the loop
+      {.op = "MaxPool", .x = {1, 2, 4, 3, 4, 3}, .kernel = {2, 2, 2, 2}, .strides = {1, 1, 2, 1}},
+      {.op = "AveragePool", .x = {2, 3, 11}, .kernel = {4}, .strides = {3}, .pads = {1, 2}},
+  };
+  unsigned seed = 200;
+  for (const PoolCase& c : cases) check_pool(c, seed += 10);
+}
+
+TEST(PoolKernels, MaxPoolIndicesInBothStorageOrders) {
+  // One plane of 3x3 after a plane of 9: indices count from the start of the tensor.
+  std::vector<float> v(18);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7) % 18);
+  const Tensor x = floats({1, 2, 3, 3}, v);
+  for (int64_t order : {0, 1}) {
+    PreparedRun k("MaxPool", {x}, {attr("kernel_shape", Ints{2, 2}), attr("storage_order", order)},
+                  18, 2);
+    k.run();
+    const auto y = k.out(0).floats();
+    const auto idx = k.out(1).values<int64_t>();
+    ASSERT_EQ(idx.size(), 8u);
+    for (size_t i = 0; i < idx.size(); ++i) {
+      const int64_t plane = static_cast<int64_t>(i) / 4;
+      int64_t within = idx[i] - plane * 9;
+      if (order == 1) within = (within % 3) * 3 + within / 3;  // column-major back to row-major
+      EXPECT_EQ(v[static_cast<size_t>(plane * 9 + within)], y[i]) << "order " << order;
+    }
+  }
+}
+
+TEST(PoolKernels, MaxPoolOnUint8UsesTheLoop) {
+  const Tensor x = Tensor::of<uint8_t>(DType::uint8, {1, 1, 2, 3}, {1, 9, 3, 4, 2, 200});
+  PreparedRun k("MaxPool", {x}, {attr("kernel_shape", Ints{2, 2})});
+  k.run();
+  EXPECT_EQ(k.out(0).values<uint8_t>(), (std::vector<uint8_t>{9, 200}));
+  EXPECT_EQ(k.allocations(), 0u);
+  EXPECT_EQ(k.workspace_bytes(), 0u);
+}
+
+TEST(PoolKernels, GlobalPools) {
+  const Tensor x = random_floats({2, 3, 4, 5}, 7);
+  const auto v = x.floats();
+  PreparedRun avg("GlobalAveragePool", {x});
+  avg.run();
+  PreparedRun mx("GlobalMaxPool", {x});
+  mx.run();
+  std::vector<float> want_avg, want_max;
+  for (size_t p = 0; p < 6; ++p) {
+    double sum = 0;
+    float best = v[p * 20];
+    for (size_t i = 0; i < 20; ++i) {
+      sum += v[p * 20 + i];
+      best = std::max(best, v[p * 20 + i]);
+    }
+    want_avg.push_back(static_cast<float>(sum / 20));
+    want_max.push_back(best);
+  }
+  expect_close(avg.out(0).floats(), want_avg);
+  expect_close(mx.out(0).floats(), want_max);
+  EXPECT_EQ(avg.allocations(), 0u);
+}
+
+// ---- LRN: y = x / (bias + alpha / size * sum of squares over the channel window)^beta, the
+// window from c - floor((size-1)/2) to c + ceil((size-1)/2).
+
+TEST(LrnKernel, MatchesTheReferenceForOddAndEvenSizes) {
+  const Tensor x = random_floats({2, 7, 3, 4}, 9);
+  const auto v = x.floats();
+  for (int64_t size : {3, 4, 5}) {
+    SCOPED_TRACE("size " + std::to_string(size));
+    const float alpha = 2e-3f, beta = 0.6f, bias = 1.5f;
+    PreparedRun k("LRN", {x},
+                  {attr("size", size), attr_float("alpha", alpha), attr_float("beta", beta),
+                   attr_float("bias", bias)});
+    k.run();
+    std::vector<float> want(v.size());
+    const int64_t channels = 7, plane = 12;
+    for (int64_t n = 0; n < 2; ++n) {
+      for (int64_t c = 0; c < channels; ++c) {
+        for (int64_t i = 0; i < plane; ++i) {
+          double sq = 0;
+          const int64_t lo = std::max<int64_t>(0, c - (size - 1) / 2);
+          const int64_t hi = std::min<int64_t>(channels - 1, c + size / 2);
+          for (int64_t j = lo; j <= hi; ++j) {
+            const double e = v[static_cast<size_t>((n * channels + j) * plane + i)];
+            sq += e * e;
+          }
+          const size_t at = static_cast<size_t>((n * channels + c) * plane + i);
+          want[at] = static_cast<float>(v[at] / std::pow(bias + alpha / size * sq, beta));
+        }
+      }
+    }
+    expect_close(k.out(0).floats(), want);
+  }
+}
+
+}  // namespace
+}  // namespace footprint::testing

@@ -1,0 +1,242 @@
+#pragma once
+// Runs one kernel that has a prepare hook and a workspace the way the executor does: a one-node
+// model is built in memory (every input an initializer), its outputs are allocated with the
+// inferred extents, the registry's WorkspaceFn sizes the scratch, the PrepareFn builds the state
+// (seeing data only for the inputs marked constant) and the kernel runs on it.
+//
+//   PreparedRun k("Conv", {x, w}, {attr("pads", Ints{1, 1, 1, 1})});
+//   k.run();
+//   k.out(0).floats();  // compared with a naive reference
+//   k.workspace_bytes(); k.allocations();
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "footprint/core/error.hpp"
+#include "footprint/core/heap_counter.hpp"
+#include "footprint/graph/kernel.hpp"
+#include "footprint/graph/op_registry.hpp"
+#include "footprint/runtime/op_kernels.hpp"
+#include "graph/infer_builder.hpp"
+
+namespace footprint::testing {
+
+using Ints = std::vector<int64_t>;
+
+// A tensor the test owns, its elements as raw bytes.
+struct Tensor {
+  DType dtype = DType::float32;
+  Ints dims;
+  std::vector<std::byte> bytes;
+
+  size_t numel() const {
+    size_t n = 1;
+    for (int64_t d : dims) n *= static_cast<size_t>(d);
+    return n;
+  }
+  template <class T>
+  std::vector<T> values() const {
+    std::vector<T> v(bytes.size() / sizeof(T));
+    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
+    return v;
+  }
+  std::vector<float> floats() const { return values<float>(); }
+
+  template <class T>
+  static Tensor of(DType dtype, Ints dims, const std::vector<T>& v) {
+    Tensor t{dtype, std::move(dims), {}};
+    if (t.numel() != v.size()) throw std::runtime_error("test tensor: values do not match dims");
+    t.bytes.resize(v.size() * sizeof(T));
+    std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+    return t;
+  }
+};
+
+inline Tensor floats(Ints dims, const std::vector<float>& v) {
+  return Tensor::of(DType::float32, std::move(dims), v);
+}
+
+// Uniform(-1, 1) elements from a fixed seed (different per call through `seed`).
+inline Tensor random_floats(Ints dims, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  size_t n = 1;
+  for (int64_t d : dims) n *= static_cast<size_t>(d);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(gen);
+  return floats(std::move(dims), v);
+}
+
+// 64-byte aligned bytes, as the arena gives them.
+struct AlignedBytes {
+  struct Free {
+    void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<std::byte[], Free> data;
+  size_t size = 0;
+  explicit AlignedBytes(size_t n = 0)
+      : data(n ? static_cast<std::byte*>(::operator new[](n, std::align_val_t{64})) : nullptr),
+        size(n) {}
+};
+
+class PreparedRun : public graph::KernelContext {
+ public:
+  // `inputs`: nullopt for an omitted optional input; `outputs`: the node's output count (an
+  // empty name in `omitted_outputs` positions leaves that output out).
+  PreparedRun(std::string op, std::vector<std::optional<Tensor>> inputs,
+              std::vector<Wire> attrs = {}, int64_t opset = 18, size_t outputs = 1)
+      : op_(std::move(op)), inputs_(std::move(inputs)), opset_(opset) {
+    OneNode g;
+    std::vector<std::string> in_names;
+    std::vector<std::string> out_names;
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      in_names.push_back(inputs_[i] ? "in" + std::to_string(i) : "");
+      if (inputs_[i]) g.initializer(initializer(in_names.back(), *inputs_[i]));
+    }
+    for (size_t i = 0; i < outputs; ++i) out_names.push_back("out" + std::to_string(i));
+    g.node(node_with(op_, {in_names.begin(), in_names.end()}, {out_names.begin(), out_names.end()},
+                     attrs, "n0"));
+    for (const std::string& o : out_names) g.output(o);
+    model_ = infer(g.graph, opset);
+    for (auto& in : inputs_) {
+      in_refs_.push_back(in ? graph::TensorRef{in->dtype, in->dims, in->bytes.data()}
+                            : graph::TensorRef{});
+    }
+    for (const std::string& o : out_names) {
+      const graph::Value& v = model_->value(o);
+      if (!v.shape.is_static()) throw std::runtime_error("output extents are not known");
+      Tensor t{v.dtype, {}, {}};
+      for (const Dim& d : v.shape.dims) t.dims.push_back(*d.value());
+      t.bytes.resize(dtype_storage_bytes(t.dtype, t.numel()).value_or(0));
+      outputs_.push_back(std::move(t));
+    }
+    for (Tensor& t : outputs_) out_refs_.push_back({t.dtype, t.dims, t.bytes.data()});
+  }
+
+  // Inputs whose data the PrepareFn sees (weights); the others read as null while preparing.
+  PreparedRun& constants(std::vector<size_t> which) {
+    constants_ = std::move(which);
+    return *this;
+  }
+  PreparedRun& threads(int n) {
+    threads_ = n;
+    return *this;
+  }
+
+  // Workspace, prepare, then the kernel (twice: a second run reuses the state). Throws what the
+  // hooks throw.
+  void run() {
+    const graph::OpSchema* s = runtime::op_registry().find("", op_);
+    if (s == nullptr || s->kernel == nullptr) throw std::runtime_error("no kernel for " + op_);
+    if (s->workspace != nullptr) {
+      workspace_bytes_ = s->workspace(node(), concrete(in_refs_), concrete(out_refs_));
+    }
+    workspace_ = AlignedBytes(workspace_bytes_);
+    preparing_ = true;
+    for (size_t i = 0; i < in_refs_.size(); ++i) {
+      if (!is_constant(i)) in_refs_[i].data = nullptr;
+    }
+    state_ = s->prepare != nullptr ? s->prepare(*this) : nullptr;
+    for (size_t i = 0; i < in_refs_.size(); ++i) {
+      if (inputs_[i]) in_refs_[i].data = inputs_[i]->bytes.data();
+    }
+    preparing_ = false;
+    for (int pass = 0; pass < 2; ++pass) {
+      // Garbage first, so an element the kernel forgets to write shows.
+      for (Tensor& t : outputs_) std::memset(t.bytes.data(), 0xcd, t.bytes.size());
+      const auto before = heap::snapshot().allocations;
+      s->kernel(*this);
+      allocations_ = heap::snapshot().allocations - before;
+    }
+  }
+  // The kernel alone on the state the last run() prepared (for timing).
+  void rerun() { runtime::op_registry().find("", op_)->kernel(*this); }
+
+  std::string run_error() {
+    try {
+      run();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  const Tensor& out(size_t i) const { return outputs_.at(i); }
+  uint64_t workspace_bytes() const { return workspace_bytes_; }
+  uint64_t allocations() const { return allocations_; }  // in the last run (0 without the counter)
+  bool has_state() const { return state_ != nullptr; }
+
+  // ---- KernelContext
+  const graph::Node& node() const override { return model_->graph.node(0); }
+  int32_t node_id() const override { return 0; }
+  int64_t opset() const override { return opset_; }
+  size_t input_count() const override { return in_refs_.size(); }
+  size_t output_count() const override { return out_refs_.size(); }
+  const graph::TensorRef* input_or_null(size_t i) const override {
+    return i < inputs_.size() && inputs_[i] ? &in_refs_[i] : nullptr;
+  }
+  graph::TensorRef* output_or_null(size_t i) override {
+    return i < out_refs_.size() ? &out_refs_[i] : nullptr;
+  }
+  std::span<std::byte> workspace() override { return {workspace_.data.get(), workspace_.size}; }
+  int threads() const override { return threads_; }
+  graph::KernelState* state() const override { return preparing_ ? nullptr : state_.get(); }
+  void run_subgraph(std::string_view, std::span<const graph::TensorRef>,
+                    std::span<graph::TensorRef>) override {
+    fail("subgraphs are not supported by the test context");
+  }
+
+ private:
+  bool is_constant(size_t i) const {
+    return std::find(constants_.begin(), constants_.end(), i) != constants_.end();
+  }
+  static std::vector<graph::ConcreteTensor> concrete(const std::vector<graph::TensorRef>& refs) {
+    std::vector<graph::ConcreteTensor> out;
+    for (const auto& r : refs) out.push_back({r.dtype, {r.dims.begin(), r.dims.end()}});
+    return out;
+  }
+  static Wire initializer(std::string_view name, const Tensor& t) {
+    Wire w;
+    for (int64_t d : t.dims) w.int_field(1, d);
+    w.int_field(2, static_cast<int64_t>(t.dtype));
+    w.str(8, name);
+    w.bytes_field(9, t.bytes);
+    return w;
+  }
+
+  std::string op_;
+  std::vector<std::optional<Tensor>> inputs_;
+  int64_t opset_;
+  std::unique_ptr<Inferred> model_;
+  std::vector<graph::TensorRef> in_refs_;
+  std::vector<Tensor> outputs_;
+  std::vector<graph::TensorRef> out_refs_;
+  std::vector<size_t> constants_{1, 2, 3, 4};
+  AlignedBytes workspace_;
+  uint64_t workspace_bytes_ = 0;
+  std::unique_ptr<graph::KernelState> state_;
+  bool preparing_ = false;
+  int threads_ = 1;
+  uint64_t allocations_ = 0;
+};
+
+// |got - want| <= tol * (1 + |want|) element by element, reporting the first few misses.
+inline void expect_close(const std::vector<float>& got, const std::vector<float>& want,
+                         float tol = 1e-4f) {
+  ASSERT_EQ(got.size(), want.size());
+  int misses = 0;
+  for (size_t i = 0; i < got.size() && misses < 5; ++i) {
+    if (!(std::fabs(got[i] - want[i]) <= tol * (1 + std::fabs(want[i])))) {
+      ADD_FAILURE() << "element " << i << ": got " << got[i] << ", want " << want[i];
+      ++misses;
+    }
+  }
+}
+
+}  // namespace footprint::testing

@@ -1,0 +1,116 @@
+// runtime::Session on the project's own example model (examples/tiny_cnn): inputs are matched
+// by name, their extents bind the model's named dims, a change of extents prepares again, and
+// bad inputs are refused with a message naming them.
+#include "footprint/runtime/session.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "footprint/core/error.hpp"
+#include "footprint/onnx/model.hpp"
+#include "footprint/onnx/model_source.hpp"
+#include "footprint/runtime/random_inputs.hpp"
+#include "tiny_cnn.hpp"
+
+using namespace footprint;
+
+namespace {
+
+onnx::Model tiny_cnn() {
+  return onnx::load(onnx::ModelSource::adopt(examples::make_tiny_cnn()));
+}
+
+runtime::Tensor input_x(int64_t n, float value) {
+  runtime::Tensor x("x", DType::float32, {n, 1, 8, 8});
+  auto* p = reinterpret_cast<float*>(x.data());
+  for (size_t i = 0; i < x.numel(); ++i) p[i] = value * static_cast<float>(i % 7);
+  return x;
+}
+
+std::string error_of(runtime::Session& s, const std::vector<runtime::Tensor>& in) {
+  try {
+    (void)s.run(in);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Session, BindsNamedDimsFromTheInputsAndPreparesAgainWhenTheyChange) {
+  const onnx::Model model = tiny_cnn();
+  runtime::Session s(model);
+  std::vector<runtime::Tensor> in;
+  in.push_back(input_x(2, 0.1f));
+  const auto out2 = s.run(in);
+  ASSERT_EQ(out2.size(), 1u);
+  EXPECT_EQ(out2[0].name(), "y");
+  EXPECT_EQ(out2[0].dims(), (std::vector<int64_t>{2, 10}));
+  EXPECT_EQ(s.prepared().dims.at("N"), 2);
+  EXPECT_EQ(s.last_run().arena_bytes, s.prepared().planned_arena_bytes);
+  const uint64_t activations2 = s.prepared().activations_peak_bytes;
+
+  in.clear();
+  in.push_back(input_x(8, 0.1f));
+  const auto out8 = s.run(in);
+  EXPECT_EQ(out8[0].dims(), (std::vector<int64_t>{8, 10}));
+  EXPECT_EQ(s.prepared().dims.at("N"), 8);
+  // (The arena need not grow with N: oneDNN may pick a convolution with less scratch.)
+  EXPECT_EQ(s.prepared().activations_peak_bytes, 4 * activations2);
+  EXPECT_EQ(s.last_run().arena_bytes, s.prepared().planned_arena_bytes);
+  // The same rows of the batch give the same outputs whatever the batch.
+  EXPECT_EQ(std::memcmp(out8[0].data(), out2[0].data(), out2[0].bytes()), 0);
+}
+
+TEST(Session, AnUnnamedInputTakesTheNextFreeSlot) {
+  const onnx::Model model = tiny_cnn();
+  runtime::Session s(model);
+  std::vector<runtime::Tensor> in;
+  in.push_back(input_x(1, 0.5f));
+  in.back().set_name("");
+  EXPECT_EQ(s.run(in)[0].dims(), (std::vector<int64_t>{1, 10}));
+}
+
+TEST(Session, RefusesInputsThatDoNotFitTheModel) {
+  const onnx::Model model = tiny_cnn();
+  runtime::Session s(model);
+  std::vector<runtime::Tensor> in;
+  in.emplace_back("x", DType::float32, std::vector<int64_t>{1, 1, 8});
+  EXPECT_NE(error_of(s, in).find("input 'x': the model declares rank 4"), std::string::npos)
+      << error_of(s, in);
+  in.clear();
+  in.emplace_back("x", DType::float32, std::vector<int64_t>{1, 3, 8, 8});
+  EXPECT_NE(error_of(s, in).find("dim 1 is 1 in the model, 3 in the tensor"), std::string::npos)
+      << error_of(s, in);
+  in.clear();
+  in.emplace_back("x", DType::float64, std::vector<int64_t>{1, 1, 8, 8});
+  EXPECT_NE(error_of(s, in).find("declares float, the tensor is double"), std::string::npos)
+      << error_of(s, in);
+  in.clear();
+  in.push_back(input_x(1, 1));
+  in.emplace_back("z", DType::float32, std::vector<int64_t>{1});
+  EXPECT_NE(error_of(s, in).find("input 'z' is not an input of the model"), std::string::npos);
+  in.clear();
+  EXPECT_NE(error_of(s, in).find("input 'x' is missing"), std::string::npos);
+}
+
+TEST(Session, RandomInputsFollowTheDeclaredShapesAndTheSeed) {
+  const onnx::Model model = tiny_cnn();
+  runtime::Session s(model);
+  const auto a = runtime::random_inputs(s.inputs(), {{"N", 3}}, 7);
+  const auto b = runtime::random_inputs(s.inputs(), {{"N", 3}}, 7);
+  const auto c = runtime::random_inputs(s.inputs(), {{"N", 3}}, 8);
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0].dims(), (std::vector<int64_t>{3, 1, 8, 8}));
+  EXPECT_EQ(std::memcmp(a[0].data(), b[0].data(), a[0].bytes()), 0);
+  EXPECT_NE(std::memcmp(a[0].data(), c[0].data(), a[0].bytes()), 0);
+  const float* p = reinterpret_cast<const float*>(a[0].data());
+  for (size_t i = 0; i < a[0].numel(); ++i) {
+    EXPECT_GE(p[i], -1.0f);
+    EXPECT_LE(p[i], 1.0f);
+  }
+}
+
+}  // namespace
