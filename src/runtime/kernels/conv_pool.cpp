@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "depthwise_conv.hpp"
 #include "dnnl_util.hpp"
 #include "families.hpp"
 #include "kernel_util.hpp"
@@ -158,16 +159,32 @@ std::unique_ptr<graph::KernelState> weighted_state(const Pd& pd, dnnl::primitive
   return std::make_unique<DnnlState>(pd, std::move(prim), args);
 }
 
+bool depthwise(const graph::Node& n, const Extents& e) {
+  return e.in.size() > 1 && is_depthwise_2d(n, e.in[0], e.in[1], e.in_dtype[0]);
+}
+
 std::unique_ptr<graph::KernelState> conv_prepare(const graph::KernelContext& ctx) {
   const Extents e = extents_of(ctx);
-  if (!all_positive(e)) return nullptr;
+  if (!all_positive(e) || depthwise(ctx.node(), e)) return nullptr;
   const auto pd = conv_pd(ctx.node(), e);
   return weighted_state(pd, dnnl::convolution_forward(pd), e.has_in(2));
 }
 
 uint64_t conv_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
                         const std::vector<graph::ConcreteTensor>& out) {
+  if (depthwise(n, extents_of(in, out))) return 0;
   return scratchpad_of(conv_pd, n, in, out);
+}
+
+void run_weighted(graph::KernelContext& ctx);
+
+void run_conv(graph::KernelContext& ctx) {
+  const graph::TensorRef& x = ctx.input(0);
+  if (x.numel() > 0 && is_depthwise_2d(ctx.node(), x.dims, ctx.input(1).dims, x.dtype)) {
+    depthwise_conv_2d(ctx);
+    return;
+  }
+  run_weighted(ctx);
 }
 
 void run_weighted(graph::KernelContext& ctx) {
@@ -684,7 +701,7 @@ void set(graph::OpSchema& row, graph::KernelFn kernel, graph::PrepareFn prepare 
 }  // namespace
 
 void register_conv_pool(graph::OpRegistry& r) {
-  set(r.row("", "Conv"), run_weighted, conv_prepare, conv_workspace);
+  set(r.row("", "Conv"), run_conv, conv_prepare, conv_workspace);
   set(r.row("", "ConvTranspose"), run_weighted, deconv_prepare, deconv_workspace);
   set(r.row("", "MaxPool"), run_pool, pool_prepare, pool_workspace);
   set(r.row("", "AveragePool"), run_pool, pool_prepare, pool_workspace);
