@@ -10,6 +10,7 @@ FOOTPRINT_PACKAGES=(
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libonnx-dev libprotobuf-dev libonnx-testdata
   libdnnl-dev
+  libxxhash-dev libsqlite3-dev
   zlib1g-dev chromium
 )
 

@@ -9,5 +9,9 @@ void add_analyze_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_run_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
+void add_compare_command(CLI::App& app);
+void add_history_command(CLI::App& app);
+void add_fold_command(CLI::App& app);
 
 }  // namespace footprint::cli

@@ -19,6 +19,10 @@ int main(int argc, char** argv) {
   footprint::cli::add_plan_command(app);
   footprint::cli::add_report_command(app);
   footprint::cli::add_run_command(app);
+  footprint::cli::add_bench_command(app);
+  footprint::cli::add_compare_command(app);
+  footprint::cli::add_history_command(app);
+  footprint::cli::add_fold_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

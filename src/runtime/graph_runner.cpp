@@ -5,6 +5,7 @@
 
 #include "footprint/analysis/memory_order.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/graph/node_eval.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/plan/planner.hpp"
 #include "footprint/plan/timeline_buffers.hpp"
@@ -336,13 +337,15 @@ void GraphRunner::evaluate_constant(graph::NodeId id) {
   if (schema == nullptr || schema->kernel == nullptr) {
     throw Error("node " + n.label(id) + ": no kernel to evaluate this constant with");
   }
-  AlignedBuffer scratch(workspace_of(id));
-  ctx->scratch = {scratch.data(), scratch.size()};
-  std::unique_ptr<graph::KernelState> state;
-  if (schema->prepare != nullptr) state = schema->prepare(*ctx);
-  ctx->kernel_state = state.get();
-  ctx->thread_count = options_.threads;
-  schema->kernel(*ctx);
+  // The same evaluation the graph builder's value propagation and `footprint fold` use: a heap
+  // workspace and the prepare hook's state for this one call.
+  std::vector<const graph::TensorRef*> in;
+  for (size_t i = 0; i < ctx->inputs.size(); ++i)
+    in.push_back(ctx->present_inputs[i] ? &ctx->inputs[i] : nullptr);
+  std::vector<graph::TensorRef*> out;
+  for (size_t i = 0; i < ctx->outputs.size(); ++i)
+    out.push_back(ctx->present_outputs[i] ? &ctx->outputs[i] : nullptr);
+  graph::evaluate_node(n, opset_of(n), in, out, options_.threads, id);
 }
 
 // A Constant node whose tensor is stored raw and suitably aligned is read where it lies.

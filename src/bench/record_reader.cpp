@@ -1,0 +1,117 @@
+// Reads runs back from JSONL or Google Benchmark JSON (ours or Google Benchmark's own).
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "footprint/bench/record_io.hpp"
+#include "footprint/core/error.hpp"
+#include "record_json.hpp"
+
+namespace footprint::bench {
+namespace {
+
+using nlohmann::json;
+
+double to_ms(double value, const std::string& unit) {
+  if (unit == "ns") return value / 1e6;
+  if (unit == "us") return value / 1e3;
+  if (unit == "s") return value * 1e3;
+  return value;  // "ms"
+}
+
+// One record per run_name: the "iteration" entries are its repetitions.
+RunRecords gbench_run(const json& doc) {
+  RunRecords run;
+  const json ctx = doc.value("context", json::object());
+  run.context = context_from_json(ctx.value("footprint", json::object()));
+  if (run.context.date.empty()) run.context.date = ctx.value("date", "");
+  if (run.context.host.empty()) run.context.host = ctx.value("host_name", "");
+  std::map<std::string, size_t> index;
+  for (const json& e : doc.at("benchmarks")) {
+    if (e.value("run_type", "iteration") != "iteration") continue;
+    const std::string name = e.value("run_name", e.value("name", ""));
+    auto [it, fresh] = index.emplace(name, run.records.size());
+    if (fresh) {
+      Record r;
+      r.name = name;
+      r.family = name;
+      if (e.contains("params"))
+        for (const json& p : e["params"]) r.params.push_back(param_from_json(p));
+      run.records.push_back(std::move(r));
+    }
+    Record& r = run.records[it->second];
+    if (e.value("error_occurred", false)) {
+      r.error = e.value("error_message", "error");
+      continue;
+    }
+    const std::string unit = e.value("time_unit", "ns");
+    r.wall_ms.push_back(to_ms(e.value("real_time", 0.0), unit));
+    r.cpu_ms.push_back(to_ms(e.value("cpu_time", 0.0), unit));
+    r.peak_heap_bytes = std::max(r.peak_heap_bytes, e.value("max_bytes_used", uint64_t{0}));
+    r.allocations = std::max(r.allocations, e.value("allocs_per_iter", uint64_t{0}));
+    r.net_heap_bytes = e.value("net_heap_growth", int64_t{0});
+    r.peak_rss_bytes = std::max(r.peak_rss_bytes, e.value("peak_rss_bytes", uint64_t{0}));
+    r.predicted_peak_bytes = e.value("predicted_peak_bytes", uint64_t{0});
+  }
+  for (Record& r : run.records) {
+    r.wall = summarize(r.wall_ms);
+    r.cpu = summarize(r.cpu_ms);
+  }
+  return run;
+}
+
+std::vector<RunRecords> jsonl_runs(std::istream& in, const std::string& file) {
+  std::vector<RunRecords> runs;
+  std::string line;
+  size_t line_no = 0;
+  while (std::getline(in, line)) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const json j = json::parse(line, nullptr, false);
+    if (j.is_discarded() || !j.is_object())
+      throw Error(file + ": line " + std::to_string(line_no) + ": expected a JSON object");
+    const std::string type = j.value("type", "");
+    try {
+      if (type == "context") {
+        runs.emplace_back();
+        runs.back().context = context_from_json(j);
+        runs.back().peak_rss_bytes = j.value("peak_rss_bytes", uint64_t{0});
+      } else if (type == "benchmark") {
+        if (runs.empty()) runs.emplace_back();  // records without a context line
+        runs.back().records.push_back(record_from_json(j));
+      } else {
+        throw Error("expected \"type\" to be \"context\" or \"benchmark\"");
+      }
+    } catch (const json::exception& e) {
+      throw Error(file + ": line " + std::to_string(line_no) + ": " + e.what());
+    } catch (const Error& e) {
+      throw Error(file + ": line " + std::to_string(line_no) + ": " + e.what());
+    }
+  }
+  return runs;
+}
+
+}  // namespace
+
+std::vector<RunRecords> read_runs(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(path.string() + ": cannot open");
+  std::stringstream buf;
+  buf << in.rdbuf();
+  const std::string text = buf.str();
+  // A whole-file object with "benchmarks" is Google Benchmark's format; anything else is JSONL.
+  const json doc = json::parse(text, nullptr, false);
+  if (!doc.is_discarded() && doc.is_object() && doc.contains("benchmarks")) {
+    try {
+      return {gbench_run(doc)};
+    } catch (const json::exception& e) {
+      throw Error(path.string() + ": " + e.what());
+    }
+  }
+  std::istringstream lines(text);
+  std::vector<RunRecords> runs = jsonl_runs(lines, path.string());
+  if (runs.empty()) throw Error(path.string() + ": no benchmark records");
+  return runs;
+}
+
+}  // namespace footprint::bench

@@ -1,0 +1,126 @@
+// compare: the U test agrees with scipy's mannwhitneyu; an injected 10% slowdown and a 5% memory
+// growth fail their thresholds; two runs of the same build pass.
+#include "footprint/bench/compare.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "bench/run_options.hpp"
+#include "footprint/bench/mann_whitney.hpp"
+#include "footprint/bench/runner.hpp"
+#include "footprint/core/error.hpp"
+#include "footprint/core/heap_counter.hpp"
+
+namespace footprint::bench {
+namespace {
+
+TEST(MannWhitney, MatchesScipy) {
+  // scipy.stats.mannwhitneyu(a, b) (two-sided, method auto).
+  const UTest exact = mann_whitney_u({1, 2, 3, 4, 5}, {6, 7, 8, 9, 10});
+  EXPECT_TRUE(exact.exact);
+  EXPECT_DOUBLE_EQ(exact.u, 0);
+  EXPECT_NEAR(exact.p_value, 0.007936507936507936, 1e-12);
+  EXPECT_NEAR(mann_whitney_u({1, 2, 3}, {4, 5, 6}).p_value, 0.1, 1e-12);
+  EXPECT_NEAR(mann_whitney_u({1, 3, 5}, {2, 4, 6}).p_value, 0.7, 1e-12);
+  std::vector<double> a, b;
+  for (int i = 1; i <= 10; ++i) {
+    a.push_back(i);
+    b.push_back(i + 10);
+  }
+  const UTest normal = mann_whitney_u(a, b);
+  EXPECT_FALSE(normal.exact);
+  EXPECT_NEAR(normal.p_value, 0.0001826717911095504, 1e-9);
+  EXPECT_DOUBLE_EQ(mann_whitney_u(a, a).p_value, 1.0);
+}
+
+TEST(Threshold, Parses) {
+  const Threshold t = parse_threshold("time:5%");
+  EXPECT_EQ(t.metric, "time");
+  EXPECT_DOUBLE_EQ(t.percent, 5);
+  EXPECT_DOUBLE_EQ(parse_threshold("peak_heap:1").percent, 1);
+  EXPECT_THROW(parse_threshold("speed:5%"), UsageError);
+  EXPECT_THROW(parse_threshold("time"), UsageError);
+  EXPECT_THROW(parse_threshold("time:x%"), UsageError);
+}
+
+// Spins until a wall-clock deadline: the time is what was asked, whatever else shares the core.
+void spin_for(double ms) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double, std::milli>(ms);
+  while (std::chrono::steady_clock::now() < end) {
+  }
+}
+
+// A build whose benchmark takes `ms` and holds `bytes` at its peak.
+RunRecords build_run(double ms, size_t bytes) {
+  Registry reg;
+  reg.add("work", [ms, bytes](State&) {
+    auto v = std::make_unique<char[]>(bytes);
+    v[0] = 1;
+    asm volatile("" : : "r"(v.get()) : "memory");
+    spin_for(ms);
+  });
+  // Many short repetitions: on a loaded machine a sample is sometimes preempted past its
+  // deadline, and the U test needs most samples clean.
+  return run(reg, test_support::reps(25));
+}
+
+const std::vector<Threshold> kGates = {{"time", 5}, {"peak_heap", 1}};
+
+TEST(Compare, TwoRunsOfTheSameBuildPass) {
+  const RunRecords a = build_run(0.5, 1 << 20);
+  const RunRecords b = build_run(0.5, 1 << 20);
+  const Comparison c = compare(a, b, kGates);
+  EXPECT_FALSE(c.failed);
+}
+
+TEST(Compare, FlagsATenPercentSlowdown) {
+  const RunRecords a = build_run(0.5, 1 << 20);
+  const RunRecords b = build_run(0.55, 1 << 20);
+  const Comparison c = compare(a, b, kGates);
+  EXPECT_TRUE(c.failed);
+  bool time_failed = false;
+  for (const auto& m : c.changes) {
+    if (m.metric == "time") {
+      time_failed = m.failed;
+      EXPECT_NEAR(m.change, 0.10, 0.04);
+      ASSERT_TRUE(m.p_value);
+      EXPECT_LT(*m.p_value, 0.05);
+    }
+    if (m.metric == "peak_heap") {
+      EXPECT_FALSE(m.failed);
+    }
+  }
+  EXPECT_TRUE(time_failed);
+}
+
+TEST(Compare, FlagsAFivePercentMemoryGrowth) {
+  if (!heap::available()) GTEST_SKIP() << "needs the counting allocator";
+  const RunRecords a = build_run(0.2, 1 << 20);
+  const RunRecords b = build_run(0.2, (1 << 20) + (1 << 20) / 20);
+  const Comparison c = compare(a, b, kGates);
+  EXPECT_TRUE(c.failed);
+  for (const auto& m : c.changes) {
+    if (m.metric == "peak_heap") {
+      EXPECT_TRUE(m.failed);
+      EXPECT_NEAR(m.change, 0.05, 0.01);
+    }
+  }
+}
+
+TEST(Compare, ReportsBenchmarksOnOneSideOnly) {
+  RunRecords a, b;
+  a.records.push_back({});
+  a.records.back().name = "x";
+  b.records.push_back({});
+  b.records.back().name = "y";
+  const Comparison c = compare(a, b, kGates);
+  EXPECT_EQ(c.only_in_base, std::vector<std::string>{"x"});
+  EXPECT_EQ(c.only_in_contender, std::vector<std::string>{"y"});
+  EXPECT_FALSE(c.failed);
+}
+
+}  // namespace
+}  // namespace footprint::bench
