@@ -106,16 +106,26 @@ json timeline_json(const HtmlReport& r, const HtmlLimits& limits) {
     arena[i] = cats[i].activations + cats[i].workspace;
   }
   json x = json::array(), act = json::array(), ws = json::array(), out = json::array(),
-       in = json::array();
-  for (const size_t i : downsample({total, arena}, limits.max_buckets)) {
+       in = json::array(), measured = json::array();
+  const bool with_measured = r.measured.size() == cats.size() && !cats.empty();
+  const std::vector<size_t> drawn = with_measured
+                                        ? downsample({total, arena, r.measured}, limits.max_buckets)
+                                        : downsample({total, arena}, limits.max_buckets);
+  for (const size_t i : drawn) {
     x.push_back(i);
+    if (with_measured) measured.push_back(r.measured[i]);
     act.push_back(cats[i].activations);
     ws.push_back(cats[i].workspace);
     out.push_back(cats[i].outputs);
     in.push_back(cats[i].inputs);
   }
-  return {{"n", t.steps.size()}, {"x", x},   {"act", act},          {"ws", ws},
-          {"out", out},          {"in", in}, {"w", t.weights_bytes}};
+  json j = {{"n", t.steps.size()}, {"x", x},   {"act", act},          {"ws", ws},
+            {"out", out},          {"in", in}, {"w", t.weights_bytes}};
+  if (with_measured) {
+    j["m"] = measured;
+    j["mLabel"] = r.measured_label;
+  }
+  return j;
 }
 
 // The planned arena: per buffer its lifetime [lo, hi) in steps, offset, exact bytes (the arena

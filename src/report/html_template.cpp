@@ -124,7 +124,7 @@ constexpr std::string_view kPage = R"FOOTPRINT(<!doctype html>
     { key: "in", name: "inputs", color: "#edc948" },
     { key: "w", name: "weights", color: "#bab0ac" },
   ];
-  const LB_COLOR = "#e15759", ARENA_COLOR = "#6b3fa0";
+  const LB_COLOR = "#e15759", ARENA_COLOR = "#6b3fa0", MEASURED_COLOR = "#111111";
 
   // ---- small helpers ----------------------------------------------------------------------
   function human(b) {
@@ -264,7 +264,8 @@ constexpr std::string_view kPage = R"FOOTPRINT(<!doctype html>
   }
 
   // ---- timeline ---------------------------------------------------------------------------
-  const shown = { act: true, ws: true, out: true, in: true, w: true, lb: true, arena: true };
+  const shown = { act: true, ws: true, out: true, in: true, w: true, lb: true, arena: true,
+                  m: true };
   const TL = { W: 1320, H: 380, l: 72, r: 18, t: 18, b: 34 };
 
   // Per drawn point, the value of a category (weights are the same in every step).
@@ -288,6 +289,7 @@ constexpr std::string_view kPage = R"FOOTPRINT(<!doctype html>
     for (let j = 0; j < m; ++j) ymax = Math.max(ymax, base[j]);
     if (shown.lb) ymax = Math.max(ymax, S.lowerBound);
     if (shown.arena) ymax = Math.max(ymax, S.arena);
+    if (shown.m && T.m) for (const v of T.m) ymax = Math.max(ymax, v);
     ymax = ymax > 0 ? ymax * 1.06 : 1;
     const X = (s) => TL.l + (s / n) * pw;
     const Y = (v) => TL.t + ph - (v / ymax) * ph;
@@ -332,6 +334,18 @@ constexpr std::string_view kPage = R"FOOTPRINT(<!doctype html>
     }
     if (shown.arena) hline(S.arena, ARENA_COLOR, "", "planned arena", false);
     if (shown.lb) hline(S.lowerBound, LB_COLOR, "6 4", "lower bound", true);
+
+    // With --run: what the run measured after each step, on top of the prediction.
+    if (shown.m && T.m && m > 0) {
+      const pts = [];
+      for (let j = 0; j < m; ++j) {
+        const x0 = X(T.x[j]), x1 = X(j + 1 < m ? T.x[j + 1] : T.x[j] + 1);
+        pts.push(x0.toFixed(1) + "," + Y(T.m[j]).toFixed(1));
+        pts.push(x1.toFixed(1) + "," + Y(T.m[j]).toFixed(1));
+      }
+      svg("path", { d: "M" + pts.join("L"), fill: "none", stroke: MEASURED_COLOR,
+                    "stroke-width": 2 }, root);
+    }
 
     // The peak: the step with the most bytes live, all categories together.
     if (S.peakStep >= 0 && m > 0) {
@@ -379,6 +393,7 @@ constexpr std::string_view kPage = R"FOOTPRINT(<!doctype html>
     const entries = CATS.map((c) => [c.key, c.name, "background:" + c.color, ""]);
     entries.push(["lb", "lower bound", "border-color:" + LB_COLOR, "dash"]);
     entries.push(["arena", "planned arena", "border-color:" + ARENA_COLOR, "line"]);
+    if (T.m) entries.push(["m", "measured: " + T.mLabel, "border-color:" + MEASURED_COLOR, "line"]);
     for (const [key, name, style, cls] of entries) {
       const span = el("span", { title: "click to show or hide" }, legend);
       el("i", { style: style, class: cls }, span);

@@ -5,6 +5,7 @@
 
 #include "footprint/analysis/memory_order.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/node_eval.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/plan/planner.hpp"
@@ -407,19 +408,36 @@ void GraphRunner::prepare_kernels() {
   }
 }
 
+void GraphRunner::run_step(size_t s, std::span<std::byte> arena, int threads) {
+  StepContext& ctx = *contexts_[s];
+  point_context(ctx);
+  ctx.scratch = arena.subspan(static_cast<size_t>(steps_[s].workspace_offset),
+                              static_cast<size_t>(steps_[s].workspace_bytes));
+  ctx.thread_count = threads;
+  check_pointers(ctx);
+  ctx.node().schema->kernel(ctx);
+}
+
+uint64_t GraphRunner::mapped_weight_bytes() const {
+  uint64_t total = 0;
+  for (const onnx::TensorBytes& w : weights_) total += w.is_view() ? w.size() : 0;
+  // Constant nodes read where they lie in the model (constant_in_model).
+  for (size_t v = 0; v < constant_data_.size(); ++v) {
+    if (constant_data_[v] != nullptr && constants_[v].size() == 0) {
+      total += bytes_of(g_.value(static_cast<graph::ValueId>(v)).dtype, dims_[v]);
+    }
+  }
+  return total;
+}
+
 void GraphRunner::run(std::span<std::byte> arena, std::span<const graph::TensorRef> inputs,
-                      std::span<const graph::TensorRef> outputs, int threads) {
+                      std::span<const graph::TensorRef> outputs, int threads,
+                      std::span<uint64_t> step_heap) {
   if (arena.size() < arena_bytes()) fail("the arena is smaller than the plan");
   point_values(arena.data(), inputs, outputs);
   for (size_t s = 0; s < steps_.size(); ++s) {
-    if (skip_[s]) continue;
-    StepContext& ctx = *contexts_[s];
-    point_context(ctx);
-    ctx.scratch = arena.subspan(static_cast<size_t>(steps_[s].workspace_offset),
-                                static_cast<size_t>(steps_[s].workspace_bytes));
-    ctx.thread_count = threads;
-    check_pointers(ctx);
-    ctx.node().schema->kernel(ctx);
+    if (!skip_[s]) run_step(s, arena, threads);
+    if (s < step_heap.size()) step_heap[s] = heap::snapshot().current_bytes;
   }
   for (const auto& [k, v] : output_copies_) {
     const size_t bytes = bytes_of(g_.value(v).dtype, dims_[v]);

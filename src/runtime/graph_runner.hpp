@@ -35,6 +35,8 @@ class GraphRunner {
   const analysis::Timeline& timeline() const { return timeline_; }
   const plan::Plan& plan() const { return plan_; }
   uint64_t constant_bytes() const { return constant_bytes_; }
+  // Initializers read in place (not copied for alignment).
+  uint64_t mapped_weight_bytes() const;
   size_t step_count() const { return steps_.size(); }
   // Extents of a value of this graph (empty for a scalar).
   const std::vector<int64_t>& extents(graph::ValueId v) const { return dims_[v]; }
@@ -42,8 +44,10 @@ class GraphRunner {
   // Runs every step with `arena` (at least arena_bytes(), 64-byte aligned) as the arena;
   // `inputs[i]` holds graph input i (formal inputs for a subgraph), `outputs[i]` graph output i,
   // both allocated by the caller with this graph's extents.
+  // `step_heap`, when not empty, receives the heap bytes in use after each step.
   void run(std::span<std::byte> arena, std::span<const graph::TensorRef> inputs,
-           std::span<const graph::TensorRef> outputs, int threads);
+           std::span<const graph::TensorRef> outputs, int threads,
+           std::span<uint64_t> step_heap = {});
 
   // Called by a step's context for its node's subgraph.
   void run_subgraph(graph::NodeId node, std::string_view attribute,
@@ -79,6 +83,7 @@ class GraphRunner {
   void point_values(std::byte* arena, std::span<const graph::TensorRef> inputs,
                     std::span<const graph::TensorRef> outputs);
   void point_context(StepContext& ctx) const;
+  void run_step(size_t s, std::span<std::byte> arena, int threads);
   void check_pointers(const StepContext& ctx) const;
   int64_t opset_of(const graph::Node& n) const;
   [[noreturn]] void fail(const std::string& what) const;

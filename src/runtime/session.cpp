@@ -130,6 +130,7 @@ void Session::prepare(std::span<const Tensor> inputs) {
   prepared_.outputs_bytes = t.outputs_bytes;
   prepared_.weights_bytes = t.weights_bytes;
   prepared_.constant_bytes = runner_->constant_bytes();
+  prepared_.mapped_weights_bytes = runner_->mapped_weight_bytes();
   prepared_.total_peak_bytes = t.total_peak_bytes;
   prepared_.planner = runner_->plan().algorithm;
   prepared_.steps = runner_->step_count();
@@ -138,6 +139,15 @@ void Session::prepare(std::span<const Tensor> inputs) {
     prepared_.prepare_peak_heap_bytes = heap::snapshot().peak_bytes - before.current_bytes;
   input_refs_.assign(matched.size(), {});
   output_refs_.assign(graph_->outputs().size(), {});
+  last_run_ = {};
+  if (heap::available()) last_run_.step_heap_bytes.assign(runner_->step_count(), 0);
+}
+
+std::vector<std::string> Session::step_names() const {
+  std::vector<std::string> out;
+  if (runner_ == nullptr) return out;
+  for (const analysis::ProgramStep& s : runner_->program().program.steps) out.push_back(s.name);
+  return out;
 }
 
 std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
@@ -165,7 +175,8 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
     outputs.emplace_back(graph_->value(v).name, graph_->value(v).dtype, runner_->extents(v));
     output_refs_[k] = outputs.back().ref();
   }
-  runner_->run({arena_.data(), arena_.size()}, input_refs_, output_refs_, options_.threads);
+  runner_->run({arena_.data(), arena_.size()}, input_refs_, output_refs_, options_.threads,
+               last_run_.step_heap_bytes);
   last_run_.arena_bytes = arena_.size();
   const heap::Stats after = heap::snapshot();
   last_run_.heap_before_bytes = before.current_bytes;

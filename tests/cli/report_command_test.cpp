@@ -100,13 +100,44 @@ TEST(ReportCommand, ExampleModelWithDims) {
   EXPECT_NE(read_text(out).find("\"N\":4"), std::string::npos);
 }
 
+// The page's data: the JSON inside <script id="footprint-data">.
+nlohmann::json page_data(const std::string& html) {
+  const std::string open = "id=\"footprint-data\">";
+  const size_t begin = html.find(open);
+  const size_t end = html.find("</script>", begin);
+  if (begin == std::string::npos || end == std::string::npos) return {};
+  return nlohmann::json::parse(html.substr(begin + open.size(), end - begin - open.size()));
+}
+
+TEST(ReportCommand, RunDrawsWhatTheRunHeldAfterEachStep) {
+  testing::TempDir dir;
+  const auto out = dir.path() / "run.html";
+  const CliRun r =
+      run(std::string("report --run --dim N=4 ") + FOOTPRINT_EXAMPLE_MODEL + " -o " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto data = page_data(read_text(out));
+  ASSERT_TRUE(data.contains("timeline")) << data.dump().substr(0, 300);
+  const auto& t = data["timeline"];
+  ASSERT_TRUE(t.contains("m")) << "no measured curve";
+  ASSERT_EQ(t["m"].size(), t["x"].size());
+  // The run holds at least its arena and the weights it reads (in place or copied) at every step.
+  for (const auto& v : t["m"])
+    EXPECT_GE(v.get<uint64_t>(), data["summary"]["arena"].get<uint64_t>());
+  const auto plain = dir.path() / "plain.html";
+  ASSERT_EQ(
+      run(std::string("report --dim N=4 ") + FOOTPRINT_EXAMPLE_MODEL + " -o " + plain.string())
+          .exit_code,
+      0);
+  EXPECT_FALSE(page_data(read_text(plain))["timeline"].contains("m"));
+}
+
 TEST(ReportCommand, UsageErrorsExitTwo) {
   testing::TempDir dir;
   const std::string out = " -o " + (dir.path() / "x.html").string();
   for (const std::string& args :
        {"report " + kSeed,  // no -o
         "report --dim N=2 " + kSeed + out, "report --order memory " + kSeed + out,
-        "report --algo nope " + kSeed + out}) {
+        "report --algo nope " + kSeed + out, "report --run " + kSeed + out}) {
     const CliRun r = run(args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("footprint: error: ", 0), 0u) << r.err;

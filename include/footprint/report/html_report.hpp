@@ -48,6 +48,10 @@ struct HtmlReport {
   // The plan of plan::arena_buffers(*timeline, *program): offsets[i] places timeline->buffers[i].
   const plan::Plan* plan = nullptr;
   std::optional<OrderComparison> orders;  // models only; absent for traces
+  // With --run: bytes measured after each step (one per timeline step), drawn over the stack;
+  // empty when the model was not run.
+  std::vector<uint64_t> measured;
+  std::string measured_label;  // what the measured curve counts
 };
 
 struct HtmlLimits {

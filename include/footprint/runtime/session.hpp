@@ -46,12 +46,13 @@ struct PreparedStats {
   uint64_t activations_peak_bytes = 0;
   uint64_t workspace_peak_bytes = 0;
   uint64_t outputs_bytes = 0;
-  uint64_t weights_bytes = 0;     // initializers and evaluated constants
-  uint64_t constant_bytes = 0;    // of which computed when preparing (and kept)
-  uint64_t total_peak_bytes = 0;  // the timeline's total (weights + inputs + arena + outputs)
-  std::string planner;            // the algorithm the plan came from
-  size_t steps = 0;               // nodes run per inference
-  size_t constant_nodes = 0;      // nodes evaluated once, when preparing
+  uint64_t weights_bytes = 0;         // initializers and evaluated constants
+  uint64_t constant_bytes = 0;        // of which computed when preparing (and kept)
+  uint64_t mapped_weights_bytes = 0;  // initializers read in place from the model's bytes
+  uint64_t total_peak_bytes = 0;      // the timeline's total (weights + inputs + arena + outputs)
+  std::string planner;                // the algorithm the plan came from
+  size_t steps = 0;                   // nodes run per inference
+  size_t constant_nodes = 0;          // nodes evaluated once, when preparing
   // Counting allocator (0 when the process does not link it): peak heap while preparing, above
   // what the heap held before.
   uint64_t prepare_peak_heap_bytes = 0;
@@ -66,6 +67,10 @@ struct RunStats {
   uint64_t peak_heap_bytes = 0;
   uint64_t output_bytes = 0;  // bytes of the returned outputs' elements
   double latency_ms = 0;
+  // The counting allocator's bytes in use (the whole process) after each step of the model's
+  // graph; empty when the process does not link it. Sized when preparing, so sampling
+  // allocates nothing.
+  std::vector<uint64_t> step_heap_bytes;
 };
 
 class GraphRunner;
@@ -97,6 +102,10 @@ class Session {
   std::vector<InputInfo> inputs() const;
 
   void release_arena() { arena_ = AlignedBuffer(); }
+
+  // The steps a run executes, named as analysis names them (RunStats::step_heap_bytes follows
+  // this order). Empty before preparing.
+  std::vector<std::string> step_names() const;
 
   const PreparedStats& prepared() const { return prepared_; }
   const RunStats& last_run() const { return last_run_; }
