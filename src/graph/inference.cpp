@@ -6,6 +6,7 @@
 
 #include "footprint/core/error.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/node_attributes.hpp"
 #include "footprint/onnx/tensor_data.hpp"
 
 namespace footprint::graph {
@@ -180,42 +181,27 @@ const onnx::AttributeProto* InferContext::attribute(std::string_view name) const
 }
 
 int64_t InferContext::attr_int(std::string_view name, int64_t fallback) const {
-  const auto* a = attribute(name);
-  return a == nullptr ? fallback : a->i;
+  return graph::attr_int(node, name, fallback);
 }
 
 float InferContext::attr_float(std::string_view name, float fallback) const {
-  const auto* a = attribute(name);
-  return a == nullptr ? fallback : a->f;
+  return graph::attr_float(node, name, fallback);
 }
 
 std::string_view InferContext::attr_string(std::string_view name, std::string_view fallback) const {
-  const auto* a = attribute(name);
-  return a == nullptr ? fallback : a->s;
+  return graph::attr_string(node, name, fallback);
 }
 
 std::optional<std::vector<int64_t>> InferContext::attr_ints(std::string_view name) const {
-  const auto* a = attribute(name);
-  if (a == nullptr) return std::nullopt;
-  std::vector<int64_t> out;
-  out.reserve(a->ints.count);
-  a->ints.for_each([&](uint64_t raw) { out.push_back(static_cast<int64_t>(raw)); });
-  return out;
+  return graph::attr_ints(node, name);
 }
 
 std::optional<std::vector<float>> InferContext::attr_floats(std::string_view name) const {
-  const auto* a = attribute(name);
-  if (a == nullptr) return std::nullopt;
-  std::vector<float> out;
-  out.reserve(a->floats.count);
-  a->floats.for_each(
-      [&](uint64_t raw) { out.push_back(std::bit_cast<float>(static_cast<uint32_t>(raw))); });
-  return out;
+  return graph::attr_floats(node, name);
 }
 
 const onnx::TensorProto* InferContext::attr_tensor(std::string_view name) const {
-  const auto* a = attribute(name);
-  return a == nullptr ? nullptr : a->t;
+  return graph::attr_tensor(node, name);
 }
 
 SubgraphResult InferContext::infer_subgraph(std::string_view attr,

@@ -1,9 +1,8 @@
 #include "footprint/graph/kernel.hpp"
 
-#include <bit>
-
 #include "footprint/core/error.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/node_attributes.hpp"
 
 namespace footprint::graph {
 
@@ -34,43 +33,28 @@ const onnx::AttributeProto* KernelContext::attribute(std::string_view name) cons
 }
 
 int64_t KernelContext::attr_int(std::string_view name, int64_t fallback) const {
-  const auto* a = attribute(name);
-  return a == nullptr ? fallback : a->i;
+  return graph::attr_int(node(), name, fallback);
 }
 
 float KernelContext::attr_float(std::string_view name, float fallback) const {
-  const auto* a = attribute(name);
-  return a == nullptr ? fallback : a->f;
+  return graph::attr_float(node(), name, fallback);
 }
 
 std::string_view KernelContext::attr_string(std::string_view name,
                                             std::string_view fallback) const {
-  const auto* a = attribute(name);
-  return a == nullptr ? fallback : a->s;
+  return graph::attr_string(node(), name, fallback);
 }
 
 std::optional<std::vector<int64_t>> KernelContext::attr_ints(std::string_view name) const {
-  const auto* a = attribute(name);
-  if (a == nullptr) return std::nullopt;
-  std::vector<int64_t> out;
-  out.reserve(a->ints.count);
-  a->ints.for_each([&](uint64_t raw) { out.push_back(static_cast<int64_t>(raw)); });
-  return out;
+  return graph::attr_ints(node(), name);
 }
 
 std::optional<std::vector<float>> KernelContext::attr_floats(std::string_view name) const {
-  const auto* a = attribute(name);
-  if (a == nullptr) return std::nullopt;
-  std::vector<float> out;
-  out.reserve(a->floats.count);
-  a->floats.for_each(
-      [&](uint64_t raw) { out.push_back(std::bit_cast<float>(static_cast<uint32_t>(raw))); });
-  return out;
+  return graph::attr_floats(node(), name);
 }
 
 const onnx::TensorProto* KernelContext::attr_tensor(std::string_view name) const {
-  const auto* a = attribute(name);
-  return a == nullptr ? nullptr : a->t;
+  return graph::attr_tensor(node(), name);
 }
 
 void KernelContext::fail(const std::string& what) const {

@@ -27,33 +27,27 @@
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/inference.hpp"
 #include "footprint/graph/kernel.hpp"
+#include "footprint/graph/node_attributes.hpp"
 
 namespace footprint::runtime::kernels {
 
 // ---- attributes of a Node (the same defaults KernelContext's readers apply)
 
 inline int64_t node_int(const graph::Node& n, std::string_view name, int64_t fallback) {
-  const auto* a = n.attribute(name);
-  return a == nullptr ? fallback : a->i;
+  return graph::attr_int(n, name, fallback);
 }
 
 inline float node_float(const graph::Node& n, std::string_view name, float fallback) {
-  const auto* a = n.attribute(name);
-  return a == nullptr ? fallback : a->f;
+  return graph::attr_float(n, name, fallback);
 }
 
 inline std::string_view node_string(const graph::Node& n, std::string_view name,
                                     std::string_view fallback) {
-  const auto* a = n.attribute(name);
-  return a == nullptr ? fallback : std::string_view(a->s);
+  return graph::attr_string(n, name, fallback);
 }
 
 inline std::optional<std::vector<int64_t>> node_ints(const graph::Node& n, std::string_view name) {
-  const auto* a = n.attribute(name);
-  if (a == nullptr) return std::nullopt;
-  std::vector<int64_t> out;
-  a->ints.for_each([&](uint64_t raw) { out.push_back(static_cast<int64_t>(raw)); });
-  return out;
+  return graph::attr_ints(n, name);
 }
 
 // Throws naming the node, as KernelContext::fail does (a WorkspaceFn has no node id).
