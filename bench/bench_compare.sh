@@ -5,8 +5,12 @@
 # fail with exit 1. Writes the section "## Bench: compare (issue 7)" of docs/BENCHMARKS.md through
 # bench/write_section.py (NO_DOC=1 prints it instead).
 #
+# RERUNS more runs of the same build are each compared with the first: how many fail is the
+# false-alarm rate of the gates on this machine.
+#
 # Environment (all optional):
 #   MODELS="light/bvlc_alexnet random/densenet121"  MODELS_DIR=../shared/models  REPEAT=10
+#   RERUNS=20
 #   FOOTPRINT=build/release/bin/footprint   RESULTS=build/bench/bench_compare   DOC=docs/BENCHMARKS.md
 set -euo pipefail
 
@@ -15,6 +19,7 @@ cd "$ROOT"
 MODELS=${MODELS:-"light/bvlc_alexnet random/densenet121"}
 MODELS_DIR=${MODELS_DIR:-../shared/models}
 REPEAT=${REPEAT:-10}
+RERUNS=${RERUNS:-20}
 FOOTPRINT=${FOOTPRINT:-build/release/bin/footprint}
 RESULTS=${RESULTS:-build/bench/bench_compare}
 DOC=${DOC:-docs/BENCHMARKS.md}
@@ -53,6 +58,21 @@ compare() {  # compare NAME CONTENDER: keeps output, prints the exit code
   set -e
 }
 same=$(compare same "$RESULTS/b.jsonl")
+# The first same-build comparison (B) counts too.
+false_alarms=0
+alarms=""
+if [ "$same" != 0 ]; then
+  false_alarms=1
+  alarms+="$(tr -d '\n' <"$RESULTS/same.err"); "
+fi
+for i in $(seq 1 "$RERUNS"); do
+  "$FOOTPRINT" bench -q --repeat "$REPEAT" --out "$RESULTS/rerun_$i.jsonl" "${paths[@]}"
+  code=$(compare "rerun_$i" "$RESULTS/rerun_$i.jsonl")
+  if [ "$code" != 0 ]; then
+    false_alarms=$((false_alarms + 1))
+    alarms+="$(tr -d '\n' <"$RESULTS/rerun_$i.err"); "
+  fi
+done
 slow=$(compare slow "$RESULTS/b_slow.jsonl")
 grown=$(compare grown "$RESULTS/b_grown.jsonl")
 
@@ -70,6 +90,9 @@ grown=$(compare grown "$RESULTS/b_grown.jsonl")
   echo "| same build | $same | $(tr -d '\n' <"$RESULTS/same.err") |"
   echo "| times x 1.10 | $slow | \`$(tr -d '\n' <"$RESULTS/slow.err")\` |"
   echo "| peak heap x 1.05 | $grown | \`$(tr -d '\n' <"$RESULTS/grown.err")\` |"
+  echo
+  echo "False alarms: $false_alarms of $((RERUNS + 1)) runs of the same build (B and $RERUNS more)"
+  echo "failed the gates against the first${alarms:+ (${alarms% })}."
   echo
   echo "Same build, in full:"
   echo

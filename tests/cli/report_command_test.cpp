@@ -115,6 +115,9 @@ TEST(ReportCommand, RunDrawsWhatTheRunHeldAfterEachStep) {
   const CliRun r =
       run(std::string("report --run --dim N=4 ") + FOOTPRINT_EXAMPLE_MODEL + " -o " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
+  if (r.err.find("does not count the heap") != std::string::npos) {
+    GTEST_SKIP() << "this build has no counting allocator (sanitizers replace malloc)";
+  }
   const auto data = page_data(read_text(out));
   ASSERT_TRUE(data.contains("timeline")) << data.dump().substr(0, 300);
   const auto& t = data["timeline"];

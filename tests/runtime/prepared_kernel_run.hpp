@@ -43,7 +43,7 @@ struct Tensor {
   template <class T>
   std::vector<T> values() const {
     std::vector<T> v(bytes.size() / sizeof(T));
-    std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(v.data(), bytes.data(), v.size() * sizeof(T));
     return v;
   }
   std::vector<float> floats() const { return values<float>(); }
@@ -53,7 +53,7 @@ struct Tensor {
     Tensor t{dtype, std::move(dims), {}};
     if (t.numel() != v.size()) throw std::runtime_error("test tensor: values do not match dims");
     t.bytes.resize(v.size() * sizeof(T));
-    std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
+    if (!t.bytes.empty()) std::memcpy(t.bytes.data(), v.data(), t.bytes.size());
     return t;
   }
 };

@@ -58,14 +58,14 @@ struct TestTensor {
     if (values.size() * sizeof(T) != t.nbytes) {
       throw std::runtime_error("test tensor: values do not match the dims");
     }
-    std::memcpy(t.data(), values.data(), t.nbytes);
+    if (t.nbytes > 0) std::memcpy(t.data(), values.data(), t.nbytes);
     return t;
   }
   // The elements as T (bool tensors read as uint8_t).
   template <class T>
   std::vector<T> values() const {
     std::vector<T> v(nbytes / sizeof(T));
-    std::memcpy(v.data(), data(), v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(v.data(), data(), v.size() * sizeof(T));
     return v;
   }
 };
@@ -158,7 +158,9 @@ class KernelRun : public graph::KernelContext {
     s->kernel(*this);
     allocations_ = heap::snapshot().allocations - before;
     if (in_place_) {
-      std::memcpy(outputs_[0].data(), in_place_copy_.data(), outputs_[0].nbytes);
+      if (outputs_[0].nbytes > 0) {
+        std::memcpy(outputs_[0].data(), in_place_copy_.data(), outputs_[0].nbytes);
+      }
       in_refs_[0].data = const_cast<void*>(inputs_[0]->data());
     }
   }
