@@ -7,30 +7,6 @@
 namespace footprint::testing {
 namespace {
 
-struct Ran {
-  std::vector<int64_t> dims;
-  std::vector<float> values;
-};
-
-Ran run_f32(const std::string& op, std::vector<std::optional<TestTensor>> in,
-            std::vector<Wire> attrs = {}, int64_t opset = 18) {
-  KernelRun k(op, std::move(in), std::move(attrs), opset);
-  k.run();
-  EXPECT_EQ(k.allocations(), 0u) << op;
-  return {k.out(0).dims, k.out(0).values<float>()};
-}
-
-void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
-}
-
-std::vector<float> iota(size_t n) {
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i);
-  return v;
-}
-
 const TestTensor k2x3 = f32({2, 3}, {1, 2, 3, 4, 5, 6});
 
 TEST(DataMovementKernels, ViewsCopyAndDropoutMask) {

@@ -18,11 +18,6 @@ std::vector<float> run_f32(const std::string& op, std::vector<std::optional<Test
   return k.out(0).values<float>();
 }
 
-void expect_near(const std::vector<float>& got, const std::vector<float>& want, float tol = 1e-5f) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
-}
-
 TEST(ElementwiseKernels, UnaryMath) {
   const TestTensor x = f32({4}, {-2, -0.5f, 0, 1.5f});
   expect_near(run_f32("Relu", {x}), {0, 0, 0, 1.5f});

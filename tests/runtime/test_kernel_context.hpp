@@ -225,4 +225,32 @@ class KernelRun : public graph::KernelContext {
   uint64_t allocations_ = 0;
 };
 
+// One float output of `op` on `in`, with the check every kernel test makes: running allocated
+// nothing.
+struct Ran {
+  std::vector<int64_t> dims;
+  std::vector<float> values;
+};
+
+inline Ran run_f32(const std::string& op, std::vector<std::optional<TestTensor>> in,
+                   std::vector<Wire> attrs = {}, int64_t opset = 18) {
+  KernelRun k(op, std::move(in), std::move(attrs), opset);
+  k.run();
+  EXPECT_EQ(k.allocations(), 0u) << op;
+  return {k.out(0).dims, k.out(0).values<float>()};
+}
+
+inline void expect_near(const std::vector<float>& got, const std::vector<float>& want,
+                        float tol = 1e-5f) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], tol) << "at " << i;
+}
+
+// 0, 1, ..., n-1.
+inline std::vector<float> iota(size_t n) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = static_cast<float>(i);
+  return v;
+}
+
 }  // namespace footprint::testing
