@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "footprint/runtime/op_kernels.hpp"
 #include "runtime/prepared_kernel_run.hpp"
 
 namespace footprint::testing {
@@ -170,8 +171,27 @@ TEST(ConvKernels, MatchesTheReferenceAcrossAttributes) {
        .strides = {2, 1},
        .dilations = {1, 2},
        .pads = {1, 0, 2, 1}},
-      // depthwise
+      // depthwise: a partial block of channels, several blocks and images, strides, dilations,
+      // asymmetric and SAME pads, 5x5, no bias
       {.x = {1, 6, 8, 8}, .w = {6, 1, 3, 3}, .group = 6, .pads = {1, 1, 1, 1}},
+      {.x = {2, 20, 9, 11},
+       .w = {20, 1, 3, 3},
+       .group = 20,
+       .strides = {2, 2},
+       .pads = {1, 1, 1, 1}},
+      {.x = {1, 33, 7, 7},
+       .w = {33, 1, 5, 5},
+       .group = 33,
+       .dilations = {2, 1},
+       .pads = {2, 0, 3, 1},
+       .bias = false},
+      {.x = {1, 16, 6, 5},
+       .w = {16, 1, 3, 3},
+       .group = 16,
+       .strides = {2, 2},
+       .auto_pad = "SAME_UPPER"},
+      // rows longer than one vector (21 = 16 + 5), computed 4 at a time plus a remainder
+      {.x = {1, 3, 9, 21}, .w = {3, 1, 3, 3}, .group = 3, .pads = {1, 1, 1, 1}},
       {.x = {1, 3, 10, 9},
        .w = {5, 3, 3, 3},
        .strides = {2, 2},
@@ -204,6 +224,28 @@ TEST(ConvKernels, ReportOneDnnScratchAsWorkspaceAndRunTwiceOnOneState) {
   // A 3x3 convolution on plain layouts goes through im2col: its buffer is planned scratch.
   EXPECT_GT(k.workspace_bytes(), 0u);
   EXPECT_LE(k.allocations(), 16u) << "oneDNN's execute makes a few small bookkeeping blocks";
+}
+
+TEST(ConvKernels, DepthwiseRunsInItsPlannedWorkspaceOneBlockPerThread) {
+  const std::vector<std::optional<Tensor>> inputs{random_floats({2, 24, 10, 10}, 5),
+                                                  random_floats({24, 1, 3, 3}, 6)};
+  const std::vector<Wire> attrs{attr("group", int64_t{24}), attr("pads", Ints{1, 1, 1, 1})};
+  // The workspace hook sizes for the session's intra-op threads, as oneDNN's scratchpads are.
+  runtime::set_intra_op_threads(1);
+  PreparedRun one("Conv", inputs, attrs);
+  one.run();
+  // One channel's plane at a time, zero-padded: 12 rows of 18 floats (a whole vector of 16
+  // output columns plus the window's 2 more), rounded up to 64 bytes.
+  const uint64_t block = (12u * 18 * sizeof(float) + 63) / 64 * 64;
+  EXPECT_EQ(one.workspace_bytes(), block);
+  EXPECT_EQ(one.allocations(), 0u);
+
+  runtime::set_intra_op_threads(2);
+  PreparedRun two("Conv", inputs, attrs);
+  two.threads(2).run();
+  runtime::set_intra_op_threads(1);
+  EXPECT_EQ(two.workspace_bytes(), 2 * block);
+  EXPECT_EQ(two.out(0).floats(), one.out(0).floats()) << "each thread packs into its own plane";
 }
 
 TEST(ConvKernels, UnsupportedCasesFailClearly) {

@@ -3,8 +3,8 @@
 // pools (plain loops: one reduction per plane) and LRN (oneDNN, across channels).
 //
 // Tensors stay in ONNX's plain layouts, so weights are read in place from the model and every
-// byte of scratch is oneDNN's user scratchpad, sized by the same descriptor the workspace hook
-// builds (see dnnl_util.hpp).
+// byte of scratch is planned: oneDNN's user scratchpad, sized by the same descriptor the
+// workspace hook builds (see dnnl_util.hpp), or the depthwise loop's packed blocks.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -172,7 +172,9 @@ std::unique_ptr<graph::KernelState> conv_prepare(const graph::KernelContext& ctx
 
 uint64_t conv_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
                         const std::vector<graph::ConcreteTensor>& out) {
-  if (depthwise(n, extents_of(in, out))) return 0;
+  if (depthwise(n, extents_of(in, out))) {
+    return out.empty() ? 0 : depthwise_conv_2d_workspace(n, in[0].dims, in[1].dims, out[0].dims);
+  }
   return scratchpad_of(conv_pd, n, in, out);
 }
 

@@ -1,23 +1,51 @@
 #include "depthwise_conv.hpp"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
+#include <cstring>
 
 #include "dnnl_util.hpp"
 #include "kernel_util.hpp"
 
+// Function multiversioning (an ifunc picks the clone when the program loads) is left out of
+// sanitizer builds, whose runtime is not set up yet when ifunc resolvers run.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FOOTPRINT_SANITIZED 1
+#endif
+#endif
+#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(FOOTPRINT_SANITIZED)
+#define FOOTPRINT_WIDEST_VECTORS __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define FOOTPRINT_WIDEST_VECTORS
+#endif
+
 namespace footprint::runtime::kernels {
 namespace {
+
+// Output columns computed together: one AVX-512 vector (two AVX2, four SSE). Rows are computed
+// in whole vectors, the last one partly wasted on short rows (a 7-wide row uses 7 of 16 lanes),
+// which costs less than a branchy remainder.
+constexpr int64_t kLanes = 16;
+// Wider kernels go to oneDNN; depthwise convolutions are 3x3 to 7x7 in practice.
+constexpr int64_t kMaxKernelWidth = 16;
 
 struct Geometry {
   int64_t c = 0, h = 0, w = 0, oh = 0, ow = 0, kh = 0, kw = 0;
   int64_t sh = 1, sw = 1, dh = 1, dw = 1, ph = 0, pw = 0;
+  // The packed plane: hp rows, the input at (ph, pw) and zeros around it, so that every window
+  // of every output column, up to a whole number of vectors, lies inside it. A row of wl
+  // columns is stored as sw phases of pl floats (columns q, q + sw, q + 2 sw, ... in phase q),
+  // so the columns one tap reads for consecutive outputs are contiguous whatever the stride.
+  int64_t hp = 0, wl = 0, pl = 0, rs = 0, owv = 0;
+  std::array<int64_t, kMaxKernelWidth> tap{};  // where tap k's column k * dw is in a packed row
 };
 
 // Element i of an ints attribute, without building a vector (this runs on every step).
-int64_t attr_at(const graph::KernelContext& ctx, std::string_view name, size_t i,
-                int64_t fallback) {
-  const onnx::AttributeProto* a = ctx.attribute(name);
+int64_t attr_at(const graph::Node& n, std::string_view name, size_t i, int64_t fallback) {
+  const onnx::AttributeProto* a = n.attribute(name);
   if (a == nullptr) return fallback;
   int64_t out = fallback;
   size_t k = 0;
@@ -27,66 +55,128 @@ int64_t attr_at(const graph::KernelContext& ctx, std::string_view name, size_t i
   return out;
 }
 
-Geometry geometry_of(graph::KernelContext& ctx) {
-  const graph::TensorRef& x = ctx.input(0);
-  const graph::TensorRef& wt = ctx.input(1);
-  const graph::TensorRef& y = ctx.output(0);
+Geometry geometry_of(const graph::Node& n, std::span<const int64_t> x, std::span<const int64_t> wt,
+                     std::span<const int64_t> y) {
   Geometry g;
-  g.c = x.dim(1);
-  g.h = x.dim(2);
-  g.w = x.dim(3);
-  g.oh = y.dim(2);
-  g.ow = y.dim(3);
-  g.kh = wt.dim(2);
-  g.kw = wt.dim(3);
-  g.sh = attr_at(ctx, "strides", 0, 1);
-  g.sw = attr_at(ctx, "strides", 1, 1);
-  g.dh = attr_at(ctx, "dilations", 0, 1);
-  g.dw = attr_at(ctx, "dilations", 1, 1);
-  const std::string_view auto_pad = ctx.attr_string("auto_pad", "NOTSET");
+  g.c = x[1];
+  g.h = x[2];
+  g.w = x[3];
+  g.oh = y[2];
+  g.ow = y[3];
+  g.kh = wt[2];
+  g.kw = wt[3];
+  g.sh = attr_at(n, "strides", 0, 1);
+  g.sw = attr_at(n, "strides", 1, 1);
+  g.dh = attr_at(n, "dilations", 0, 1);
+  g.dw = attr_at(n, "dilations", 1, 1);
+  const std::string_view auto_pad = graph::attr_string(n, "auto_pad", "NOTSET");
   if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     const int64_t th = std::max<int64_t>(0, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.h);
     const int64_t tw = std::max<int64_t>(0, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.w);
     g.ph = auto_pad == "SAME_UPPER" ? th / 2 : th - th / 2;
     g.pw = auto_pad == "SAME_UPPER" ? tw / 2 : tw - tw / 2;
   } else if (auto_pad != "VALID") {
-    g.ph = attr_at(ctx, "pads", 0, 0);
-    g.pw = attr_at(ctx, "pads", 1, 0);
+    g.ph = attr_at(n, "pads", 0, 0);
+    g.pw = attr_at(n, "pads", 1, 0);
   }
+  g.hp = std::max(g.ph + g.h, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1);
+  g.owv = (g.ow + kLanes - 1) / kLanes * kLanes;
+  g.wl = std::max(g.pw + g.w, (g.owv - 1) * g.sw + (g.kw - 1) * g.dw + 1);
+  g.pl = (g.wl + g.sw - 1) / g.sw;
+  g.rs = g.pl * g.sw;
+  for (int64_t k = 0; k < g.kw; ++k) g.tap[k] = k * g.dw % g.sw * g.pl + k * g.dw / g.sw;
   return g;
 }
 
-// The output columns [lo, hi) whose input column for tap `k` lies inside the row.
-std::pair<int64_t, int64_t> valid_columns(const Geometry& g, int64_t k) {
-  const int64_t off = k * g.dw - g.pw;  // iw = ow * sw + off
-  int64_t lo = off >= 0 ? 0 : (-off + g.sw - 1) / g.sw;
-  int64_t hi = g.w - 1 - off < 0 ? 0 : (g.w - 1 - off) / g.sw + 1;
-  lo = std::min(lo, g.ow);
-  hi = std::min(hi, g.ow);
-  return {lo, std::max(lo, hi)};
+// One thread's scratch, in floats: the packed plane of one channel.
+uint64_t scratch_bytes(const Geometry& g) {
+  const auto bytes = static_cast<uint64_t>(g.hp * g.rs) * sizeof(float);
+  return (bytes + 63) / 64 * 64;
 }
 
-void plane(const Geometry& g, const float* x, const float* w, float bias, float* y) {
-  for (int64_t oh = 0; oh < g.oh; ++oh) {
-    float* row = y + oh * g.ow;
-    std::fill(row, row + g.ow, bias);
-    for (int64_t i = 0; i < g.kh; ++i) {
-      const int64_t ih = oh * g.sh - g.ph + i * g.dh;
-      if (ih < 0 || ih >= g.h) continue;
-      const float* in = x + ih * g.w;
-      for (int64_t k = 0; k < g.kw; ++k) {
-        const float wk = w[i * g.kw + k];
-        const auto [lo, hi] = valid_columns(g, k);
-        const int64_t off = k * g.dw - g.pw;
-        if (g.sw == 1) {
-          const float* src = in + off;
-          for (int64_t ow = lo; ow < hi; ++ow) row[ow] += wk * src[ow];
-        } else {
-          for (int64_t ow = lo; ow < hi; ++ow) row[ow] += wk * in[ow * g.sw + off];
-        }
+// One channel's plane into the packed plane, zeros around it.
+[[gnu::always_inline]] inline void pack(const Geometry& g, const float* x, float* plane) {
+  std::fill(plane, plane + g.hp * g.rs, 0.0F);
+  for (int64_t ih = 0; ih < g.h; ++ih) {
+    float* row = plane + (g.ph + ih) * g.rs;
+    const float* src = x + ih * g.w;
+    if (g.sw == 1) {
+      std::copy(src, src + g.w, row + g.pw);
+    } else {
+      // Phase q holds the input columns iw with (pw + iw) % sw == q, in order.
+      for (int64_t q = 0; q < g.sw; ++q) {
+        const int64_t first = ((q - g.pw) % g.sw + g.sw) % g.sw;
+        if (first >= g.w) continue;
+        const int64_t count = (g.w - first + g.sw - 1) / g.sw;
+        float* dst = row + q * g.pl + (g.pw + first) / g.sw;
+        const float* from = src + first;
+        for (int64_t j = 0; j < count; ++j) dst[j] = from[j * g.sw];
       }
     }
   }
+}
+
+// kLanes floats as one value, which GCC and Clang lower to the widest vectors of the function's
+// target (one AVX-512 register, two AVX2 or four SSE ones). Plain loops over the lanes are not
+// reliably vectorised: GCC unrolls them into scalar multiply-adds first.
+using Lanes = float __attribute__((vector_size(kLanes * sizeof(float))));
+
+// Stores one vector of output row `oh` at column ow0 of the plane `y`. Where a row is a single
+// vector, the whole vector is stored even past the row's end while it stays inside the plane:
+// rows are stored in order, so later ones overwrite the excess; a call to memcpy per partial
+// vector would cost more than the vector's arithmetic on 7- and 14-wide rows. A longer row's
+// last vector would spill onto the start of the next row, already stored, so it is stored
+// exactly.
+[[gnu::always_inline]] inline void store(const Geometry& g, const Lanes& acc, int64_t oh,
+                                         int64_t ow0, float* y) {
+  float* out = y + oh * g.ow + ow0;
+  const bool whole = ow0 + kLanes <= g.ow || (g.owv == kLanes && oh * g.ow + kLanes <= g.oh * g.ow);
+  if (whole) {
+    std::memcpy(out, &acc, sizeof acc);
+  } else {
+    for (int64_t l = 0; l < std::min(kLanes, g.ow - ow0); ++l) out[l] = acc[l];
+  }
+}
+
+// Output rows [oh, oh + Rows) of one channel, a vector of columns at a time: each tap is one
+// multiply-add of a contiguous run of a packed row per output row. Rows are computed together
+// so that their multiply-adds are independent: one accumulator alone waits out each one's
+// latency.
+template <int64_t Rows>
+[[gnu::always_inline]] inline void rows_of(const Geometry& g, const float* plane, const float* w,
+                                           float bias, int64_t oh, float* y) {
+  for (int64_t ow0 = 0; ow0 < g.owv; ow0 += kLanes) {
+    Lanes acc[Rows];
+    for (Lanes& a : acc) {
+      a = Lanes{};
+      a += bias;
+    }
+    for (int64_t i = 0; i < g.kh; ++i) {
+      const float* in = plane + (oh * g.sh + i * g.dh) * g.rs + ow0;
+      for (int64_t k = 0; k < g.kw; ++k) {
+        const float wk = w[i * g.kw + k];
+        const float* col = in + g.tap[k];
+        for (int64_t r = 0; r < Rows; ++r) {
+          Lanes x;
+          std::memcpy(&x, col + r * g.sh * g.rs, sizeof x);
+          acc[r] += wk * x;
+        }
+      }
+    }
+    for (int64_t r = 0; r < Rows; ++r) store(g, acc[r], oh + r, ow0, y);
+  }
+}
+
+// One channel of one image, start to end. Compiled for the widest vectors the CPU has: the build
+// targets the x86-64 baseline (SSE2), which splits each 16-lane step into four. Its parts are
+// inlined so that each clone vectorises them for its own instruction set.
+FOOTPRINT_WIDEST_VECTORS
+void convolve_plane(const Geometry& g, const float* x, const float* w, float bias, float* y,
+                    float* plane) {
+  pack(g, x, plane);
+  int64_t oh = 0;
+  for (; oh + 4 <= g.oh; oh += 4) rows_of<4>(g, plane, w, bias, oh, y);
+  for (; oh < g.oh; ++oh) rows_of<1>(g, plane, w, bias, oh, y);
 }
 
 }  // namespace
@@ -95,24 +185,49 @@ bool is_depthwise_2d(const graph::Node& n, std::span<const int64_t> x, std::span
                      DType dtype) {
   if (dtype != DType::float32 || x.size() != 4 || w.size() != 4) return false;
   const int64_t group = node_int(n, "group", 1);
-  return group > 1 && group == x[1] && w[0] == group && w[1] == 1;
+  return group > 1 && group == x[1] && w[0] == group && w[1] == 1 && w[3] <= kMaxKernelWidth;
+}
+
+uint64_t depthwise_conv_2d_workspace(const graph::Node& n, std::span<const int64_t> x,
+                                     std::span<const int64_t> w, std::span<const int64_t> y) {
+  if (y.size() != 4) return 0;
+  for (int64_t d : y) {
+    if (d <= 0) return 0;
+  }
+  const auto threads = static_cast<uint64_t>(std::max(1, omp_get_max_threads()));
+  return threads * scratch_bytes(geometry_of(n, x, w, y));
 }
 
 void depthwise_conv_2d(graph::KernelContext& ctx) {
-  const Geometry g = geometry_of(ctx);
   const graph::TensorRef& x = ctx.input(0);
+  const graph::TensorRef& wt = ctx.input(1);
+  graph::TensorRef& y = ctx.output(0);
+  const Geometry g = geometry_of(ctx.node(), x.dims, wt.dims, y.dims);
+  if (y.numel() == 0) return;
+  const std::span<std::byte> workspace = ctx.workspace();
+  const uint64_t per_thread = scratch_bytes(g);
+  const auto slots = static_cast<size_t>(workspace.size() / per_thread);
+  if (slots == 0) {
+    ctx.fail("the step's workspace (" + std::to_string(workspace.size()) +
+             " bytes) is smaller than one thread's packed plane (" + std::to_string(per_thread) +
+             " bytes)");
+  }
   const auto* xs = x.as<const float>();
-  const auto* ws = ctx.input(1).as<const float>();
+  const auto* ws = wt.as<const float>();
   const float* bias = ctx.has_input(2) ? ctx.input(2).as<const float>() : nullptr;
-  float* ys = ctx.output(0).as<float>();
+  float* ys = y.as<float>();
   const auto planes = static_cast<size_t>(x.dim(0) * g.c);
+  const int threads = std::min(ctx.threads(), static_cast<int>(slots));
   parallel_for(
-      ctx.threads(), planes,
+      threads, planes,
       [&](size_t begin, size_t end) {
+        auto* plane = reinterpret_cast<float*>(  // NOLINT(*-reinterpret-cast)
+            workspace.data() + static_cast<size_t>(omp_get_thread_num()) * per_thread);
         for (size_t p = begin; p < end; ++p) {
-          const auto c = static_cast<int64_t>(p) % g.c;
-          plane(g, xs + static_cast<int64_t>(p) * g.h * g.w, ws + c * g.kh * g.kw,
-                bias != nullptr ? bias[c] : 0.0f, ys + static_cast<int64_t>(p) * g.oh * g.ow);
+          const int64_t c = static_cast<int64_t>(p) % g.c;
+          convolve_plane(g, xs + static_cast<int64_t>(p) * g.h * g.w, ws + c * g.kh * g.kw,
+                         bias != nullptr ? bias[c] : 0.0F,
+                         ys + static_cast<int64_t>(p) * g.oh * g.ow, plane);
         }
       },
       1);

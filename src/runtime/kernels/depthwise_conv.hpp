@@ -1,8 +1,11 @@
 #pragma once
-// Depthwise 2-D convolution (group == input channels == output channels) in NCHW, as a direct
-// loop: oneDNN has no fast kernel for it in plain layouts (it falls back to a gemm per channel,
-// several times slower than the model's whole budget on MobileNet-style networks), and the
-// direct form needs no scratch at all.
+// Depthwise 2-D convolution (group == input channels == output channels) on NCHW tensors, as a
+// direct loop: oneDNN has no fast kernel for it in plain layouts (it falls back to a gemm per
+// channel, several times slower than the model's whole budget on MobileNet-style networks).
+// Each channel's plane is copied, zero-padded and split into stride phases, into the step's
+// planned workspace, so that no window needs a bounds check and every tap is one vector
+// multiply-add over 16 contiguous output columns, whatever the stride. The workspace hook reports
+// that scratch (one plane per thread) to the planner.
 #include <cstdint>
 #include <span>
 
@@ -14,6 +17,10 @@ namespace footprint::runtime::kernels {
 // x [N, C, H, W], w [C, 1, kh, kw], float32: the direct loop applies.
 bool is_depthwise_2d(const graph::Node& n, std::span<const int64_t> x, std::span<const int64_t> w,
                      DType dtype);
+
+// The workspace depthwise_conv_2d needs for these extents with the current intra-op thread count.
+uint64_t depthwise_conv_2d_workspace(const graph::Node& n, std::span<const int64_t> x,
+                                     std::span<const int64_t> w, std::span<const int64_t> y);
 
 // Runs Conv on ctx when is_depthwise_2d holds for its inputs.
 void depthwise_conv_2d(graph::KernelContext& ctx);
