@@ -140,7 +140,9 @@ nlohmann::json to_json(const RunCommandOptions& o, const RunResult& r) {
          static_cast<int64_t>(r.last_run.peak_heap_bytes) - static_cast<int64_t>(p.outputs_bytes)},
         {"load_peak_heap_bytes", r.load_peak_heap_bytes},
         {"prepare_peak_heap_bytes", p.prepare_peak_heap_bytes},
-        {"constant_bytes", p.constant_bytes}}},
+        {"constant_bytes", p.constant_bytes},
+        {"packed_weights_bytes", p.packed_weights_bytes},
+        {"released_constant_bytes", p.released_constant_bytes}}},
       {"latency_ms",
        {{"min", *std::min_element(r.latencies.begin(), r.latencies.end())},
         {"median", percentile(r.latencies, 0.5)},
@@ -188,6 +190,12 @@ std::string to_text(const RunCommandOptions& o, const RunResult& r) {
       static_cast<int64_t>(r.last_run.peak_heap_bytes) - static_cast<int64_t>(p.outputs_bytes));
   t += fmt::format("weights      {} ({} computed when preparing)\n", human_bytes(p.weights_bytes),
                    human_bytes(p.constant_bytes));
+  if (p.packed_weights_bytes > 0) {
+    t += fmt::format(
+        "packed       {} of convolution weights in oneDNN's blocked layouts ({} computed originals "
+        "released)\n",
+        human_bytes(p.packed_weights_bytes), human_bytes(p.released_constant_bytes));
+  }
   if (r.end) {
     t += fmt::format("peak RSS     {} (private {}, file-backed {})\n",
                      human_bytes(r.end->peak_rss_bytes), human_bytes(r.end->private_bytes),

@@ -224,10 +224,12 @@ void GraphRunner::point_context(StepContext& ctx) const {
 // here rather than as a crash inside a kernel.
 void GraphRunner::check_pointers(const StepContext& ctx) const {
   const graph::Node& n = ctx.node();
+  // An input the kernel's state replaces (packed weights) may have been released.
   auto check = [&](const std::vector<graph::ValueId>& ids,
-                   const std::vector<graph::TensorRef>& refs) {
+                   const std::vector<graph::TensorRef>& refs, const graph::KernelState* state) {
     for (size_t i = 0; i < ids.size(); ++i) {
       if (ids[i] == graph::kNoValue || refs[i].data != nullptr || refs[i].bytes() == 0) continue;
+      if (state != nullptr && state->replaces_input(i)) continue;
       throw Error("node " + n.label(ctx.node_id()) + ": " + in_quotes(g_.value(ids[i]).name) +
                   " has no memory (root " + in_quotes(g_.value(timeline_.storage[ids[i]]).name) +
                   ", category " +
@@ -236,8 +238,8 @@ void GraphRunner::check_pointers(const StepContext& ctx) const {
                   ", " + std::to_string(program_.program.tensors[ids[i]].bytes) + " bytes)");
     }
   };
-  check(n.inputs, ctx.inputs);
-  check(n.outputs, ctx.outputs);
+  check(n.inputs, ctx.inputs, ctx.kernel_state);
+  check(n.outputs, ctx.outputs, nullptr);
 }
 
 void GraphRunner::point_values(std::byte* arena, std::span<const graph::TensorRef> inputs,
@@ -377,6 +379,7 @@ uint64_t GraphRunner::workspace_of(graph::NodeId id) const {
 
 void GraphRunner::prepare_kernels() {
   point_values(nullptr, {}, {});
+  Readers readers = count_readers();
   for (const Step& s : steps_) {
     const graph::Node& n = g_.node(s.node);
     auto ctx = make_context(s.node);
@@ -402,9 +405,11 @@ void GraphRunner::prepare_kernels() {
     std::unique_ptr<graph::KernelState> state;
     if (schema->prepare != nullptr && !aliased) state = schema->prepare(*ctx);
     ctx->kernel_state = state.get();
+    if (state != nullptr) packed_bytes_ += state->owned_bytes();
     states_.push_back(std::move(state));
     contexts_.push_back(std::move(ctx));
     skip_.push_back(aliased ? 1 : 0);
+    release_replaced(states_.size() - 1, readers);
   }
 }
 
@@ -416,6 +421,38 @@ void GraphRunner::run_step(size_t s, std::span<std::byte> arena, int threads) {
   ctx.thread_count = threads;
   check_pointers(ctx);
   ctx.node().schema->kernel(ctx);
+}
+
+// A computed constant whose every reader holds its own packed copy (KernelState::replaces_input)
+// is never read again: it is released as soon as its last reader is prepared, so packing
+// replaces the weights rather than doubling them, even while preparing.
+GraphRunner::Readers GraphRunner::count_readers() const {
+  const size_t nv = g_.values().size();
+  Readers r{std::vector<int>(nv, 0), std::vector<char>(nv, 0)};
+  for (auto v : g_.outputs()) r.kept[timeline_.storage[v]] = 1;
+  for (const Step& s : steps_) {
+    const graph::Node& n = g_.node(s.node);
+    for (auto v : n.implicit_inputs) r.kept[timeline_.storage[v]] = 1;
+    for (auto v : n.inputs) {
+      if (v != graph::kNoValue) ++r.left[timeline_.storage[v]];
+    }
+  }
+  return r;
+}
+
+void GraphRunner::release_replaced(size_t s, Readers& readers) {
+  const graph::Node& n = g_.node(steps_[s].node);
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    if (n.inputs[i] == graph::kNoValue) continue;
+    const auto r = static_cast<size_t>(timeline_.storage[n.inputs[i]]);
+    const bool packed = !skip_[s] && states_[s] != nullptr && states_[s]->replaces_input(i);
+    if (!packed) readers.kept[r] = 1;
+    if (--readers.left[r] > 0 || readers.kept[r] || constants_[r].size() == 0) continue;
+    released_constant_bytes_ += constants_[r].size();
+    constant_bytes_ -= constants_[r].size();
+    constants_[r] = AlignedBuffer();
+    constant_data_[r] = nullptr;
+  }
 }
 
 uint64_t GraphRunner::mapped_weight_bytes() const {

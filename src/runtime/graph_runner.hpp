@@ -35,6 +35,10 @@ class GraphRunner {
   const analysis::Timeline& timeline() const { return timeline_; }
   const plan::Plan& plan() const { return plan_; }
   uint64_t constant_bytes() const { return constant_bytes_; }
+  // Computed constants released because the kernels that read them keep packed copies, and the
+  // bytes of those copies (and any other state the kernels own).
+  uint64_t released_constant_bytes() const { return released_constant_bytes_; }
+  uint64_t packed_bytes() const { return packed_bytes_; }
   // Initializers read in place (not copied for alignment).
   uint64_t mapped_weight_bytes() const;
   size_t step_count() const { return steps_.size(); }
@@ -79,6 +83,13 @@ class GraphRunner {
   const std::byte* constant_in_model(const graph::Node& n) const;
   uint64_t workspace_of(graph::NodeId id) const;
   void prepare_kernels();
+  // Per value root: reads by steps not yet prepared, and whether some reader needs the tensor.
+  struct Readers {
+    std::vector<int> left;
+    std::vector<char> kept;
+  };
+  Readers count_readers() const;
+  void release_replaced(size_t step, Readers& readers);
   std::unique_ptr<StepContext> make_context(graph::NodeId id);
   void point_values(std::byte* arena, std::span<const graph::TensorRef> inputs,
                     std::span<const graph::TensorRef> outputs);
@@ -103,6 +114,8 @@ class GraphRunner {
   std::vector<AlignedBuffer> constants_;
   std::vector<const std::byte*> constant_data_;
   uint64_t constant_bytes_ = 0;
+  uint64_t released_constant_bytes_ = 0;
+  uint64_t packed_bytes_ = 0;
   std::vector<Step> steps_;
   std::vector<std::unique_ptr<StepContext>> contexts_;       // per step
   std::vector<std::unique_ptr<graph::KernelState>> states_;  // per step

@@ -131,6 +131,8 @@ void Session::prepare(std::span<const Tensor> inputs) {
   prepared_.weights_bytes = t.weights_bytes;
   prepared_.constant_bytes = runner_->constant_bytes();
   prepared_.mapped_weights_bytes = runner_->mapped_weight_bytes();
+  prepared_.packed_weights_bytes = runner_->packed_bytes();
+  prepared_.released_constant_bytes = runner_->released_constant_bytes();
   prepared_.total_peak_bytes = t.total_peak_bytes;
   prepared_.planner = runner_->plan().algorithm;
   prepared_.steps = runner_->step_count();

@@ -226,6 +226,34 @@ TEST(ConvKernels, ReportOneDnnScratchAsWorkspaceAndRunTwiceOnOneState) {
   EXPECT_LE(k.allocations(), 16u) << "oneDNN's execute makes a few small bookkeeping blocks";
 }
 
+TEST(ConvKernels, WideWindowsRunOnBlockedLayoutsWithPackedWeights) {
+  if (!__builtin_cpu_supports("avx2")) {
+    GTEST_SKIP() << "oneDNN's direct blocked convolutions need AVX2; this CPU runs im2col";
+  }
+  runtime::set_intra_op_threads(1);
+  const Tensor x = random_floats({1, 32, 10, 10}, 7);
+  const Tensor w = random_floats({48, 32, 3, 3}, 8);
+  const Tensor b = random_floats({48}, 9);
+  const std::vector<Wire> attrs{attr("pads", Ints{1, 1, 1, 1})};
+  PreparedRun packed("Conv", {x, w, b}, attrs);
+  packed.run();
+  const WindowSpec s{{1, 1}, {1, 1}, {1, 1}};
+  expect_close(packed.out(0).floats(), ref_conv(x, w, b, {1, 48, 10, 10}, 1, s));
+  ASSERT_NE(packed.state(), nullptr);
+  // The weights were packed when preparing: the tensor is not read again.
+  EXPECT_TRUE(packed.state()->replaces_input(1));
+  EXPECT_FALSE(packed.state()->replaces_input(0));
+  EXPECT_GE(packed.state()->owned_bytes(), w.bytes.size());
+  // The blocked copies of the input and the output are planned scratch.
+  EXPECT_GE(packed.workspace_bytes(), (32u + 48u) * 10 * 10 * sizeof(float));
+
+  // Weights unknown when preparing (a graph input) are packed on every run, to the same result.
+  PreparedRun each_run("Conv", {x, w, b}, attrs);
+  each_run.constants({2}).run();
+  EXPECT_FALSE(each_run.state()->replaces_input(1));
+  EXPECT_EQ(each_run.out(0).floats(), packed.out(0).floats());
+}
+
 TEST(ConvKernels, DepthwiseRunsInItsPlannedWorkspaceOneBlockPerThread) {
   const std::vector<std::optional<Tensor>> inputs{random_floats({2, 24, 10, 10}, 5),
                                                   random_floats({24, 1, 3, 3}, 6)};

@@ -49,10 +49,14 @@ struct PreparedStats {
   uint64_t weights_bytes = 0;         // initializers and evaluated constants
   uint64_t constant_bytes = 0;        // of which computed when preparing (and kept)
   uint64_t mapped_weights_bytes = 0;  // initializers read in place from the model's bytes
-  uint64_t total_peak_bytes = 0;      // the timeline's total (weights + inputs + arena + outputs)
-  std::string planner;                // the algorithm the plan came from
-  size_t steps = 0;                   // nodes run per inference
-  size_t constant_nodes = 0;          // nodes evaluated once, when preparing
+  // Weights kernels keep in their own layouts (blocked convolution weights), on the heap; and the
+  // computed constants released because only those copies are read (not in constant_bytes).
+  uint64_t packed_weights_bytes = 0;
+  uint64_t released_constant_bytes = 0;
+  uint64_t total_peak_bytes = 0;  // the timeline's total (weights + inputs + arena + outputs)
+  std::string planner;            // the algorithm the plan came from
+  size_t steps = 0;               // nodes run per inference
+  size_t constant_nodes = 0;      // nodes evaluated once, when preparing
   // Counting allocator (0 when the process does not link it): peak heap while preparing, above
   // what the heap held before.
   uint64_t prepare_peak_heap_bytes = 0;

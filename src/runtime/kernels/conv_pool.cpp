@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "blocked_layout.hpp"
 #include "depthwise_conv.hpp"
 #include "dnnl_util.hpp"
 #include "families.hpp"
@@ -120,7 +121,10 @@ void require_conv_rank(const graph::Node& n, const Extents& e) {
 
 // ---- Conv: x [N, C, D...] * w [M, C/group, k...] (+ b [M]) -> y [N, M, O...]
 
-dnnl::convolution_forward::primitive_desc conv_pd(const graph::Node& n, const Extents& e) {
+// The convolution of node `n` on plain layouts, or with `blocked` on the layouts oneDNN prefers
+// (format_tag::any for the input, weights and output).
+dnnl::convolution_forward::primitive_desc conv_pd_on(const graph::Node& n, const Extents& e,
+                                                     bool blocked) {
   require_float(n, e, 3);
   require_conv_rank(n, e);
   const auto& x = e.in[0];
@@ -137,15 +141,41 @@ dnnl::convolution_forward::primitive_desc conv_pd(const graph::Node& n, const Ex
     wdims = {group, wt[0] / group};
     wdims.insert(wdims.end(), wt.begin() + 1, wt.end());
   }
+  auto layout = [blocked](const memory::dims& d) {
+    return blocked ? memory::desc(d, memory::data_type::f32, memory::format_tag::any)
+                   : plain_desc(d);
+  };
   const Window w = read_window(n, spatial(wt), spatial(x), spatial(y));
   const memory::desc bias = e.has_in(2) ? plain_desc({wt[0]}) : memory::desc();
   return make_pd(n, "convolution", [&] {
-    const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
-                                            dnnl::algorithm::convolution_direct, plain_desc(x),
-                                            plain_desc(wdims), bias, plain_desc(y), w.strides,
-                                            minus_one(w.dilations), w.pad_begin, w.pad_end);
+    const dnnl::convolution_forward::desc d(
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, layout(x),
+        layout(wdims), bias, layout(y), w.strides, minus_one(w.dilations), w.pad_begin, w.pad_end);
     return dnnl::convolution_forward::primitive_desc(d, user_scratchpad(), cpu_engine());
   });
+}
+
+dnnl::convolution_forward::primitive_desc conv_pd(const graph::Node& n, const Extents& e) {
+  return conv_pd_on(n, e, false);
+}
+
+// A 2-D convolution with a window larger than 1x1 runs on blocked layouts when oneDNN has a
+// direct kernel for them (BlockedState): on plain ones it is im2col and a gemm. A 1x1
+// convolution is a gemm already, which the two reorders would only slow down, and a grouped one
+// is left plain (its blocked kernels pad each group's channels).
+std::optional<dnnl::convolution_forward::primitive_desc> blocked_conv_pd(const graph::Node& n,
+                                                                         const Extents& e) {
+  if (e.in.size() < 2 || e.in[0].size() != 4 || e.in[1].size() != 4) return std::nullopt;
+  if (e.in_dtype[0] != DType::float32 || node_int(n, "group", 1) != 1) return std::nullopt;
+  if (e.in[1][2] * e.in[1][3] == 1) return std::nullopt;
+  auto pd = conv_pd_on(n, e, true);
+  if (std::string_view(pd.impl_info_str()).find("gemm") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  if (pd.src_desc() == plain_desc(e.in[0]) && pd.dst_desc() == plain_desc(e.out[0])) {
+    return std::nullopt;
+  }
+  return pd;
 }
 
 // Conv and ConvTranspose share their arguments: src, weights, optional bias, dst.
@@ -166,8 +196,21 @@ bool depthwise(const graph::Node& n, const Extents& e) {
 std::unique_ptr<graph::KernelState> conv_prepare(const graph::KernelContext& ctx) {
   const Extents e = extents_of(ctx);
   if (!all_positive(e) || depthwise(ctx.node(), e)) return nullptr;
+  if (const auto pd = blocked_conv_pd(ctx.node(), e)) {
+    return std::make_unique<BlockedState>(*pd, plain_desc(e.in[0]), plain_desc(e.in[1]),
+                                          plain_desc(e.out[0]), e.has_in(2),
+                                          ctx.input_or_null(1)->data);
+  }
   const auto pd = conv_pd(ctx.node(), e);
   return weighted_state(pd, dnnl::convolution_forward(pd), e.has_in(2));
+}
+
+uint64_t blocked_or_plain_workspace(const graph::Node& n, const Extents& e) {
+  if (const auto pd = blocked_conv_pd(n, e)) {
+    return BlockedState::workspace_bytes(*pd, plain_desc(e.in[0]), plain_desc(e.in[1]),
+                                         plain_desc(e.out[0]));
+  }
+  return conv_pd(n, e).scratchpad_desc().get_size();
 }
 
 uint64_t conv_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
@@ -175,7 +218,7 @@ uint64_t conv_workspace(const graph::Node& n, const std::vector<graph::ConcreteT
   if (depthwise(n, extents_of(in, out))) {
     return out.empty() ? 0 : depthwise_conv_2d_workspace(n, in[0].dims, in[1].dims, out[0].dims);
   }
-  return scratchpad_of(conv_pd, n, in, out);
+  return workspace_of(blocked_or_plain_workspace, n, in, out);
 }
 
 void run_weighted(graph::KernelContext& ctx);
@@ -184,6 +227,10 @@ void run_conv(graph::KernelContext& ctx) {
   const graph::TensorRef& x = ctx.input(0);
   if (x.numel() > 0 && is_depthwise_2d(ctx.node(), x.dims, ctx.input(1).dims, x.dtype)) {
     depthwise_conv_2d(ctx);
+    return;
+  }
+  if (auto* blocked = dynamic_cast<BlockedState*>(ctx.state())) {
+    blocked->run(ctx);
     return;
   }
   run_weighted(ctx);

@@ -156,7 +156,7 @@ class DnnlState : public graph::KernelState {
  public:
   // `args`: the primitive's arguments and their descriptors. Their memory objects are made here,
   // without buffers, so a run only points them at the step's tensors.
-  DnnlState(const dnnl::primitive_desc& pd, dnnl::primitive prim,
+  DnnlState(const dnnl::primitive_desc_base& pd, dnnl::primitive prim,
             const std::vector<std::pair<int, dnnl::memory::desc>>& args)
       : stream_(cpu_engine()),
         primitive_(std::move(prim)),
@@ -206,22 +206,34 @@ class DnnlState : public graph::KernelState {
   std::vector<dnnl_exec_arg_t> c_args_;
 };
 
-// The scratch bytes of the descriptor `build(node, extents)` gives, for a WorkspaceFn: 0 where no
-// primitive can be built (unbound extents, an unsupported case), since that node fails clearly
-// when the model is prepared rather than when it is analysed.
-template <class Build>
-uint64_t scratchpad_of(Build&& build, const graph::Node& n,
-                       const std::vector<graph::ConcreteTensor>& inputs,
-                       const std::vector<graph::ConcreteTensor>& outputs) {
+// The workspace `size(node, extents)` gives, for a WorkspaceFn: 0 where no primitive can be built
+// (unbound extents, an unsupported case), since that node fails clearly when the model is
+// prepared rather than when it is analysed.
+template <class Size>
+uint64_t workspace_of(Size&& size, const graph::Node& n,
+                      const std::vector<graph::ConcreteTensor>& inputs,
+                      const std::vector<graph::ConcreteTensor>& outputs) {
   const Extents e = extents_of(inputs, outputs);
   if (!all_positive(e)) return 0;
   try {
-    return build(n, e).scratchpad_desc().get_size();
+    return size(n, e);
   } catch (const Error&) {
     return 0;
   } catch (const dnnl::error&) {
     return 0;
   }
+}
+
+// The scratch bytes of the descriptor `build(node, extents)` gives (see workspace_of).
+template <class Build>
+uint64_t scratchpad_of(Build&& build, const graph::Node& n,
+                       const std::vector<graph::ConcreteTensor>& inputs,
+                       const std::vector<graph::ConcreteTensor>& outputs) {
+  return workspace_of(
+      [&](const graph::Node& node, const Extents& e) -> uint64_t {
+        return build(node, e).scratchpad_desc().get_size();
+      },
+      n, inputs, outputs);
 }
 
 // The state the PrepareFn built, or nullptr when there is nothing to compute: preparing builds

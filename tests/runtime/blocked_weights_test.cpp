@@ -1,0 +1,72 @@
+// Convolutions on oneDNN's blocked layouts inside a session: their weights are packed once when
+// the model is prepared, a computed weight (ConstantOfShape) is then released rather than kept
+// beside its packed copy, and the result is the convolution's.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "footprint/graph/builder.hpp"
+#include "footprint/onnx/model.hpp"
+#include "footprint/runtime/op_kernels.hpp"
+#include "footprint/runtime/session.hpp"
+
+namespace footprint::graph {
+namespace {
+
+// x [1, 32, 8, 8] -> Conv 3x3, pad 1, weights ConstantOfShape([32, 32, 3, 3], 0.01) -> y.
+BuiltGraph conv_with_computed_weights(GraphBuilder& b) {
+  Var x =
+      b.input("x", DType::float32, {Dim::known(1), Dim::known(32), Dim::known(8), Dim::known(8)});
+  auto shape = HostValue::make(DType::int64, {4});
+  const std::vector<int64_t> dims{32, 32, 3, 3};
+  std::copy(dims.begin(), dims.end(), shape->span<int64_t>().begin());
+  auto fill = HostValue::make(DType::float32, {1});
+  fill->span<float>()[0] = 0.01F;
+  Var w = b.constant_of_shape(b.constant(shape, "w_shape"), fill);
+  b.output(b.conv(x, w, Var(), {1, 1}, {1, 1, 1, 1}), "y");
+  return b.to_graph();
+}
+
+TEST(BlockedWeights, ComputedWeightsArePackedOnceAndReleased) {
+  if (!__builtin_cpu_supports("avx2")) {
+    GTEST_SKIP() << "oneDNN's direct blocked convolutions need AVX2; this CPU runs im2col";
+  }
+  // Not propagated: the weights stay a node that the session computes when preparing.
+  BuilderOptions no_propagation;
+  no_propagation.propagate = false;
+  GraphBuilder b(runtime::op_registry(), no_propagation);
+  const BuiltGraph built = conv_with_computed_weights(b);
+  runtime::SessionOptions options;
+  options.threads = 1;
+  runtime::Session session(*built.model, options);
+  std::vector<runtime::Tensor> inputs;
+  inputs.emplace_back("x", DType::float32, std::vector<int64_t>{1, 32, 8, 8});
+  for (float& e : inputs[0].ref().span<float>()) e = 1.0F;
+  const auto out = session.run(inputs);
+
+  const uint64_t weight_bytes = 32 * 32 * 3 * 3 * sizeof(float);
+  EXPECT_EQ(session.prepared().released_constant_bytes, weight_bytes);
+  EXPECT_EQ(session.prepared().constant_bytes, 0u) << "the computed weights are not kept";
+  EXPECT_GE(session.prepared().packed_weights_bytes, weight_bytes);
+  EXPECT_EQ(session.prepared().planned_arena_bytes, session.last_run().arena_bytes);
+
+  // Every output sums 0.01 over the window's inputs of 32 channels: 9 taps inside, 6 on an
+  // edge, 4 in a corner.
+  ASSERT_EQ(out.size(), 1u);
+  const auto y = out[0].ref().span<const float>();
+  ASSERT_EQ(y.size(), 32u * 8 * 8);
+  for (int64_t c = 0; c < 32; ++c) {
+    for (int64_t h = 0; h < 8; ++h) {
+      for (int64_t w = 0; w < 8; ++w) {
+        const int rows = (h == 0 || h == 7) ? 2 : 3;
+        const int cols = (w == 0 || w == 7) ? 2 : 3;
+        EXPECT_NEAR(y[static_cast<size_t>((c * 8 + h) * 8 + w)], 0.01F * 32 * rows * cols, 1e-4)
+            << "at channel " << c << ", " << h << ", " << w;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace footprint::graph
