@@ -505,6 +505,29 @@ TEST(PoolKernels, GlobalPools) {
   EXPECT_EQ(avg.allocations(), 0u);
 }
 
+// Planes longer than the average's flush block (1024) with a ragged tail, in float and double:
+// the partial sums in vector lanes add up to the plain double sum.
+TEST(PoolKernels, GlobalAveragePoolOnLongPlanes) {
+  const Tensor x = random_floats({1, 2, 41, 29}, 11);
+  const auto v = x.floats();
+  const size_t plane = 41 * 29;
+  std::vector<float> want;
+  std::vector<double> as_double(v.begin(), v.end());
+  for (size_t p = 0; p < 2; ++p) {
+    double sum = 0;
+    for (size_t i = 0; i < plane; ++i) sum += v[p * plane + i];
+    want.push_back(static_cast<float>(sum / static_cast<double>(plane)));
+  }
+  PreparedRun avg("GlobalAveragePool", {x});
+  avg.run();
+  expect_close(avg.out(0).floats(), want, 1e-6f);
+  PreparedRun avg64("GlobalAveragePool", {Tensor::of(DType::float64, x.dims, as_double)});
+  avg64.run();
+  const auto got = avg64.out(0).values<double>();
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t p = 0; p < 2; ++p) EXPECT_NEAR(got[p], want[p], 1e-6);
+}
+
 // ---- LRN: y = x / (bias + alpha / size * sum of squares over the channel window)^beta, the
 // window from c - floor((size-1)/2) to c + ceil((size-1)/2).
 

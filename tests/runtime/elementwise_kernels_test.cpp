@@ -2,6 +2,7 @@
 // variadic ops, Clip, Where and Cast.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -173,6 +174,45 @@ TEST(ElementwiseKernels, Variadic) {
   expect_near(run_f32("Min", {a, b, c}), {1, 2, 2, 2});
   expect_near(run_f32("Mean", {a, b}), {2.5f, 4.5f, 3.5f, 5.5f});
   expect_near(run_f32("Sum", {c}), {2});
+  // The first input broadcast, not the output's shape.
+  expect_near(run_f32("Sum", {c, a}), {3, 7, 5, 9});
+  expect_near(run_f32("Max", {b, a}), {4, 5, 4, 7});
+  expect_near(run_f32("Mean", {c, a, b}), {7 / 3.0f, 11 / 3.0f, 3, 13 / 3.0f});
+}
+
+// Float loops run at the CPU's widest vectors: planes of 37 (a full 16-lane vector, a part of
+// one and a scalar tail) with same-shape, per-channel (on either side) and scalar operands agree
+// with plain loops; doubles take the baseline loops.
+TEST(ElementwiseKernels, WideFloatLoopsCoverTailsAndBroadcasts) {
+  constexpr int64_t kChannels = 3, kPlane = 37;
+  std::vector<float> x(kChannels * kPlane);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i) * 0.25f - 10;
+  const std::vector<float> s = {0.5f, 1.5f, 2.5f};
+  std::vector<float> mul(x.size()), div(x.size()), add(x.size()), relu(x.size()), clip(x.size()),
+      hard(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    mul[i] = x[i] * s[i / kPlane];
+    div[i] = x[i] / 6;
+    add[i] = x[i] + x[i];
+    relu[i] = std::max(x[i], 0.0f);
+    clip[i] = std::min(std::max(x[i], 0.0f), 6.0f);
+    hard[i] = std::min(std::max(x[i] * 0.2f + 0.5f, 0.0f), 1.0f);
+  }
+  const TestTensor tx = f32({1, kChannels, 1, kPlane}, x);
+  const TestTensor ts = f32({kChannels, 1, 1}, s);
+  expect_near(run_f32("Mul", {tx, ts}), mul);
+  expect_near(run_f32("Mul", {ts, tx}), mul);
+  expect_near(run_f32("Div", {tx, f32({}, {6})}), div);
+  expect_near(run_f32("Add", {tx, tx}), add);
+  expect_near(run_f32("Relu", {tx}), relu);
+  expect_near(run_f32("Clip", {tx, f32({}, {0}), f32({}, {6})}), clip);
+  expect_near(run_f32("HardSigmoid", {tx}), hard);
+  KernelRun d("Mul", {f64({1, kChannels, 1, kPlane}, {x.begin(), x.end()}),
+                      f64({kChannels, 1, 1}, {s.begin(), s.end()})});
+  d.run();
+  const auto got = d.out(0).values<double>();
+  ASSERT_EQ(got.size(), mul.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], mul[i]) << "at " << i;
 }
 
 TEST(ElementwiseKernels, ClipWhereCast) {

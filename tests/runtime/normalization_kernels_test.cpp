@@ -34,17 +34,23 @@ std::vector<float> ref_bn(const Tensor& x, const std::vector<float>& scale,
 TEST(BatchNormKernel, InferenceOnEveryRank) {
   unsigned seed = 1;
   for (const Ints& dims :
-       {Ints{4, 3}, Ints{2, 3, 5}, Ints{2, 5, 4, 3}, Ints{1, 2, 3, 2, 4}, Ints{1, 2, 2, 2, 2, 3}}) {
+       {Ints{4, 3}, Ints{2, 3, 5}, Ints{2, 5, 4, 3}, Ints{1, 2, 3, 2, 4}, Ints{1, 2, 2, 2, 2, 3},
+        Ints{1, 3, 7, 11}}) {  // 77-element planes: full vectors of every width and a tail
     const int64_t c = dims[1];
     const Tensor x = random_floats(dims, seed++);
     const Tensor scale = random_floats({c}, seed++), b = random_floats({c}, seed++);
     const Tensor mean = random_floats({c}, seed++), var = positive({c}, seed++);
-    PreparedRun k("BatchNormalization", {x, scale, b, mean, var}, {attr_float("epsilon", 1e-3f)});
-    k.run();
     const auto mv = mean.floats(), vv = var.floats();
-    expect_close(k.out(0).floats(), ref_bn(x, scale.floats(), b.floats(), {mv.begin(), mv.end()},
-                                           {vv.begin(), vv.end()}, 1e-3f));
-    EXPECT_EQ(k.allocations(), 0u);
+    const auto want = ref_bn(x, scale.floats(), b.floats(), {mv.begin(), mv.end()},
+                             {vv.begin(), vv.end()}, 1e-3f);
+    // Parameters known when preparing (weights: the per-channel affine is built then) or not.
+    for (const bool constants : {false, true}) {
+      PreparedRun k("BatchNormalization", {x, scale, b, mean, var}, {attr_float("epsilon", 1e-3f)});
+      if (constants) k.constants({1, 2, 3, 4});
+      k.run();
+      expect_close(k.out(0).floats(), want);
+      EXPECT_EQ(k.allocations(), 0u);
+    }
   }
 }
 

@@ -2,9 +2,10 @@
 // comparisons and logic (bool outputs), variadic Sum/Max/Min/Mean, Clip, Where, Cast/CastLike.
 //
 // Every op is a small functor (built once per call from the node's attributes) applied by one of
-// a few loop templates, so each loop is a plain indexed loop the compiler vectorises. Unary and
-// binary ops are in_place in the registry: output 0 may be input 0's buffer, which these loops
-// allow (each element is read before it is written, at the same index).
+// a few loop templates, so each loop is a plain indexed loop the compiler vectorises (float loops
+// at the CPU's widest vectors: with_wide_vectors in kernel_util.hpp). Unary and binary ops are
+// in_place in the registry: output 0 may be input 0's buffer, which these loops allow (each
+// element is read before it is written, at the same index).
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -38,6 +39,10 @@ void map_unary(const KernelContext& ctx, const TensorRef& x, TensorRef& y, const
   parallel_for(ctx.threads(), x.numel(), [&](size_t begin, size_t end) {
     if constexpr (std::is_same_v<T, float> && HasVectorForm<Op>) {
       simd::map(in + begin, out + begin, end - begin, [&](simd::f32x4 v) { return op.vec(v); });
+    } else if constexpr (std::is_same_v<T, float>) {
+      with_wide_vectors([&] {
+        for (size_t i = begin; i < end; ++i) out[i] = static_cast<T>(op(in[i]));
+      });
     } else {
       for (size_t i = begin; i < end; ++i) out[i] = static_cast<T>(op(in[i]));
     }
@@ -277,31 +282,35 @@ struct IsInf {
 
 // ---- Binary with broadcasting
 
-// The inner loop over one row: contiguous and scalar-operand cases get their own loops, which
-// the compiler vectorises.
+// One row: contiguous and scalar-operand cases get their own loops, which the compiler
+// vectorises.
+template <class TA, class TB, class TO, class F>
+void binary_row(const TA* x, const TB* z, TO* out, int64_t sa, int64_t sb, size_t n, const F& f) {
+  if (sa == 1 && sb == 1) {
+    for (size_t i = 0; i < n; ++i) out[i] = f(x[i], z[i]);
+  } else if (sa == 1 && sb == 0) {
+    const TB v = z[0];
+    for (size_t i = 0; i < n; ++i) out[i] = f(x[i], v);
+  } else if (sa == 0 && sb == 1) {
+    const TA v = x[0];
+    for (size_t i = 0; i < n; ++i) out[i] = f(v, z[i]);
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      const auto k = static_cast<int64_t>(i);
+      out[i] = f(x[k * sa], z[k * sb]);
+    }
+  }
+}
+
+// Float rows (Add, Mul, Div of activations dominate CNN profiles) run at the widest vectors.
 template <class TA, class TB, class TO, class F>
 void binary_rows(const BroadcastPlan<2>& p, const TA* a, const TB* b, TO* y, int threads,
                  const F& f) {
   const int64_t sa = p.inner_stride(0);
   const int64_t sb = p.inner_stride(1);
-  broadcast_rows(p, threads, [&](const std::array<int64_t, 2>& off, size_t o, size_t n) {
-    const TA* x = a + off[0];
-    const TB* z = b + off[1];
-    TO* out = y + o;
-    if (sa == 1 && sb == 1) {
-      for (size_t i = 0; i < n; ++i) out[i] = f(x[i], z[i]);
-    } else if (sa == 1 && sb == 0) {
-      const TB v = z[0];
-      for (size_t i = 0; i < n; ++i) out[i] = f(x[i], v);
-    } else if (sa == 0 && sb == 1) {
-      const TA v = x[0];
-      for (size_t i = 0; i < n; ++i) out[i] = f(v, z[i]);
-    } else {
-      for (size_t i = 0; i < n; ++i) {
-        const auto k = static_cast<int64_t>(i);
-        out[i] = f(x[k * sa], z[k * sb]);
-      }
-    }
+  constexpr bool kWide = std::is_same_v<TA, float> && std::is_same_v<TB, float>;
+  broadcast_rows<2, kWide>(p, threads, [&](const std::array<int64_t, 2>& off, size_t o, size_t n) {
+    binary_row(a + off[0], b + off[1], y + o, sa, sb, n, f);
   });
 }
 
@@ -521,8 +530,16 @@ void variadic_kernel(KernelContext& ctx) {
   dispatch_with_16bit<ArithTypes>(ctx, dtype, [&](auto tag) {
     using T = decltype(tag);
     const auto f = element_fn<T>(Arith<ArithTypes, F>(ctx));
-    broadcast_into<T>(ctx, ctx.input(0), y);
-    for (size_t i = 1; i < ctx.input_count(); ++i)
+    // The first pair broadcasts straight into the output: copying input 0 there first would
+    // cost a pass over the output for the common two-input Sum.
+    size_t next = 1;
+    if (ctx.input_count() == 1) {
+      broadcast_into<T>(ctx, ctx.input(0), y);
+    } else {
+      apply_binary<T, T, T>(ctx, ctx.input(0), ctx.input(1), y, f);
+      next = 2;
+    }
+    for (size_t i = next; i < ctx.input_count(); ++i)
       apply_binary<T, T, T>(ctx, y, ctx.input(i), y, f);
     if constexpr (kMean) {
       const auto n = static_cast<float>(ctx.input_count());
