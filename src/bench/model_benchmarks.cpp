@@ -5,7 +5,10 @@
 #include <map>
 #include <memory>
 
+#include "footprint/graph/graph.hpp"
+#include "footprint/graph/rebatch.hpp"
 #include "footprint/onnx/model.hpp"
+#include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/random_inputs.hpp"
 #include "footprint/runtime/session.hpp"
 
@@ -35,13 +38,22 @@ std::string session_key(const Params& p) {
   return key;
 }
 
-// Symbols in the model's declared input shapes (the dims --dim can bind).
-std::vector<std::string> input_dim_names(const fs::path& path) {
+// The dims --dim can bind on the model: the symbols of its declared input shapes, and
+// graph::kBatchDim when binding it re-batches the model (as every session of it then does; the
+// note says how, and a model that cannot be re-batched fails here, before anything runs).
+std::vector<std::string> bindable_dims(const fs::path& path, const std::vector<DimAxis>& axes,
+                                       std::vector<std::string>& notes) {
   const onnx::Model model = onnx::load_file(path);
-  const runtime::Session s(model);
+  graph::Graph g = graph::Graph::from_onnx(model, runtime::op_registry());
   std::vector<std::string> names;
-  for (const auto& in : s.inputs())
-    for (const Dim& d : in.shape.dims) d.collect_symbols(names);
+  for (graph::ValueId id : g.inputs())
+    for (const Dim& d : g.value(id).shape.dims) d.collect_symbols(names);
+  const bool binds_batch = std::any_of(axes.begin(), axes.end(),
+                                       [](const DimAxis& a) { return a.name == graph::kBatchDim; });
+  if (binds_batch && graph::needs_rebatch(g, graph::kBatchDim)) {
+    notes.push_back(path.string() + ": " + graph::rebatch(g, graph::kBatchDim).note());
+    names.emplace_back(graph::kBatchDim);
+  }
   return names;
 }
 
@@ -94,7 +106,7 @@ void setup_hook(State& s) {
 std::vector<std::string> add_model_benchmarks(Registry& reg, const ModelBenchOptions& o) {
   std::vector<std::string> notes;
   for (const fs::path& path : o.models) {
-    const std::vector<std::string> named = input_dim_names(path);
+    const std::vector<std::string> named = bindable_dims(path, o.dims, notes);
     std::vector<DimAxis> axes;
     for (const DimAxis& a : o.dims) {
       if (std::find(named.begin(), named.end(), a.name) != named.end()) {

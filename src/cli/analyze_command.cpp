@@ -126,10 +126,13 @@ void add_analyze_command(CLI::App& app) {
       "what is alive at the peak and why.");
   cmd->add_option("MODEL", opts->input, "ONNX model, or a JSON trace (docs/TRACE_FORMAT.md)")
       ->required();
-  cmd->add_option("--dim", opts->dims,
-                  "Bind a named dim: --dim N=8 (repeatable; unbound dims are 1)");
-  cmd->add_option("--sweep", opts->sweep,
-                  "Peak for each value of one dim, with slope and intercept: --sweep N=1,8,32");
+  cmd->add_option(
+      "--dim", opts->dims,
+      std::string("Bind a named dim: --dim N=8 (repeatable; unbound dims are 1)") + kRebatchHelp);
+  cmd->add_option(
+      "--sweep", opts->sweep,
+      std::string("Peak for each value of one dim, with slope and intercept: --sweep N=1,8,32") +
+          kRebatchHelp);
   auto* inputs = cmd->add_option("--inputs", opts->inputs,
                                  "caller: the caller holds inputs for the whole run (default); "
                                  "donated: inputs are freed after their last use")

@@ -166,7 +166,8 @@ void add_bench_command(CLI::App& app) {
       "benchmark and released after its last. Records keep parameter representations only.");
   cmd->add_option("MODEL", opts->models, "ONNX models")->required();
   cmd->add_option("--dim", opts->dims,
-                  "Values of a named input dim, --dim N=1,8 (repeatable; a grid)")
+                  std::string("Values of a named input dim, --dim N=1,8 (repeatable; a grid)") +
+                      kRebatchHelp)
       ->allow_extra_args(false);
   cmd->add_option("--threads", opts->threads, "Intra-op thread counts, e.g. 1,2 (default 1)");
   cmd->add_option("--repeat", opts->repeat, "Timed runs per benchmark (default 5)");

@@ -1,7 +1,10 @@
 #include "model_program.hpp"
 
+#include <cstdio>
+
 #include "footprint/analysis/memory_order.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/graph/rebatch.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 
 namespace footprint::cli {
@@ -44,6 +47,8 @@ ModelProgram load_model_program(const ModelArgs& args) {
   // thread as `footprint run` runs by default.
   runtime::set_intra_op_threads(1);
   m.graph = graph::Graph::from_onnx(*m.model, runtime::op_registry());
+  if (const auto rebatched = graph::rebatch_if_bound(m.graph, m.options.dims))
+    std::fprintf(stderr, "footprint: %s\n", rebatched->note().c_str());
   m.inference = graph::infer_shapes(m.graph);
   m.order = args.order;
   if (args.order == "memory") {

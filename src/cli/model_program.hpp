@@ -33,6 +33,10 @@ struct ModelProgram {
   std::optional<uint64_t> stored_lower_bound_bytes;  // set with --order memory
 };
 
+// Appended to the --dim / --sweep help of every command that binds dims (graph::rebatch_if_bound).
+inline constexpr const char* kRebatchHelp =
+    "; binding batch on a model stored with a fixed batch (inputs [1,...]) re-batches it";
+
 // "N=8" -> ("N", 8); malformed text is a usage error naming the flag.
 std::pair<std::string, std::string> split_binding(const std::string& text, const char* flag);
 int64_t parse_dim_value(const std::string& text, const char* flag);

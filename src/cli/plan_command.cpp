@@ -164,7 +164,8 @@ void add_plan_command(CLI::App& app) {
                   "header id,lower,upper,size (MiniMalloc's format; lifetimes are half-open "
                   "[lower, upper))")
       ->required();
-  cmd->add_option("--dim", opts->dims, "Model: bind a named dim, --dim N=8 (repeatable)");
+  cmd->add_option("--dim", opts->dims,
+                  std::string("Model: bind a named dim, --dim N=8 (repeatable)") + kRebatchHelp);
   cmd->add_option("--inputs", opts->inputs,
                   "Model: caller (inputs held by the caller, default) or donated")
       ->check(CLI::IsMember({"caller", "donated"}));

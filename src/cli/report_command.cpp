@@ -266,7 +266,8 @@ void add_report_command(CLI::App& app) {
       ->required();
   cmd->add_option("-o,--output", opts->output, "The HTML file to write")->required();
   // One value per --dim, so `--dim N=8 MODEL -o OUT` leaves MODEL to the positional.
-  cmd->add_option("--dim", opts->dims, "Model: bind a named dim, --dim N=8 (repeatable)")
+  cmd->add_option("--dim", opts->dims,
+                  std::string("Model: bind a named dim, --dim N=8 (repeatable)") + kRebatchHelp)
       ->allow_extra_args(false);
   auto* inputs = cmd->add_option("--inputs", opts->inputs,
                                  "caller (inputs held by the caller, default) or donated")

@@ -120,6 +120,7 @@ nlohmann::json to_json(const RunCommandOptions& o, const RunResult& r) {
       {"inputs", r.input_source},
       {"threads", o.threads},
       {"dims", p.dims},
+      {"rebatched", p.rebatched},
       {"predicted",
        {{"arena_bytes", p.planned_arena_bytes},
         {"lower_bound_bytes", p.lower_bound_bytes},
@@ -243,6 +244,8 @@ void run_model(const RunCommandOptions& o) {
   session.prepare(inputs);
   r.prepare_ms = std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
   r.prepared = session.prepared();
+  if (!r.prepared.rebatched.empty())
+    std::fprintf(stderr, "footprint: %s\n", r.prepared.rebatched.c_str());
   r.after_prepare = runtime::read_process_memory();
   r.outputs = session.run(inputs);
   r.first_run = session.last_run();
@@ -286,8 +289,11 @@ void add_run_command(CLI::App& app) {
                   "An input from a .pb file, --input NAME=FILE.pb (repeatable)");
   cmd->add_option("--data-dir", opts->data_dir,
                   "A backend-test folder: reads input_*.pb and compares with output_*.pb");
-  cmd->add_option("--dim", opts->dims,
-                  "Bind a named dim for random inputs, --dim N=8 (repeatable; unbound dims are 1)");
+  cmd->add_option(
+      "--dim", opts->dims,
+      std::string("Bind a named dim for random inputs, --dim N=8 (repeatable; unbound dims "
+                  "are 1)") +
+          kRebatchHelp);
   cmd->add_option("--repeat", opts->repeat, "Timed runs after the first (default 10)");
   cmd->add_option("--warmup", opts->warmup, "Untimed runs before them (default 1)");
   cmd->add_option("--threads", opts->threads, "Intra-op threads (default 1)")

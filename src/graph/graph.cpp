@@ -4,6 +4,7 @@
 
 #include "footprint/core/error.hpp"
 #include "footprint/graph/op_registry.hpp"
+#include "footprint/onnx/tensor_data.hpp"
 
 namespace footprint::graph {
 namespace {
@@ -63,6 +64,16 @@ std::string Node::label(NodeId id) const {
   return out;
 }
 
+struct Graph::OwnedConstant {
+  onnx::TensorProto tensor;
+  std::vector<std::byte> raw;
+  // A Constant node's attributes, their `value` pointing at `tensor`.
+  std::vector<onnx::AttributeProto> attributes;
+};
+
+Graph::Graph() = default;
+Graph::~Graph() = default;
+
 Graph::Graph(Graph&& other) noexcept
     : name_(std::move(other.name_)),
       values_(std::move(other.values_)),
@@ -74,7 +85,8 @@ Graph::Graph(Graph&& other) noexcept
       parent_(other.parent_),
       model_(other.model_),
       registry_(other.registry_),
-      proto_(other.proto_) {
+      proto_(other.proto_),
+      owned_constants_(std::move(other.owned_constants_)) {
   relink_children();
 }
 
@@ -91,6 +103,7 @@ Graph& Graph::operator=(Graph&& other) noexcept {
     model_ = other.model_;
     registry_ = other.registry_;
     proto_ = other.proto_;
+    owned_constants_ = std::move(other.owned_constants_);
     relink_children();
   }
   return *this;
@@ -126,6 +139,48 @@ size_t Graph::subgraph_count() const {
     for (const Subgraph& s : node.subgraphs) n += 1 + s.graph->subgraph_count();
   }
   return n;
+}
+
+void Graph::replace_constant(ValueId id, std::vector<std::byte> raw) {
+  Value& v = values_[id];
+  Node* constant_node = v.producer >= 0 ? &nodes_[v.producer] : nullptr;
+  const onnx::AttributeProto* attr = constant_node != nullptr &&
+                                             constant_node->op_type == "Constant" &&
+                                             constant_node->domain.empty()
+                                         ? constant_node->attribute("value")
+                                         : nullptr;
+  const onnx::TensorProto* old = v.kind == ValueKind::initializer ? v.initializer
+                                 : attr != nullptr                ? attr->t
+                                                                  : nullptr;
+  if (old == nullptr) {
+    throw Error("graph " + in_quotes(name_) + ": " + in_quotes(v.name) +
+                " is neither an initializer nor a Constant's value; it cannot be rewritten");
+  }
+  if (onnx::tensor_storage_bytes(*old) != raw.size()) {
+    throw Error("graph " + in_quotes(name_) + ": a new payload for " + in_quotes(v.name) + " has " +
+                std::to_string(raw.size()) + " bytes, not " +
+                std::to_string(onnx::tensor_storage_bytes(*old)));
+  }
+  auto owned = std::make_unique<OwnedConstant>();
+  owned->raw = std::move(raw);
+  owned->tensor = *old;  // name, dims and dtype stay views of the model
+  owned->tensor.has_raw_data = true;
+  owned->tensor.raw_data = owned->raw;
+  owned->tensor.typed_data = {};
+  owned->tensor.data_location = onnx::TensorProto::Location::inline_data;
+  owned->tensor.external_data = {};
+  owned->tensor.external_bytes = {};
+  if (v.kind == ValueKind::initializer) {
+    v.initializer = &owned->tensor;
+  } else {
+    owned->attributes.assign(constant_node->attributes.begin(), constant_node->attributes.end());
+    for (onnx::AttributeProto& a : owned->attributes) {
+      if (a.name == "value") a.t = &owned->tensor;
+    }
+    constant_node->attributes = {owned->attributes.data(),
+                                 static_cast<uint32_t>(owned->attributes.size()), 0};
+  }
+  owned_constants_.push_back(std::move(owned));
 }
 
 ValueId Graph::add_value(std::string_view value_name, ValueKind kind) {

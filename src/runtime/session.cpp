@@ -1,10 +1,12 @@
 #include "footprint/runtime/session.hpp"
 
 #include <chrono>
+#include <optional>
 
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/rebatch.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "graph_runner.hpp"
@@ -93,7 +95,8 @@ Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
 std::vector<Session::InputInfo> Session::inputs() const {
-  const graph::Graph g = graph::Graph::from_onnx(*model_, op_registry());
+  graph::Graph g = graph::Graph::from_onnx(*model_, op_registry());
+  graph::rebatch_if_bound(g, options_.dims);
   std::vector<InputInfo> out;
   for (auto id : g.inputs())
     out.push_back({g.value(id).name, g.value(id).dtype, g.value(id).shape});
@@ -108,6 +111,7 @@ void Session::prepare(std::span<const Tensor> inputs) {
   // oneDNN fixes a primitive's thread count (and so its scratchpad) when it is built.
   set_intra_op_threads(options_.threads);
   graph_ = std::make_unique<graph::Graph>(graph::Graph::from_onnx(*model_, op_registry()));
+  const std::optional<graph::Rebatch> rebatched = graph::rebatch_if_bound(*graph_, options_.dims);
   const std::vector<const Tensor*> matched = match_inputs(*graph_, inputs);
   DimBindings dims = options_.dims;
   prepared_extents_.clear();
@@ -135,6 +139,7 @@ void Session::prepare(std::span<const Tensor> inputs) {
   prepared_.released_constant_bytes = runner_->released_constant_bytes();
   prepared_.total_peak_bytes = t.total_peak_bytes;
   prepared_.planner = runner_->plan().algorithm;
+  if (rebatched) prepared_.rebatched = rebatched->note();
   prepared_.steps = runner_->step_count();
   prepared_.constant_nodes = runner_->program().constant_nodes;
   if (heap::available())

@@ -29,6 +29,22 @@ TEST(AnalyzeCommand, SeedTracesGiveTheirFigures) {
   EXPECT_EQ(list_as_tuple["bytes"]["total_peak"], 144);
 }
 
+TEST(AnalyzeCommand, SweepsTheBatchOfAModelStoredAtBatchOne) {
+  FOOTPRINT_REQUIRE_SHARED();
+  const auto model = testing::shared_dir() / "models" / "light" / "bvlc_alexnet" / "model.onnx";
+  const CliRun r = run("analyze --json --sweep batch=1,8,32 " + model.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("footprint: re-batched: leading dim of 1 input and 1 Reshape made 'batch'"),
+            std::string::npos)
+      << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // Activations grow with the batch, weights do not: a line whose slope is the activations'.
+  EXPECT_TRUE(j["sweep"]["total_peak"]["linear"].get<bool>());
+  EXPECT_GT(j["sweep"]["total_peak"]["slope"].get<double>(), 0);
+  EXPECT_LT(j["sweep"]["points"][0]["total_peak_bytes"].get<uint64_t>(),
+            j["sweep"]["points"][2]["total_peak_bytes"].get<uint64_t>());
+}
+
 TEST(AnalyzeCommand, JsonFollowsTheContract) {
   const auto j = analyze_json(std::string("--dim N=4 ") + FOOTPRINT_EXAMPLE_MODEL);
   for (const char* key : {"model", "order", "bytes", "lower_bound_bytes", "peak_step",

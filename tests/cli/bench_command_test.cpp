@@ -86,6 +86,21 @@ TEST(BenchCommand, DimsAModelDoesNotNameAreNoted) {
   EXPECT_NE(r.err.find("no input dim named BATCH"), std::string::npos) << r.err;
 }
 
+TEST(BenchCommand, BatchReBatchesAModelStoredAtBatchOne) {
+  FOOTPRINT_REQUIRE_SHARED();
+  const auto model = testing::shared_dir() / "models" / "light" / "bvlc_alexnet" / "model.onnx";
+  const CliRun r = run("bench --json --repeat 1 --dim batch=1,2 " + model.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("re-batched: leading dim of 1 input and 1 Reshape made 'batch'"),
+            std::string::npos)
+      << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["records"].size(), 2u);
+  // One memo'd model, a prepared session per batch: the larger batch predicts more.
+  EXPECT_LT(j["records"][0]["memory"]["predicted_peak_bytes"].get<uint64_t>(),
+            j["records"][1]["memory"]["predicted_peak_bytes"].get<uint64_t>());
+}
+
 TEST(BenchCommand, ErrorsAreOneLine) {
   const CliRun missing = run("bench /nonexistent/model.onnx");
   EXPECT_EQ(missing.exit_code, 1);

@@ -80,6 +80,18 @@ TEST(RunCommand, MatchesTheBackendTestFolderOfASharedModel) {
   EXPECT_LT(j["max_abs_error"].get<double>(), 1e-5);
 }
 
+TEST(RunCommand, RandomInputsOfAReBatchedModelHaveTheBoundBatch) {
+  FOOTPRINT_REQUIRE_SHARED();
+  const auto model = testing::shared_dir() / "models" / "light" / "bvlc_alexnet" / "model.onnx";
+  const CliRun r = run("run --json --repeat 1 --dim batch=3 " + model.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("re-batched"), std::string::npos) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["outputs"][0]["shape"], (std::vector<int64_t>{3, 1000}));
+  EXPECT_EQ(j["dims"]["batch"], 3);
+  EXPECT_EQ(j["predicted"]["arena_bytes"], j["measured"]["arena_bytes"]);
+}
+
 TEST(RunCommand, BadInputIsOneLineNamingIt) {
   const CliRun r = run(std::string("run --input x=/nonexistent/in.pb ") + FOOTPRINT_EXAMPLE_MODEL);
   EXPECT_EQ(r.exit_code, 1);

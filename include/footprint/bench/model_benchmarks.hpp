@@ -20,15 +20,18 @@ struct DimAxis {
 
 struct ModelBenchOptions {
   std::vector<std::filesystem::path> models;
-  std::vector<DimAxis> dims;  // applied to the models whose inputs name the dim
+  // Applied to the models whose inputs name the dim; `batch` also to the models it re-batches
+  // (graph::rebatch_if_bound: inputs of a fixed leading extent).
+  std::vector<DimAxis> dims;
   std::vector<int> threads = {1};
   uint64_t seed = 1;  // random inputs
 };
 
 // Registers one benchmark per model ("run/<model folder>"), parametrized by the model, threads
 // and the dims that model's inputs name. Returns notes for dims a model does not name (its
-// shapes are fixed there). Loads each model briefly to read its input signature; throws
-// footprint::Error for a model that cannot be loaded.
+// shapes are fixed there) and for the models `batch` re-batches. Loads each model briefly to
+// read its input signature; throws footprint::Error for a model that cannot be loaded or
+// re-batched.
 std::vector<std::string> add_model_benchmarks(Registry& registry, const ModelBenchOptions& options);
 
 }  // namespace footprint::bench

@@ -9,6 +9,7 @@
 //   auto model = onnx::load_file("net.onnx");
 //   auto g = graph::Graph::from_onnx(model);
 //   for (NodeId n : graph::topo_order(g)) ...
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -90,13 +91,13 @@ class Graph {
   static Graph from_onnx(const onnx::Model& model);
   static Graph from_onnx(const onnx::Model& model, const OpRegistry& registry);
 
-  Graph() = default;
+  Graph();
   // Moving re-points the subgraphs' parent links at the new location.
   Graph(Graph&& other) noexcept;
   Graph& operator=(Graph&& other) noexcept;
   Graph(const Graph&) = delete;
   Graph& operator=(const Graph&) = delete;
-  ~Graph() = default;
+  ~Graph();
 
   const std::string& name() const { return name_; }
   const std::vector<Value>& values() const { return values_; }
@@ -120,7 +121,15 @@ class Graph {
   // Subgraphs at every depth, counted once each.
   size_t subgraph_count() const;
 
+  // For passes that rewrite a constant (graph::rebatch): the model's bytes are read-only views,
+  // so the graph owns the new payload. `id` (an initializer, or the output of a Constant node
+  // holding a `value` tensor) reads `raw` from then on, with its dtype and dims unchanged; every
+  // reader of Value::initializer or of the node's attributes sees it. Throws footprint::Error
+  // for another kind of value or a payload of another size.
+  void replace_constant(ValueId id, std::vector<std::byte> raw);
+
  private:
+  struct OwnedConstant;
   void build(const onnx::GraphProto& proto);
   ValueId add_value(std::string_view name, ValueKind kind);
   // This graph's value for `name`, capturing it from an enclosing graph when needed.
@@ -143,6 +152,8 @@ class Graph {
   const onnx::Model* model_ = nullptr;
   const OpRegistry* registry_ = nullptr;
   const onnx::GraphProto* proto_ = nullptr;
+  // Payloads written by replace_constant; boxed so the views of them stay put when moved.
+  std::vector<std::unique_ptr<OwnedConstant>> owned_constants_;
 };
 
 }  // namespace footprint::graph

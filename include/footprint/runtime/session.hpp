@@ -34,7 +34,10 @@ struct SessionOptions {
   std::string planner = "auto";
   // Operator order: "stored" (topological, stored order first) or "memory".
   std::string order = "stored";
-  // Values for named dims that no input's extents determine.
+  // Values for named dims that no input's extents determine. Binding graph::kBatchDim ("batch")
+  // on a model whose inputs have a fixed leading extent and name no such dim re-batches it
+  // (graph::rebatch_if_bound): inputs() then declares [batch,...] and the inputs' leading
+  // extent binds it.
   DimBindings dims;
 };
 
@@ -55,6 +58,7 @@ struct PreparedStats {
   uint64_t released_constant_bytes = 0;
   uint64_t total_peak_bytes = 0;  // the timeline's total (weights + inputs + arena + outputs)
   std::string planner;            // the algorithm the plan came from
+  std::string rebatched;          // graph::Rebatch::note(), empty when run as stored
   size_t steps = 0;               // nodes run per inference
   size_t constant_nodes = 0;      // nodes evaluated once, when preparing
   // Counting allocator (0 when the process does not link it): peak heap while preparing, above
