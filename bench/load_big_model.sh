@@ -30,8 +30,8 @@ LAYERS=${LAYERS:-12}
 SEED=${SEED:-1}
 EXTRA_NODES=${EXTRA_NODES:-10000}
 RUNS=${RUNS:-5}
-ORT_DIR=${ORT_DIR:-$HOME/.cache/footprint/ort}
-ORT_VERSION=${ORT_VERSION:-1.30.0}
+# ORT_DIR, ORT_VERSION and ort_install.
+source bench/ort_install.sh
 BUILD_DIR=${BUILD_DIR:-build/release}
 JOBS=${JOBS:-2}
 DOC=${DOC:-docs/BENCHMARKS.md}
@@ -42,8 +42,6 @@ die() { log "error: $*"; exit 1; }
 
 [[ -x $TIME ]] || die "$TIME not found (Debian package 'time')"
 command -v python3 >/dev/null || die "python3 not found"
-command -v node >/dev/null || die "node not found"
-command -v npm >/dev/null || die "npm not found"
 
 # ---- 1. Build ---------------------------------------------------------------------------------
 BUILD_NOTE="release preset (build/release)"
@@ -91,16 +89,7 @@ generate "$MODEL" --mb "$MB" --layers "$LAYERS" --seed "$SEED"
 generate "$MODEL_N" --mb "$MB" --layers "$LAYERS" --seed "$SEED" --extra-nodes "$EXTRA_NODES"
 
 # ---- 3. onnxruntime-node ----------------------------------------------------------------------
-# The package's postinstall only downloads the CUDA provider; the CPU libonnxruntime.so ships
-# inside the package, so --ignore-scripts is enough (and needs no network beyond npm).
-if [[ ! -f $ORT_DIR/node_modules/onnxruntime-node/package.json ]] ||
-   [[ $(node -p "require('$ORT_DIR/node_modules/onnxruntime-node/package.json').version") != "$ORT_VERSION" ]]; then
-  log "installing onnxruntime-node@$ORT_VERSION into $ORT_DIR"
-  mkdir -p "$ORT_DIR"
-  npm install --prefix "$ORT_DIR" "onnxruntime-node@$ORT_VERSION" --ignore-scripts --no-audit \
-    --no-fund >&2
-fi
-export NODE_PATH=$ORT_DIR/node_modules
+ort_install || die "no onnxruntime-node@$ORT_VERSION"
 
 # ---- 4. Measurements (the file is in the page cache: it was just written or read) -------------
 fp_mmap=("$BIN/footprint" info --json --load mmap "$MODEL")

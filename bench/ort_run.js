@@ -12,6 +12,11 @@
 //
 //   NODE_PATH=~/.cache/footprint/ort/node_modules node bench/ort_run.js MODEL --data-dir DIR
 //       [--threads T] [--repeat N] [--warmup W] [--rtol 1e-3] [--atol 1e-5]
+//       [--write-outputs OUT_DIR]
+//
+// --write-outputs writes the first run's outputs as OUT_DIR/output_<i>.pb (TensorProto: dims,
+// data_type, name, raw_data), so a folder of inputs becomes a backend-test folder another runtime
+// can be checked against (bench/example_vs_ort.sh).
 'use strict';
 
 const fs = require('fs');
@@ -21,12 +26,13 @@ const ort = require('onnxruntime-node');
 function usage(msg) {
   if (msg) console.error('ort_run: ' + msg);
   console.error('usage: node ort_run.js MODEL --data-dir DIR [--threads T] [--repeat N] ' +
-                '[--warmup W] [--rtol R] [--atol A]');
+                '[--warmup W] [--rtol R] [--atol A] [--write-outputs OUT_DIR]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const o = {model: '', dataDir: '', threads: 1, repeat: 10, warmup: 1, rtol: 1e-3, atol: 1e-5};
+  const o = {model: '', dataDir: '', threads: 1, repeat: 10, warmup: 1, rtol: 1e-3, atol: 1e-5,
+             writeOutputs: ''};
   const num = (flag, v) => {
     const x = Number(v);
     if (v === undefined || !Number.isFinite(x)) usage(flag + ' needs a number');
@@ -40,6 +46,7 @@ function parseArgs(argv) {
     else if (a === '--warmup') o.warmup = num(a, argv[++i]);
     else if (a === '--rtol') o.rtol = num(a, argv[++i]);
     else if (a === '--atol') o.atol = num(a, argv[++i]);
+    else if (a === '--write-outputs') o.writeOutputs = argv[++i] || usage('--write-outputs needs a folder');
     else if (a.startsWith('--')) usage('unknown option ' + a);
     else if (!o.model) o.model = a;
     else usage('one model only');
@@ -152,6 +159,34 @@ function readTensorPb(file) {
   return {name: t.name, tensor};
 }
 
+// ---- A minimal TensorProto writer (the fields the reader above needs) ----------------------------
+function varintBytes(v) {
+  let x = BigInt.asUintN(64, BigInt(v));
+  const out = [];
+  do {
+    let byte = Number(x & 0x7fn);
+    x >>= 7n;
+    if (x !== 0n) byte |= 0x80;
+    out.push(byte);
+  } while (x !== 0n);
+  return Buffer.from(out);
+}
+
+function writeTensorPb(file, name, tensor) {
+  const code = Object.keys(TYPES).find((k) => TYPES[k][0] === tensor.type);
+  if (code === undefined) throw new Error(`${name}: ${tensor.type} outputs cannot be written`);
+  const data = tensor.data;
+  const raw = Buffer.from(data.buffer, data.byteOffset, data.byteLength);
+  const len = (field, bytes) => [varintBytes((field << 3) | 2), varintBytes(bytes.length), bytes];
+  const parts = [];
+  for (const d of tensor.dims) parts.push(varintBytes(1 << 3), varintBytes(d));
+  parts.push(varintBytes(2 << 3), varintBytes(Number(code)));
+  parts.push(...len(8, Buffer.from(name, 'utf8')), ...len(9, raw));
+  // Written beside and renamed, so a reader never sees half a file.
+  fs.writeFileSync(file + '.tmp', Buffer.concat(parts));
+  fs.renameSync(file + '.tmp', file);
+}
+
 function numbered(dir, stem) {
   const out = [];
   for (let i = 0; fs.existsSync(path.join(dir, `${stem}_${i}.pb`)); ++i) {
@@ -257,6 +292,12 @@ async function main() {
     if (c.problem) result.mismatch = c.problem;
   }
   result.outputs = session.outputNames.map((n) => ({name: n, type: first[n].type, dims: first[n].dims}));
+  if (o.writeOutputs) {
+    fs.mkdirSync(o.writeOutputs, {recursive: true});
+    session.outputNames.forEach((n, i) => {
+      writeTensorPb(path.join(o.writeOutputs, `output_${i}.pb`), n, first[n]);
+    });
+  }
   for (let i = 0; i < o.warmup; ++i) await session.run(feeds);
   const lat = [];
   for (let i = 0; i < o.repeat; ++i) {

@@ -8,17 +8,14 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 cd "$FOOTPRINT_ROOT"
-ort_dir="${ORT_DIR:-$HOME/.cache/footprint/ort}"
-ort_version="${ORT_VERSION:-1.30.0}"
+# ORT_DIR, ORT_VERSION and ort_install.
+source bench/ort_install.sh
 shared="${FOOTPRINT_SHARED:-$FOOTPRINT_ROOT/../shared}"
 doc="${DOC:-docs/BENCHMARKS.md}"
 scratch="build/bench/rewritten"
 
 build_preset release rewrite_model example_model
-if [ ! -d "$ort_dir/node_modules/onnxruntime-node" ]; then
-  log "installing onnxruntime-node@$ort_version into $ort_dir"
-  npm install --silent --prefix "$ort_dir" --ignore-scripts "onnxruntime-node@$ort_version" >&2
-fi
+ort_install || exit 1
 mkdir -p "$scratch"
 rows=""
 pass=0
@@ -34,7 +31,7 @@ for m in "${models[@]}"; do
     rows+="| ${m#"$shared"/} | write failed: $(head -c 200 "$scratch/err") |"$'\n'
     continue
   fi
-  if result="$(NODE_PATH="$ort_dir/node_modules" node bench/ort_compare.js "$m" "$out" 2>&1)"; then
+  if result="$(node bench/ort_compare.js "$m" "$out" 2>&1)"; then
     pass=$((pass + 1))
     rows+="| ${m#"$shared"/} | $(stat -c %s "$m") | $(stat -c %s "$out") | identical |"$'\n'
   else
@@ -44,7 +41,7 @@ done
 
 section="## Writer output in onnxruntime-node (issue 2)
 
-Measured $(date -u '+%Y-%m-%d %H:%M UTC') with onnxruntime-node $ort_version. Produced by \`bench/ort_writer_check.sh\`:
+Measured $(date -u '+%Y-%m-%d %H:%M UTC') with onnxruntime-node $ORT_VERSION. Produced by \`bench/ort_writer_check.sh\`:
 each model is read by footprint, turned into the graph IR, exported and written by footprint's writer
 (\`build/release/bin/rewrite_model IN OUT\`), then both files run in onnxruntime-node on the same seeded inputs
 (\`node bench/ort_compare.js IN OUT\`; symbolic dims set to 1).

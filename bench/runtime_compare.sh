@@ -57,14 +57,14 @@ if ((QUICK)); then
   NO_DOC=${NO_DOC:-1}
 fi
 MODELS_DIR=${MODELS_DIR:-../shared/models}
+# ORT_DIR, ORT_VERSION and ort_install.
+source bench/ort_install.sh
 MODELS=${MODELS:-light/* random/* real/*}
 THREADS=${THREADS:-1 2}
 REPEATS=${REPEATS:-3}
 RUNS=${RUNS:-10}
 WARMUP=${WARMUP:-1}
 FOOTPRINT=${FOOTPRINT:-build/release/bin/footprint}
-ORT_DIR=${ORT_DIR:-$HOME/.cache/footprint/ort}
-ORT_VERSION=${ORT_VERSION:-1.30.0}
 PROCESS_TIMEOUT=${PROCESS_TIMEOUT:-900}
 RESULTS=${RESULTS:-build/bench/runtime_compare}
 DOC=${DOC:-docs/BENCHMARKS.md}
@@ -105,18 +105,7 @@ fi
 FP_VERSION=$("$FOOTPRINT" --version 2>/dev/null | head -1 || true)
 
 # ---- 2. onnxruntime-node ----------------------------------------------------------------------
-# The package's postinstall only downloads the CUDA provider; the CPU libonnxruntime.so ships
-# inside the package, so --ignore-scripts is enough (as in bench/load_big_model.sh).
-ORT_PKG=$ORT_DIR/node_modules/onnxruntime-node/package.json
-if [[ ! -f $ORT_PKG ]] || [[ $(node -p "require('$ORT_PKG').version") != "$ORT_VERSION" ]]; then
-  log "installing onnxruntime-node@$ORT_VERSION into $ORT_DIR"
-  mkdir -p "$ORT_DIR"
-  npm install --prefix "$ORT_DIR" "onnxruntime-node@$ORT_VERSION" --ignore-scripts --no-audit \
-    --no-fund >&2 || die "npm install onnxruntime-node@$ORT_VERSION failed"
-fi
-export NODE_PATH=$ORT_DIR/node_modules
-node -e "require('onnxruntime-node')" 2>/dev/null ||
-  die "onnxruntime-node does not load from $NODE_PATH (remove $ORT_DIR and rerun)"
+ort_install || die "no onnxruntime-node@$ORT_VERSION"
 
 # ---- 3. The model folders ---------------------------------------------------------------------
 [[ -d $MODELS_DIR ]] || die "MODELS_DIR=$MODELS_DIR is not a folder"

@@ -13,6 +13,10 @@ FOOTPRINT_PACKAGES=(
   libxxhash-dev libsqlite3-dev
   zlib1g-dev chromium
 )
+# Packages needed only for a command they provide, installed when the command is missing:
+# node and npm run onnxruntime-node (bench/example_vs_ort.sh in scripts/test). A node from
+# elsewhere is kept: NodeSource's nodejs bundles npm and conflicts with Debian's npm package.
+FOOTPRINT_COMMAND_PACKAGES=(node:nodejs npm:npm)
 
 log() { printf '==> %s\n' "$*" >&2; }
 
@@ -23,6 +27,9 @@ ensure_packages() {
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
       missing+=("$p")
     fi
+  done
+  for c in "${FOOTPRINT_COMMAND_PACKAGES[@]}"; do
+    command -v "${c%%:*}" >/dev/null || missing+=("${c#*:}")
   done
   if [ ${#missing[@]} -eq 0 ]; then
     return 0
