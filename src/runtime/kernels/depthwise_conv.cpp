@@ -9,14 +9,10 @@
 #include "dnnl_util.hpp"
 #include "kernel_util.hpp"
 
-// Function multiversioning (an ifunc picks the clone when the program loads) is left out of
-// sanitizer builds, whose runtime is not set up yet when ifunc resolvers run.
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define FOOTPRINT_SANITIZED 1
-#endif
-#endif
-#if defined(__x86_64__) && !defined(__SANITIZE_ADDRESS__) && !defined(FOOTPRINT_SANITIZED)
+// Function multiversioning (an ifunc picks the clone when the program loads) where kernel_util
+// compiles wider copies: not in sanitizer builds, whose runtime is not set up yet when ifunc
+// resolvers run.
+#if defined(FOOTPRINT_WIDE_VECTORS) && defined(__x86_64__)
 #define FOOTPRINT_WIDEST_VECTORS __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define FOOTPRINT_WIDEST_VECTORS

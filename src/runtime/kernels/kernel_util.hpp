@@ -209,9 +209,24 @@ void map(const float* x, float* y, size_t n, F&& f) {
 // dominate profiles (each use compiles three times). GCC's AVX-512 brings FMA along, so a * b + c
 // may be contracted there and round differently from the baseline copy in the last bit, as
 // oneDNN's per-ISA kernels already do.
+//
+// Sanitizer builds compile the baseline copy only: it runs the same loops, and three copies of
+// every hot loop would triple their compile time.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FOOTPRINT_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) && !defined(FOOTPRINT_SANITIZED)
+#define FOOTPRINT_SANITIZED 1
+#endif
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(FOOTPRINT_SANITIZED)
+#define FOOTPRINT_WIDE_VECTORS 1
+#endif
+
 namespace wide {
 
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(FOOTPRINT_WIDE_VECTORS)
 enum class Isa : uint8_t { baseline, avx2, avx512 };
 
 inline Isa detect_isa() {
@@ -241,7 +256,7 @@ __attribute__((target("avx2"), flatten)) void on_avx2(const F& body) {
 
 template <class F>
 void with_wide_vectors(const F& body) {
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(FOOTPRINT_WIDE_VECTORS)
   switch (wide::host_isa()) {
     case wide::Isa::avx512:
       return wide::on_avx512(body);
