@@ -34,7 +34,7 @@ std::string session_key(const Params& p) {
   for (const Param& v : p.all())
     if (v.name() != "model") parts[v.name()] = v.represent().value;
   std::string key = "session:" + p.get<ModelRef>("model").path.string();
-  for (const auto& [name, value] : parts) key += "|" + name + "=" + value;
+  for (const auto& [name, value] : parts) key.append("|").append(name).append("=").append(value);
   return key;
 }
 

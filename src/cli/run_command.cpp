@@ -143,7 +143,8 @@ nlohmann::json to_json(const RunCommandOptions& o, const RunResult& r) {
         {"prepare_peak_heap_bytes", p.prepare_peak_heap_bytes},
         {"constant_bytes", p.constant_bytes},
         {"packed_weights_bytes", p.packed_weights_bytes},
-        {"released_constant_bytes", p.released_constant_bytes}}},
+        {"released_constant_bytes", p.released_constant_bytes},
+        {"released_mapped_bytes", p.released_mapped_bytes}}},
       {"latency_ms",
        {{"min", *std::min_element(r.latencies.begin(), r.latencies.end())},
         {"median", percentile(r.latencies, 0.5)},
@@ -193,9 +194,10 @@ std::string to_text(const RunCommandOptions& o, const RunResult& r) {
                    human_bytes(p.constant_bytes));
   if (p.packed_weights_bytes > 0) {
     t += fmt::format(
-        "packed       {} of convolution weights in oneDNN's blocked layouts ({} computed originals "
-        "released)\n",
-        human_bytes(p.packed_weights_bytes), human_bytes(p.released_constant_bytes));
+        "packed       {} of convolution weights in oneDNN's blocked layouts (originals released: "
+        "{} from the heap, {} of mapped pages)\n",
+        human_bytes(p.packed_weights_bytes), human_bytes(p.released_constant_bytes),
+        human_bytes(p.released_mapped_bytes));
   }
   if (r.end) {
     t += fmt::format("peak RSS     {} (private {}, file-backed {})\n",

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -44,6 +45,22 @@ MappedFile MappedFile::open(const std::filesystem::path& path) {
   }
   m.data_ = static_cast<const std::byte*>(p);
   return m;
+}
+
+uint64_t MappedFile::release_pages(std::span<const std::byte> range) const {
+  const auto begin = reinterpret_cast<uintptr_t>(range.data());
+  const auto end = begin + range.size();
+  const auto base = reinterpret_cast<uintptr_t>(data_);
+  if (data_ == nullptr || begin < base || end > base + size_) return 0;
+  // Only pages wholly inside the range: the ones at its ends may hold bytes others still read.
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = end / page * page;
+  if (last <= first) return 0;
+  // A private read-only file mapping that was never written: MADV_DONTNEED drops the pages and
+  // a later access reads them from the file again, so nothing seen through bytes() changes.
+  if (::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED) != 0) return 0;
+  return last - first;
 }
 
 MappedFile::MappedFile(MappedFile&& other) noexcept

@@ -8,6 +8,7 @@
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/node_eval.hpp"
 #include "footprint/graph/op_registry.hpp"
+#include "footprint/onnx/model_source.hpp"
 #include "footprint/plan/planner.hpp"
 #include "footprint/plan/timeline_buffers.hpp"
 
@@ -447,11 +448,24 @@ void GraphRunner::release_replaced(size_t s, Readers& readers) {
     const auto r = static_cast<size_t>(timeline_.storage[n.inputs[i]]);
     const bool packed = !skip_[s] && states_[s] != nullptr && states_[s]->replaces_input(i);
     if (!packed) readers.kept[r] = 1;
-    if (--readers.left[r] > 0 || readers.kept[r] || constants_[r].size() == 0) continue;
-    released_constant_bytes_ += constants_[r].size();
-    constant_bytes_ -= constants_[r].size();
-    constants_[r] = AlignedBuffer();
-    constant_data_[r] = nullptr;
+    if (--readers.left[r] > 0 || readers.kept[r]) continue;
+    if (constants_[r].size() > 0) {
+      released_constant_bytes_ += constants_[r].size();
+      constant_bytes_ -= constants_[r].size();
+      constants_[r] = AlignedBuffer();
+      constant_data_[r] = nullptr;
+    } else if (placement_[r].home == Home::weight) {
+      // An initializer: a copy made for alignment is freed; one read in place from a mapped
+      // model gives its pages back to the OS (read from the file again if anything touched
+      // them).
+      onnx::TensorBytes& w = weights_[static_cast<size_t>(placement_[r].index)];
+      if (!w.is_view()) {
+        released_constant_bytes_ += w.size();
+        w = onnx::TensorBytes();
+      } else if (g_.model() != nullptr) {
+        released_mapped_bytes_ += g_.model()->source().release_pages(w.bytes());
+      }
+    }
   }
 }
 

@@ -35,9 +35,12 @@ class GraphRunner {
   const analysis::Timeline& timeline() const { return timeline_; }
   const plan::Plan& plan() const { return plan_; }
   uint64_t constant_bytes() const { return constant_bytes_; }
-  // Computed constants released because the kernels that read them keep packed copies, and the
-  // bytes of those copies (and any other state the kernels own).
+  // Heap bytes of weights released because the kernels that read them keep packed copies
+  // (computed constants, initializers copied for alignment), and the bytes of those copies (and
+  // any other state the kernels own).
   uint64_t released_constant_bytes() const { return released_constant_bytes_; }
+  // Pages of mapped initializers given back to the OS for the same reason.
+  uint64_t released_mapped_bytes() const { return released_mapped_bytes_; }
   uint64_t packed_bytes() const { return packed_bytes_; }
   // Initializers read in place (not copied for alignment).
   uint64_t mapped_weight_bytes() const;
@@ -115,6 +118,7 @@ class GraphRunner {
   std::vector<const std::byte*> constant_data_;
   uint64_t constant_bytes_ = 0;
   uint64_t released_constant_bytes_ = 0;
+  uint64_t released_mapped_bytes_ = 0;
   uint64_t packed_bytes_ = 0;
   std::vector<Step> steps_;
   std::vector<std::unique_ptr<StepContext>> contexts_;       // per step

@@ -137,6 +137,7 @@ void Session::prepare(std::span<const Tensor> inputs) {
   prepared_.mapped_weights_bytes = runner_->mapped_weight_bytes();
   prepared_.packed_weights_bytes = runner_->packed_bytes();
   prepared_.released_constant_bytes = runner_->released_constant_bytes();
+  prepared_.released_mapped_bytes = runner_->released_mapped_bytes();
   prepared_.total_peak_bytes = t.total_peak_bytes;
   prepared_.planner = runner_->plan().algorithm;
   if (rebatched) prepared_.rebatched = rebatched->note();

@@ -1,6 +1,10 @@
 // Loading never copies initializer bytes: whichever the source, tensor payloads are spans into
 // it, and a failed load leaves the caller's source untouched.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <vector>
 
 #include "footprint/core/error.hpp"
 #include "footprint/onnx/model.hpp"
@@ -42,6 +46,27 @@ TEST(ModelSource, MappedFileIsNotCopied) {
   auto m = onnx::load_file(path);
   EXPECT_TRUE(m.source().is_mapped());
   expect_weights_are_views(m);
+}
+
+// A reader that copied some bytes (packed weights) gives their pages back: only whole pages
+// inside the range, only for a mapped file, and what bytes() shows never changes.
+TEST(ModelSource, ReleasedPagesReadBackFromTheFile) {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<std::byte> content(5 * page);
+  for (size_t i = 0; i < content.size(); ++i) content[i] = static_cast<std::byte>(i * 7 % 251);
+  testing::TempDir dir;
+  testing::write_file(dir.path() / "pages.bin", content);
+  const auto mapped = onnx::ModelSource::map_file(dir.path() / "pages.bin");
+  const auto bytes = mapped.bytes();
+  ASSERT_EQ(bytes.size(), content.size());
+  // From the middle of page 0 to the middle of page 4: pages 1, 2 and 3 go.
+  EXPECT_EQ(mapped.release_pages(bytes.subspan(page / 2, 4 * page)), 3 * page);
+  EXPECT_TRUE(std::equal(bytes.begin(), bytes.end(), content.begin()));
+  EXPECT_EQ(mapped.release_pages(bytes.subspan(page / 2, page)), 0u) << "no whole page inside";
+
+  const auto borrowed = onnx::ModelSource::borrow(content, "borrowed");
+  EXPECT_EQ(borrowed.release_pages(borrowed.bytes()), 0u) << "the caller's memory is not ours";
+  EXPECT_EQ(mapped.release_pages(borrowed.bytes()), 0u) << "outside the mapping";
 }
 
 TEST(ModelSource, AdoptedBufferMovesIn) {

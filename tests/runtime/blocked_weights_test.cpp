@@ -1,6 +1,7 @@
 // Convolutions on oneDNN's blocked layouts inside a session: their weights are packed once when
-// the model is prepared, a computed weight (ConstantOfShape) is then released rather than kept
-// beside its packed copy, and the result is the convolution's.
+// the model is prepared, the original is then released rather than kept beside its packed copy
+// (a computed weight is freed, a mapped initializer's pages go back to the OS), and the result
+// is the convolution's.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include "footprint/onnx/model.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/session.hpp"
+#include "test_support.hpp"
 
 namespace footprint::graph {
 namespace {
@@ -66,6 +68,28 @@ TEST(BlockedWeights, ComputedWeightsArePackedOnceAndReleased) {
       }
     }
   }
+}
+
+TEST(BlockedWeights, MappedWeightsGiveTheirPagesBack) {
+  if (!__builtin_cpu_supports("avx2")) {
+    GTEST_SKIP() << "oneDNN's direct blocked convolutions need AVX2; this CPU runs im2col";
+  }
+  // Propagated: the weights are an initializer of the written model, read from its mapping.
+  GraphBuilder b(runtime::op_registry());
+  (void)conv_with_computed_weights(b);
+  footprint::testing::TempDir dir;
+  b.write_onnx(dir.path() / "conv.onnx");
+  const onnx::Model model = onnx::load_file(dir.path() / "conv.onnx");
+  runtime::Session session(model);
+  std::vector<runtime::Tensor> inputs;
+  inputs.emplace_back("x", DType::float32, std::vector<int64_t>{1, 32, 8, 8});
+  for (float& e : inputs[0].ref().span<float>()) e = 1.0F;
+  const auto out = session.run(inputs);
+  // 36 KiB of weights: at least 8 whole 4 KiB pages go back, or the copy made for alignment.
+  const runtime::PreparedStats& p = session.prepared();
+  EXPECT_GE(p.released_mapped_bytes + p.released_constant_bytes, 8u * 4096);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_NEAR(out[0].ref().span<const float>()[9], 0.01F * 32 * 9, 1e-4) << "an inner output";
 }
 
 }  // namespace

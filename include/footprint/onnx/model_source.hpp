@@ -27,6 +27,12 @@ class MappedFile {
   ~MappedFile();
 
   std::span<const std::byte> bytes() const { return {data_, size_}; }
+  // Gives the whole pages of `range` (inside the mapping) back to the OS: they are dropped from
+  // the process's RSS and read back from the file if touched again. For bytes a reader has
+  // copied and will not read again (weights packed into another layout). Returns the bytes
+  // given back; 0 for a range outside the mapping. The contents seen through bytes() do not
+  // change.
+  uint64_t release_pages(std::span<const std::byte> range) const;
 
  private:
   const std::byte* data_ = nullptr;
@@ -49,6 +55,11 @@ class ModelSource {
   const std::string& name() const { return name_; }
   const std::filesystem::path& base_dir() const { return base_dir_; }
   bool is_mapped() const { return mapping_ != nullptr; }
+  // MappedFile::release_pages for a mapped source; 0 (nothing done) for borrowed or adopted
+  // bytes, whose memory is the caller's or the heap's.
+  uint64_t release_pages(std::span<const std::byte> range) const {
+    return mapping_ != nullptr ? mapping_->release_pages(range) : 0;
+  }
   bool is_owned() const { return owned_ != nullptr; }
 
  private:

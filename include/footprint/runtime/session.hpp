@@ -53,9 +53,12 @@ struct PreparedStats {
   uint64_t constant_bytes = 0;        // of which computed when preparing (and kept)
   uint64_t mapped_weights_bytes = 0;  // initializers read in place from the model's bytes
   // Weights kernels keep in their own layouts (blocked convolution weights), on the heap; and the
-  // computed constants released because only those copies are read (not in constant_bytes).
+  // heap copies of weights released because only those packed copies are read (computed
+  // constants, no longer in constant_bytes, and initializers copied for alignment).
   uint64_t packed_weights_bytes = 0;
   uint64_t released_constant_bytes = 0;
+  // Pages of mapped initializers that only packed copies read, given back to the OS (RSS).
+  uint64_t released_mapped_bytes = 0;
   uint64_t total_peak_bytes = 0;  // the timeline's total (weights + inputs + arena + outputs)
   std::string planner;            // the algorithm the plan came from
   std::string rebatched;          // graph::Rebatch::note(), empty when run as stored
