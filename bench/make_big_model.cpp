@@ -141,11 +141,6 @@ class WeightStream {
   uint64_t offset_ = 0;
 };
 
-template <class T>
-onnx::Array<T> arr(std::span<T> s) {
-  return onnx::Array<T>{s.data(), static_cast<uint32_t>(s.size())};
-}
-
 onnx::NodeProto make_node(BumpArena& arena, std::string_view op, std::string_view name,
                           std::initializer_list<std::string_view> inputs, std::string_view output) {
   onnx::NodeProto n;
@@ -155,8 +150,8 @@ onnx::NodeProto make_node(BumpArena& arena, std::string_view op, std::string_vie
   std::copy(inputs.begin(), inputs.end(), in.begin());
   auto out = arena.make_array<std::string_view>(1);
   out[0] = output;
-  n.inputs = arr(in);
-  n.outputs = arr(out);
+  n.inputs = onnx::array_of(in);
+  n.outputs = onnx::array_of(out);
   return n;
 }
 
@@ -170,7 +165,7 @@ const onnx::TypeProto* float_nd(BumpArena& arena, uint64_t d) {
   dims[0].param = "N";
   dims[1].has_value = true;
   dims[1].value = static_cast<int64_t>(d);
-  t->shape = arr(dims);
+  t->shape = onnx::array_of(dims);
   return t;
 }
 
@@ -244,7 +239,7 @@ int run(const Options& o) {
   nodes[k - 1].outputs = [&] {
     auto out = arena.make_array<std::string_view>(1);
     out[0] = "y";
-    return arr(out);
+    return onnx::array_of(out);
   }();
 
   auto inputs = arena.make_array<onnx::ValueInfoProto>(1);
@@ -256,10 +251,10 @@ int run(const Options& o) {
 
   onnx::GraphProto graph;
   graph.name = "big_mlp";
-  graph.nodes = arr(nodes);
-  graph.initializers = arr(inits);
-  graph.inputs = arr(inputs);
-  graph.outputs = arr(outputs);
+  graph.nodes = onnx::array_of(nodes);
+  graph.initializers = onnx::array_of(inits);
+  graph.inputs = onnx::array_of(inputs);
+  graph.outputs = onnx::array_of(outputs);
 
   auto opsets = arena.make_array<onnx::OperatorSetId>(1);
   opsets[0].version = 13;
@@ -267,7 +262,7 @@ int run(const Options& o) {
   model.ir_version = 8;
   model.producer_name = "footprint make_big_model";
   model.producer_version = "0.1.0";
-  model.opset_import = arr(opsets);
+  model.opset_import = onnx::array_of(opsets);
   model.graph = &graph;
 
   // 4. Stream it out (temporary name + rename, so no truncated model is left behind).

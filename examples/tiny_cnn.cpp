@@ -12,13 +12,6 @@
 namespace footprint::examples {
 namespace {
 
-using onnx::Array;
-
-template <class T>
-Array<T> arr(std::span<T> s) {
-  return Array<T>{s.data(), static_cast<uint32_t>(s.size())};
-}
-
 // Deterministic weights in [-scale, scale): a 32-bit LCG, so no platform RNG is involved.
 std::span<const std::byte> weights(BumpArena& arena, size_t count, float scale, uint32_t seed) {
   auto values = arena.make_array<float>(count);
@@ -72,9 +65,9 @@ onnx::NodeProto node(BumpArena& arena, std::string_view op, std::string_view nam
   std::copy(outputs.begin(), outputs.end(), out.begin());
   auto at = arena.make_array<onnx::AttributeProto>(attrs.size());
   std::copy(attrs.begin(), attrs.end(), at.begin());
-  n.inputs = arr(in);
-  n.outputs = arr(out);
-  n.attributes = arr(at);
+  n.inputs = onnx::array_of(in);
+  n.outputs = onnx::array_of(out);
+  n.attributes = onnx::array_of(at);
   return n;
 }
 
@@ -95,7 +88,7 @@ const onnx::TypeProto* float_type(BumpArena& arena, std::initializer_list<std::s
     }
     ++i;
   }
-  t->shape = arr(d);
+  t->shape = onnx::array_of(d);
   return t;
 }
 
@@ -138,10 +131,10 @@ std::vector<std::byte> make_tiny_cnn() {
 
   onnx::GraphProto graph;
   graph.name = "tiny_cnn";
-  graph.nodes = arr(nodes);
-  graph.initializers = arr(inits);
-  graph.inputs = arr(inputs);
-  graph.outputs = arr(outputs);
+  graph.nodes = onnx::array_of(nodes);
+  graph.initializers = onnx::array_of(inits);
+  graph.inputs = onnx::array_of(inputs);
+  graph.outputs = onnx::array_of(outputs);
 
   auto opsets = arena.make_array<onnx::OperatorSetId>(1);
   opsets[0].version = 13;
@@ -149,7 +142,7 @@ std::vector<std::byte> make_tiny_cnn() {
   model.ir_version = 8;
   model.producer_name = "footprint";
   model.producer_version = "0.1.0";
-  model.opset_import = arr(opsets);
+  model.opset_import = onnx::array_of(opsets);
   model.graph = &graph;
   return onnx::serialize_model(model);
 }

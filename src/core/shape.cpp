@@ -274,6 +274,18 @@ bool Shape::is_static() const {
   return std::all_of(dims.begin(), dims.end(), [](const Dim& d) { return d.is_known(); });
 }
 
+std::optional<std::vector<int64_t>> Shape::extents() const {
+  if (!ranked) return std::nullopt;
+  std::vector<int64_t> out;
+  out.reserve(dims.size());
+  for (const Dim& d : dims) {
+    const auto v = d.value();
+    if (!v) return std::nullopt;
+    out.push_back(*v);
+  }
+  return out;
+}
+
 std::optional<uint64_t> Shape::numel() const {
   return numel(DimBindings{});
 }

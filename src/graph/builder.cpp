@@ -14,11 +14,6 @@
 namespace footprint::graph {
 namespace {
 
-template <class T>
-onnx::Array<T> to_array(std::span<T> s) {
-  return onnx::Array<T>{s.data(), static_cast<uint32_t>(s.size())};
-}
-
 void put_varint(std::vector<std::byte>& out, uint64_t v) {
   while (v >= 0x80) {
     out.push_back(static_cast<std::byte>((v & 0x7f) | 0x80));
@@ -59,22 +54,11 @@ onnx::TensorProto tensor_proto(BumpArena& arena, const HostValue& v, std::string
   t.name = arena.copy(name);
   auto dims = arena.make_array<int64_t>(v.dims().size());
   std::copy(v.dims().begin(), v.dims().end(), dims.begin());
-  t.dims = to_array(dims);
+  t.dims = onnx::array_of(dims);
   t.data_type = static_cast<int32_t>(v.dtype());
   t.has_raw_data = true;
   t.raw_data = {v.data(), v.bytes()};
   return t;
-}
-
-std::optional<std::vector<int64_t>> static_extents(const Shape& s) {
-  if (!s.ranked) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const Dim& d : s.dims) {
-    const auto v = d.value();
-    if (!v) return std::nullopt;
-    out.push_back(*v);
-  }
-  return out;
 }
 
 // A small integer (or few-float) value as inference sees it, so Reshape(x, shape) infers.
@@ -206,7 +190,7 @@ struct GraphBuilder::Impl {
         p.g = a.graph->export_graph(arena);
       }
     }
-    return to_array(out);
+    return onnx::array_of(out);
   }
 
   // Evaluates the node now when every input is known and the outputs are small enough.
@@ -223,7 +207,7 @@ struct GraphBuilder::Impl {
     std::vector<std::vector<int64_t>> extents;
     uint64_t total = 0;
     for (const TensorType& t : r.outputs) {
-      auto e = static_extents(t.shape);
+      auto e = t.shape.extents();
       const auto numel = e ? checked_numel(e->data(), e->size()) : std::nullopt;
       const auto bytes = numel ? dtype_storage_bytes(t.dtype, *numel) : std::nullopt;
       if (!bytes || t.dtype == DType::undefined || t.dtype == DType::string) return {};
@@ -459,7 +443,7 @@ const onnx::TypeProto* type_proto(BumpArena& arena, const TensorType& t) {
     dims[i].has_param = !d.is_known() && !d.is_unknown();
     if (dims[i].has_param) dims[i].param = arena.copy(d.to_string());
   }
-  p->shape = to_array(dims);
+  p->shape = onnx::array_of(dims);
   return p;
 }
 
@@ -471,7 +455,7 @@ const onnx::GraphProto* GraphBuilder::export_graph(BumpArena& arena) const {
     auto out = arena.make_array<std::string_view>(ids.size());
     for (size_t i = 0; i < ids.size(); ++i)
       out[i] = ids[i] == kNoValue ? std::string_view() : arena.copy(m.values[ids[i]].name);
-    return to_array(out);
+    return onnx::array_of(out);
   };
   auto infos = [&](const std::vector<ValueId>& ids) {
     auto out = arena.make_array<onnx::ValueInfoProto>(ids.size());
@@ -479,7 +463,7 @@ const onnx::GraphProto* GraphBuilder::export_graph(BumpArena& arena) const {
       out[i].name = arena.copy(m.values[ids[i]].name);
       out[i].type = type_proto(arena, m.values[ids[i]].type);
     }
-    return to_array(out);
+    return onnx::array_of(out);
   };
   auto* g = arena.make<onnx::GraphProto>();
   g->name = arena.copy(m.prefix.empty() ? m.options.graph_name : m.prefix + "graph");
@@ -499,13 +483,13 @@ const onnx::GraphProto* GraphBuilder::export_graph(BumpArena& arena) const {
       if (!is_output[o] && m.values[o].type.dtype != DType::undefined) typed.push_back(o);
     }
   }
-  g->nodes = to_array(nodes);
+  g->nodes = onnx::array_of(nodes);
   auto inits = arena.make_array<onnx::TensorProto>(m.constants.size());
   for (size_t i = 0; i < inits.size(); ++i) {
     const auto& [id, value] = m.constants[i];
     inits[i] = tensor_proto(arena, *value, m.values[id].name);
   }
-  g->initializers = to_array(inits);
+  g->initializers = onnx::array_of(inits);
   g->inputs = infos(m.inputs);
   g->outputs = infos(m.outputs);
   g->value_info = infos(typed);
@@ -522,7 +506,7 @@ ExportedModel GraphBuilder::export_onnx() const {
   model->producer_name = "footprint";
   auto opsets = arena.make_array<onnx::OperatorSetId>(1);
   opsets[0].version = impl_->options.opset;
-  model->opset_import = to_array(opsets);
+  model->opset_import = onnx::array_of(opsets);
   model->graph = g;
   result.set_proto(model);
   return result;

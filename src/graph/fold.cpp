@@ -22,24 +22,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-template <class T>
-onnx::Array<T> to_array(std::span<T> s) {
-  return onnx::Array<T>{s.data(), static_cast<uint32_t>(s.size())};
-}
-
-std::optional<std::vector<int64_t>> static_extents(const Shape& s) {
-  if (!s.ranked) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const Dim& d : s.dims) {
-    const auto v = d.value();
-    if (!v) return std::nullopt;
-    out.push_back(*v);
-  }
-  return out;
-}
-
 std::optional<uint64_t> bytes_of(const Value& v) {
-  const auto e = static_extents(v.shape);
+  const auto e = v.shape.extents();
   const auto n = e ? checked_numel(e->data(), e->size()) : std::nullopt;
   if (!n || v.dtype == DType::undefined || v.dtype == DType::string) return std::nullopt;
   return dtype_storage_bytes(v.dtype, *n);
@@ -195,7 +179,7 @@ class Folder {
     }
     if (is_view(n) && !can_evaluate(n)) {
       const ValueId src_id = n.inputs[static_cast<size_t>(n.schema->output_view_of)];
-      const auto extents = *static_extents(g_.value(n.outputs[0]).shape);
+      const auto extents = *g_.value(n.outputs[0]).shape.extents();
       if (live_[src_id]) {
         hold(n.outputs[0], HostValue::view(*live_[src_id], extents), false);
         return;
@@ -210,7 +194,7 @@ class Folder {
     std::vector<TensorRef> out;
     std::vector<std::shared_ptr<HostValue>> values;
     for (ValueId o : n.outputs) {
-      auto v = HostValue::make(g_.value(o).dtype, *static_extents(g_.value(o).shape));
+      auto v = HostValue::make(g_.value(o).dtype, *g_.value(o).shape.extents());
       out.push_back(v->ref());
       values.push_back(std::move(v));
     }
@@ -256,10 +240,10 @@ class Folder {
     const Kept& k = kept_[v];
     onnx::TensorProto t;
     t.name = arena_.copy(value.name);
-    const auto extents = *static_extents(value.shape);
+    const auto extents = *value.shape.extents();
     auto dims = arena_.make_array<int64_t>(extents.size());
     std::copy(extents.begin(), extents.end(), dims.begin());
-    t.dims = to_array(dims);
+    t.dims = onnx::array_of(dims);
     t.data_type = static_cast<int32_t>(value.dtype);
     if (!k.external) {
       t.has_raw_data = true;
@@ -271,7 +255,7 @@ class Folder {
     entries[0] = {"location", arena_.copy(report_.data_file.filename().string())};
     entries[1] = {"offset", arena_.copy(std::to_string(k.offset))};
     entries[2] = {"length", arena_.copy(std::to_string(k.length))};
-    t.external_data = to_array(entries);
+    t.external_data = onnx::array_of(entries);
     return t;
   }
 
@@ -313,14 +297,14 @@ class Folder {
           dims[d].has_value = true;
           dims[d].value = inits[i].dims[d];
         }
-        type->shape = to_array(dims);
+        type->shape = onnx::array_of(dims);
         info.type = type;
         out.push_back(info);
       }
     }
     auto array = arena_.make_array<onnx::ValueInfoProto>(out.size());
     std::copy(out.begin(), out.end(), array.begin());
-    return to_array(array);
+    return onnx::array_of(array);
   }
 
   void write() {
@@ -336,7 +320,7 @@ class Folder {
     }
     auto node_array = arena_.make_array<onnx::NodeProto>(nodes.size());
     std::copy(nodes.begin(), nodes.end(), node_array.begin());
-    graph->nodes = to_array(node_array);
+    graph->nodes = onnx::array_of(node_array);
 
     std::vector<onnx::TensorProto> inits;
     for (ValueId v : g_.initializers()) {
@@ -352,7 +336,7 @@ class Folder {
     graph->inputs = inputs(src, inits);
     auto init_array = arena_.make_array<onnx::TensorProto>(inits.size());
     std::copy(inits.begin(), inits.end(), init_array.begin());
-    graph->initializers = to_array(init_array);
+    graph->initializers = onnx::array_of(init_array);
 
     // value_info only for values that are still computed.
     std::vector<onnx::ValueInfoProto> infos;
@@ -362,7 +346,7 @@ class Folder {
     }
     auto info_array = arena_.make_array<onnx::ValueInfoProto>(infos.size());
     std::copy(infos.begin(), infos.end(), info_array.begin());
-    graph->value_info = to_array(info_array);
+    graph->value_info = onnx::array_of(info_array);
 
     onnx::ModelProto proto = model_.proto();
     proto.graph = graph;

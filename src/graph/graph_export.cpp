@@ -5,11 +5,6 @@
 namespace footprint::graph {
 namespace {
 
-template <class T>
-onnx::Array<T> to_array(std::span<T> s) {
-  return onnx::Array<T>{s.data(), static_cast<uint32_t>(s.size())};
-}
-
 class Exporter {
  public:
   // Before IR version 4 every initializer had to be listed as a graph input as well.
@@ -23,11 +18,11 @@ class Exporter {
 
     auto nodes = arena_.make_array<onnx::NodeProto>(g.nodes().size());
     for (size_t i = 0; i < nodes.size(); ++i) nodes[i] = node(g, g.node(static_cast<NodeId>(i)));
-    out->nodes = to_array(nodes);
+    out->nodes = onnx::array_of(nodes);
 
     auto inits = arena_.make_array<onnx::TensorProto>(g.initializers().size());
     for (size_t i = 0; i < inits.size(); ++i) inits[i] = *g.value(g.initializers()[i]).initializer;
-    out->initializers = to_array(inits);
+    out->initializers = onnx::array_of(inits);
 
     std::vector<ValueId> inputs = g.inputs();
     if (initializers_as_inputs_) {
@@ -70,11 +65,11 @@ class Exporter {
         auto gs = arena_.make_array<onnx::GraphProto>(a.graphs().size());
         for (auto& slot : gs) slot = *graph(*n.subgraphs[next_subgraph++].graph);
         auto* extras = arena_.make<onnx::AttributeExtras>(*a.extras);
-        extras->graphs = to_array(gs);
+        extras->graphs = onnx::array_of(gs);
         a.extras = extras;
       }
     }
-    out.attributes = to_array(attrs);
+    out.attributes = onnx::array_of(attrs);
     return out;
   }
 
@@ -83,7 +78,7 @@ class Exporter {
     for (size_t i = 0; i < ids.size(); ++i) {
       out[i] = ids[i] == kNoValue ? std::string_view() : arena_.copy(g.value(ids[i]).name);
     }
-    return to_array(out);
+    return onnx::array_of(out);
   }
 
   onnx::Array<onnx::ValueInfoProto> value_infos(const Graph& g, const std::vector<ValueId>& ids) {
@@ -93,7 +88,7 @@ class Exporter {
       out[i].name = arena_.copy(v.name);
       out[i].type = type(v);
     }
-    return to_array(out);
+    return onnx::array_of(out);
   }
 
   const onnx::TypeProto* type(const Value& v) {
@@ -111,7 +106,7 @@ class Exporter {
       dims[i].has_param = !d.is_known() && !d.is_unknown();
       if (dims[i].has_param) dims[i].param = arena_.copy(d.to_string());
     }
-    t->shape = to_array(dims);
+    t->shape = onnx::array_of(dims);
     return t;
   }
 
@@ -137,7 +132,7 @@ ExportedModel export_onnx(const Graph& g, const ExportOptions& options,
       opsets[i].domain = arena.copy(options.opsets[i].first);
       opsets[i].version = options.opsets[i].second;
     }
-    model->opset_import = to_array(opsets);
+    model->opset_import = onnx::array_of(opsets);
   }
   Exporter exporter(arena, model->ir_version > 0 && model->ir_version < 4);
   model->graph = exporter.graph(g);

@@ -62,6 +62,8 @@ struct Shape {
   static Shape of(const std::vector<int64_t>& extents);
   size_t rank() const { return dims.size(); }
   bool is_static() const;
+  // Every dim's extent when the shape is static; nullopt otherwise.
+  std::optional<std::vector<int64_t>> extents() const;
   // Number of elements when every dim is known; nullopt when not static or on overflow.
   std::optional<uint64_t> numel() const;
   // The element count as an expression (unknown when any dim is unknown or rank is unknown).

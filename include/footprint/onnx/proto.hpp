@@ -13,6 +13,7 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <type_traits>
 
 namespace footprint::onnx {
 
@@ -158,6 +159,13 @@ struct GraphProto;
 
 template <class T>
 inline constexpr Array<T> kEmptyArray{};
+
+// An Array viewing a contiguous run of elements: what writers build messages from (their
+// elements in an arena that outlives the message).
+template <class T>
+Array<std::remove_const_t<T>> array_of(std::span<T> s) {
+  return {s.data(), static_cast<uint32_t>(s.size())};
+}
 
 // Attribute fields few models use, kept out of line so the common attribute stays small.
 struct AttributeExtras {
