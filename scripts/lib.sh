@@ -3,13 +3,17 @@
 
 FOOTPRINT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-# Debian 12 packages footprint builds and tests with.
+# Debian 12 packages footprint builds and tests with. Every package a CMake find_package or
+# find_library of ours resolves to must be here or be a dependency (not a recommendation) of one
+# that is: scripts/check-deps verifies that in scripts/test. ocl-icd-opencl-dev is an example:
+# Debian's oneDNN is built with its OpenCL GPU runtime, so dnnl-config.cmake requires OpenCL,
+# while libdnnl-dev only recommends the package.
 FOOTPRINT_PACKAGES=(
   g++ cmake ninja-build clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libonnx-dev libprotobuf-dev libonnx-testdata
-  libdnnl-dev
+  libdnnl-dev ocl-icd-opencl-dev
   libxxhash-dev libsqlite3-dev
   zlib1g-dev chromium
 )
