@@ -37,6 +37,7 @@
 #include "footprint/onnx/proto.hpp"
 #include "footprint/onnx/tensor_file.hpp"
 #include "footprint/onnx/writer.hpp"
+#include "footprint/version.hpp"
 
 namespace {
 
@@ -261,7 +262,7 @@ int run(const Options& o) {
   onnx::ModelProto model;
   model.ir_version = 8;
   model.producer_name = "footprint make_big_model";
-  model.producer_version = "0.1.0";
+  model.producer_version = footprint::kVersion;
   model.opset_import = onnx::array_of(opsets);
   model.graph = &graph;
 

@@ -8,6 +8,7 @@
 #include "footprint/core/dtype.hpp"
 #include "footprint/onnx/tensor_file.hpp"
 #include "footprint/onnx/writer.hpp"
+#include "footprint/version.hpp"
 
 namespace footprint::examples {
 namespace {
@@ -141,7 +142,7 @@ std::vector<std::byte> make_tiny_cnn() {
   onnx::ModelProto model;
   model.ir_version = 8;
   model.producer_name = "footprint";
-  model.producer_version = "0.1.0";
+  model.producer_version = kVersion;
   model.opset_import = onnx::array_of(opsets);
   model.graph = &graph;
   return onnx::serialize_model(model);

@@ -16,6 +16,7 @@ FOOTPRINT_PACKAGES=(
   libdnnl-dev ocl-icd-opencl-dev
   libxxhash-dev libsqlite3-dev
   zlib1g-dev chromium
+  clang-format
 )
 # Packages needed only for a command they provide, installed when the command is missing:
 # node and npm run onnxruntime-node (bench/example_vs_ort.sh in scripts/test). A node from

@@ -13,12 +13,10 @@
 #include <thread>
 
 #include "footprint/bench/record.hpp"
+#include "footprint/version.hpp"
 
 #ifndef FOOTPRINT_BUILD_TYPE
 #define FOOTPRINT_BUILD_TYPE "unknown"
-#endif
-#ifndef FOOTPRINT_VERSION
-#define FOOTPRINT_VERSION "unknown"
 #endif
 #ifndef FOOTPRINT_SOURCE_DIR
 #define FOOTPRINT_SOURCE_DIR "."
@@ -90,7 +88,7 @@ RunContext current_context() {
   c.compiler = std::string("g++ ") + __VERSION__;
 #endif
   c.build_type = FOOTPRINT_BUILD_TYPE;
-  c.footprint_version = FOOTPRINT_VERSION;
+  c.footprint_version = std::string(kVersion);
   c.git_commit = git_commit();
   c.executable = executable_path();
   return c;

@@ -2,9 +2,11 @@
 // (2: bad usage, 1: a model or input that cannot be processed).
 #include <cstdio>
 #include <new>
+#include <string>
 
 #include "commands.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/version.hpp"
 
 // NOLINTNEXTLINE(bugprone-exception-escape): only CLI11's setup could throw, before any input.
 int main(int argc, char** argv) {
@@ -12,7 +14,7 @@ int main(int argc, char** argv) {
       "footprint: predicts, plans, measures and shrinks the memory footprint of neural-network "
       "models (ONNX)."};
   app.name("footprint");
-  app.set_version_flag("--version", "footprint 0.1.0");
+  app.set_version_flag("--version", "footprint " + std::string(footprint::kVersion));
   app.require_subcommand(1, 1);
   footprint::cli::add_info_command(app);
   footprint::cli::add_analyze_command(app);

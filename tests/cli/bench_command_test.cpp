@@ -10,6 +10,7 @@
 #include "cli/cli_runner.hpp"
 #include "footprint/bench/record_io.hpp"
 #include "footprint/core/heap_counter.hpp"
+#include "footprint/version.hpp"
 
 namespace footprint {
 namespace {
@@ -41,7 +42,7 @@ TEST(BenchCommand, WritesJsonlRecordsWithRepresentations) {
   }
   EXPECT_GT(rec.peak_rss_bytes, 0u);
   EXPECT_FALSE(runs[0].context.compiler.empty());
-  EXPECT_EQ(runs[0].context.footprint_version, "0.1.0");
+  EXPECT_EQ(runs[0].context.footprint_version, footprint::kVersion);
 }
 
 TEST(BenchCommand, EachModelIsLoadedOnceAndEvictedAfterItsLastBenchmark) {

@@ -55,7 +55,8 @@ void expect_same_attribute(const onnx::AttributeProto& a, const onnx::AttributeP
   ASSERT_EQ(a.g == nullptr, b.g == nullptr);
   if (a.g != nullptr) expect_same_graph(*a.g, *b.g);
   ASSERT_EQ(a.tensors().size(), b.tensors().size());
-  for (size_t i = 0; i < a.tensors().size(); ++i) expect_same_tensor(a.tensors()[i], b.tensors()[i]);
+  for (size_t i = 0; i < a.tensors().size(); ++i)
+    expect_same_tensor(a.tensors()[i], b.tensors()[i]);
   ASSERT_EQ(a.graphs().size(), b.graphs().size());
   for (size_t i = 0; i < a.graphs().size(); ++i) expect_same_graph(a.graphs()[i], b.graphs()[i]);
 }
