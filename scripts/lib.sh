@@ -18,6 +18,11 @@ FOOTPRINT_PACKAGES=(
   zlib1g-dev chromium
   clang-format
 )
+# The model zoo's exporter (tests/zoo/zoo.sh, run by scripts/test): Debian's PyTorch 1.13 with
+# torchvision and torchaudio, and the onnx module for reading reference outputs. Only the tests
+# need them, so scripts/run does not install them.
+FOOTPRINT_ZOO_PACKAGES=(python3-torch python3-torchvision python3-torchaudio python3-onnx
+  python3-numpy)
 # Packages needed only for a command they provide, installed when the command is missing:
 # node and npm run onnxruntime-node (bench/example_vs_ort.sh in scripts/test). A node from
 # elsewhere is kept: NodeSource's nodejs bundles npm and conflicts with Debian's npm package.
@@ -25,17 +30,21 @@ FOOTPRINT_COMMAND_PACKAGES=(node:nodejs npm:npm)
 
 log() { printf '==> %s\n' "$*" >&2; }
 
-# Installs the missing packages with apt-get when root; otherwise prints the command and fails.
+# ensure_packages [PACKAGE...]: installs the missing ones (default: FOOTPRINT_PACKAGES and the
+# command packages) with apt-get when root; otherwise prints the command and fails.
 ensure_packages() {
-  local missing=()
-  for p in "${FOOTPRINT_PACKAGES[@]}"; do
+  local missing=() wanted=("$@")
+  [ ${#wanted[@]} -gt 0 ] || wanted=("${FOOTPRINT_PACKAGES[@]}")
+  for p in "${wanted[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
       missing+=("$p")
     fi
   done
-  for c in "${FOOTPRINT_COMMAND_PACKAGES[@]}"; do
-    command -v "${c%%:*}" >/dev/null || missing+=("${c#*:}")
-  done
+  if [ $# -eq 0 ]; then
+    for c in "${FOOTPRINT_COMMAND_PACKAGES[@]}"; do
+      command -v "${c%%:*}" >/dev/null || missing+=("${c#*:}")
+    done
+  fi
   if [ ${#missing[@]} -eq 0 ]; then
     return 0
   fi

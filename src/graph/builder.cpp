@@ -10,6 +10,7 @@
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/onnx/model_source.hpp"
 #include "footprint/onnx/writer.hpp"
+#include "footprint/version.hpp"
 
 namespace footprint::graph {
 namespace {
@@ -504,6 +505,7 @@ ExportedModel GraphBuilder::export_onnx() const {
   auto* model = arena.make<onnx::ModelProto>();
   model->ir_version = 8;
   model->producer_name = "footprint";
+  model->producer_version = kVersion;
   auto opsets = arena.make_array<onnx::OperatorSetId>(1);
   opsets[0].version = impl_->options.opset;
   model->opset_import = onnx::array_of(opsets);
