@@ -29,14 +29,23 @@ LinearFit fit_line(const std::vector<int64_t>& xs, const std::vector<uint64_t>& 
 
 DimSweep sweep_dim(const graph::Graph& g, const GraphProgramOptions& base, const std::string& dim,
                    const std::vector<int64_t>& values) {
+  return sweep_dim(
+      [&](int64_t v) {
+        GraphProgramOptions options = base;
+        options.dims[dim] = v;
+        return simulate(build_program(g, options).program);
+      },
+      dim, values);
+}
+
+DimSweep sweep_dim(const std::function<Timeline(int64_t)>& timeline_at, const std::string& dim,
+                   const std::vector<int64_t>& values) {
   DimSweep sweep;
   sweep.dim = dim;
   std::vector<uint64_t> totals;
   std::vector<uint64_t> bounds;
   for (int64_t v : values) {
-    GraphProgramOptions options = base;
-    options.dims[dim] = v;
-    const Timeline t = simulate(build_program(g, options).program);
+    const Timeline t = timeline_at(v);
     sweep.points.push_back({v, t.total_peak_bytes, t.lower_bound_bytes});
     totals.push_back(t.total_peak_bytes);
     bounds.push_back(t.lower_bound_bytes);

@@ -152,7 +152,9 @@ class ProgramBuilder {
   // the largest over branches since only one runs.
   uint64_t subgraph_workspace(const graph::Node& n, const std::string& step_name) {
     uint64_t worst = 0;
-    for (const graph::Subgraph& sub : n.subgraphs) {
+    for (size_t i = 0; i < n.subgraphs.size(); ++i) {
+      if (!graph::subgraph_runs(g_, n, i)) continue;
+      const graph::Subgraph& sub = n.subgraphs[i];
       GraphProgramOptions child_options;
       child_options.inputs = InputsPolicy::caller;
       child_options.dims = dims_;

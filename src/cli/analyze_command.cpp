@@ -108,7 +108,13 @@ void analyze_model(const AnalyzeOptions& o) {
   r.subgraphs = m.program.subgraphs;
   r.constant_nodes = m.program.constant_nodes;
   if (!sweep_dim.empty())
-    r.sweep = analysis::sweep_dim(m.graph, m.options, sweep_dim, sweep_values);
+    r.sweep = analysis::sweep_dim(
+        [&](int64_t v) {
+          DimBindings at = m.options.dims;
+          at[sweep_dim] = v;
+          return timeline_at(m, at);
+        },
+        sweep_dim, sweep_values);
   emit(r, o.json);
 }
 

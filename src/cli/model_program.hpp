@@ -22,10 +22,17 @@ struct ModelArgs {
   std::string order = "stored";   // stored | memory
 };
 
+// What binding the inputs' extents before inference did (graph::bind_input_extents).
+struct SpecializedInputs {
+  bool concrete = false;               // every input got extents; inference ran on numbers
+  std::vector<std::string> defaulted;  // named input dims no --dim bound: taken as 1
+};
+
 struct ModelProgram {
   std::unique_ptr<onnx::Model> model;  // the graph refers into it
   graph::Graph graph;
   graph::ShapeInferenceReport inference;
+  SpecializedInputs inputs;
   analysis::GraphProgramOptions options;
   analysis::GraphProgram program;
   analysis::Timeline timeline;
@@ -43,5 +50,9 @@ int64_t parse_dim_value(const std::string& text, const char* flag);
 analysis::InputsPolicy policy_of(const std::string& s);
 
 ModelProgram load_model_program(const ModelArgs& args);
+
+// The timeline of the same model, order and inputs policy at other dims, its shapes inferred
+// anew there (a sweep's points).
+analysis::Timeline timeline_at(const ModelProgram& m, const DimBindings& dims);
 
 }  // namespace footprint::cli

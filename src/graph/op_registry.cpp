@@ -4,6 +4,7 @@
 #include <string>
 
 #include "footprint/core/error.hpp"
+#include "footprint/graph/graph.hpp"
 #include "ops/families.hpp"
 
 namespace footprint::graph {
@@ -51,6 +52,15 @@ OpSchema& OpRegistry::row(std::string_view domain, std::string_view op_type) {
 
 void OpRegistry::add(const OpSchema& schema) {
   schemas_.push_back(schema);
+}
+
+}  // namespace footprint::graph
+
+namespace footprint::graph {
+
+bool subgraph_runs(const Graph& g, const Node& n, size_t index) {
+  if (n.schema == nullptr || n.schema->subgraph_runs == nullptr) return true;
+  return n.schema->subgraph_runs(g, n, index);
 }
 
 }  // namespace footprint::graph

@@ -266,3 +266,43 @@ ShapeInferenceReport infer_shapes(Graph& g, const ShapeInferenceOptions& options
 }
 
 }  // namespace footprint::graph
+
+namespace footprint::graph {
+
+bool bind_input_extents(Graph& g, const DimBindings& dims, std::vector<std::string>& defaulted) {
+  std::vector<std::vector<int64_t>> extents;
+  extents.reserve(g.inputs().size());
+  for (ValueId id : g.inputs()) {
+    const Shape& declared = g.value(id).shape;
+    if (!declared.ranked) return false;
+    std::vector<int64_t>& e = extents.emplace_back();
+    for (const Dim& d : declared.dims) {
+      if (d.is_unknown()) return false;
+      std::vector<std::string> symbols;
+      d.collect_symbols(symbols);
+      DimBindings local;
+      for (const std::string& s : symbols) {
+        const auto it = dims.find(s);
+        if (it != dims.end()) {
+          local[s] = it->second;
+          continue;
+        }
+        local[s] = 1;
+        if (std::find(defaulted.begin(), defaulted.end(), s) == defaulted.end())
+          defaulted.push_back(s);
+      }
+      const auto v = d.evaluate(local);
+      if (!v || *v < 0) {
+        throw Error("input " + in_quotes(g.value(id).name) + ": dim " + d.to_string() + " is " +
+                    (v ? std::to_string(*v) : "undefined") + " under the bound dims");
+      }
+      e.push_back(*v);
+    }
+  }
+  for (size_t i = 0; i < extents.size(); ++i) {
+    g.mutable_value(g.inputs()[i]).shape = Shape::of(extents[i]);
+  }
+  return true;
+}
+
+}  // namespace footprint::graph

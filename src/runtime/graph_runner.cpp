@@ -79,9 +79,13 @@ void GraphRunner::bind_extents() {
 void GraphRunner::make_children() {
   children_.resize(g_.nodes().size());
   for (size_t id = 0; id < g_.nodes().size(); ++id) {
-    for (const graph::Subgraph& sub : g_.node(static_cast<graph::NodeId>(id)).subgraphs) {
+    const graph::Node& n = g_.node(static_cast<graph::NodeId>(id));
+    for (size_t i = 0; i < n.subgraphs.size(); ++i) {
+      // A subgraph that cannot run (the untaken branch of a known condition) is never prepared.
       children_[id].push_back(
-          std::make_unique<GraphRunner>(*sub.graph, dims_bindings_, options_, this));
+          graph::subgraph_runs(g_, n, i)
+              ? std::make_unique<GraphRunner>(*n.subgraphs[i].graph, dims_bindings_, options_, this)
+              : nullptr);
     }
   }
 }
@@ -108,8 +112,9 @@ void GraphRunner::build_plan() {
     step.view = n.schema != nullptr && n.schema->output_view_of >= 0;
     // A branch runs inside its node's step: its planned arena is the step's scratch.
     auto& ps = program_.program.steps.at(s);
-    for (const auto& child : children_[id])
-      ps.workspace = std::max(ps.workspace, child->arena_bytes());
+    for (const auto& child : children_[id]) {
+      if (child) ps.workspace = std::max(ps.workspace, child->arena_bytes());
+    }
     steps_.push_back(step);
     ++s;
   }
@@ -504,6 +509,8 @@ void GraphRunner::run_subgraph(graph::NodeId node, std::string_view attribute,
   const auto& subs = g_.node(node).subgraphs;
   for (size_t i = 0; i < subs.size(); ++i) {
     if (subs[i].attribute != attribute) continue;
+    if (!children_[static_cast<size_t>(node)][i])
+      fail("subgraph " + in_quotes(attribute) + " cannot run: its condition was known");
     GraphRunner& child = *children_[static_cast<size_t>(node)][i];
     const auto& outs = child.graph().outputs();
     if (outputs.size() != outs.size()) fail("subgraph " + in_quotes(attribute) + ": output count");

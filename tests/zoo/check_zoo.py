@@ -2,7 +2,9 @@
 """Checks footprint on every model of the zoo (tests/zoo/zoo.sh) and prints a table.
 
 For each model, with the dims its meta.json binds:
-  analyze   `footprint analyze --json` exits 0 and reports no size it does not know
+  analyze   `footprint analyze --json` exits 0, reports no size it does not know, and (when the
+            run works) predicts the lower bound, activation and workspace peaks that the run
+            planned from the real inputs
   run       `footprint run --data-dir` exits 0, the outputs match onnxruntime-node's within the
             model's tolerances (meta.json: rtol, atol), and the planned arena equals the arena
             the executor obtained
@@ -59,6 +61,22 @@ def check_analyze(fp, folder, dims):
     return True, f"total peak {j['bytes']['total_peak']} B", j
 
 
+def check_prediction(analyzed, ran):
+    """analyze's figures at the model's dims equal what the run planned from its real inputs."""
+    if analyzed is None or ran is None:
+        return None
+    pairs = [("lower bound (64-byte buffers)", analyzed["lower_bound_arena_bytes"],
+              ran["predicted"]["lower_bound_bytes"]),
+             ("activations peak", analyzed["bytes"]["activations_peak"],
+              ran["predicted"]["activations_peak_bytes"]),
+             ("workspace peak", analyzed["bytes"]["workspace_peak"],
+              ran["predicted"]["workspace_peak_bytes"])]
+    for what, a, r in pairs:
+        if a != r:
+            return f"analyze predicts {what} {a} B, the run planned {r} B"
+    return ""
+
+
 def check_run(fp, folder, dims, meta):
     cmd = [fp, "run", "--json", "--data-dir", folder, "--repeat", "1", "--warmup", "0",
            "--rtol", str(meta.get("rtol", 1e-3)), "--atol", str(meta.get("atol", 1e-5)),
@@ -94,8 +112,15 @@ def main():
         folder = os.path.join(a.zoo, name)
         meta = json.load(open(os.path.join(folder, "meta.json")))
         dims = [f"--dim={k}={v}" for k, v in meta["dims"].items()]
-        results = {"analyze": check_analyze(a.footprint, folder, dims)[:2],
-                   "run": check_run(a.footprint, folder, dims, meta)[:2]}
+        analyze_ok, analyze_why, analyzed = check_analyze(a.footprint, folder, dims)
+        run_ok, run_why, ran = check_run(a.footprint, folder, dims, meta)
+        if analyze_ok and run_ok:
+            differs = check_prediction(analyzed, ran)
+            if differs:
+                analyze_ok, analyze_why = False, differs
+            else:
+                analyze_why += ", = the run's plan"
+        results = {"analyze": (analyze_ok, analyze_why), "run": (run_ok, run_why)}
         for check, (ok, why) in results.items():
             expected_fail = (name, check) in known
             status = "pass" if ok else ("known failure" if expected_fail else "FAIL")

@@ -2,6 +2,7 @@
 // Peak memory as a function of one named dim: analyse the model at each value and, where the
 // peak is linear in the dim, give slope and intercept.
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ struct DimSweep {
 };
 
 DimSweep sweep_dim(const graph::Graph& g, const GraphProgramOptions& base, const std::string& dim,
+                   const std::vector<int64_t>& values);
+
+// The same over timelines the caller makes for each value: a model whose shapes are inferred
+// anew at each value (graph::bind_input_extents) rather than evaluated from one symbolic graph.
+DimSweep sweep_dim(const std::function<Timeline(int64_t)>& timeline_at, const std::string& dim,
                    const std::vector<int64_t>& values);
 
 LinearFit fit_line(const std::vector<int64_t>& xs, const std::vector<uint64_t>& ys);

@@ -24,6 +24,7 @@
 
 namespace footprint::graph {
 
+class Graph;
 struct Node;
 
 struct TensorType {
@@ -138,5 +139,9 @@ struct ConcreteTensor {
 // Scratch bytes of one step (DESIGN.md "workspace"), from concrete input and output extents.
 using WorkspaceFn = uint64_t (*)(const Node& node, const std::vector<ConcreteTensor>& inputs,
                                  const std::vector<ConcreteTensor>& outputs);
+
+// Whether the node's subgraph `index` can run, from what inference knows of the node's inputs
+// (an If whose condition is a known value runs one branch only).
+using SubgraphRunsFn = bool (*)(const Graph& g, const Node& node, size_t index);
 
 }  // namespace footprint::graph

@@ -50,7 +50,14 @@ struct OpSchema {
   KernelFn kernel = nullptr;
   // Builds per-node state when the model is prepared; nullptr: none.
   PrepareFn prepare = nullptr;
+  // For ops with subgraphs: which of them can run; nullptr: every one.
+  SubgraphRunsFn subgraph_runs = nullptr;
 };
+
+// Whether subgraph `index` of node `n` can run (OpSchema::subgraph_runs). A subgraph that cannot
+// is neither type-checked against the node's shapes, analysed nor prepared: the exporter's
+// `If(dim == 1) then Squeeze else Identity` holds a branch that is wrong for every other extent.
+bool subgraph_runs(const Graph& g, const Node& n, size_t index);
 
 class OpRegistry {
  public:

@@ -6,6 +6,7 @@
 // changes a carried shape, infers it again with the differing dims unknown. Scan outputs gain
 // the sequence axis.
 #include "families.hpp"
+#include "footprint/graph/graph.hpp"
 #include "infer_util.hpp"
 
 namespace footprint::graph::ops {
@@ -28,23 +29,35 @@ bool same_type(const TensorType& a, const TensorType& b) {
          a.shape.to_string() == b.shape.to_string();
 }
 
+std::optional<bool> single_condition(const std::optional<std::vector<int64_t>>& c) {
+  if (!c || c->size() != 1) return std::nullopt;
+  return (*c)[0] != 0;
+}
+
+// A known condition runs one branch, and only that one is inferred: the other may be wrong for
+// these shapes (the exporter's `If(dim == 1) then Squeeze else Identity`).
 void infer_if(const InferContext& ctx, InferResult& r) {
+  const size_t n = ctx.output_count();
+  if (const std::optional<bool> cond = single_condition(ctx.input_ints(0))) {
+    const char* name = *cond ? "then_branch" : "else_branch";
+    const SubgraphResult taken = ctx.infer_subgraph(name, {});
+    if (taken.outputs.size() != n) {
+      ctx.fail(std::string(name) + " has " + std::to_string(taken.outputs.size()) +
+               " outputs, the node " + std::to_string(n));
+    }
+    for (size_t i = 0; i < n; ++i) {
+      set_output(r, i, taken.outputs[i].dtype, taken.outputs[i].shape);
+      if (taken.values[i]) set_value(r, i, *taken.values[i]);
+    }
+    return;
+  }
   const SubgraphResult then_r = ctx.infer_subgraph("then_branch", {});
   const SubgraphResult else_r = ctx.infer_subgraph("else_branch", {});
-  const size_t n = ctx.output_count();
   if (then_r.outputs.size() != n || else_r.outputs.size() != n) {
     ctx.fail("the branches have " + std::to_string(then_r.outputs.size()) + " and " +
              std::to_string(else_r.outputs.size()) + " outputs, the node " + std::to_string(n));
   }
-  std::optional<bool> cond;
-  if (const auto c = ctx.input_ints(0); c && c->size() == 1) cond = (*c)[0] != 0;
   for (size_t i = 0; i < n; ++i) {
-    if (cond) {
-      const SubgraphResult& taken = *cond ? then_r : else_r;
-      set_output(r, i, taken.outputs[i].dtype, taken.outputs[i].shape);
-      if (taken.values[i]) set_value(r, i, *taken.values[i]);
-      continue;
-    }
     const TensorType t = merge(then_r.outputs[i], else_r.outputs[i]);
     set_output(r, i, t.dtype, t.shape);
   }
@@ -147,6 +160,16 @@ void infer_scan(const InferContext& ctx, InferResult& r) {
   }
 }
 
+// The branch a known condition picks is the only one that runs (infer_if's rule, read from the
+// condition value inference left on the node's input).
+bool if_branch_runs(const Graph& g, const Node& n, size_t index) {
+  if (n.inputs.empty() || n.inputs[0] == kNoValue) return true;
+  const std::optional<KnownValue>& known = g.value(n.inputs[0]).known;
+  const std::optional<bool> cond = known ? single_condition(known->int_values()) : std::nullopt;
+  if (!cond) return true;
+  return n.subgraphs.at(index).attribute == (*cond ? "then_branch" : "else_branch");
+}
+
 OpSchema with_subgraphs(OpSchema s) {
   s.has_subgraphs = true;
   return s;
@@ -155,7 +178,9 @@ OpSchema with_subgraphs(OpSchema s) {
 }  // namespace
 
 void register_control_flow(OpRegistry& r) {
-  r.add(with_subgraphs(op("If", 1, 1, infer_if, 1, V)));
+  OpSchema if_row = with_subgraphs(op("If", 1, 1, infer_if, 1, V));
+  if_row.subgraph_runs = if_branch_runs;
+  r.add(if_row);
   r.add(with_subgraphs(op("Loop", 2, V, infer_loop, 1, V)));
   r.add(with_subgraphs(op("Scan", 1, V, infer_scan, 1, V)));
 }
