@@ -116,7 +116,7 @@ class Annealer {
         if (position_[j] < n) taken_.push_back({offset_[j], offset_[j] + buffers_[items_[j]].size});
       }
       const Buffer& b = buffers_[items_[k]];
-      offset_[k] = choose_offset(taken_, b.size, b.alignment, Fit::lowest);
+      offset_[k] = choose_offset(taken_, b, Fit::lowest);
     }
     height_ = fixed_top_;
     double tops = 0;
@@ -147,6 +147,7 @@ class Annealer {
 
 Plan plan_anneal(std::span<const Buffer> buffers, const Plan& start, const Deadline& deadline,
                  const AnnealLimits& limits) {
+  if (overlap_pairs(buffers) > kSearchPairLimit) return start;
   Annealer a(buffers, start);
   Plan best;
   best.algorithm = "anneal";  // first fit in the start plan's order is already this search's

@@ -24,8 +24,8 @@ Plan plan_naive(std::span<const Buffer> buffers) {
       if (f.fixed_offset && conflict(b, f))
         taken.push_back({*f.fixed_offset, *f.fixed_offset + f.size});
     }
-    p.offsets[i] = choose_offset(taken, b.size, b.alignment, Fit::lowest);
-    cursor = p.offsets[i] + b.size;
+    p.offsets[i] = choose_offset(taken, b, Fit::lowest);
+    cursor = top_of(b, p.offsets[i]);
   }
   return p;
 }
