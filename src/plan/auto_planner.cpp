@@ -2,8 +2,9 @@
 // kDefaultSeconds) it runs every algorithm that fits the instance, cheapest first, and keeps the
 // best plan:
 //   1. the heap simulation, O(n log n) whatever the instance;
-//   2. the global orders: greedy by size, XLA's global best fit in size and in lifetime order,
-//      greedy by breadth, each O(n log n + sum k log k) over the k buffers each one meets;
+//   2. the global orders: greedy by size, greedy by breadth, XLA's global best fit in size and
+//      in lifetime order, each O(n log n) index updates plus the spans its queries read (about
+//      the same for every order, so when one is cut short the others are not started);
 //   3. a search from the best plan so far, for the rest of the budget: the exact search up to
 //      kExactLimit buffers, else annealing, where the conflict lists fit in memory.
 // It stops as soon as a plan meets the lower bound (proven optimal) or, with a capacity, fits
@@ -49,6 +50,7 @@ class Portfolio {
   }
   // Marks a part that did not run for want of time.
   void skipped() { cut_short_ = cut_short_ || deadline_.passed(); }
+  bool cut_short() const { return cut_short_; }
 
   const Deadline& deadline() const { return deadline_; }
   const Plan& best() const { return best_; }
@@ -77,20 +79,20 @@ Plan plan_auto(std::span<const Buffer> buffers, const PlanOptions& options) {
   using Heuristic = Plan (*)(std::span<const Buffer>, const Deadline&);
   const Heuristic orders[] = {
       plan_greedy_size,
+      plan_greedy_breadth,
       [](std::span<const Buffer> b, const Deadline& d) { return plan_global_best_fit(b, true, d); },
       [](std::span<const Buffer> b, const Deadline& d) {
         return plan_global_best_fit(b, false, d);
       },
-      plan_greedy_breadth,
   };
   for (const Heuristic h : orders) {
-    if (portfolio.done()) {
+    if (portfolio.done() || portfolio.cut_short()) {
       portfolio.skipped();
       return std::move(portfolio).result();
     }
     portfolio.offer(h(buffers, deadline));
   }
-  if (portfolio.done() || overlap_pairs(buffers) > kSearchPairLimit) {
+  if (portfolio.done() || portfolio.cut_short() || overlap_pairs(buffers) > kSearchPairLimit) {
     return std::move(portfolio).result();
   }
   const Plan& start = portfolio.best();

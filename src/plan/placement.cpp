@@ -22,8 +22,10 @@ int64_t top_of(const Buffer& b, int64_t offset) {
 }
 
 int64_t choose_offset(std::vector<Span>& taken, const Buffer& b, Fit fit) {
-  std::sort(taken.begin(), taken.end(),
-            [](const Span& x, const Span& y) { return x.begin < y.begin; });
+  const auto by_begin = [](const Span& x, const Span& y) { return x.begin < y.begin; };
+  if (!std::is_sorted(taken.begin(), taken.end(), by_begin)) {
+    std::sort(taken.begin(), taken.end(), by_begin);
+  }
   int64_t best = -1;
   int64_t best_gap = std::numeric_limits<int64_t>::max();
   int64_t cursor = 0;  // everything below is taken or already considered
@@ -45,36 +47,78 @@ int64_t choose_offset(std::vector<Span>& taken, const Buffer& b, Fit fit) {
   return at;
 }
 
+namespace {
+
+// Buffers that meet every other buffer (a training run's weights and optimizer state) can go to
+// the bottom, stacked, with the rest packed above them, at no loss: in any plan, moving them down
+// and every other buffer down by the bytes of theirs below it keeps the plan valid and no higher.
+// Kept out of the time index, their spans stay out of every query. Only without fixed offsets,
+// and with power-of-two alignments so that the shift (rounded up to the largest) keeps them.
+std::vector<bool> meeting_every_buffer(std::span<const Buffer> buffers) {
+  std::vector<bool> out(buffers.size(), false);
+  int64_t min_upper = std::numeric_limits<int64_t>::max();
+  int64_t max_lower = std::numeric_limits<int64_t>::min();
+  for (const Buffer& b : buffers) {
+    if (b.fixed_offset || (b.alignment & (b.alignment - 1)) != 0) return out;
+    if (b.size == 0) continue;
+    min_upper = std::min(min_upper, b.upper);
+    max_lower = std::max(max_lower, b.lower);
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const Buffer& b = buffers[i];
+    out[i] = b.size > 0 && b.lower < min_upper && b.upper > max_lower;
+  }
+  return out;
+}
+
+}  // namespace
+
 Placement place_in_order(std::span<const Buffer> buffers, std::span<const uint32_t> order, Fit fit,
                          const Deadline& deadline) {
   Placement out;
   out.offsets.assign(buffers.size(), 0);
+  // The buffers that meet every other one first, stacked in `order` from 0 up to `base`.
+  const std::vector<bool> below = meeting_every_buffer(buffers);
+  int64_t base = 0;
+  int64_t largest_alignment = 1;
+  for (const Buffer& b : buffers) largest_alignment = std::max(largest_alignment, b.alignment);
+  for (const uint32_t i : order) {
+    if (!below[i]) continue;
+    out.offsets[i] = aligned_offset(buffers[i], base);
+    base = top_of(buffers[i], out.offsets[i]);
+  }
+  base = round_up_or_throw(base, largest_alignment, "bytes of the buffers live throughout");
+
+  // The others above, their offsets relative to `base` until the end.
   TimeIndex placed(buffers);
   int64_t top = 0;  // of everything placed: where the buffers go when time runs out
   for (uint32_t i = 0; i < buffers.size(); ++i) {
     if (!buffers[i].fixed_offset) continue;
     out.offsets[i] = *buffers[i].fixed_offset;
     top = std::max(top, top_of(buffers[i], out.offsets[i]));
-    if (buffers[i].size > 0) placed.add(i);
+    if (buffers[i].size > 0) placed.add(i, {out.offsets[i], out.offsets[i] + buffers[i].size});
   }
   std::vector<Span> taken;
   size_t done = 0;
   for (const uint32_t i : order) {
     const Buffer& b = buffers[i];
-    if (b.fixed_offset || b.size == 0) continue;
+    if (b.fixed_offset || b.size == 0 || below[i]) continue;
     // A clock read costs about as much as a small placement: look every few buffers.
     if (!out.cut_short && (++done & 15) == 0 && deadline.passed()) out.cut_short = true;
     if (out.cut_short) {
       out.offsets[i] = aligned_offset(b, top);
     } else {
-      taken.clear();
-      placed.for_each_meeting(i, [&](uint32_t j) {
-        taken.push_back({out.offsets[j], out.offsets[j] + buffers[j].size});
-      });
+      placed.taken_meeting(i, taken);
       out.offsets[i] = choose_offset(taken, b, fit);
-      placed.add(i);
+      placed.add(i, {out.offsets[i], out.offsets[i] + b.size});
     }
     top = std::max(top, top_of(b, out.offsets[i]));
+  }
+  if (base > 0) {
+    add_or_throw(top, base, "top of the arena above the buffers live throughout");
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      if (!below[i] && buffers[i].size > 0) out.offsets[i] += base;
+    }
   }
   return out;
 }

@@ -31,8 +31,8 @@ inline int64_t align_up(int64_t value, int64_t alignment) {
 // greedy planners). Without a fitting gap both go on top of everything.
 enum class Fit { lowest, tightest };
 
-// An aligned offset where `b` overlaps none of `taken` (sorted in place; spans may overlap one
-// another).
+// An aligned offset where `b` overlaps none of `taken` (sorted by begin in place unless it is
+// already; spans may overlap one another).
 int64_t choose_offset(std::vector<Span>& taken, const Buffer& b, Fit fit);
 
 struct Placement {
@@ -42,8 +42,8 @@ struct Placement {
 
 // Places buffers one by one in `order` (a permutation of their indices): each avoids the space of
 // the buffers placed before it that it meets in time. Fixed-offset buffers keep their offsets
-// and count as placed from the start. The placed buffers are found through a time index, so the
-// cost is O(n log n + sum of k log k) for k placed buffers met, not a scan of all placed. When
+// and count as placed from the start. The space taken comes from a time index (time_index.hpp):
+// O(log n) node updates a buffer, and a query reads unions of spans, not every buffer met. When
 // the deadline passes, the buffers not yet placed are stacked on top (a valid, worse plan).
 Placement place_in_order(std::span<const Buffer> buffers, std::span<const uint32_t> order, Fit fit,
                          const Deadline& deadline);

@@ -1,22 +1,24 @@
 #pragma once
-// The buffers placed so far, found by time: those that meet a given buffer, in O(log S + k) for
-// k answers over S sections of the time axis (sections.hpp), instead of a scan of every placed
-// buffer.
+// The space taken by the buffers placed so far, found by time: the spans of the placed buffers
+// that meet a given buffer, as a few sorted unions rather than one span per buffer.
 //
-// A placed buffer j meets the queried b = [f, e) (in sections) either because it covers f, or
-// because it starts inside (f, e); never both. So there are two segment trees over the sections:
-//   * "covers": j is listed at the O(log S) canonical nodes of [first(j), end(j)); the nodes on
-//     the path from leaf f to the root list exactly the buffers covering f, each once;
-//   * "starts": j is listed at leaf first(j) and its ancestors; the canonical nodes of [f+1, e)
-//     list exactly the buffers starting inside, each once.
-// The lists are fixed arrays sized up front (every buffer that takes space is counted), filled as
-// buffers are placed. Memory O(n log S).
+// A placed buffer j meets the queried b = [f, e) (in sections, sections.hpp) either because it
+// covers f, or because it starts inside (f, e); never both. So there are two segment trees over
+// the sections:
+//   * "covers": j's span goes to the O(log S) canonical nodes of [first(j), end(j)); the nodes
+//     on the path from leaf f to the root hold exactly the buffers covering f;
+//   * "starts": j's span goes to leaf first(j) and its ancestors; the canonical nodes of
+//     [f+1, e) hold exactly the buffers starting inside.
+// A node keeps only the union of its spans (sorted, disjoint), and the union is all a placement
+// needs. Greedy packing leaves these unions nearly solid, so a query reads O(log S) nodes of a
+// few spans each, where a list of every buffer met would be thousands of spans to sort; placing
+// a span costs O(log S) node updates.
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "footprint/plan/buffer.hpp"
-#include "sections.hpp"
+#include "placement.hpp"
 
 namespace footprint::plan::detail {
 
@@ -24,43 +26,22 @@ class TimeIndex {
  public:
   explicit TimeIndex(std::span<const Buffer> buffers);
 
-  // Lists buffer `i` (which takes space) as placed. Each buffer at most once.
-  void add(uint32_t i);
+  // Buffer `i` (which takes space) now takes bytes [offset, offset + size).
+  void add(uint32_t i, Span taken);
 
-  // Calls visit(j) for every buffer j added so far that meets buffers[i] in time.
-  template <class Visit>
-  void for_each_meeting(uint32_t i, Visit&& visit) const {
-    const uint32_t f = first_[i];
-    const uint32_t e = end_[i];
-    for (uint32_t node = f + leaves_; node >= 1; node >>= 1) visit_list(covers_, node, visit);
-    for (uint32_t l = f + 1 + leaves_, r = e + leaves_; l < r; l >>= 1, r >>= 1) {
-      if (l & 1) visit_list(starts_, l++, visit);
-      if (r & 1) visit_list(starts_, --r, visit);
-    }
-  }
+  // Sets `out` to spans whose union is the space taken by the placed buffers that meet
+  // buffers[i] in time, sorted by begin (spans may overlap). The nodes' unions are sorted
+  // already, so they are merged pairwise rather than sorted: O(k log nodes) for k spans.
+  void taken_meeting(uint32_t i, std::vector<Span>& out);
 
  private:
-  // One list per tree node, as one array: node k's list is entries[begin[k], begin[k] + fill[k]).
-  struct Lists {
-    std::vector<uint32_t> begin;
-    std::vector<uint32_t> fill;
-    std::vector<uint32_t> entries;
-  };
-  template <class Visit>
-  static void visit_list(const Lists& lists, uint32_t node, Visit& visit) {
-    const uint32_t* p = lists.entries.data() + lists.begin[node];
-    for (const uint32_t* end = p + lists.fill[node]; p != end; ++p) visit(*p);
-  }
-  template <class Each>
-  void cover_nodes(uint32_t i, Each&& each) const;
-  template <class Each>
-  void start_nodes(uint32_t i, Each&& each) const;
-
   uint32_t leaves_ = 1;  // a power of two >= the number of sections
   std::vector<uint32_t> first_;
   std::vector<uint32_t> end_;
-  Lists covers_;
-  Lists starts_;
+  std::vector<std::vector<Span>> covers_;  // by node: the union, sorted by begin
+  std::vector<std::vector<Span>> starts_;
+  std::vector<Span> scratch_;   // the merges' working space, kept to save allocations
+  std::vector<size_t> bounds_;  // where each node's run begins in the output
 };
 
 }  // namespace footprint::plan::detail

@@ -32,6 +32,9 @@ std::vector<Buffer> random_buffers(uint64_t seed, size_t n, int64_t horizon, int
     const int64_t alignment = i % 5 == 0 ? 64 : 1;
     out.push_back({std::to_string(i), lower, upper, size, alignment, std::nullopt});
   }
+  // One buffer alone after the rest: then no buffer meets every other, and the greedy orders
+  // place each one as the plain scan below does (placement.cpp stacks such buffers first).
+  out.push_back({"alone", horizon + length, horizon + length + 1, 1, 1, std::nullopt});
   return out;
 }
 
@@ -66,6 +69,19 @@ std::vector<int64_t> greedy_size_by_scan(const std::vector<Buffer>& buffers) {
     placed.push_back(i);
   }
   return offsets;
+}
+
+TEST(PlannerScale, BuffersMeetingEveryOtherGoToTheBottom) {
+  // The long 40 meets every buffer: below the rest, greedy by size no longer falls into the
+  // trap of planners_test.cpp and reaches the lower bound.
+  const std::vector<Buffer> buffers = {{"long", 2, 5, 40, 1, {}},
+                                       {"late", 3, 5, 40, 1, {}},
+                                       {"short", 3, 4, 30, 1, {}},
+                                       {"early", 2, 3, 60, 1, {}}};
+  const Plan p = plan_buffers(buffers, "greedy-size");
+  expect_valid(buffers, p);
+  EXPECT_EQ(p.offsets[0], 0);
+  EXPECT_EQ(p.arena_bytes, 110);
 }
 
 TEST(PlannerScale, IndexedGreedyPlacesWhatTheScanPlaced) {
