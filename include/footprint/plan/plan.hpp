@@ -30,7 +30,8 @@ struct PlanOptions {
   // check the plan) with the best plan found, and Plan::cut_short says if it stopped early.
   std::optional<double> time_limit_s;
   // The arena there is room for (a device's memory, MiniMalloc's capacity): the searches stop at
-  // the first plan that fits instead of looking for the smallest. The heuristics ignore it.
+  // the first plan that fits instead of looking for the smallest (auto: at the first part whose
+  // plan fits). The heuristics ignore it.
   std::optional<int64_t> capacity_bytes;
   // Seed of the improvement search: the same seed and iteration count give the same plan.
   uint64_t seed = 1;
