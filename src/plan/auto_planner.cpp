@@ -5,8 +5,10 @@
 //   2. the global orders: greedy by size, greedy by breadth, XLA's global best fit in size and
 //      in lifetime order, each O(n log n) index updates plus the spans its queries read (about
 //      the same for every order, so when one is cut short the others are not started);
-//   3. a search from the best plan so far, for the rest of the budget: the exact search up to
-//      kExactLimit buffers, else annealing, where the conflict lists fit in memory.
+//   3. a search for the rest of the budget: the exact search up to kExactLimit buffers, else
+//      annealing, where the conflict lists fit in memory. It starts from best-fit's plan, as it
+//      does alone (a better start changes the search's path, not only its incumbent), so `auto`
+//      keeps what the search alone would find, given the same time, beside every heuristic.
 // It stops as soon as a plan meets the lower bound (proven optimal) or, with a capacity, fits
 // it. Each part gets what is left of the budget and keeps it (a part cut short still gives a
 // valid plan), so `auto` returns within the budget, never worse than the heuristics it ran, and
@@ -74,32 +76,46 @@ class Portfolio {
 Plan plan_auto(std::span<const Buffer> buffers, const PlanOptions& options) {
   Portfolio portfolio(buffers, options);
   const Deadline& deadline = portfolio.deadline();
-  portfolio.offer(plan_heap_simulation(buffers, deadline));
+  // What `best-fit` alone returns (the best of its three parts, first one kept on ties): the
+  // searches start from it, as they do alone, so that they search what they would alone.
+  Plan best_fit;
+  auto run = [&](Plan p, bool part_of_best_fit) {
+    if (part_of_best_fit &&
+        (best_fit.offsets.empty() ||
+         arena_bytes(buffers, p.offsets) < arena_bytes(buffers, best_fit.offsets))) {
+      best_fit = p;
+    }
+    portfolio.offer(std::move(p));
+  };
+  run(plan_heap_simulation(buffers, deadline), true);
 
   using Heuristic = Plan (*)(std::span<const Buffer>, const Deadline&);
-  const Heuristic orders[] = {
-      plan_greedy_size,
-      plan_greedy_breadth,
-      [](std::span<const Buffer> b, const Deadline& d) { return plan_global_best_fit(b, true, d); },
-      [](std::span<const Buffer> b, const Deadline& d) {
-        return plan_global_best_fit(b, false, d);
-      },
+  const std::pair<Heuristic, bool> orders[] = {
+      {plan_greedy_size, false},
+      {plan_greedy_breadth, false},
+      {[](std::span<const Buffer> b, const Deadline& d) {
+         return plan_global_best_fit(b, true, d);
+       },
+       true},
+      {[](std::span<const Buffer> b, const Deadline& d) {
+         return plan_global_best_fit(b, false, d);
+       },
+       true},
   };
-  for (const Heuristic h : orders) {
+  for (const auto& [heuristic, part_of_best_fit] : orders) {
     if (portfolio.done() || portfolio.cut_short()) {
       portfolio.skipped();
       return std::move(portfolio).result();
     }
-    portfolio.offer(h(buffers, deadline));
+    run(heuristic(buffers, deadline), part_of_best_fit);
   }
   if (portfolio.done() || portfolio.cut_short() || overlap_pairs(buffers) > kSearchPairLimit) {
     return std::move(portfolio).result();
   }
-  const Plan& start = portfolio.best();
   if (buffers.size() <= kExactLimit) {
-    portfolio.offer(plan_exact(buffers, start, deadline, options.capacity_bytes));
+    portfolio.offer(plan_exact(buffers, best_fit, deadline, options.capacity_bytes));
   } else {
-    portfolio.offer(plan_anneal(buffers, start, deadline,
+    portfolio.offer(plan_anneal(buffers, best_fit, deadline,
                                 {.seed = options.seed, .max_iterations = options.max_iterations}));
   }
   return std::move(portfolio).result();
