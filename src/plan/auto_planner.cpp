@@ -28,10 +28,10 @@ constexpr size_t kExactLimit = 4000;
 class Portfolio {
  public:
   Portfolio(std::span<const Buffer> buffers, const PlanOptions& options)
-      : buffers_(buffers),
+      : deadline_(options.time_limit_s.value_or(kDefaultSeconds)),
+        buffers_(buffers),
         lower_(lower_bound_bytes(buffers)),
-        capacity_(options.capacity_bytes),
-        deadline_(options.time_limit_s.value_or(kDefaultSeconds)) {}
+        capacity_(options.capacity_bytes) {}
 
   // Keeps `p` if it beats the best so far; a part cut short marks the whole.
   void offer(Plan p) {
@@ -62,10 +62,10 @@ class Portfolio {
   }
 
  private:
+  Deadline deadline_;  // first: the budget counts from the start, lower bound included
   std::span<const Buffer> buffers_;
   int64_t lower_;
   std::optional<int64_t> capacity_;
-  Deadline deadline_;
   Plan best_;
   int64_t best_arena_ = 0;
   bool cut_short_ = false;
