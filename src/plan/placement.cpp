@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <utility>
 
@@ -90,13 +91,19 @@ Placement place_in_order(std::span<const Buffer> buffers, std::span<const uint32
   base = round_up_or_throw(base, largest_alignment, "bytes of the buffers live throughout");
 
   // The others above, their offsets relative to `base` until the end.
-  TimeIndex placed(buffers);
+  // The index costs O(n log n) before the first placement is timed: not built when the time is
+  // up already, and looked at again once built.
+  std::optional<TimeIndex> placed;
+  if (!deadline.passed()) placed.emplace(buffers);
+  out.cut_short = !placed || deadline.passed();
   int64_t top = 0;  // of everything placed: where the buffers go when time runs out
   for (uint32_t i = 0; i < buffers.size(); ++i) {
     if (!buffers[i].fixed_offset) continue;
     out.offsets[i] = *buffers[i].fixed_offset;
     top = std::max(top, top_of(buffers[i], out.offsets[i]));
-    if (buffers[i].size > 0) placed.add(i, {out.offsets[i], out.offsets[i] + buffers[i].size});
+    if (placed && buffers[i].size > 0) {
+      placed->add(i, {out.offsets[i], out.offsets[i] + buffers[i].size});
+    }
   }
   std::vector<Span> taken;
   size_t done = 0;
@@ -108,9 +115,9 @@ Placement place_in_order(std::span<const Buffer> buffers, std::span<const uint32
     if (out.cut_short) {
       out.offsets[i] = aligned_offset(b, top);
     } else {
-      placed.taken_meeting(i, taken);
+      placed->taken_meeting(i, taken);
       out.offsets[i] = choose_offset(taken, b, fit);
-      placed.add(i, {out.offsets[i], out.offsets[i] + b.size});
+      placed->add(i, {out.offsets[i], out.offsets[i] + b.size});
     }
     top = std::max(top, top_of(b, out.offsets[i]));
   }
