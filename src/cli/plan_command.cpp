@@ -66,6 +66,7 @@ nlohmann::json to_json(const PlanCommandOptions& o, const plan::Plan& p, size_t 
       {"solve_ms", p.solve_ms},
       {"optimal", p.optimal},
       {"search_nodes", p.search_nodes},
+      {"cut_short", p.cut_short},
   };
   if (o.time_limit_s) j["time_limit_s"] = *o.time_limit_s;
   if (o.capacity_bytes) {
@@ -110,6 +111,7 @@ std::string to_text(const PlanCommandOptions& o, const plan::Plan& p, size_t buf
   }
   text += fmt::format("solved in   {:.1f} ms", p.solve_ms);
   if (p.search_nodes > 0) text += fmt::format(" ({} search nodes)", p.search_nodes);
+  if (p.cut_short) text += "; cut short by the time limit: the best plan found by then";
   if (!o.output.empty()) text += "\nwritten to  " + o.output;
   return text;
 }
@@ -175,8 +177,10 @@ void add_plan_command(CLI::App& app) {
   std::vector<std::string> names;
   for (const std::string_view n : plan::planner_names()) names.emplace_back(n);
   cmd->add_option("--algo", opts->algo, "Planner (default auto)")->check(CLI::IsMember(names));
-  cmd->add_option("--time-limit", opts->time_limit_s,
-                  "Seconds the searching planners (anneal, exact, auto) may spend")
+  cmd->add_option(
+         "--time-limit", opts->time_limit_s,
+         "Seconds any planner may spend (default: anneal 1, exact 10, auto 5, the heuristics "
+         "unlimited); it returns the best plan by then and says if it was cut short")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--capacity", opts->capacity_bytes,
                   "Bytes available: the searches stop at the first plan that fits")

@@ -1,6 +1,7 @@
 #pragma once
 // The algorithms behind the planner names (planner.hpp), one file each. They return offsets and,
-// where they know it, `optimal`; plan_buffers() fills in and checks the rest.
+// where they know it, `optimal` and `cut_short`; plan_buffers() fills in and checks the rest.
+// Each keeps its deadline: past it, it returns the best valid plan it has.
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -11,15 +12,19 @@
 namespace footprint::plan::detail {
 
 Plan plan_naive(std::span<const Buffer> buffers);
-Plan plan_greedy_size(std::span<const Buffer> buffers);
-Plan plan_greedy_breadth(std::span<const Buffer> buffers);
+Plan plan_greedy_size(std::span<const Buffer> buffers, const Deadline& deadline);
+Plan plan_greedy_breadth(std::span<const Buffer> buffers, const Deadline& deadline);
 
-// XLA-style heap simulation alone: O(n log n), the one heuristic that scales to millions.
-Plan plan_heap_simulation(std::span<const Buffer> buffers);
-// The best of the heap simulation and global best fit in size and in lifetime order (the
-// global orders only up to kGlobalBestFitLimit buffers: they are O(n^2)).
-inline constexpr size_t kGlobalBestFitLimit = 20000;
-Plan plan_best_fit(std::span<const Buffer> buffers);
+// XLA-style heap simulation alone: O(n log n) whatever the overlaps.
+Plan plan_heap_simulation(std::span<const Buffer> buffers, const Deadline& deadline);
+// XLA's global best fit in decreasing size ("size") or lifetime ("time") order.
+Plan plan_global_best_fit(std::span<const Buffer> buffers, bool by_size, const Deadline& deadline);
+// The best of the heap simulation and the two global best fits.
+Plan plan_best_fit(std::span<const Buffer> buffers, const Deadline& deadline);
+
+// The searches hold every conflicting pair in memory (8 bytes each): beyond this many pairs
+// (160 MB) they return their start plan unsearched.
+inline constexpr uint64_t kSearchPairLimit = 20'000'000;
 
 struct AnnealLimits {
   uint64_t seed = 1;

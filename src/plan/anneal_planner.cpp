@@ -50,8 +50,11 @@ class Annealer {
     order_ = order_by_offset(start_offsets);
     position_.resize(items_.size());
     offset_.resize(items_.size());
-    decode(0);
   }
+
+  // The first decoding, which the constructor leaves to this: false when the deadline passed
+  // before it was done (on a big instance it costs as much as a greedy pass).
+  bool start(const Deadline& deadline) { return decode(0, &deadline); }
 
   size_t size() const { return items_.size(); }
   double energy() const { return energy_; }
@@ -107,16 +110,17 @@ class Annealer {
   }
 
  private:
-  void decode(size_t from) {
+  bool decode(size_t from, const Deadline* deadline = nullptr) {
     for (size_t n = from; n < order_.size(); ++n) position_[order_[n]] = static_cast<uint32_t>(n);
     for (size_t n = from; n < order_.size(); ++n) {
+      if (deadline && (n & 63) == 0 && deadline->passed()) return false;
       const uint32_t k = order_[n];
       taken_.assign(obstacles_[k].begin(), obstacles_[k].end());
       for (const uint32_t j : meets_[k]) {
         if (position_[j] < n) taken_.push_back({offset_[j], offset_[j] + buffers_[items_[j]].size});
       }
       const Buffer& b = buffers_[items_[k]];
-      offset_[k] = choose_offset(taken_, b.size, b.alignment, Fit::lowest);
+      offset_[k] = choose_offset(taken_, b, Fit::lowest);
     }
     height_ = fixed_top_;
     double tops = 0;
@@ -127,6 +131,7 @@ class Annealer {
     }
     energy_ = static_cast<double>(height_) +
               (items_.empty() ? 0.0 : 0.05 * tops / static_cast<double>(items_.size()));
+    return true;
   }
 
   std::span<const Buffer> buffers_;
@@ -147,7 +152,13 @@ class Annealer {
 
 Plan plan_anneal(std::span<const Buffer> buffers, const Plan& start, const Deadline& deadline,
                  const AnnealLimits& limits) {
+  if (overlap_pairs(buffers) > kSearchPairLimit) return start;
   Annealer a(buffers, start);
+  if (!a.start(deadline)) {
+    Plan unchanged = start;
+    unchanged.cut_short = true;
+    return unchanged;
+  }
   Plan best;
   best.algorithm = "anneal";  // first fit in the start plan's order is already this search's
   best.offsets = a.offsets();

@@ -2,13 +2,13 @@
 //
 // The heap simulation replays the lifetimes as a program would: allocation and free events in
 // time order (frees first at equal times, larger allocations first), each allocation going to
-// the smallest free gap of the arena at that moment, else on top. O(n log n), so it is what
-// `auto` falls back on for millions of buffers. Fixed-offset buffers are taken as reserved for
-// the whole run here; the global orders below place around them exactly.
+// the smallest free gap of the arena at that moment, else on top. O(n log n) whatever the
+// overlaps. Fixed-offset buffers are taken as reserved for the whole run here; the global
+// orders below place around them exactly.
 //
 // The global orders (XLA's GlobalDecreasingSizeBestFitHeap) see whole lifetimes at once: buffers
 // in decreasing size ("spatial") or decreasing lifetime ("temporal") order, each into the
-// smallest gap left by the buffers it meets in time.
+// smallest gap left by the buffers it meets in time (place_in_order: a time index, not a scan).
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -25,11 +25,12 @@ namespace {
 // indexed by length for the best-fit lookup. Above the top span everything is free.
 class Heap {
  public:
-  int64_t allocate(int64_t size, int64_t alignment) {
+  int64_t allocate(const Buffer& b) {
+    const int64_t size = b.size;
     for (auto it = gaps_.lower_bound({size, 0}); it != gaps_.end(); ++it) {
       const auto [length, begin] = *it;
-      const int64_t at = align_up(begin, alignment);
-      if (at + size > begin + length) continue;  // the alignment padding does not fit
+      const int64_t at = align_up(begin, b.alignment);  // below the top: fits
+      if (at + size > begin + length) continue;         // the alignment padding does not fit
       gaps_.erase(it);
       add_gap(begin, at);
       add_gap(at + size, begin + length);
@@ -37,9 +38,9 @@ class Heap {
       return at;
     }
     const int64_t old_top = top();
-    const int64_t at = align_up(old_top, alignment);
+    const int64_t at = aligned_offset(b, old_top);
     add_gap(old_top, at);
-    live_.emplace(at, at + size);
+    live_.emplace(at, top_of(b, at));
     return at;
   }
 
@@ -93,7 +94,9 @@ std::vector<Span> fixed_spans(std::span<const Buffer> buffers) {
   return merged;
 }
 
-Plan global_best_fit(std::span<const Buffer> buffers, bool by_size) {
+}  // namespace
+
+Plan plan_global_best_fit(std::span<const Buffer> buffers, bool by_size, const Deadline& deadline) {
   auto length = [&](uint32_t i) { return buffers[i].upper - buffers[i].lower; };
   std::vector<uint32_t> order(buffers.size());
   std::iota(order.begin(), order.end(), 0);
@@ -106,13 +109,13 @@ Plan global_best_fit(std::span<const Buffer> buffers, bool by_size) {
   });
   Plan p;
   p.algorithm = by_size ? "best-fit(size)" : "best-fit(time)";
-  p.offsets = place_in_order(buffers, order, Fit::tightest);
+  Placement placed = place_in_order(buffers, order, Fit::tightest, deadline);
+  p.offsets = std::move(placed.offsets);
+  p.cut_short = placed.cut_short;
   return p;
 }
 
-}  // namespace
-
-Plan plan_heap_simulation(std::span<const Buffer> buffers) {
+Plan plan_heap_simulation(std::span<const Buffer> buffers, const Deadline& deadline) {
   struct Event {
     int64_t time;
     bool alloc;
@@ -141,28 +144,39 @@ Plan plan_heap_simulation(std::span<const Buffer> buffers) {
   for (uint32_t i = 0; i < buffers.size(); ++i) {
     if (buffers[i].fixed_offset) p.offsets[i] = *buffers[i].fixed_offset;
   }
-  for (const Event& e : events) {
-    if (e.alloc) {
-      p.offsets[e.index] = heap.allocate(e.size, buffers[e.index].alignment);
-    } else {
-      heap.release(p.offsets[e.index]);
+  // Past the deadline, the allocations left go above the highest top reached so far, clear of
+  // everything placed before; the heap is not consulted again.
+  int64_t highest = 0;
+  for (const Span& s : fixed_spans(buffers)) highest = std::max(highest, s.end);
+  for (size_t k = 0; k < events.size(); ++k) {
+    const Event& e = events[k];
+    const Buffer& b = buffers[e.index];
+    if (!p.cut_short && (k & 255) == 0 && deadline.passed()) p.cut_short = true;
+    if (!e.alloc) {
+      if (!p.cut_short) heap.release(p.offsets[e.index]);
+      continue;
     }
+    p.offsets[e.index] = p.cut_short ? aligned_offset(b, highest) : heap.allocate(b);
+    highest = std::max(highest, top_of(b, p.offsets[e.index]));
   }
   return p;
 }
 
-Plan plan_best_fit(std::span<const Buffer> buffers) {
-  Plan best = plan_heap_simulation(buffers);
-  if (buffers.size() > kGlobalBestFitLimit) return best;
+Plan plan_best_fit(std::span<const Buffer> buffers, const Deadline& deadline) {
+  Plan best = plan_heap_simulation(buffers, deadline);
+  bool cut_short = best.cut_short;
   int64_t best_arena = arena_bytes(buffers, best.offsets);
   for (const bool by_size : {true, false}) {
-    Plan p = global_best_fit(buffers, by_size);
+    if (cut_short) break;
+    Plan p = plan_global_best_fit(buffers, by_size, deadline);
+    cut_short = p.cut_short;
     const int64_t arena = arena_bytes(buffers, p.offsets);
     if (arena < best_arena) {
       best = std::move(p);
       best_arena = arena;
     }
   }
+  best.cut_short = cut_short;
   return best;
 }
 

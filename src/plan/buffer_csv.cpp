@@ -9,7 +9,9 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/plan/lower_bound.hpp"
 
 namespace footprint::plan {
 namespace {
@@ -195,6 +197,7 @@ std::vector<Buffer> parse_buffers_csv(std::string_view text, std::string_view so
   CsvReader reader(text, source);
   const Header header = parse_header(reader);
   std::vector<Buffer> buffers;
+  std::vector<size_t> lines;
   std::unordered_map<std::string, size_t> line_of_id;
   while (const auto line = reader.next_line()) {
     Buffer b = parse_row(reader, header, *line);
@@ -204,6 +207,16 @@ std::vector<Buffer> parse_buffers_csv(std::string_view text, std::string_view so
                   std::to_string(it->second) + ")");
     }
     buffers.push_back(std::move(b));
+    lines.push_back(reader.line_number());
+  }
+  // Each field is bounded, their sums are not: sizes live at one time that add up beyond int64
+  // leave no plan possible, and the row that tips the sum over is named.
+  if (const auto o = live_overflow(buffers)) {
+    const Buffer& b = buffers[o->buffer];
+    throw SizeOverflow(std::string(source) + ":" + std::to_string(lines[o->buffer]) + ": id " +
+                       in_quotes(b.id) + ": the sizes live at time " + std::to_string(o->time) +
+                       " add up beyond int64 (" + std::to_string(o->live_before) + " + " +
+                       std::to_string(b.size) + "): no arena can hold them");
   }
   return buffers;
 }

@@ -1,6 +1,7 @@
 #pragma once
-// A wall-clock budget the searches check now and then.
+// A wall-clock budget the planners check now and then.
 #include <chrono>
+#include <optional>
 
 namespace footprint::plan::detail {
 
@@ -10,8 +11,17 @@ class Deadline {
   explicit Deadline(double seconds)
       : end_(Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                 std::chrono::duration<double>(seconds < 0 ? 0 : seconds))) {}
+  // No limit when unset: a heuristic asked for no budget runs to the end.
+  explicit Deadline(std::optional<double> seconds)
+      : end_(seconds ? Deadline(*seconds).end_ : Clock::time_point::max()) {}
   bool passed() const { return Clock::now() >= end_; }
   double seconds_left() const { return std::chrono::duration<double>(end_ - Clock::now()).count(); }
+  // The earlier of this deadline and `seconds` from now: a share of the budget for one part.
+  Deadline within(double seconds) const {
+    Deadline d(seconds);
+    if (end_ < d.end_) d.end_ = end_;
+    return d;
+  }
 
  private:
   Clock::time_point end_;

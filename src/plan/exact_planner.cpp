@@ -43,6 +43,7 @@
 #include "algorithms.hpp"
 #include "exact_search.hpp"
 #include "footprint/plan/lower_bound.hpp"
+#include "placement.hpp"
 
 namespace footprint::plan::detail {
 namespace {
@@ -76,7 +77,7 @@ Plan plan_exact(std::span<const Buffer> buffers, const Plan& start, const Deadli
   // ends the search. Below the lower bound nothing fits, so the search minimises as usual.
   const bool fit_only = capacity && *capacity >= lo;
   auto over = [&] { return lo >= hi || (fit_only && (hi <= *capacity || lo > *capacity)); };
-  if (over()) {
+  if (over() || overlap_pairs(buffers) > kSearchPairLimit) {
     best.optimal = lo >= hi;
     return best;
   }

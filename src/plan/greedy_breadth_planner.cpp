@@ -47,7 +47,7 @@ class BusiestSection {
 
 }  // namespace
 
-Plan plan_greedy_breadth(std::span<const Buffer> buffers) {
+Plan plan_greedy_breadth(std::span<const Buffer> buffers, const Deadline& deadline) {
   const Sections sections(buffers);
   std::vector<int64_t> live(sections.count() + 1, 0);  // difference array, then prefix sums
   for (const Buffer& b : buffers) {
@@ -77,7 +77,9 @@ Plan plan_greedy_breadth(std::span<const Buffer> buffers) {
   }
   Plan p;
   p.algorithm = "greedy-breadth";
-  p.offsets = place_in_order(buffers, order, Fit::tightest);
+  Placement placed = place_in_order(buffers, order, Fit::tightest, deadline);
+  p.offsets = std::move(placed.offsets);
+  p.cut_short = placed.cut_short;
   return p;
 }
 

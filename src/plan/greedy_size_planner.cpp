@@ -8,14 +8,16 @@
 
 namespace footprint::plan::detail {
 
-Plan plan_greedy_size(std::span<const Buffer> buffers) {
+Plan plan_greedy_size(std::span<const Buffer> buffers, const Deadline& deadline) {
   std::vector<uint32_t> order(buffers.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
                    [&](uint32_t a, uint32_t b) { return buffers[a].size > buffers[b].size; });
   Plan p;
   p.algorithm = "greedy-size";
-  p.offsets = place_in_order(buffers, order, Fit::tightest);
+  Placement placed = place_in_order(buffers, order, Fit::tightest, deadline);
+  p.offsets = std::move(placed.offsets);
+  p.cut_short = placed.cut_short;
   return p;
 }
 

@@ -3,21 +3,37 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <utility>
 
+#include "footprint/core/checked_math.hpp"
+#include "time_index.hpp"
+
 namespace footprint::plan::detail {
 
-int64_t choose_offset(std::vector<Span>& taken, int64_t size, int64_t alignment, Fit fit) {
-  std::sort(taken.begin(), taken.end(),
-            [](const Span& a, const Span& b) { return a.begin < b.begin; });
+int64_t aligned_offset(const Buffer& b, int64_t at_least) {
+  if (const auto r = checked_round_up(at_least, b.alignment)) return *r;
+  return round_up_or_throw(at_least, b.alignment, "offset of buffer " + in_quotes(b.id));
+}
+
+int64_t top_of(const Buffer& b, int64_t offset) {
+  if (const auto r = checked_add(offset, b.size)) return *r;
+  return add_or_throw(offset, b.size, "end of buffer " + in_quotes(b.id) + " (offset + size)");
+}
+
+int64_t choose_offset(std::vector<Span>& taken, const Buffer& b, Fit fit) {
+  const auto by_begin = [](const Span& x, const Span& y) { return x.begin < y.begin; };
+  if (!std::is_sorted(taken.begin(), taken.end(), by_begin)) {
+    std::sort(taken.begin(), taken.end(), by_begin);
+  }
   int64_t best = -1;
   int64_t best_gap = std::numeric_limits<int64_t>::max();
   int64_t cursor = 0;  // everything below is taken or already considered
   for (const Span& s : taken) {
     if (s.begin > cursor) {
-      const int64_t at = align_up(cursor, alignment);
-      if (at + size <= s.begin) {
+      const int64_t at = aligned_offset(b, cursor);
+      if (at <= s.begin - b.size) {  // at + size <= begin, without forming at + size
         if (fit == Fit::lowest) return at;
         if (s.begin - cursor < best_gap) {
           best_gap = s.begin - cursor;
@@ -27,32 +43,91 @@ int64_t choose_offset(std::vector<Span>& taken, int64_t size, int64_t alignment,
     }
     cursor = std::max(cursor, s.end);
   }
-  return best >= 0 ? best : align_up(cursor, alignment);
+  const int64_t at = best >= 0 ? best : aligned_offset(b, cursor);
+  top_of(b, at);  // the caller will form the top: refuse here if it cannot be formed
+  return at;
 }
 
-std::vector<int64_t> place_in_order(std::span<const Buffer> buffers,
-                                    std::span<const uint32_t> order, Fit fit) {
-  std::vector<int64_t> offsets(buffers.size(), 0);
-  std::vector<uint32_t> placed;  // only buffers that take space
-  placed.reserve(buffers.size());
+namespace {
+
+// Buffers that meet every other buffer (a training run's weights and optimizer state) can go to
+// the bottom, stacked, with the rest packed above them, at no loss: in any plan, moving them down
+// and every other buffer down by the bytes of theirs below it keeps the plan valid and no higher.
+// Kept out of the time index, their spans stay out of every query. Only without fixed offsets,
+// and with power-of-two alignments so that the shift (rounded up to the largest) keeps them.
+std::vector<bool> meeting_every_buffer(std::span<const Buffer> buffers) {
+  std::vector<bool> out(buffers.size(), false);
+  int64_t min_upper = std::numeric_limits<int64_t>::max();
+  int64_t max_lower = std::numeric_limits<int64_t>::min();
+  for (const Buffer& b : buffers) {
+    if (b.fixed_offset || (b.alignment & (b.alignment - 1)) != 0) return out;
+    if (b.size == 0) continue;
+    min_upper = std::min(min_upper, b.upper);
+    max_lower = std::max(max_lower, b.lower);
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const Buffer& b = buffers[i];
+    out[i] = b.size > 0 && b.lower < min_upper && b.upper > max_lower;
+  }
+  return out;
+}
+
+}  // namespace
+
+Placement place_in_order(std::span<const Buffer> buffers, std::span<const uint32_t> order, Fit fit,
+                         const Deadline& deadline) {
+  Placement out;
+  out.offsets.assign(buffers.size(), 0);
+  // The buffers that meet every other one first, stacked in `order` from 0 up to `base`.
+  const std::vector<bool> below = meeting_every_buffer(buffers);
+  int64_t base = 0;
+  int64_t largest_alignment = 1;
+  for (const Buffer& b : buffers) largest_alignment = std::max(largest_alignment, b.alignment);
+  for (const uint32_t i : order) {
+    if (!below[i]) continue;
+    out.offsets[i] = aligned_offset(buffers[i], base);
+    base = top_of(buffers[i], out.offsets[i]);
+  }
+  base = round_up_or_throw(base, largest_alignment, "bytes of the buffers live throughout");
+
+  // The others above, their offsets relative to `base` until the end.
+  // The index costs O(n log n) before the first placement is timed: not built when the time is
+  // up already, and looked at again once built.
+  std::optional<TimeIndex> placed;
+  if (!deadline.passed()) placed.emplace(buffers);
+  out.cut_short = !placed || deadline.passed();
+  int64_t top = 0;  // of everything placed: where the buffers go when time runs out
   for (uint32_t i = 0; i < buffers.size(); ++i) {
-    if (buffers[i].fixed_offset) {
-      offsets[i] = *buffers[i].fixed_offset;
-      if (buffers[i].size > 0) placed.push_back(i);
+    if (!buffers[i].fixed_offset) continue;
+    out.offsets[i] = *buffers[i].fixed_offset;
+    top = std::max(top, top_of(buffers[i], out.offsets[i]));
+    if (placed && buffers[i].size > 0) {
+      placed->add(i, {out.offsets[i], out.offsets[i] + buffers[i].size});
     }
   }
   std::vector<Span> taken;
+  size_t done = 0;
   for (const uint32_t i : order) {
     const Buffer& b = buffers[i];
-    if (b.fixed_offset || b.size == 0) continue;
-    taken.clear();
-    for (const uint32_t j : placed) {
-      if (conflict(b, buffers[j])) taken.push_back({offsets[j], offsets[j] + buffers[j].size});
+    if (b.fixed_offset || b.size == 0 || below[i]) continue;
+    // A clock read costs about as much as a small placement: look every few buffers.
+    if (!out.cut_short && (++done & 15) == 0 && deadline.passed()) out.cut_short = true;
+    if (out.cut_short) {
+      out.offsets[i] = aligned_offset(b, top);
+    } else {
+      placed->taken_meeting(i, taken);
+      out.offsets[i] = choose_offset(taken, b, fit);
+      placed->add(i, {out.offsets[i], out.offsets[i] + b.size});
     }
-    offsets[i] = choose_offset(taken, b.size, b.alignment, fit);
-    placed.push_back(i);
+    top = std::max(top, top_of(b, out.offsets[i]));
   }
-  return offsets;
+  if (base > 0) {
+    add_or_throw(top, base, "top of the arena above the buffers live throughout");
+    for (size_t i = 0; i < buffers.size(); ++i) {
+      if (!below[i] && buffers[i].size > 0) out.offsets[i] += base;
+    }
+  }
+  return out;
 }
 
 std::vector<std::vector<uint32_t>> conflict_lists(std::span<const Buffer> buffers) {
@@ -73,6 +148,24 @@ std::vector<std::vector<uint32_t>> conflict_lists(std::span<const Buffer> buffer
     live.emplace(b.upper, i);
   }
   return lists;
+}
+
+uint64_t overlap_pairs(std::span<const Buffer> buffers) {
+  // Each buffer meets the ones alive when it starts; frees before allocations at equal times.
+  std::vector<std::pair<int64_t, int>> events;  // (time, -1 free / +1 allocation)
+  for (const Buffer& b : buffers) {
+    if (b.size == 0) continue;
+    events.emplace_back(b.lower, 1);
+    events.emplace_back(b.upper, -1);
+  }
+  std::sort(events.begin(), events.end());
+  uint64_t pairs = 0;
+  uint64_t live = 0;
+  for (const auto& [time, delta] : events) {
+    if (delta > 0) pairs += live;
+    live = delta > 0 ? live + 1 : live - 1;
+  }
+  return pairs;
 }
 
 std::vector<uint32_t> order_by_offset(std::span<const int64_t> offsets) {

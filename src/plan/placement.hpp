@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "deadline.hpp"
 #include "footprint/plan/buffer.hpp"
 
 namespace footprint::plan::detail {
@@ -14,6 +15,12 @@ struct Span {
   int64_t end;
 };
 
+// Offsets are int64: a plan of huge buffers can need more than that holds, and then these throw
+// SizeOverflow naming the buffer instead of wrapping (check_buffers bounds each buffer, not sums).
+int64_t aligned_offset(const Buffer& b, int64_t at_least);  // rounded up to b's alignment
+int64_t top_of(const Buffer& b, int64_t offset);            // offset + size
+
+// Unchecked rounding, for values below a plan already found (the searches): those fit.
 inline int64_t align_up(int64_t value, int64_t alignment) {
   const int64_t r = value % alignment;
   return r == 0 ? value : value + (alignment - r);
@@ -24,18 +31,29 @@ inline int64_t align_up(int64_t value, int64_t alignment) {
 // greedy planners). Without a fitting gap both go on top of everything.
 enum class Fit { lowest, tightest };
 
-// An aligned offset where `size` bytes overlap none of `taken` (sorted in place; spans may
-// overlap one another).
-int64_t choose_offset(std::vector<Span>& taken, int64_t size, int64_t alignment, Fit fit);
+// An aligned offset where `b` overlaps none of `taken` (sorted by begin in place unless it is
+// already; spans may overlap one another).
+int64_t choose_offset(std::vector<Span>& taken, const Buffer& b, Fit fit);
+
+struct Placement {
+  std::vector<int64_t> offsets;
+  bool cut_short = false;  // the deadline passed: the buffers left went on top of the arena
+};
 
 // Places buffers one by one in `order` (a permutation of their indices): each avoids the space of
-// the buffers placed before it that it conflicts with. Fixed-offset buffers keep their offsets
-// and count as placed from the start. O(n^2): each buffer scans those placed before it.
-std::vector<int64_t> place_in_order(std::span<const Buffer> buffers,
-                                    std::span<const uint32_t> order, Fit fit);
+// the buffers placed before it that it meets in time. Fixed-offset buffers keep their offsets
+// and count as placed from the start. The space taken comes from a time index (time_index.hpp):
+// O(log n) node updates a buffer, and a query reads unions of spans, not every buffer met. When
+// the deadline passes, the buffers not yet placed are stacked on top (a valid, worse plan).
+Placement place_in_order(std::span<const Buffer> buffers, std::span<const uint32_t> order, Fit fit,
+                         const Deadline& deadline);
 
 // For every buffer, the buffers it conflicts with (both directions), by a sweep over time.
+// O(n log n + k) time and memory for k conflicting pairs: see overlap_pairs before calling.
 std::vector<std::vector<uint32_t>> conflict_lists(std::span<const Buffer> buffers);
+
+// The number of conflicting pairs, in O(n log n) without listing them.
+uint64_t overlap_pairs(std::span<const Buffer> buffers);
 
 // The order of `offsets` (ascending, ties by index): placing in this order with Fit::lowest gives
 // every buffer an offset no higher than in `offsets`, so it is how a search starts from a plan.

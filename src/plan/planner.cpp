@@ -17,15 +17,28 @@ using PlanFunction = Plan (*)(std::span<const Buffer>, const PlanOptions&);
 constexpr double kAnnealSeconds = 1.0;
 constexpr double kExactSeconds = 10.0;
 
+// A search starts from best-fit's plan, made within the search's own budget.
 Plan run_anneal(std::span<const Buffer> buffers, const PlanOptions& o) {
   const detail::Deadline deadline(o.time_limit_s.value_or(kAnnealSeconds));
-  return detail::plan_anneal(buffers, detail::plan_best_fit(buffers), deadline,
-                             {.seed = o.seed, .max_iterations = o.max_iterations});
+  const Plan start = detail::plan_best_fit(buffers, deadline);
+  Plan p = detail::plan_anneal(buffers, start, deadline,
+                               {.seed = o.seed, .max_iterations = o.max_iterations});
+  p.cut_short = p.cut_short || start.cut_short;
+  return p;
 }
 
 Plan run_exact(std::span<const Buffer> buffers, const PlanOptions& o) {
   const detail::Deadline deadline(o.time_limit_s.value_or(kExactSeconds));
-  return detail::plan_exact(buffers, detail::plan_best_fit(buffers), deadline, o.capacity_bytes);
+  const Plan start = detail::plan_best_fit(buffers, deadline);
+  Plan p = detail::plan_exact(buffers, start, deadline, o.capacity_bytes);
+  p.cut_short = p.cut_short || start.cut_short;
+  return p;
+}
+
+// The heuristics have no default budget: unset, they run to the end.
+template <Plan (*Heuristic)(std::span<const Buffer>, const detail::Deadline&)>
+Plan run_heuristic(std::span<const Buffer> buffers, const PlanOptions& o) {
+  return Heuristic(buffers, detail::Deadline(o.time_limit_s));
 }
 
 struct Entry {
@@ -35,12 +48,9 @@ struct Entry {
 
 constexpr std::array<Entry, 7> kPlanners{{
     {"naive", [](std::span<const Buffer> b, const PlanOptions&) { return detail::plan_naive(b); }},
-    {"greedy-size",
-     [](std::span<const Buffer> b, const PlanOptions&) { return detail::plan_greedy_size(b); }},
-    {"greedy-breadth",
-     [](std::span<const Buffer> b, const PlanOptions&) { return detail::plan_greedy_breadth(b); }},
-    {"best-fit",
-     [](std::span<const Buffer> b, const PlanOptions&) { return detail::plan_best_fit(b); }},
+    {"greedy-size", run_heuristic<detail::plan_greedy_size>},
+    {"greedy-breadth", run_heuristic<detail::plan_greedy_breadth>},
+    {"best-fit", run_heuristic<detail::plan_best_fit>},
     {"anneal", run_anneal},
     {"exact", run_exact},
     {"auto", detail::plan_auto},
@@ -83,6 +93,9 @@ Plan plan_buffers(std::span<const Buffer> buffers, std::string_view algorithm,
                   const PlanOptions& options) {
   const auto planner = make_planner(algorithm);
   check_buffers(buffers);
+  // First: when the bytes live at one time overflow int64 no plan exists, and saying so names
+  // the buffer (SizeOverflow) before any planner forms a sum.
+  const int64_t bound = lower_bound_bytes(buffers);
   const auto start = std::chrono::steady_clock::now();
   Plan p = planner->plan(buffers, options);
   p.solve_ms =
@@ -93,7 +106,7 @@ Plan plan_buffers(std::span<const Buffer> buffers, std::string_view algorithm,
   }
   if (p.algorithm.empty()) p.algorithm = std::string(algorithm);
   p.arena_bytes = arena_bytes(buffers, p.offsets);
-  p.lower_bound_bytes = lower_bound_bytes(buffers);
+  p.lower_bound_bytes = bound;
   p.optimal = p.optimal || p.arena_bytes <= p.lower_bound_bytes;
   return p;
 }

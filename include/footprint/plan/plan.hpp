@@ -18,14 +18,20 @@ struct Plan {
   std::string algorithm;          // the algorithm that produced the offsets ("best-fit(heap)", ...)
   double solve_ms = 0;            // wall time of planning, validation excluded
   uint64_t search_nodes = 0;      // nodes the exact search expanded (0 for the heuristics)
+  // The time limit stopped the algorithm before it finished its own work: the plan is the best
+  // it had (a heuristic stacks the buffers it had no time for on top). A search that ran to its
+  // budget without a proof is not cut short: it did what it was asked.
+  bool cut_short = false;
 };
 
 struct PlanOptions {
-  // Wall-clock budget for the algorithms that search (improvement search, exact, auto); each
-  // has its own default when unset. The heuristics ignore it.
+  // Wall-clock budget, kept by every algorithm: the searches (anneal, exact, auto) have their
+  // own default when unset, the heuristics none. Planning returns within it (plus the time to
+  // check the plan) with the best plan found, and Plan::cut_short says if it stopped early.
   std::optional<double> time_limit_s;
   // The arena there is room for (a device's memory, MiniMalloc's capacity): the searches stop at
-  // the first plan that fits instead of looking for the smallest. The heuristics ignore it.
+  // the first plan that fits instead of looking for the smallest (auto: at the first part whose
+  // plan fits). The heuristics ignore it.
   std::optional<int64_t> capacity_bytes;
   // Seed of the improvement search: the same seed and iteration count give the same plan.
   uint64_t seed = 1;

@@ -12,7 +12,9 @@
 //   anneal          simulated annealing over the placement order from the best greedy order
 //   exact           complete branch and bound over canonical placements (MiniMalloc's idea)
 //                   with dominance pruning, under a time limit; says when it proved optimality
-//   auto            the default: picks by instance size and spends a bounded time budget
+//   auto            the default: a portfolio of the above, cheapest first, within a time budget;
+//                   keeps the best plan, stops at the lower bound or the capacity
+//                   (auto_planner.cpp)
 //
 // Whatever the algorithm, plan_buffers() validates the plan before returning it (validate.hpp):
 // an invalid plan is a bug and is thrown as an error, never returned.
