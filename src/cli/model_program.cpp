@@ -1,10 +1,10 @@
 #include "model_program.hpp"
 
 #include <cstdio>
+#include <memory>
+#include <utility>
 
-#include "footprint/analysis/memory_order.hpp"
 #include "footprint/core/error.hpp"
-#include "footprint/graph/rebatch.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 
 namespace footprint::cli {
@@ -36,29 +36,19 @@ analysis::InputsPolicy policy_of(const std::string& s) {
 }
 
 ModelProgram load_model_program(const ModelArgs& args) {
-  ModelProgram m;
-  m.options.inputs = policy_of(args.inputs);
+  analysis::ModelProgramOptions options;
+  options.inputs = policy_of(args.inputs);
+  options.order = args.order;
   for (const std::string& d : args.dims) {
     const auto [name, value] = split_binding(d, "--dim");
-    m.options.dims[name] = parse_dim_value(value, "--dim");
+    options.dims[name] = parse_dim_value(value, "--dim");
   }
-  m.model = std::make_unique<onnx::Model>(onnx::load_file(args.path));
+  auto model = std::make_shared<const onnx::Model>(onnx::load_file(args.path));
   // The runtime's registry: the kernels' workspace is part of the prediction, sized for one
   // thread as `footprint run` runs by default.
   runtime::set_intra_op_threads(1);
-  m.graph = graph::Graph::from_onnx(*m.model, runtime::op_registry());
-  if (const auto rebatched = graph::rebatch_if_bound(m.graph, m.options.dims))
-    std::fprintf(stderr, "footprint: %s\n", rebatched->note().c_str());
-  m.inference = graph::infer_shapes(m.graph);
-  m.order = args.order;
-  if (args.order == "memory") {
-    // The search starts from (and never does worse than) the stored order.
-    const analysis::MemoryOrder mo = analysis::memory_order(m.graph, m.options);
-    m.stored_lower_bound_bytes = mo.stored_lower_bound_bytes;
-    m.options.order = mo.order;
-  }
-  m.program = analysis::build_program(m.graph, m.options);
-  m.timeline = analysis::simulate(m.program.program);
+  ModelProgram m = analysis::build_model_program(std::move(model), runtime::op_registry(), options);
+  if (!m.rebatched.empty()) std::fprintf(stderr, "footprint: %s\n", m.rebatched.c_str());
   return m;
 }
 

@@ -1,17 +1,12 @@
 #pragma once
-// What `analyze` and `plan` share for a model: parse --dim / --inputs / --order, load, infer
-// shapes, pick the node order and simulate it.
-#include <memory>
-#include <optional>
+// What `analyze`, `plan` and `report` share for a model: parse --dim / --inputs / --order, load,
+// and build the analysis::ModelProgram (the same one the Python package builds).
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "footprint/analysis/graph_program.hpp"
-#include "footprint/analysis/timeline.hpp"
-#include "footprint/graph/graph.hpp"
-#include "footprint/graph/shape_inference.hpp"
-#include "footprint/onnx/model.hpp"
+#include "footprint/analysis/model_program.hpp"
 
 namespace footprint::cli {
 
@@ -22,16 +17,7 @@ struct ModelArgs {
   std::string order = "stored";   // stored | memory
 };
 
-struct ModelProgram {
-  std::unique_ptr<onnx::Model> model;  // the graph refers into it
-  graph::Graph graph;
-  graph::ShapeInferenceReport inference;
-  analysis::GraphProgramOptions options;
-  analysis::GraphProgram program;
-  analysis::Timeline timeline;
-  std::string order;                                 // "stored" or "memory"
-  std::optional<uint64_t> stored_lower_bound_bytes;  // set with --order memory
-};
+using analysis::ModelProgram;
 
 // Appended to the --dim / --sweep help of every command that binds dims (graph::rebatch_if_bound).
 inline constexpr const char* kRebatchHelp =
