@@ -27,7 +27,7 @@ __version__ = _footprint.__version__
 __all__ = [
     "AliveTensor", "Analysis", "FootprintError", "GraphBuilder", "Model", "ModelError", "Plan",
     "Session", "UsageError", "Var", "analyze", "heap_in_use", "load", "plan", "planners",
-    "read_tensor", "sweep", "write_tensor",
+    "read_tensor", "report", "sweep", "write_tensor",
 ]
 
 
@@ -76,6 +76,29 @@ def sweep(model, dim, values, dims=None, inputs="caller", order="stored"):
     a = _footprint._analyze_model(_model_of(model), _dims(dims), inputs, order, str(dim),
                                   [int(v) for v in values])
     return a.to_json()["sweep"]
+
+
+def report(model_or_trace, path, dims=None, inputs=None, order="stored", algo="auto",
+           time_limit=None, run=False):
+    """Writes `footprint report`'s self-contained HTML page to ``path``: the timeline by
+    category with the lower bound and the planned arena, the arena layout, what is alive at the
+    peak, and the stored order beside the memory-aware one. ``run=True`` runs the model once
+    (random inputs, one thread) and draws what the run held after each step; it needs the
+    counting allocator, so from Python it draws nothing and says so on stderr. Returns what
+    ``footprint report --json`` prints."""
+    if isinstance(model_or_trace, dict) or (
+            _is_path(model_or_trace) and _os.fspath(model_or_trace).endswith(".json")):
+        if dims or order != "stored" or run:
+            raise UsageError("dims, order and run apply to models; a trace has its own")
+        if isinstance(model_or_trace, dict):
+            text, name = _json.dumps(model_or_trace), "<trace>"
+        else:
+            name = _os.fspath(model_or_trace)
+            with open(name, encoding="utf-8") as f:
+                text = f.read()
+        return _footprint._report_trace(text, name, path, inputs, algo, time_limit)
+    return _footprint._report_model(_model_of(model_or_trace), path, _dims(dims),
+                                    inputs or "caller", order, algo, time_limit, run)
 
 
 @_dataclass(frozen=True)

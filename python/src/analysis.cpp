@@ -46,6 +46,22 @@ report::AnalysisReport PyAnalysis::report() const {
   return r;
 }
 
+analysis::InputsPolicy policy(const std::string& s) {
+  if (s == "caller") return analysis::InputsPolicy::caller;
+  if (s == "donated") return analysis::InputsPolicy::donated;
+  throw UsageError("inputs must be caller or donated, got " + in_quotes(s));
+}
+
+analysis::ModelProgram model_program(const std::shared_ptr<PyModel>& model, const DimBindings& dims,
+                                     const std::string& inputs, const std::string& order) {
+  analysis::ModelProgramOptions options;
+  options.dims = dims;
+  options.inputs = policy(inputs);
+  options.order = order;
+  runtime::set_intra_op_threads(1);
+  return analysis::build_model_program(PyModel::share(model), runtime::op_registry(), options);
+}
+
 namespace {
 
 using Columns = std::map<std::string, py::array_t<uint64_t>>;
@@ -81,30 +97,17 @@ py::dict timeline_columns(const PyAnalysis& a) {
   return out;
 }
 
-analysis::InputsPolicy policy(const std::string& s) {
-  if (s == "caller") return analysis::InputsPolicy::caller;
-  if (s == "donated") return analysis::InputsPolicy::donated;
-  throw UsageError("inputs must be caller or donated, got " + in_quotes(s));
-}
-
-// The program of a model, built as `footprint analyze` builds it: the runtime's registry (the
-// kernels' workspace is part of the prediction), sized for one thread as `run` runs by default.
 std::shared_ptr<PyAnalysis> analyze_model(const std::shared_ptr<PyModel>& model,
                                           const DimBindings& dims, const std::string& inputs,
                                           const std::string& order,
                                           const std::optional<std::string>& sweep_dim,
                                           const std::vector<int64_t>& sweep_values) {
-  analysis::ModelProgramOptions options;
-  options.dims = dims;
-  options.inputs = policy(inputs);
-  options.order = order;
   // A sweep's main report is at its first value unless the dim is bound, as in the CLI.
-  if (sweep_dim && !sweep_values.empty()) options.dims.emplace(*sweep_dim, sweep_values.front());
+  DimBindings bound = dims;
+  if (sweep_dim && !sweep_values.empty()) bound.emplace(*sweep_dim, sweep_values.front());
   const py::gil_scoped_release nogil;
-  runtime::set_intra_op_threads(1);
-  auto a = std::make_shared<PyAnalysis>(
-      analysis::build_model_program(PyModel::share(model), runtime::op_registry(), options),
-      model->model().source().name());
+  auto a = std::make_shared<PyAnalysis>(model_program(model, bound, inputs, order),
+                                        model->model().source().name());
   if (sweep_dim) {
     const analysis::ModelProgram& m = *a->model_program();
     a->set_sweep(analysis::sweep_dim(m.graph, m.options, *sweep_dim, sweep_values));

@@ -46,5 +46,6 @@ void bind_plan(py::module_& m);
 void bind_session(py::module_& m);
 void bind_cli(py::module_& m);
 void bind_builder(py::module_& m);
+void bind_report(py::module_& m);
 
 }  // namespace footprint::python
