@@ -22,17 +22,37 @@
 namespace footprint::python {
 namespace {
 
-// A copy of `array` as a runtime tensor (64-byte aligned storage, as the kernels expect).
-runtime::Tensor tensor_of(const std::string& name, const py::array& array) {
-  const py::array c = py::array::ensure(array, py::array::c_style);
+// `array` in native byte order (numpy may hold big-endian data; the kernels read native).
+py::array native_order(const py::array& array) {
+  if (array.dtype().byteorder() != '>') return array;
+  return array.attr("astype")(array.dtype().attr("newbyteorder")("="));
+}
+
+// `array` as a runtime tensor: read in place when it is C-contiguous, aligned for its dtype and
+// in native byte order (the caller's array must then outlive the tensor); a copy otherwise,
+// counted in `copied_bytes`.
+runtime::Tensor tensor_of(const std::string& name, const py::array& array, uint64_t& copied_bytes) {
+  const py::array native = native_order(array);
+  const DType dtype = dtype_of(native.dtype(), "input " + in_quotes(name));
+  using npy = py::detail::npy_api;
+  constexpr int kInPlace =
+      static_cast<int>(npy::NPY_ARRAY_C_CONTIGUOUS_) | static_cast<int>(npy::NPY_ARRAY_ALIGNED_);
+  const bool in_place = native.ptr() == array.ptr() && (array.flags() & kInPlace) == kInPlace;
+  const py::array c = in_place ? array : py::array::ensure(native, py::array::c_style);
   if (!c) throw py::type_error("input " + name + ": not convertible to a contiguous array");
   std::vector<int64_t> dims(c.shape(), c.shape() + c.ndim());
-  runtime::Tensor t(name, dtype_of(c.dtype(), "input " + in_quotes(name)), std::move(dims));
+  // The session never writes into its inputs, so a read-only array may be viewed too.
+  auto* data = static_cast<std::byte*>(const_cast<void*>(c.data()));
+  runtime::Tensor t = in_place ? runtime::Tensor::view(name, dtype, std::move(dims), data)
+                               : runtime::Tensor(name, dtype, std::move(dims));
   if (t.bytes() != static_cast<size_t>(c.nbytes())) {
     throw UsageError("input " + in_quotes(name) + ": " + std::to_string(c.nbytes()) +
                      " bytes where the dtype and shape need " + std::to_string(t.bytes()));
   }
-  if (t.bytes() > 0) std::memcpy(t.data(), c.data(), t.bytes());
+  if (!in_place && t.bytes() > 0) {
+    std::memcpy(t.data(), c.data(), t.bytes());
+    copied_bytes += t.bytes();
+  }
   return t;
 }
 
@@ -51,9 +71,15 @@ class PySession {
       : model_(std::move(model)), session_(model_->model(), std::move(options)) {}
 
   py::dict run(const py::dict& feeds) {
+    // The arrays stay referenced here while the run reads them without the GIL.
+    std::vector<py::array> arrays;
     std::vector<runtime::Tensor> inputs;
+    copied_bytes_ = 0;
     for (const auto& [key, value] : feeds) {
-      inputs.push_back(tensor_of(py::str(key), py::array::ensure(value)));
+      arrays.push_back(py::array::ensure(value));
+      if (!arrays.back())
+        throw py::type_error("input " + std::string(py::str(key)) + ": not an array");
+      inputs.push_back(tensor_of(py::str(key), arrays.back(), copied_bytes_));
     }
     std::vector<runtime::Tensor> outputs;
     {
@@ -80,6 +106,7 @@ class PySession {
  private:
   std::shared_ptr<PyModel> model_;  // first: the session reads the model's weights in place
   runtime::Session session_;
+  uint64_t copied_bytes_ = 0;  // input bytes the last run copied (0: every input read in place)
 };
 
 // Heap figures come from the counting allocator, which this extension does not link (it
@@ -104,6 +131,7 @@ py::dict PySession::stats() const {
   predicted["planner"] = p.planner;
   py::dict measured;
   measured["arena_bytes"] = r.arena_bytes;
+  measured["input_copied_bytes"] = copied_bytes_;
   measured["output_bytes"] = r.output_bytes;
   measured["latency_ms"] = r.latency_ms;
   measured["peak_heap_bytes"] = heap_figure(r.peak_heap_bytes);
@@ -144,7 +172,8 @@ void bind_session(py::module_& m) {
   m.def(
       "write_tensor",
       [](const std::filesystem::path& path, const py::array& array, const std::string& name) {
-        const runtime::Tensor t = tensor_of(name, array);
+        uint64_t copied = 0;
+        const runtime::Tensor t = tensor_of(name, array, copied);
         const py::gil_scoped_release nogil;
         runtime::write_tensor_file(path, t);
       },

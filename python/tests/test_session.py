@@ -96,3 +96,18 @@ def test_tensor_files_round_trip(tmp_path):
     footprint.write_tensor(tmp_path / "a.pb", a, name="a")
     b = footprint.read_tensor(tmp_path / "a.pb")
     assert_bitwise_equal(b, a)
+
+
+def test_contiguous_inputs_are_read_in_place(mobilenet):
+    session = footprint.Session(mobilenet)
+    x = footprint.read_tensor(mobilenet.parent / "input_0.pb")
+    x.flags.writeable = False  # the session never writes into its inputs
+    kept = x.copy()
+    in_place = session.run({"x": x})["logits"]
+    assert session.stats["measured"]["input_copied_bytes"] == 0
+    assert x.tobytes() == kept.tobytes()
+    # Not C-contiguous, or not in native byte order: copied, and the same result.
+    for other in (np.asfortranarray(x), x.astype(">f4")):
+        out = session.run({"x": other})["logits"]
+        assert session.stats["measured"]["input_copied_bytes"] == x.nbytes
+        assert_bitwise_equal(out, in_place)
