@@ -47,6 +47,21 @@ def _model_of(x):
     return x if isinstance(x, Model) else load(x)
 
 
+class _Naming:
+    """Gives a ModelError that names no file the model's name (its path, or load's name=)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, error, tb):
+        if isinstance(error, ModelError) and error.path is None:
+            error.path = self.name
+        return False
+
+
 def _dims(dims):
     return {str(k): int(v) for k, v in (dims or {}).items()}
 
@@ -67,7 +82,8 @@ def analyze(model_or_trace, dims=None, inputs="caller", order="stored"):
         with open(path, encoding="utf-8") as f:
             return _footprint._analyze_trace(f.read(), path, inputs)
     model = _model_of(model_or_trace)
-    return _footprint._analyze_model(model, _dims(dims), inputs, order, None, [])
+    with _Naming(model.name):
+        return _footprint._analyze_model(model, _dims(dims), inputs, order, None, [])
 
 
 def sweep(model, dim, values, dims=None, inputs="caller", order="stored"):
@@ -145,7 +161,13 @@ class Session(_footprint.Session):
     keeps its Model (and so the model's bytes) alive."""
 
     def __init__(self, model, threads=1, dims=None, planner="auto", order="stored"):
-        super().__init__(_model_of(model), threads, _dims(dims), planner, order)
+        model = _model_of(model)
+        self._name = model.name
+        super().__init__(model, threads, _dims(dims), planner, order)
+
+    def run(self, inputs):
+        with _Naming(self._name):
+            return super().run(inputs)
 
 
 class GraphBuilder(_footprint.GraphBuilder):

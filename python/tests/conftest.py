@@ -13,6 +13,9 @@ import subprocess
 
 import pytest
 
+# The markers docs/PYTHON.md's examples use (footprint_limit, footprint_predict).
+pytest_plugins = ["footprint.pytest_plugin"]
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build" / "release"
 

@@ -72,6 +72,6 @@ def test_inference_errors_name_the_op():
     q = b.const(np.zeros((4, 5), dtype=np.float32))
     with pytest.raises(footprint.ModelError) as e:
         b.matmul(p, q)
-    assert "MatMul" in str(e.value)
+    assert "MatMul" in str(e.value) and e.value.node == "MatMul_0"
     with pytest.raises(footprint.ModelError):
         b.op("NoSuchOp", [p])

@@ -80,8 +80,9 @@ def test_outputs_own_their_storage(mobilenet):
 
 def test_bad_inputs_are_errors_not_crashes(mobilenet):
     session = footprint.Session(mobilenet)
-    with pytest.raises(footprint.ModelError):
+    with pytest.raises(footprint.ModelError) as e:
         session.run({"x": np.zeros((1, 3, 95, 96), dtype=np.float32)})
+    assert e.value.path == str(mobilenet) and "input 'x'" in str(e.value)
     with pytest.raises(footprint.ModelError):
         session.run({"nope": np.zeros((1, 3, 96, 96), dtype=np.float32)})
     with pytest.raises(footprint.UsageError):
