@@ -7,7 +7,8 @@ FOOTPRINT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # find_library of ours resolves to must be here or be a dependency (not a recommendation) of one
 # that is: scripts/check-deps verifies that in scripts/test. ocl-icd-opencl-dev is an example:
 # Debian's oneDNN is built with its OpenCL GPU runtime, so dnnl-config.cmake requires OpenCL,
-# while libdnnl-dev only recommends the package.
+# while libdnnl-dev only recommends the package. The Python package (python/) builds against
+# Debian's python3 with pybind11-dev and is tested with Debian's numpy and pytest.
 FOOTPRINT_PACKAGES=(
   g++ cmake ninja-build clang libclang-rt-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
@@ -17,6 +18,7 @@ FOOTPRINT_PACKAGES=(
   libxxhash-dev libsqlite3-dev
   zlib1g-dev chromium
   clang-format
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-setuptools
 )
 # The model zoo's exporter (tests/zoo/zoo.sh, run by scripts/test): Debian's PyTorch 1.13 with
 # torchvision and torchaudio, and the onnx module for reading reference outputs. Only the tests

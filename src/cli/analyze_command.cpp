@@ -94,27 +94,8 @@ void analyze_model(const AnalyzeOptions& o) {
     dims.push_back(sweep_dim + "=" + std::to_string(sweep_values.front()));
   }
   const ModelProgram m = load_model_program({o.input, dims, o.inputs, o.order});
-  report::AnalysisReport r;
-  r.model = o.input;
-  r.order = m.order;
-  r.stored_lower_bound_bytes = m.stored_lower_bound_bytes;
-  r.inputs_policy = o.inputs;
-  r.timeline = &m.timeline;
-  r.dims = m.options.dims;
-  for (const auto& d : m.program.unbound_dims) r.dims[d] = 1;
-  r.unbound_dims = m.program.unbound_dims;
-  r.warnings = m.inference.warnings;
-  r.warnings.insert(r.warnings.end(), m.program.warnings.begin(), m.program.warnings.end());
-  r.subgraphs = m.program.subgraphs;
-  r.constant_nodes = m.program.constant_nodes;
-  if (!sweep_dim.empty())
-    r.sweep = analysis::sweep_dim(
-        [&](int64_t v) {
-          DimBindings at = m.options.dims;
-          at[sweep_dim] = v;
-          return timeline_at(m, at);
-        },
-        sweep_dim, sweep_values);
+  report::AnalysisReport r = report::analysis_report(m, o.input);
+  if (!sweep_dim.empty()) r.sweep = analysis::sweep_model(m, sweep_dim, sweep_values);
   emit(r, o.json);
 }
 

@@ -4,6 +4,10 @@
 
 namespace footprint::cli {
 
+// Parses argv (argv[0] is the program), runs the subcommand and returns the exit code: 0, 1 for
+// a model or input that cannot be processed, 2 for bad usage. Errors are one line on stderr.
+int run_command_line(int argc, char** argv);
+
 void add_info_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
 void add_plan_command(CLI::App& app);

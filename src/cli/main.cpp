@@ -1,53 +1,6 @@
-// The footprint command: parses the command line and maps failures to exit codes
-// (2: bad usage, 1: a model or input that cannot be processed).
-#include <cstdio>
-#include <new>
-#include <string>
-
+// The footprint command (src/cli/command_line.cpp has its arguments and exit codes).
 #include "commands.hpp"
-#include "footprint/core/error.hpp"
-#include "footprint/version.hpp"
 
-// NOLINTNEXTLINE(bugprone-exception-escape): only CLI11's setup could throw, before any input.
 int main(int argc, char** argv) {
-  CLI::App app{
-      "footprint: predicts, plans, measures and shrinks the memory footprint of neural-network "
-      "models (ONNX)."};
-  app.name("footprint");
-  app.set_version_flag("--version", "footprint " + std::string(footprint::kVersion));
-  app.require_subcommand(1, 1);
-  footprint::cli::add_info_command(app);
-  footprint::cli::add_analyze_command(app);
-  footprint::cli::add_plan_command(app);
-  footprint::cli::add_report_command(app);
-  footprint::cli::add_run_command(app);
-  footprint::cli::add_bench_command(app);
-  footprint::cli::add_compare_command(app);
-  footprint::cli::add_history_command(app);
-  footprint::cli::add_fold_command(app);
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "footprint: error: %s (see footprint --help)\n", e.what());
-    return 2;
-  } catch (const footprint::UsageError& e) {
-    std::fprintf(stderr, "footprint: error: %s\n", e.what());
-    return 2;
-  } catch (const footprint::Error& e) {
-    std::fprintf(stderr, "footprint: error: %s\n", e.what());
-    return 1;
-  } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "footprint: error: out of memory\n");
-    return 1;
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "footprint: error: internal: %s\n", e.what());
-    return 1;
-  }
-  return 0;
+  return footprint::cli::run_command_line(argc, argv);
 }

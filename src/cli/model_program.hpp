@@ -1,17 +1,12 @@
 #pragma once
-// What `analyze` and `plan` share for a model: parse --dim / --inputs / --order, load, infer
-// shapes, pick the node order and simulate it.
-#include <memory>
-#include <optional>
+// What `analyze`, `plan` and `report` share for a model: parse --dim / --inputs / --order, load,
+// and build the analysis::ModelProgram (the same one the Python package builds).
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "footprint/analysis/graph_program.hpp"
-#include "footprint/analysis/timeline.hpp"
-#include "footprint/graph/graph.hpp"
-#include "footprint/graph/shape_inference.hpp"
-#include "footprint/onnx/model.hpp"
+#include "footprint/analysis/model_program.hpp"
 
 namespace footprint::cli {
 
@@ -22,23 +17,7 @@ struct ModelArgs {
   std::string order = "stored";   // stored | memory
 };
 
-// What binding the inputs' extents before inference did (graph::bind_input_extents).
-struct SpecializedInputs {
-  bool concrete = false;               // every input got extents; inference ran on numbers
-  std::vector<std::string> defaulted;  // named input dims no --dim bound: taken as 1
-};
-
-struct ModelProgram {
-  std::unique_ptr<onnx::Model> model;  // the graph refers into it
-  graph::Graph graph;
-  graph::ShapeInferenceReport inference;
-  SpecializedInputs inputs;
-  analysis::GraphProgramOptions options;
-  analysis::GraphProgram program;
-  analysis::Timeline timeline;
-  std::string order;                                 // "stored" or "memory"
-  std::optional<uint64_t> stored_lower_bound_bytes;  // set with --order memory
-};
+using analysis::ModelProgram;
 
 // Appended to the --dim / --sweep help of every command that binds dims (graph::rebatch_if_bound).
 inline constexpr const char* kRebatchHelp =
@@ -50,9 +29,5 @@ int64_t parse_dim_value(const std::string& text, const char* flag);
 analysis::InputsPolicy policy_of(const std::string& s);
 
 ModelProgram load_model_program(const ModelArgs& args);
-
-// The timeline of the same model, order and inputs policy at other dims, its shapes inferred
-// anew there (a sweep's points).
-analysis::Timeline timeline_at(const ModelProgram& m, const DimBindings& dims);
 
 }  // namespace footprint::cli

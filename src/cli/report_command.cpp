@@ -29,21 +29,10 @@
 #include "footprint/runtime/random_inputs.hpp"
 #include "footprint/runtime/session.hpp"
 #include "model_program.hpp"
+#include "report_page.hpp"
 
 namespace footprint::cli {
 namespace {
-
-struct ReportOptions {
-  std::string input;
-  std::string output;
-  std::vector<std::string> dims;
-  std::string inputs = "caller";
-  std::string order = "stored";
-  std::string algo = "auto";
-  std::optional<double> time_limit_s;
-  bool json = false;
-  bool run = false;
-};
 
 // A program in one order, simulated.
 struct OrderedRun {
@@ -75,9 +64,9 @@ void warn_unbound(const ModelProgram& m) {
 
 // The model in its stored order and in the memory-aware order (the search never returns an
 // order worse than the stored one; when it finds nothing better the two are the same).
-report::OrderComparison load_model(const ReportOptions& o, ReportInputs& in,
+report::OrderComparison load_model(const ReportOptions& o, ModelProgram&& program, ReportInputs& in,
                                    report::HtmlReport& r) {
-  in.model = load_model_program({o.input, o.dims, o.inputs, "stored"});
+  in.model = std::move(program);
   const ModelProgram& m = *in.model;
   warn_unbound(m);
   const analysis::MemoryOrder mo = analysis::memory_order(m.graph, m.options);
@@ -110,7 +99,7 @@ report::OrderComparison load_model(const ReportOptions& o, ReportInputs& in,
   return c;
 }
 
-void load_trace(const ReportOptions& o, bool inputs_given, ReportInputs& in,
+void load_trace(const ReportOptions& o, analysis::Trace&& trace, ReportInputs& in,
                 report::HtmlReport& r) {
   if (!o.dims.empty()) {
     throw UsageError("--dim applies to models; a trace has concrete sizes");
@@ -118,8 +107,7 @@ void load_trace(const ReportOptions& o, bool inputs_given, ReportInputs& in,
   if (o.order != "stored") {
     throw UsageError("--order memory applies to models; a trace has its own order");
   }
-  in.trace = analysis::read_trace_file(o.input);
-  if (inputs_given) in.trace->program.inputs = policy_of(o.inputs);
+  in.trace = std::move(trace);
   in.trace_timeline = analysis::simulate(in.trace->program);
   in.program = &in.trace->program;
   in.timeline = &in.trace_timeline;
@@ -160,25 +148,26 @@ nlohmann::json summary_json(const ReportOptions& o, const report::HtmlReport& r,
   return j;
 }
 
-std::string summary_text(const ReportOptions& o, const report::HtmlReport& r,
-                         const nlohmann::json& data, size_t html_bytes) {
-  const analysis::Timeline& t = *r.timeline;
-  std::string text =
-      fmt::format("report      {} ({})\n", o.output, report::human_bytes(html_bytes));
-  text += fmt::format("timeline    {} steps ({} drawn), peak {} at step {}\n", t.steps.size(),
-                      data["timeline"]["x"].size(), report::human_bytes(t.total_peak_bytes),
-                      t.peak_step);
-  text += fmt::format("arena       {} buffers ({} drawn), {} by {}, lower bound {}\n",
-                      t.buffers.size(), data["layout"]["lo"].size(),
-                      report::human_bytes(static_cast<uint64_t>(r.plan->arena_bytes)),
-                      r.plan->algorithm, report::human_bytes(t.lower_bound_arena_bytes));
-  if (r.orders) {
-    const bool differ = r.orders->stored_nodes != r.orders->memory_nodes;
-    text += differ ? fmt::format("orders      lower bound {} stored, {} memory-aware ({})\n",
-                                 report::human_bytes(r.orders->stored->lower_bound_bytes),
-                                 report::human_bytes(r.orders->memory->lower_bound_bytes),
-                                 r.orders->method)
-                   : std::string("orders      the memory-aware search kept the stored order\n");
+std::string summary_text(const nlohmann::json& j) {
+  using report::human_bytes;
+  std::string text = fmt::format("report      {} ({})\n", j["output"].get<std::string>(),
+                                 human_bytes(j["html_bytes"].get<uint64_t>()));
+  text +=
+      fmt::format("timeline    {} steps ({} drawn), peak {} at step {}\n", j["steps"].get<size_t>(),
+                  j["points_drawn"].get<size_t>(),
+                  human_bytes(j["total_peak_bytes"].get<uint64_t>()), j["peak_step"].get<int>());
+  text += fmt::format(
+      "arena       {} buffers ({} drawn), {} by {}, lower bound {}\n", j["buffers"].get<size_t>(),
+      j["buffers_drawn"].get<size_t>(), human_bytes(j["arena_bytes"].get<uint64_t>()),
+      j["algorithm"].get<std::string>(), human_bytes(j["lower_bound_arena_bytes"].get<uint64_t>()));
+  if (j.contains("orders")) {
+    const nlohmann::json& orders = j["orders"];
+    text += orders["differ"].get<bool>()
+                ? fmt::format("orders      lower bound {} stored, {} memory-aware ({})\n",
+                              human_bytes(orders["stored_lower_bound_bytes"].get<uint64_t>()),
+                              human_bytes(orders["memory_lower_bound_bytes"].get<uint64_t>()),
+                              orders["method"].get<std::string>())
+                : std::string("orders      the memory-aware search kept the stored order\n");
   }
   return text;
 }
@@ -220,16 +209,9 @@ void add_measurement(const ReportOptions& o, const ModelProgram& m, report::Html
   r.measured_label = "heap the run holds + weights read in place";
 }
 
-void run_report(const ReportOptions& o, bool inputs_given) {
-  ReportInputs in;
-  report::HtmlReport r;
-  r.title = o.input;
-  r.inputs_policy = o.inputs;
-  if (is_trace(o.input)) {
-    load_trace(o, inputs_given, in, r);
-  } else {
-    r.orders = load_model(o, in, r);
-  }
+// The page for what `in` and `r` hold (a model or a trace), planned, measured with --run, and
+// written; returns the summary `report --json` prints.
+nlohmann::json finish_report(const ReportOptions& o, ReportInputs& in, report::HtmlReport& r) {
   r.program = in.program;
   r.timeline = in.timeline;
   plan::PlanOptions options;
@@ -246,14 +228,44 @@ void run_report(const ReportOptions& o, bool inputs_given) {
   onnx::write_file_atomically(o.output, [&](std::ostream& out) {
     out.write(html.data(), static_cast<std::streamsize>(html.size()));
   });
-  if (o.json) {
-    std::printf("%s\n", summary_json(o, r, data, html.size()).dump(2).c_str());
+  return summary_json(o, r, data, html.size());
+}
+
+void run_report(const ReportOptions& o, bool inputs_given) {
+  nlohmann::json summary;
+  if (is_trace(o.input)) {
+    analysis::Trace trace = analysis::read_trace_file(o.input);
+    if (inputs_given) trace.program.inputs = policy_of(o.inputs);
+    summary = write_report(o, std::move(trace));
   } else {
-    std::printf("%s", summary_text(o, r, data, html.size()).c_str());
+    summary = write_report(o, load_model_program({o.input, o.dims, o.inputs, "stored"}));
+  }
+  if (o.json) {
+    std::printf("%s\n", summary.dump(2).c_str());
+  } else {
+    std::printf("%s", summary_text(summary).c_str());
   }
 }
 
 }  // namespace
+
+nlohmann::json write_report(const ReportOptions& o, ModelProgram&& stored) {
+  ReportInputs in;
+  report::HtmlReport r;
+  r.title = o.input;
+  r.inputs_policy = o.inputs;
+  r.orders = load_model(o, std::move(stored), in, r);
+  return finish_report(o, in, r);
+}
+
+nlohmann::json write_report(const ReportOptions& o, analysis::Trace&& trace) {
+  ReportInputs in;
+  report::HtmlReport r;
+  r.title = o.input;
+  r.inputs_policy = o.inputs;
+  load_trace(o, std::move(trace), in, r);
+  return finish_report(o, in, r);
+}
 
 void add_report_command(CLI::App& app) {
   auto opts = std::make_shared<ReportOptions>();

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <utility>
+
 #include "footprint/report/model_summary_report.hpp"
 
 namespace footprint::report {
@@ -12,6 +14,23 @@ nlohmann::json fit_json(const analysis::LinearFit& f) {
 }
 
 }  // namespace
+
+AnalysisReport analysis_report(const analysis::ModelProgram& m, std::string model) {
+  AnalysisReport r;
+  r.model = std::move(model);
+  r.order = m.order;
+  r.stored_lower_bound_bytes = m.stored_lower_bound_bytes;
+  r.inputs_policy = m.options.inputs == analysis::InputsPolicy::donated ? "donated" : "caller";
+  r.timeline = &m.timeline;
+  r.dims = m.options.dims;
+  for (const auto& d : m.program.unbound_dims) r.dims[d] = 1;
+  r.unbound_dims = m.program.unbound_dims;
+  r.warnings = m.inference.warnings;
+  r.warnings.insert(r.warnings.end(), m.program.warnings.begin(), m.program.warnings.end());
+  r.subgraphs = m.program.subgraphs;
+  r.constant_nodes = m.program.constant_nodes;
+  return r;
+}
 
 nlohmann::json to_json(const AnalysisReport& r) {
   const analysis::Timeline& t = *r.timeline;

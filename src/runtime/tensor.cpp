@@ -20,19 +20,44 @@ AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   data_.reset(static_cast<std::byte*>(p));
 }
 
-void AlignedBuffer::Free::operator()(std::byte* p) const {
-  std::free(p);
+AlignedBuffer AlignedBuffer::borrow(std::byte* data, size_t bytes) {
+  AlignedBuffer b;
+  b.data_ = std::unique_ptr<std::byte, Free>(data, Free{.owned = false});
+  b.size_ = bytes;
+  return b;
 }
+
+void AlignedFree::operator()(std::byte* p) const {
+  if (owned) std::free(p);
+}
+
+namespace {
+
+// The bytes of dtype x dims; footprint::Error naming the tensor when they cannot be held.
+size_t storage_bytes(const std::string& name, DType dtype, const std::vector<int64_t>& dims) {
+  const auto n = checked_numel(dims.data(), dims.size());
+  const auto bytes = n ? dtype_storage_bytes(dtype, *n) : std::nullopt;
+  if (!bytes || dtype == DType::string || dtype == DType::undefined) {
+    throw Error("tensor " + in_quotes(name) + ": " + std::string(dtype_name(dtype)) +
+                " tensors of these extents cannot be held");
+  }
+  return *bytes;
+}
+
+}  // namespace
 
 Tensor::Tensor(std::string name, DType dtype, std::vector<int64_t> dims)
     : name_(std::move(name)), dtype_(dtype), dims_(std::move(dims)) {
-  const auto n = checked_numel(dims_.data(), dims_.size());
-  const auto bytes = n ? dtype_storage_bytes(dtype_, *n) : std::nullopt;
-  if (!bytes || dtype_ == DType::string || dtype_ == DType::undefined) {
-    throw Error("tensor " + in_quotes(name_) + ": " + std::string(dtype_name(dtype_)) +
-                " tensors of these extents cannot be held");
-  }
-  storage_ = AlignedBuffer(*bytes);
+  storage_ = AlignedBuffer(storage_bytes(name_, dtype_, dims_));
+}
+
+Tensor Tensor::view(std::string name, DType dtype, std::vector<int64_t> dims, std::byte* data) {
+  Tensor t;
+  t.storage_ = AlignedBuffer::borrow(data, storage_bytes(name, dtype, dims));
+  t.name_ = std::move(name);
+  t.dtype_ = dtype;
+  t.dims_ = std::move(dims);
+  return t;
 }
 
 size_t Tensor::numel() const {

@@ -64,6 +64,29 @@ TEST(Session, BindsNamedDimsFromTheInputsAndPreparesAgainWhenTheyChange) {
   EXPECT_EQ(std::memcmp(out8[0].data(), out2[0].data(), out2[0].bytes()), 0);
 }
 
+TEST(Session, ReadsAViewOfTheCallersBytesAndLeavesThemAsTheyWere) {
+  const onnx::Model model = tiny_cnn();
+  runtime::Session s(model);
+  const runtime::Tensor owned = input_x(3, 0.25f);
+  // Unaligned on purpose (a float's alignment, not 64 bytes): a Python array's data.
+  std::vector<float> caller(owned.numel() + 1);
+  std::memcpy(caller.data() + 1, owned.data(), owned.bytes());
+  const std::vector<float> before = caller;
+  std::vector<runtime::Tensor> in;
+  in.push_back(runtime::Tensor::view("x", DType::float32, owned.dims(),
+                                     reinterpret_cast<std::byte*>(caller.data() + 1)));
+  EXPECT_EQ(in[0].bytes(), owned.bytes());
+  const auto from_view = s.run(in);
+  std::vector<runtime::Tensor> copied;
+  copied.push_back(input_x(3, 0.25f));
+  const auto from_copy = s.run(copied);
+  ASSERT_EQ(from_view[0].bytes(), from_copy[0].bytes());
+  EXPECT_EQ(std::memcmp(from_view[0].data(), from_copy[0].data(), from_copy[0].bytes()), 0);
+  EXPECT_EQ(caller, before);
+  in.clear();  // the view frees nothing (ASan would report a bad free)
+  EXPECT_EQ(caller, before);
+}
+
 TEST(Session, AnUnnamedInputTakesTheNextFreeSlot) {
   const onnx::Model model = tiny_cnn();
   runtime::Session s(model);

@@ -7,6 +7,7 @@
 
 #include "footprint/analysis/dim_sweep.hpp"
 #include "footprint/analysis/graph_program.hpp"
+#include "footprint/analysis/model_program.hpp"
 #include "footprint/analysis/timeline.hpp"
 
 namespace footprint::report {
@@ -24,6 +25,10 @@ struct AnalysisReport {
   size_t constant_nodes = 0;
   std::optional<analysis::DimSweep> sweep;
 };
+
+// The report of a model's program (no sweep), named `model`; it points into `m`. Unbound dims
+// are reported at 1, as the analysis used them.
+AnalysisReport analysis_report(const analysis::ModelProgram& m, std::string model);
 
 nlohmann::json to_json(const AnalysisReport& r);
 std::string to_text(const AnalysisReport& r, size_t max_alive_rows = 15);

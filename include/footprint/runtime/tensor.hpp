@@ -17,19 +17,26 @@
 
 namespace footprint::runtime {
 
-// 64-byte aligned heap bytes, released with the object.
+// Frees what AlignedBuffer allocated; leaves borrowed bytes alone. (Outside the class: a nested
+// struct's member initializers are not usable in the enclosing class's defaulted constructor.)
+struct AlignedFree {
+  bool owned = true;
+  void operator()(std::byte* p) const;
+};
+
+// 64-byte aligned heap bytes, released with the object; or, borrowed, the caller's bytes.
 class AlignedBuffer {
  public:
   static constexpr size_t kAlignment = 64;
   AlignedBuffer() = default;
   explicit AlignedBuffer(size_t bytes);
+  // The caller's bytes, not freed by this object (which must not outlive them).
+  static AlignedBuffer borrow(std::byte* data, size_t bytes);
   std::byte* data() const { return data_.get(); }
   size_t size() const { return size_; }
 
  private:
-  struct Free {
-    void operator()(std::byte* p) const;
-  };
+  using Free = AlignedFree;
   std::unique_ptr<std::byte, Free> data_;
   size_t size_ = 0;
 };
@@ -39,6 +46,10 @@ class Tensor {
   Tensor() = default;
   // Storage for dtype x dims, uninitialised. Throws footprint::Error for string dtypes.
   Tensor(std::string name, DType dtype, std::vector<int64_t> dims);
+  // A tensor over the caller's elements (dtype x dims bytes at `data`, aligned for the dtype),
+  // which must outlive it: an input read in place (the Python package's numpy arrays). A
+  // session never writes into its inputs.
+  static Tensor view(std::string name, DType dtype, std::vector<int64_t> dims, std::byte* data);
 
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }

@@ -1,0 +1,81 @@
+"""footprint.analyze and sweep: the same figures as `footprint analyze --json`."""
+
+import json
+
+import numpy as np
+import pytest
+
+import footprint
+from conftest import cli_json
+
+
+def test_analyze_is_the_cli_json(mobilenet):
+    a = footprint.analyze(footprint.load(mobilenet), dims={"N": 8})
+    expected = cli_json("analyze", mobilenet, "--dim", "N=8")
+    assert a.to_json() == expected
+    assert a.total_peak == expected["bytes"]["total_peak"]
+    assert a.lower_bound == expected["lower_bound_bytes"]
+    assert a.peak_step == expected["peak_step"]
+
+
+def test_alive_at_peak_records(mobilenet):
+    a = footprint.analyze(mobilenet, dims={"N": 8})
+    expected = cli_json("analyze", mobilenet, "--dim", "N=8")["alive_at_peak"]
+    got = [{"tensor": t.tensor, "bytes": t.bytes, "producer": t.producer, "why": t.why}
+           for t in a.alive_at_peak]
+    assert got == [{k: e[k] for k in ("tensor", "bytes", "producer", "why")} for e in expected]
+    assert sum(t.bytes for t in a.alive_at_peak) <= a.total_peak
+
+
+def test_timeline_columns(mobilenet):
+    a = footprint.analyze(mobilenet, dims={"N": 8})
+    t = a.timeline
+    assert len(t["node"]) == len(t["total_bytes"]) == 100
+    assert t["total_bytes"].dtype == np.uint64
+    assert int(t["total_bytes"].max()) == a.total_peak
+    assert int(np.argmax(t["total_bytes"])) == a.peak_step
+    assert int(t["live_bytes"].max()) == a.lower_bound
+
+
+@pytest.mark.parametrize("inputs,order", [("donated", "stored"), ("caller", "memory")])
+def test_options_match_the_cli(mobilenet, inputs, order):
+    a = footprint.analyze(mobilenet, dims={"N": 2}, inputs=inputs, order=order)
+    assert a.to_json() == cli_json("analyze", mobilenet, "--dim", "N=2", "--inputs", inputs,
+                                   "--order", order)
+
+
+def test_sweep_is_the_cli_sweep(mobilenet):
+    got = footprint.sweep(mobilenet, "N", [1, 8, 32])
+    expected = cli_json("analyze", mobilenet, "--sweep", "N=1,8,32")["sweep"]
+    assert got == expected
+    assert got["total_peak"]["linear"]
+
+
+def test_a_trace_from_a_file_and_a_dict(tmp_path):
+    trace = {
+        "name": "two ops",
+        "tensors": [
+            {"name": "x", "bytes": 1000, "kind": "input"},
+            {"name": "a", "bytes": 4000},
+            {"name": "y", "bytes": 2000, "kind": "output"},
+        ],
+        "ops": [
+            {"name": "f", "op": "f", "inputs": ["x"], "outputs": ["a"], "workspace": 256},
+            {"name": "g", "op": "g", "inputs": ["a"], "outputs": ["y"]},
+        ],
+    }
+    path = tmp_path / "trace.json"
+    path.write_text(json.dumps(trace))
+    a = footprint.analyze(path)
+    assert a.to_json() == cli_json("analyze", path)
+    # f: x + a + workspace; g: x + a + y (the caller holds x).
+    assert a.total_peak == 7000 and a.peak_step == 1
+    assert footprint.analyze(trace).total_peak == a.total_peak
+    assert footprint.analyze(trace, inputs="donated").total_peak == 6000
+
+
+def test_bad_options_are_usage_errors(mobilenet):
+    with pytest.raises(footprint.UsageError):
+        footprint.analyze(mobilenet, inputs="borrowed")
+    with pytest.raises(footprint.UsageError):
+        footprint.analyze(mobilenet, order="fastest")

@@ -1,0 +1,114 @@
+"""footprint.Session: outputs equal `footprint run -o` bit for bit; stats as run --json."""
+
+import subprocess
+
+import numpy as np
+import pytest
+
+import footprint
+from conftest import CLI, cli_json, require_shared, shared_models
+
+
+def cli_outputs(model, input_pb, tmp_path):
+    out = tmp_path / "out"
+    subprocess.run([str(CLI), "run", "--repeat", "1", "--warmup", "0", "--input",
+                    f"{input_name(model)}={input_pb}", "-o", str(out), str(model)],
+                   check=True, capture_output=True)
+    return [footprint.read_tensor(p) for p in sorted(out.glob("output_*.pb"))]
+
+
+def input_name(model):
+    return footprint.load(model).info()["graph_inputs"][0]["name"]
+
+
+def assert_bitwise_equal(got, expected):
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+    assert got.tobytes() == expected.tobytes()
+
+
+def test_mobilenet_outputs_are_the_clis(mobilenet, tmp_path):
+    x = footprint.read_tensor(mobilenet.parent / "input_0.pb")
+    assert x.shape == (1, 3, 96, 96) and x.dtype == np.float32
+    session = footprint.Session(mobilenet)
+    out = session.run({"x": x})
+    assert list(out) == ["logits"]
+    [expected] = cli_outputs(mobilenet, mobilenet.parent / "input_0.pb", tmp_path)
+    assert_bitwise_equal(out["logits"], expected)
+
+
+@pytest.mark.parametrize("name", [p.name for p in shared_models()] or ["none"])
+def test_shared_models_match_the_cli_bit_for_bit(name, tmp_path):
+    models = shared_models()
+    require_shared(models)
+    folder = next(p for p in models if p.name == name)
+    model = footprint.load(folder / "model.onnx")
+    x = footprint.read_tensor(folder / "input_0.pb")
+    out = footprint.Session(model).run({input_name(folder / "model.onnx"): x})
+    expected = cli_outputs(folder / "model.onnx", folder / "input_0.pb", tmp_path)
+    assert len(out) == len(expected)
+    for got, exp in zip(out.values(), expected):
+        assert_bitwise_equal(got, exp)
+
+
+def test_stats_match_run_json(mobilenet):
+    session = footprint.Session(mobilenet, dims={"N": 8})
+    x = np.random.default_rng(1).standard_normal((8, 3, 96, 96), dtype=np.float32)
+    session.run({"x": x})
+    s = session.stats
+    expected = cli_json("run", mobilenet, "--repeat", "1", "--dim", "N=8")
+    for key in ("arena_bytes", "lower_bound_bytes", "outputs_bytes", "weights_bytes",
+                "total_peak_bytes", "planner", "run_heap_bytes"):
+        assert s["predicted"][key] == expected["predicted"][key], key
+    assert s["measured"]["arena_bytes"] == s["predicted"]["arena_bytes"]
+    assert s["dims"] == {"N": 8}
+    # Heap figures need the counting allocator, which a Python process does not have.
+    assert s["measured"]["peak_heap_bytes"] is None
+    assert s["measured"]["peak_rss_bytes"] >= s["measured"]["rss_bytes"] > 0
+
+
+def test_outputs_own_their_storage(mobilenet):
+    session = footprint.Session(mobilenet)
+    x = footprint.read_tensor(mobilenet.parent / "input_0.pb")
+    first = session.run({"x": x})["logits"]
+    kept = first.copy()
+    second = session.run({"x": x + 1})["logits"]
+    assert not np.shares_memory(first, second)
+    assert first.tobytes() == kept.tobytes()  # a later run does not write into it
+    del session
+    assert first.tobytes() == kept.tobytes()  # nor does the session's end
+
+
+def test_bad_inputs_are_errors_not_crashes(mobilenet):
+    session = footprint.Session(mobilenet)
+    with pytest.raises(footprint.ModelError) as e:
+        session.run({"x": np.zeros((1, 3, 95, 96), dtype=np.float32)})
+    assert e.value.path == str(mobilenet) and "input 'x'" in str(e.value)
+    with pytest.raises(footprint.ModelError):
+        session.run({"nope": np.zeros((1, 3, 96, 96), dtype=np.float32)})
+    with pytest.raises(footprint.UsageError):
+        session.run({"x": np.zeros((1, 3, 96, 96), dtype=np.complex64)})
+    # The session still works afterwards.
+    x = footprint.read_tensor(mobilenet.parent / "input_0.pb")
+    assert session.run({"x": x})["logits"].shape == (1, 1000)
+
+
+def test_tensor_files_round_trip(tmp_path):
+    a = np.arange(12, dtype=np.int64).reshape(3, 4)
+    footprint.write_tensor(tmp_path / "a.pb", a, name="a")
+    b = footprint.read_tensor(tmp_path / "a.pb")
+    assert_bitwise_equal(b, a)
+
+
+def test_contiguous_inputs_are_read_in_place(mobilenet):
+    session = footprint.Session(mobilenet)
+    x = footprint.read_tensor(mobilenet.parent / "input_0.pb")
+    x.flags.writeable = False  # the session never writes into its inputs
+    kept = x.copy()
+    in_place = session.run({"x": x})["logits"]
+    assert session.stats["measured"]["input_copied_bytes"] == 0
+    assert x.tobytes() == kept.tobytes()
+    # Not C-contiguous, or not in native byte order: copied, and the same result.
+    for other in (np.asfortranarray(x), x.astype(">f4")):
+        out = session.run({"x": other})["logits"]
+        assert session.stats["measured"]["input_copied_bytes"] == x.nbytes
+        assert_bitwise_equal(out, in_place)

@@ -1,0 +1,92 @@
+#include "footprint/analysis/model_program.hpp"
+
+#include <algorithm>
+#include <utility>
+
+#include "footprint/analysis/memory_order.hpp"
+#include "footprint/core/error.hpp"
+#include "footprint/graph/rebatch.hpp"
+
+namespace footprint::analysis {
+namespace {
+
+// The graph analysis works on: built against the registry, re-batched when batch is bound, and
+// with the inputs' extents bound before inference as the runtime binds them when it prepares, so
+// prediction and run infer the same shapes. Named input dims nothing binds go to `defaulted`.
+struct BoundGraph {
+  graph::Graph graph;
+  graph::ShapeInferenceReport inference;
+  std::string rebatched;
+  bool concrete = false;
+  std::vector<std::string> defaulted;
+};
+
+BoundGraph bound_graph(const onnx::Model& model, const graph::OpRegistry& registry,
+                       const DimBindings& dims) {
+  BoundGraph b;
+  b.graph = graph::Graph::from_onnx(model, registry);
+  if (const auto rebatched = graph::rebatch_if_bound(b.graph, dims))
+    b.rebatched = rebatched->note();
+  b.concrete = graph::bind_input_extents(b.graph, dims, b.defaulted);
+  b.inference = graph::infer_shapes(b.graph);
+  return b;
+}
+
+void add_unbound(const std::vector<std::string>& defaulted, GraphProgram& program) {
+  auto& u = program.unbound_dims;
+  for (const std::string& d : defaulted) {
+    if (std::find(u.begin(), u.end(), d) == u.end()) u.push_back(d);
+  }
+}
+
+}  // namespace
+
+ModelProgram build_model_program(std::shared_ptr<const onnx::Model> model,
+                                 const graph::OpRegistry& registry,
+                                 const ModelProgramOptions& options) {
+  if (options.order != "stored" && options.order != "memory") {
+    throw UsageError("order must be stored or memory, got " + in_quotes(options.order));
+  }
+  ModelProgram m;
+  m.model = std::move(model);
+  m.registry = &registry;
+  m.options.inputs = options.inputs;
+  m.options.dims = options.dims;
+  BoundGraph b = bound_graph(*m.model, registry, m.options.dims);
+  m.graph = std::move(b.graph);
+  m.inference = std::move(b.inference);
+  m.rebatched = std::move(b.rebatched);
+  m.concrete_inputs = b.concrete;
+  m.order = options.order;
+  if (options.order == "memory") {
+    // The search starts from (and never does worse than) the stored order.
+    const MemoryOrder mo = memory_order(m.graph, m.options);
+    m.stored_lower_bound_bytes = mo.stored_lower_bound_bytes;
+    m.options.order = mo.order;
+  }
+  m.program = build_program(m.graph, m.options);
+  add_unbound(b.defaulted, m.program);
+  m.timeline = simulate(m.program.program);
+  return m;
+}
+
+Timeline timeline_at(const ModelProgram& m, const DimBindings& dims) {
+  // Node ids do not depend on the dims, so the order chosen for m holds here too.
+  const BoundGraph b = bound_graph(*m.model, *m.registry, dims);
+  GraphProgramOptions options = m.options;
+  options.dims = dims;
+  return simulate(build_program(b.graph, options).program);
+}
+
+DimSweep sweep_model(const ModelProgram& m, const std::string& dim,
+                     const std::vector<int64_t>& values) {
+  return sweep_dim(
+      [&](int64_t v) {
+        DimBindings at = m.options.dims;
+        at[dim] = v;
+        return timeline_at(m, at);
+      },
+      dim, values);
+}
+
+}  // namespace footprint::analysis
