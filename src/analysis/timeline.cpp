@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
 
 namespace footprint::analysis {
@@ -240,41 +241,61 @@ class Simulator {
     return "read by this step";
   }
 
+  // The per-step figures in one sweep over the steps: each buffer is added at its allocating step
+  // and taken off after its last one, so the work is linear in steps + buffers. Every sum is
+  // checked: a total that does not fit 64 bits is an error naming the step, not a wrapped figure.
   Timeline tally() const {
     Timeline tl;
     tl.storage = root_;
     for (const ProgramTensor& t : p_.tensors) {
-      if (t.category == Category::weights && t.view_of < 0) tl.weights_bytes += t.bytes;
-    }
-    for (const Buffer& b : buffers_) {
-      const uint64_t bytes = p_.tensors[b.tensor].bytes;
-      if (b.category == Category::inputs) tl.inputs_bytes += bytes;
-      if (b.category == Category::outputs) tl.outputs_bytes += bytes;
+      if (t.category == Category::weights && t.view_of < 0)
+        tl.weights_bytes = add_or_throw(tl.weights_bytes, t.bytes, "total weight bytes");
     }
     const int n = static_cast<int>(p_.steps.size());
+    // Buffers by the step that allocates them and the step after which they are released.
+    std::vector<std::vector<int>> allocated(static_cast<size_t>(n) + 1);
+    std::vector<std::vector<int>> released(static_cast<size_t>(n));
+    for (size_t i = 0; i < buffers_.size(); ++i) {
+      const Buffer& b = buffers_[i];
+      const uint64_t bytes = p_.tensors[b.tensor].bytes;
+      if (!checked_round_up(bytes, kArenaAlignment)) arena_overflow(bytes, "buffer", b.tensor);
+      if (b.category == Category::inputs)
+        tl.inputs_bytes = add_or_throw(tl.inputs_bytes, bytes, "total input bytes");
+      if (b.category == Category::outputs)
+        tl.outputs_bytes = add_or_throw(tl.outputs_bytes, bytes, "total output bytes");
+      if (b.alloc >= n || b.free_after < b.alloc) continue;
+      allocated[static_cast<size_t>(std::max(b.alloc, 0))].push_back(static_cast<int>(i));
+      if (b.free_after < n)
+        released[static_cast<size_t>(b.free_after)].push_back(static_cast<int>(i));
+    }
+    uint64_t activations = 0, activations_arena = 0, other = 0;
     uint64_t best = 0;
+    tl.steps.reserve(static_cast<size_t>(n));
     for (int s = 0; s < n; ++s) {
+      const ProgramStep& step = p_.steps[s];
       StepMemory m;
       m.index = s;
-      m.node = p_.steps[s].name;
-      m.op = p_.steps[s].op;
-      m.workspace_bytes = p_.steps[s].workspace;
-      uint64_t activations = 0, activations_arena = 0, other = 0;
-      for (const Buffer& b : buffers_) {
+      m.node = step.name;
+      m.op = step.op;
+      m.workspace_bytes = step.workspace;
+      if (!checked_round_up(step.workspace, kArenaAlignment))
+        arena_overflow(step.workspace, "workspace of step", s);
+      for (int i : allocated[static_cast<size_t>(s)]) {
+        const Buffer& b = buffers_[static_cast<size_t>(i)];
         const uint64_t bytes = p_.tensors[b.tensor].bytes;
-        if (b.alloc == s) m.alloc_bytes += bytes;
-        if (b.free_after == s) m.free_bytes += bytes;
-        if (!live_in(b, s)) continue;
+        if (b.alloc == s) m.alloc_bytes = add_at(m.alloc_bytes, bytes, "bytes allocated", s);
         if (b.category == Category::activations) {
-          activations += bytes;
-          activations_arena += arena_round(bytes);
+          activations = add_at(activations, bytes, "live activation bytes", s);
+          activations_arena = add_at(activations_arena, arena_round(bytes), "live arena bytes", s);
         } else {
-          other += bytes;
+          other = add_at(other, bytes, "live input and output bytes", s);
         }
       }
-      m.live_bytes = activations + m.workspace_bytes;
-      m.live_arena_bytes = activations_arena + arena_round(m.workspace_bytes);
-      m.total_bytes = tl.weights_bytes + other + m.live_bytes;
+      m.live_bytes = add_at(activations, m.workspace_bytes, "live bytes", s);
+      m.live_arena_bytes =
+          add_at(activations_arena, arena_round(m.workspace_bytes), "live arena bytes", s);
+      m.total_bytes =
+          add_at(add_at(tl.weights_bytes, other, "total bytes", s), m.live_bytes, "total bytes", s);
       tl.activations_peak_bytes = std::max(tl.activations_peak_bytes, activations);
       tl.workspace_peak_bytes = std::max(tl.workspace_peak_bytes, m.workspace_bytes);
       tl.lower_bound_bytes = std::max(tl.lower_bound_bytes, m.live_bytes);
@@ -283,11 +304,26 @@ class Simulator {
         best = m.total_bytes;
         tl.peak_step = s;
       }
-      tl.steps.push_back(m);
+      // What is released is part of what was live (and summed, checked, above): no wrap.
+      for (int i : released[static_cast<size_t>(s)]) {
+        const Buffer& b = buffers_[static_cast<size_t>(i)];
+        const uint64_t bytes = p_.tensors[b.tensor].bytes;
+        m.free_bytes += bytes;
+        if (b.category == Category::activations) {
+          activations -= bytes;
+          activations_arena -= arena_round(bytes);
+        } else {
+          other -= bytes;
+        }
+      }
+      tl.steps.push_back(std::move(m));
     }
-    tl.total_peak_bytes = n > 0 ? best : tl.weights_bytes + tl.inputs_bytes;
+    tl.total_peak_bytes =
+        n > 0 ? best : add_or_throw(tl.weights_bytes, tl.inputs_bytes, "total peak bytes");
     for (const Buffer& b : buffers_) {
-      if (b.free_after == kNever) tl.after_bytes += p_.tensors[b.tensor].bytes;
+      if (b.free_after == kNever)
+        tl.after_bytes =
+            add_or_throw(tl.after_bytes, p_.tensors[b.tensor].bytes, "bytes held after the run");
       if (b.category == Category::activations) {
         const int last = b.free_after == kNever ? n - 1 : b.free_after;
         tl.buffers.push_back(
@@ -301,6 +337,22 @@ class Simulator {
     }
     if (tl.peak_step >= 0) alive_at(tl.peak_step, tl);
     return tl;
+  }
+
+  // a + b, or SizeOverflow naming the figure and the step.
+  uint64_t add_at(uint64_t a, uint64_t b, const char* what, int step) const {
+    if (const auto r = checked_add(a, b)) return *r;
+    return add_or_throw(a, b,
+                        std::string(what) + " at step " + std::to_string(step) + " " +
+                            in_quotes(p_.steps[static_cast<size_t>(step)].name));
+  }
+
+  // arena_round wraps past 2^64 - 64: a buffer that large cannot be placed in any arena.
+  [[noreturn]] void arena_overflow(uint64_t bytes, std::string_view what, int index) const {
+    const std::string& label = what == "buffer" ? name(index) : p_.steps[index].name;
+    throw SizeOverflow(std::string(what) + " " + in_quotes(label) + ": " + std::to_string(bytes) +
+                       " bytes rounded up to a multiple of " + std::to_string(kArenaAlignment) +
+                       " overflows uint64");
   }
 
   void alive_at(int step, Timeline& tl) const {

@@ -168,11 +168,12 @@ class Pass {
     } catch (const LocatedError&) {
       throw;  // from a subgraph, already located
     } catch (const Error& e) {
-      if (!options_.errors_as_warnings) throw LocatedError(location(g, id) + e.what());
-      // The hook's message starts with the node's label, which the warning gives already.
+      // The hook's message starts with the node's label, which the warning gives already; an
+      // extent that overflowed comes from the Dim arithmetic and names no node yet.
       std::string message = e.what();
       const std::string label = "node " + n.label(id) + ": ";
       if (message.starts_with(label)) message.erase(0, label.size());
+      if (!options_.errors_as_warnings) throw LocatedError(location(g, id) + label + message);
       warn(g, id, message);
       return;
     }

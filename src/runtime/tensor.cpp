@@ -1,10 +1,13 @@
 #include "footprint/runtime/tensor.hpp"
 
+#include <sys/sysinfo.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
 #include "footprint/core/bump_arena.hpp"
+#include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/shape.hpp"
 #include "footprint/onnx/tensor_data.hpp"
@@ -12,10 +15,31 @@
 
 namespace footprint::runtime {
 
+namespace {
+
+// RAM plus swap. Linux overcommits, so a request far past it may "succeed" and the process is
+// killed when the kernels write it; every byte footprint allocates is written, so such a request
+// is refused before it is made.
+uint64_t memory_limit_bytes() {
+  struct sysinfo info {};
+  if (::sysinfo(&info) != 0) return UINT64_MAX;
+  const uint64_t unit = info.mem_unit == 0 ? 1 : info.mem_unit;
+  const auto total = checked_add<uint64_t>(info.totalram, info.totalswap);
+  const auto bytes = total ? checked_mul(*total, unit) : std::nullopt;
+  return bytes.value_or(UINT64_MAX);
+}
+
+}  // namespace
+
 AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   if (bytes == 0) return;
-  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded);
+  const uint64_t limit = memory_limit_bytes();
+  const auto rounded = checked_round_up<size_t>(bytes, kAlignment);
+  if (!rounded || *rounded > limit) {
+    throw Error(std::to_string(bytes) + " bytes cannot be allocated: this machine has " +
+                std::to_string(limit) + " bytes of memory and swap");
+  }
+  void* p = std::aligned_alloc(kAlignment, *rounded);
   if (p == nullptr) throw std::bad_alloc();
   data_.reset(static_cast<std::byte*>(p));
 }
@@ -32,7 +56,14 @@ Tensor::Tensor(std::string name, DType dtype, std::vector<int64_t> dims)
     throw Error("tensor " + in_quotes(name_) + ": " + std::string(dtype_name(dtype_)) +
                 " tensors of these extents cannot be held");
   }
-  storage_ = AlignedBuffer(*bytes);
+  try {
+    storage_ = AlignedBuffer(*bytes);
+  } catch (const std::bad_alloc&) {
+    throw Error("tensor " + in_quotes(name_) + ": out of memory allocating " +
+                std::to_string(*bytes) + " bytes");
+  } catch (const Error& e) {
+    throw Error("tensor " + in_quotes(name_) + ": " + e.what());
+  }
 }
 
 size_t Tensor::numel() const {
