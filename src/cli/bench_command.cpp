@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "footprint/bench/model_benchmarks.hpp"
 #include "footprint/bench/record_io.hpp"
 #include "footprint/bench/runner.hpp"
@@ -64,11 +65,8 @@ bench::ModelBenchOptions model_options(const BenchCommandOptions& o) {
     m.dims.push_back(std::move(axis));
   }
   m.threads.clear();
-  for (const std::string& t : split_list(o.threads)) {
-    const int n = static_cast<int>(parse_dim_value(t, "--threads"));
-    if (n < 1) throw UsageError("--threads " + o.threads + ": each value must be at least 1");
-    m.threads.push_back(n);
-  }
+  for (const std::string& t : split_list(o.threads))
+    m.threads.push_back(parse_thread_count(t, "--threads"));
   if (m.threads.empty()) throw UsageError("--threads: no values");
   m.seed = o.seed;
   return m;
@@ -171,7 +169,8 @@ void add_bench_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--threads", opts->threads, "Intra-op thread counts, e.g. 1,2 (default 1)");
   cmd->add_option("--repeat", opts->repeat, "Timed runs per benchmark (default 5)");
-  cmd->add_option("--warmup", opts->warmup, "Untimed runs before them (default 1)");
+  cmd->add_option("--warmup", opts->warmup, "Untimed runs before them (default 1)")
+      ->check(at_least(0));
   cmd->add_option("--tags", opts->tags, "RunRecords only benchmarks with one of these tags")
       ->delimiter(',');
   cmd->add_option("--out", opts->out, "Write records here (JSONL appends)");

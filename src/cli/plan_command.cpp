@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/plan/buffer_csv.hpp"
 #include "footprint/plan/planner.hpp"
@@ -177,7 +178,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--algo", opts->algo, "Planner (default auto)")->check(CLI::IsMember(names));
   cmd->add_option("--time-limit", opts->time_limit_s,
                   "Seconds the searching planners (anneal, exact, auto) may spend")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds());
   cmd->add_option("--capacity", opts->capacity_bytes,
                   "Bytes available: the searches stop at the first plan that fits")
       ->check(CLI::NonNegativeNumber);

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/onnx/model.hpp"
@@ -297,9 +298,10 @@ void add_run_command(CLI::App& app) {
                   "are 1)") +
           kRebatchHelp);
   cmd->add_option("--repeat", opts->repeat, "Timed runs after the first (default 10)");
-  cmd->add_option("--warmup", opts->warmup, "Untimed runs before them (default 1)");
+  cmd->add_option("--warmup", opts->warmup, "Untimed runs before them (default 1)")
+      ->check(at_least(0));
   cmd->add_option("--threads", opts->threads, "Intra-op threads (default 1)")
-      ->check(CLI::Range(1, 1024));
+      ->check(thread_count());
   cmd->add_option("--seed", opts->seed, "Seed of the random inputs (default 1)");
   cmd->add_option("-o,--output-dir", opts->output_dir, "Write outputs as output_<i>.pb here");
   cmd->add_option("--planner", opts->planner, "Arena planner (default auto)");
