@@ -1,12 +1,11 @@
 #include "footprint/analysis/trace_format.hpp"
 
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "footprint/core/dtype.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/onnx/user_files.hpp"
 
 namespace footprint::analysis {
 namespace {
@@ -174,11 +173,7 @@ Trace parse_trace(std::string_view json_text, const std::string& source_name) {
 }
 
 Trace read_trace_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
-  Trace t = parse_trace(text.str(), path.string());
+  Trace t = parse_trace(onnx::read_text_file(path), path.string());
   if (t.name.empty()) t.name = path.stem().string();
   return t;
 }

@@ -1,10 +1,10 @@
 // Reads runs back from JSONL or Google Benchmark JSON (ours or Google Benchmark's own).
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "footprint/bench/record_io.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/onnx/user_files.hpp"
 #include "record_json.hpp"
 
 namespace footprint::bench {
@@ -94,11 +94,7 @@ std::vector<RunRecords> jsonl_runs(std::istream& in, const std::string& file) {
 }  // namespace
 
 std::vector<RunRecords> read_runs(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
+  const std::string text = onnx::read_text_file(path);
   // A whole-file object with "benchmarks" is Google Benchmark's format; anything else is JSONL.
   const json doc = json::parse(text, nullptr, false);
   if (!doc.is_discarded() && doc.is_object() && doc.contains("benchmarks")) {

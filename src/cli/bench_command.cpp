@@ -20,6 +20,7 @@
 #include "footprint/bench/runner.hpp"
 #include "footprint/bench/sqlite_store.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/onnx/user_files.hpp"
 #include "footprint/report/model_summary_report.hpp"
 #include "model_program.hpp"
 
@@ -86,9 +87,7 @@ void write_out(const BenchCommandOptions& o, const bench::RunRecords& run,
   if (store != nullptr) store->save(run);
   if (o.out.empty()) return;
   if (o.format == "gbench") {
-    std::ofstream f(o.out, std::ios::binary | std::ios::trunc);
-    f << bench::to_gbench_json(run);
-    if (!f) throw Error(o.out + ": write failed");
+    onnx::write_output_file(o.out, [&](std::ostream& f) { f << bench::to_gbench_json(run); });
   } else {
     bench::append_jsonl(o.out, run);
   }

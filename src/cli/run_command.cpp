@@ -31,6 +31,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// -o OUT_DIR names a folder of outputs: it is made when missing, but, as for every -o, its parent
+// must exist (footprint creates no parent folders).
+void make_output_folder(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return;
+  if (fs::exists(dir, ec)) throw Error(dir.string() + ": exists and is not a folder");
+  if (!fs::create_directory(dir, ec)) {
+    throw Error(dir.string() + ": cannot create the folder: " + ec.message() +
+                " (footprint creates no parent folders)");
+  }
+}
+
 struct RunCommandOptions {
   std::string model;
   std::vector<std::string> inputs;  // NAME=FILE.pb
@@ -264,7 +276,7 @@ void run_model(const RunCommandOptions& o) {
     if (!expected.empty()) r.check = runtime::check_outputs(r.outputs, expected, o.rtol, o.atol);
   }
   if (!o.output_dir.empty()) {
-    fs::create_directories(o.output_dir);
+    make_output_folder(o.output_dir);
     for (size_t i = 0; i < r.outputs.size(); ++i) {
       const fs::path f = fs::path(o.output_dir) / ("output_" + std::to_string(i) + ".pb");
       runtime::write_tensor_file(f, r.outputs[i]);
