@@ -18,6 +18,11 @@ class TraceReader {
 
   Trace read(const json& root) {
     expect(root.is_object(), "", "a trace is a JSON object");
+    if (root.contains("format")) {
+      const std::string format = string_at(root, "/format");
+      expect(format == kFormat, "/format",
+             "unknown format " + in_quotes(format) + " (this footprint reads " + kFormat + ")");
+    }
     Trace trace;
     if (root.contains("name")) trace.name = string_at(root, "/name");
     const std::string policy =
@@ -145,6 +150,8 @@ class TraceReader {
       s.op = o.contains("op") ? string_at(o, path + "/op") : s.name;
       s.inputs = names(o, "inputs", path);
       s.outputs = names(o, "outputs", path);
+      check_reads(p, s.inputs, path);
+      check_writes(p, s.outputs, path, i);
       s.frees = names(o, "free", path);
       any_free = any_free || o.contains("free");
       if (o.contains("workspace")) s.workspace = count_at(o["workspace"], path + "/workspace");
@@ -156,8 +163,48 @@ class TraceReader {
     }
   }
 
+  // The tensor whose buffer `t` is (what a chain of views ends at); `t` itself in a cycle, which
+  // the timeline reports.
+  static int root_of(const MemoryProgram& p, int t) {
+    for (size_t steps = 0; p.tensors[t].view_of >= 0 && steps < p.tensors.size(); ++steps)
+      t = p.tensors[t].view_of;
+    return t;
+  }
+
+  // An activation or output is read only after an op wrote it (through a view, the buffer
+  // viewed); inputs and weights exist before the first op.
+  void check_reads(const MemoryProgram& p, const std::vector<int>& inputs,
+                   const std::string& path) const {
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const int root = root_of(p, inputs[k]);
+      const Category c = p.tensors[root].category;
+      if (c == Category::inputs || c == Category::weights) continue;
+      if (writer_.count(root) == 0) {
+        fail(path + "/inputs/" + std::to_string(k),
+             in_quotes(p.tensors[inputs[k]].name) + " is read before any op writes it");
+      }
+    }
+  }
+
+  // Inputs and weights are the caller's: an op writing one would make its bytes appear twice.
+  void check_writes(const MemoryProgram& p, const std::vector<int>& outputs,
+                    const std::string& path, size_t op) {
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const ProgramTensor& t = p.tensors[outputs[k]];
+      if (t.category == Category::inputs || t.category == Category::weights) {
+        fail(path + "/outputs/" + std::to_string(k),
+             "writes " + in_quotes(t.name) + ", which is " +
+                 (t.category == Category::inputs ? "an input" : "a weight") +
+                 " (a tensor the trace does not produce)");
+      }
+      writer_.emplace(root_of(p, outputs[k]), op);
+    }
+  }
+
+  static constexpr const char* kFormat = "footprint-trace/1";
   std::string source_;
   std::map<std::string, int> index_;
+  std::map<int, size_t> writer_;  // buffer -> the first op writing it
 };
 
 }  // namespace
