@@ -262,6 +262,14 @@ SubgraphResult NodeSubgraphs::infer(std::string_view attribute,
 
 ShapeInferenceReport infer_shapes(Graph& g, const ShapeInferenceOptions& options) {
   ShapeInferenceReport report;
+  // Inference hooks know the operator sets up to kNewestOpset; a newer import is read as that,
+  // which the user must hear about (an op may have changed meaning since).
+  const int64_t opset = g.model() != nullptr ? g.model()->opset_version("") : 0;
+  if (opset > kNewestOpset) {
+    report.warnings.push_back("the model imports ai.onnx opset " + std::to_string(opset) +
+                              "; footprint knows opsets up to " + std::to_string(kNewestOpset) +
+                              " and reads its ops as opset " + std::to_string(kNewestOpset));
+  }
   Pass(options, report).run(g, {});
   return report;
 }

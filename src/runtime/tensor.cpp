@@ -50,11 +50,16 @@ void AlignedBuffer::Free::operator()(std::byte* p) const {
 
 Tensor::Tensor(std::string name, DType dtype, std::vector<int64_t> dims)
     : name_(std::move(name)), dtype_(dtype), dims_(std::move(dims)) {
+  if (dtype_ == DType::string || dtype_ == DType::undefined) {
+    throw Error("tensor " + in_quotes(name_) + ": " + std::string(dtype_name(dtype_)) +
+                " elements have no fixed size; footprint's runtime holds numeric tensors only");
+  }
   const auto n = checked_numel(dims_.data(), dims_.size());
   const auto bytes = n ? dtype_storage_bytes(dtype_, *n) : std::nullopt;
-  if (!bytes || dtype_ == DType::string || dtype_ == DType::undefined) {
-    throw Error("tensor " + in_quotes(name_) + ": " + std::string(dtype_name(dtype_)) +
-                " tensors of these extents cannot be held");
+  if (!bytes) {
+    throw SizeOverflow("tensor " + in_quotes(name_) + ": the bytes of " +
+                       std::string(dtype_name(dtype_)) + Shape::of(dims_).to_string() +
+                       " do not fit 64 bits (or an extent is negative)");
   }
   try {
     storage_ = AlignedBuffer(*bytes);
