@@ -48,7 +48,7 @@ class Simulator {
     const size_t n = p_.tensors.size();
     root_.assign(n, -1);
     producer_.assign(n, kBeforeRun);
-    for (size_t t = 0; t < n; ++t) root_[t] = find_root(static_cast<int>(t));
+    find_roots();
     find_producers();
     if (!p_.explicit_frees) apply_in_place();
     build_buffers();
@@ -65,17 +65,27 @@ class Simulator {
 
   const std::string& name(int t) const { return p_.tensors[t].name; }
 
-  int find_root(int t) const {
-    int steps = 0;
-    while (p_.tensors[t].view_of >= 0) {
-      const int next = p_.tensors[t].view_of;
-      if (next >= static_cast<int>(p_.tensors.size()))
-        fail(in_quotes(name(t)) + " views a missing tensor");
-      if (++steps > static_cast<int>(p_.tensors.size()))
-        fail("views form a cycle through " + in_quotes(name(t)));
-      t = next;
+  // Each tensor's buffer: the end of its chain of views. A chain is walked once, up to the first
+  // tensor whose root is known, and every tensor on it gets that root, so a view chain a million
+  // deep is linear, not quadratic.
+  void find_roots() {
+    const int n = static_cast<int>(p_.tensors.size());
+    std::vector<int> path;
+    for (int start = 0; start < n; ++start) {
+      int t = start;
+      path.clear();
+      while (root_[t] < 0 && p_.tensors[t].view_of >= 0) {
+        const int next = p_.tensors[t].view_of;
+        if (next >= n) fail(in_quotes(name(t)) + " views a missing tensor");
+        if (static_cast<int>(path.size()) > n)
+          fail("views form a cycle through " + in_quotes(name(start)));
+        path.push_back(t);
+        t = next;
+      }
+      const int root = root_[t] >= 0 ? root_[t] : t;
+      root_[t] = root;
+      for (int v : path) root_[v] = root;
     }
-    return t;
   }
 
   void find_producers() {
@@ -112,23 +122,34 @@ class Simulator {
 
   // An in-place step's output 0 takes over input 0's buffer when that buffer is an activation of
   // the same size that dies at this step (DESIGN.md: never a view of weights, inputs, outputs).
+  // Taking over a buffer is recorded as a link from the output's root to the input's, resolved
+  // (with path halving) when read: one pass over the steps instead of one over all tensors per
+  // in-place step.
   void apply_in_place() {
     const std::vector<int> last = last_uses();
+    std::vector<int> into(root_.size());
+    for (size_t t = 0; t < into.size(); ++t) into[t] = static_cast<int>(t);
+    auto resolve = [&into](int t) {
+      while (into[t] != t) {
+        into[t] = into[into[t]];
+        t = into[t];
+      }
+      return t;
+    };
     for (size_t s = 0; s < p_.steps.size(); ++s) {
       const ProgramStep& step = p_.steps[s];
       if (!step.in_place || step.inputs.empty() || step.outputs.empty()) continue;
       const int out = step.outputs[0];
-      const int in_root = root_[step.inputs[0]];
-      if (p_.tensors[out].view_of >= 0 || root_[out] != out) continue;
+      const int in_root = resolve(root_[step.inputs[0]]);
+      if (p_.tensors[out].view_of >= 0 || resolve(root_[out]) != out) continue;
       if (p_.tensors[out].category != Category::activations) continue;
       if (p_.tensors[in_root].category != Category::activations) continue;
       if (p_.tensors[in_root].bytes != p_.tensors[out].bytes) continue;
       if (last[in_root] != static_cast<int>(s)) continue;
       if (std::count(step.inputs.begin(), step.inputs.end(), step.inputs[0]) > 1) continue;
-      for (int& r : root_) {
-        if (r == out) r = in_root;
-      }
+      into[out] = in_root;  // out, and every view of it, now lives in in_root's buffer
     }
+    for (int& r : root_) r = resolve(r);
   }
 
   void build_buffers() {
@@ -201,17 +222,17 @@ class Simulator {
     return s >= 0 && s < static_cast<int>(p_.steps.size()) ? p_.steps[s].name : "";
   }
 
-  // The first step after `step` that reads buffer b (through any alias).
-  int next_reader(const Buffer& b, int step) const {
-    for (int s = step + 1; s < static_cast<int>(p_.steps.size()); ++s) {
-      for (int t : p_.steps[s].inputs) {
-        if (root_[t] == b.tensor) return s;
-      }
+  // Per buffer, the first step after `step` that reads it (through any alias): one scan of the
+  // later steps for everything alive at `step`.
+  std::vector<int> next_readers(int step) const {
+    std::vector<int> next(p_.tensors.size(), kNever);
+    for (int s = static_cast<int>(p_.steps.size()); s-- > step + 1;) {
+      for (int t : p_.steps[s].inputs) next[root_[t]] = s;
     }
-    return kNever;
+    return next;
   }
 
-  std::string why(const Buffer& b, int step) const {
+  std::string why(const Buffer& b, int step, const std::vector<int>& next_reader) const {
     const ProgramTensor& t = p_.tensors[b.tensor];
     if (b.category == Category::outputs) {
       return t.category == Category::outputs ? "graph output" : "viewed by a graph output";
@@ -219,7 +240,7 @@ class Simulator {
     if (b.category == Category::inputs && b.held) {
       return t.held ? "held by the caller" : "caller-held input";
     }
-    const int next = next_reader(b, step);
+    const int next = next_reader[b.tensor];
     if (next != kNever) {
       // Whether the reader sees the tensor itself or a view of it.
       for (int in : p_.steps[next].inputs) {
@@ -356,6 +377,7 @@ class Simulator {
   }
 
   void alive_at(int step, Timeline& tl) const {
+    const std::vector<int> next_reader = next_readers(step);
     for (const Buffer& b : buffers_) {
       if (!live_in(b, step)) continue;
       AliveTensor a;
@@ -364,7 +386,7 @@ class Simulator {
       a.category = b.category;
       a.producer = b.alloc >= 0 ? step_name(b.alloc) : "";
       a.last_consumer = b.last_use >= 0 && b.last_use != b.alloc ? step_name(b.last_use) : "";
-      a.why = why(b, step);
+      a.why = why(b, step, next_reader);
       tl.alive_at_peak.push_back(std::move(a));
     }
     if (p_.steps[step].workspace > 0) {

@@ -302,9 +302,10 @@ void GraphRunner::evaluate_constants() {
   for (auto v : g_.outputs()) needed_at_run[timeline_.storage[v]] = 1;
   std::vector<graph::NodeId> constant_nodes;
   std::vector<int> last_use(nv, -1);
+  std::vector<char> is_step(g_.nodes().size(), 0);
+  for (const Step& s : steps_) is_step[static_cast<size_t>(s.node)] = 1;
   for (graph::NodeId id : program_.order) {
-    if (std::any_of(steps_.begin(), steps_.end(), [&](const Step& s) { return s.node == id; }))
-      continue;
+    if (is_step[static_cast<size_t>(id)]) continue;
     for (auto v : g_.node(id).inputs) {
       if (v != graph::kNoValue)
         last_use[timeline_.storage[v]] = static_cast<int>(constant_nodes.size());
