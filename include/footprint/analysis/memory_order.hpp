@@ -7,8 +7,9 @@
 //
 // Small graphs (up to kExactSteps steps) are searched exactly: dynamic programming over the sets
 // of executed steps, keeping the smallest peak that reaches each set. Larger ones use a beam
-// search scored by peak and live bytes, up to 20000 steps (its cost grows with the square of
-// the steps; beyond, the stored order is kept and `method` says why). Either way the result is a
+// search scored by peak and live bytes, within a work budget (its cost grows with the square of
+// the steps, about 11000 of them; past it the stored order is kept and `method` says why).
+// Either way the result is a
 // topological order whose lower bound, measured by simulate(), is never above the starting order's:
 // when the search does not beat it, the starting order is returned.
 #include <cstdint>
