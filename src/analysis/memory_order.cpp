@@ -35,11 +35,25 @@ bool is_step(const graph::Node& n, const MemoryProgram& p) {
   });
 }
 
-int root_of(const MemoryProgram& p, int t) {
-  for (size_t hops = 0; p.tensors[t].view_of >= 0 && hops < p.tensors.size(); ++hops) {
-    t = p.tensors[t].view_of;
+// Every tensor's buffer (the end of its chain of views), each chain walked once up to a tensor
+// whose root is known: linear in a deep view chain. A cycle (which simulate() rejects) stops
+// after as many hops as there are tensors.
+std::vector<int> view_roots(const MemoryProgram& p) {
+  const size_t n = p.tensors.size();
+  std::vector<int> root(n, -1);
+  std::vector<int> path;
+  for (size_t start = 0; start < n; ++start) {
+    int t = static_cast<int>(start);
+    path.clear();
+    while (root[t] < 0 && p.tensors[t].view_of >= 0 && path.size() < n) {
+      path.push_back(t);
+      t = p.tensors[t].view_of;
+    }
+    const int r = root[t] >= 0 ? root[t] : t;
+    root[t] = r;
+    for (int v : path) root[v] = r;
   }
-  return t;
+  return root;
 }
 
 // Roots that the arena holds: activations that no graph output views.
@@ -98,8 +112,7 @@ SearchProblem make_problem(const graph::Graph& g, const GraphProgram& gp) {
     sp.step_node.push_back(id);
   }
   sp.preds = step_preds(g, step_of, gp.order);
-  std::vector<int> root(p.tensors.size());
-  for (size_t t = 0; t < p.tensors.size(); ++t) root[t] = root_of(p, static_cast<int>(t));
+  const std::vector<int> root = view_roots(p);
   const std::vector<int> index = arena_buffer_index(p, root);
   const int buffers =
       static_cast<int>(std::count_if(index.begin(), index.end(), [](int i) { return i >= 0; }));

@@ -222,17 +222,37 @@ class Simulator {
     return s >= 0 && s < static_cast<int>(p_.steps.size()) ? p_.steps[s].name : "";
   }
 
-  // Per buffer, the first step after `step` that reads it (through any alias): one scan of the
-  // later steps for everything alive at `step`.
-  std::vector<int> next_readers(int step) const {
-    std::vector<int> next(p_.tensors.size(), kNever);
+  // For the buffers alive at one step, in one scan of that step and the later ones: the first
+  // later step reading each buffer, and the view (alias) through which that step, or this one,
+  // reads it (-1: the buffer itself). Per buffer lookups would rescan a wide reader's inputs for
+  // every buffer alive, quadratic in a fan-out.
+  struct Readers {
+    std::vector<int> next;      // per root: the first reading step after `step`, or kNever
+    std::vector<int> next_via;  // per root: the alias that step reads, or -1
+    std::vector<int> here_via;  // per root: the alias `step` itself reads, or -1
+  };
+
+  Readers readers_after(int step) const {
+    const size_t n = p_.tensors.size();
+    Readers r{std::vector<int>(n, kNever), std::vector<int>(n, -1), std::vector<int>(n, -1)};
     for (int s = static_cast<int>(p_.steps.size()); s-- > step + 1;) {
-      for (int t : p_.steps[s].inputs) next[root_[t]] = s;
+      for (int t : p_.steps[s].inputs) {
+        const int root = root_[t];
+        if (r.next[root] != s) {
+          r.next[root] = s;
+          r.next_via[root] = -1;
+        }
+        if (t != root && r.next_via[root] < 0) r.next_via[root] = t;
+      }
     }
-    return next;
+    for (int t : p_.steps[step].inputs) {
+      const int root = root_[t];
+      if (t != root && r.here_via[root] < 0) r.here_via[root] = t;
+    }
+    return r;
   }
 
-  std::string why(const Buffer& b, int step, const std::vector<int>& next_reader) const {
+  std::string why(const Buffer& b, int step, const Readers& readers) const {
     const ProgramTensor& t = p_.tensors[b.tensor];
     if (b.category == Category::outputs) {
       return t.category == Category::outputs ? "graph output" : "viewed by a graph output";
@@ -240,21 +260,18 @@ class Simulator {
     if (b.category == Category::inputs && b.held) {
       return t.held ? "held by the caller" : "caller-held input";
     }
-    const int next = next_reader[b.tensor];
+    const int next = readers.next[b.tensor];
     if (next != kNever) {
       // Whether the reader sees the tensor itself or a view of it.
-      for (int in : p_.steps[next].inputs) {
-        if (root_[in] == b.tensor && in != b.tensor) {
-          return "viewed by " + name(in) + ", read by " + p_.steps[next].name + " at step " +
-                 std::to_string(next);
-        }
+      if (const int via = readers.next_via[b.tensor]; via >= 0) {
+        return "viewed by " + name(via) + ", read by " + p_.steps[next].name + " at step " +
+               std::to_string(next);
       }
       return "waiting for " + p_.steps[next].name + " at step " + std::to_string(next);
     }
     if (b.alloc == step) return "produced by this step";
-    for (int in : p_.steps[step].inputs) {
-      if (root_[in] == b.tensor && in != b.tensor) return "read by this step (as " + name(in) + ")";
-    }
+    if (const int via = readers.here_via[b.tensor]; via >= 0)
+      return "read by this step (as " + name(via) + ")";
     if (b.free_after == kNever) return "never freed by the trace";
     if (b.free_after > step) {
       return "not freed by the trace until after step " + std::to_string(b.free_after);
@@ -377,7 +394,7 @@ class Simulator {
   }
 
   void alive_at(int step, Timeline& tl) const {
-    const std::vector<int> next_reader = next_readers(step);
+    const Readers readers = readers_after(step);
     for (const Buffer& b : buffers_) {
       if (!live_in(b, step)) continue;
       AliveTensor a;
@@ -386,7 +403,7 @@ class Simulator {
       a.category = b.category;
       a.producer = b.alloc >= 0 ? step_name(b.alloc) : "";
       a.last_consumer = b.last_use >= 0 && b.last_use != b.alloc ? step_name(b.last_use) : "";
-      a.why = why(b, step, next_reader);
+      a.why = why(b, step, readers);
       tl.alive_at_peak.push_back(std::move(a));
     }
     if (p_.steps[step].workspace > 0) {
