@@ -224,8 +224,8 @@ std::vector<int> exact_order(const SearchProblem& sp) {
 // ready step of every state is a sorted candidate (width x ready x steps): 2 s for a 10^4-node
 // chain, 200 s for a 10^4-wide fan-out. The search runs within these budgets; past them the
 // stored order is kept, and `method` says so, rather than have report go quadratic.
-constexpr uint64_t kBeamScanBudget = 1'000'000'000;    // width x steps^2, checked up front
-constexpr uint64_t kBeamCandidateBudget = 10'000'000;  // candidates, counted as it goes
+constexpr uint64_t kBeamScanBudget = 1'000'000'000;   // width x steps^2, checked up front
+constexpr uint64_t kBeamCandidateBudget = 2'000'000;  // candidates, counted as it goes
 
 struct BeamState {
   std::vector<char> done;
