@@ -82,6 +82,7 @@ int user_version(sqlite3* db, const std::string& file) {
 // PRAGMA application_id of every file footprint writes ("FPRT"): a SQLite file without it is
 // somebody else's, and footprint adds no tables to it.
 constexpr int64_t kApplicationId = 0x46505254;
+constexpr int kBusyTimeoutMs = 5000;
 
 int64_t application_id(sqlite3* db, const std::string& file) {
   Statement s(db, "PRAGMA application_id", file);
@@ -145,6 +146,20 @@ void migrate(sqlite3* db, int target, const std::string& file) {
   }
 }
 
+// Switching a new file to WAL takes an exclusive lock, and SQLite answers SQLITE_BUSY at once,
+// without the busy handler, while another first writer is switching it too (the handler could
+// deadlock there). So the switch is retried for as long as the busy timeout would wait.
+void enable_wal(sqlite3* db, const std::string& file) {
+  constexpr int kRetryMs = 10;
+  for (int waited = 0;; waited += kRetryMs) {
+    const int rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return;
+    if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || waited >= kBusyTimeoutMs)
+      throw Error(file + ": sqlite: " + sqlite3_errmsg(db));
+    sqlite3_sleep(kRetryMs);
+  }
+}
+
 sqlite3* open_db(const std::filesystem::path& path) {
   sqlite3* db = nullptr;
   if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
@@ -152,7 +167,7 @@ sqlite3* open_db(const std::filesystem::path& path) {
     sqlite3_close(db);
     throw Error(path.string() + ": sqlite: " + m);
   }
-  sqlite3_busy_timeout(db, 5000);  // another run saving: wait rather than fail
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);  // another run saving: wait rather than fail
   return db;
 }
 
@@ -218,7 +233,8 @@ SqliteStore::SqliteStore(const std::filesystem::path& path) : path_(path), db_(o
     // Refused before WAL mode, which itself changes the file.
     check_ownership(db_, path_.string());
     // WAL: a reader (history) never blocks a run being saved, nor the other way round.
-    exec(db_, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON", path_.string());
+    enable_wal(db_, path_.string());
+    exec(db_, "PRAGMA foreign_keys = ON", path_.string());
     migrate(db_, latest_version(), path_.string());
   } catch (...) {
     sqlite3_close(db_);
