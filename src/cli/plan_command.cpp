@@ -123,6 +123,10 @@ std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, ModelFacts&
     std::fprintf(stderr, "footprint: warning: dim %s is unbound; using 1 (set --dim %s=V)\n",
                  d.c_str(), d.c_str());
   }
+  // A size counted as 0 (unknown extents) or a newer opset is never silent, here as in analyze.
+  for (const auto* list : {&m.inference.warnings, &m.program.warnings}) {
+    for (const std::string& w : *list) std::fprintf(stderr, "footprint: warning: %s\n", w.c_str());
+  }
   facts.order = m.order;
   facts.lower_bound_bytes = m.timeline.lower_bound_bytes;
   facts.lower_bound_arena_bytes = m.timeline.lower_bound_arena_bytes;
