@@ -66,7 +66,7 @@ class TraceReader {
     return v.get<uint64_t>();
   }
 
-  uint64_t tensor_bytes(const json& t, const std::string& path) const {
+  uint64_t tensor_bytes(const json& t, const std::string& path, const std::string& tensor) const {
     if (t.contains("bytes")) return count_at(t["bytes"], path + "/bytes");
     expect(t.contains("dtype") && t.contains("shape"), path,
            "a tensor needs \"bytes\", or \"dtype\" and \"shape\"");
@@ -80,10 +80,14 @@ class TraceReader {
     uint64_t numel = 1;
     for (size_t i = 0; i < t["shape"].size(); ++i) {
       const uint64_t d = count_at(t["shape"][i], path + "/shape/" + std::to_string(i));
-      expect(!__builtin_mul_overflow(numel, d, &numel), path + "/shape", "element count overflows");
+      expect(!__builtin_mul_overflow(numel, d, &numel), path + "/shape",
+             "the element count of " + in_quotes(tensor) + " overflows uint64");
     }
     const auto bytes = dtype_storage_bytes(*dtype, numel);
-    expect(bytes.has_value(), path, "size overflows or the dtype has no fixed size");
+    expect(bytes.has_value(), path,
+           "the bytes of " + in_quotes(tensor) + " (" + std::to_string(numel) + " x " +
+               std::string(dtype_name(*dtype)) +
+               ") overflow uint64, or the dtype has no fixed size");
     return *bytes;
   }
 
@@ -97,7 +101,7 @@ class TraceReader {
       ProgramTensor pt;
       pt.name = t["name"].get<std::string>();
       expect(!index_.count(pt.name), path + "/name", in_quotes(pt.name) + " is defined twice");
-      pt.bytes = tensor_bytes(t, path);
+      pt.bytes = tensor_bytes(t, path, pt.name);
       const std::string kind = t.contains("kind") ? string_at(t, path + "/kind") : "activation";
       static const std::map<std::string, Category> kKinds = {{"input", Category::inputs},
                                                              {"weight", Category::weights},

@@ -82,7 +82,7 @@ TEST(TraceFormat, ErrorsNameTheFileAndThePath) {
   EXPECT_EQ(
       trace_error(
           R"({"tensors": [{"name": "a", "dtype": "float", "shape": [4294967296, 4294967296, 4]}], "ops": []})"),
-      "bad.json: /tensors/0/shape: element count overflows");
+      "bad.json: /tensors/0/shape: the element count of 'a' overflows uint64");
 }
 
 // What JSON cannot say: a tensor read before it exists, an op writing the caller's input, a

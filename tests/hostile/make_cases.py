@@ -135,6 +135,8 @@ def build_traces(d):
          {"name": "b", "bytes": huge}, {"name": "y", "bytes": 16, "kind": "output"}],
         [{"inputs": ["x"], "outputs": ["a"]}, {"inputs": ["a"], "outputs": ["b"]},
          {"inputs": ["a", "b"], "outputs": ["y"]}]))
+    t["shape_2p62"] = write(f"{d}/shape_2p62.json", trace(
+        [{"name": "big", "dtype": "float32", "shape": [2 ** 62], "kind": "input"}], []))
     t["read_before_write"] = write(f"{d}/read_before_write.json", trace(
         [{"name": "x", "bytes": 4, "kind": "input"}, {"name": "t", "bytes": 4},
          {"name": "y", "bytes": 4, "kind": "output"}],
@@ -204,6 +206,9 @@ def cases(d, model, m, t, r):
           "size of 'x' (float[N,1,8,8])", "element count past 2^64"),
         C("trace: two tensors of 2^64-1 bytes", ["analyze", t["two_2p64"]], err,
           "buffer 'a': 18446744073709551615 bytes rounded up", "no 'total peak 30 B'"),
+        C("trace: float32[2^62]", ["analyze", t["shape_2p62"]], err,
+          "/tensors/0: the bytes of 'big' (4611686018427387904 x float) overflow uint64",
+          "named the path only"),
         # 1: run refuses what cannot be allocated, before allocating
         C("run ConstantOfShape [10^6]^3", ["run", m["cos_1e18"]], err,
           "size of 'y' (float[1000000,1000000,1000000])", "bytes past 2^64 bits"),
