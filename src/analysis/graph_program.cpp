@@ -74,8 +74,9 @@ class ProgramBuilder {
     }
     const auto bytes = dtype_storage_bytes(v.dtype, *numel);
     if (!bytes) {
-      throw SizeOverflow(what + ": " + std::to_string(*numel) + " elements x " +
-                         std::to_string(dtype_bits(v.dtype)) + " bits overflows uint64");
+      throw SizeOverflow(what + ": " + std::to_string(*numel) + " elements of " +
+                         std::to_string(dtype_bits(v.dtype)) +
+                         " bits: the byte size overflows uint64");
     }
     return *bytes;
   }

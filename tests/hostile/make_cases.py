@@ -211,7 +211,10 @@ def cases(d, model, m, t, r):
           "named the path only"),
         # 1: run refuses what cannot be allocated, before allocating
         C("run ConstantOfShape [10^6]^3", ["run", m["cos_1e18"]], err,
-          "size of 'y' (float[1000000,1000000,1000000])", "bytes past 2^64 bits"),
+          "constant 'y' of node 'constantofshape' (ConstantOfShape): 4000000000000000000 bytes "
+          "cannot be allocated", "was SIGSEGV"),
+        C("analyze ConstantOfShape [10^6]^3", ["analyze", m["cos_1e18"]], 0, "",
+          "4e18 bytes is a size, not an error"),
         C("run ConstantOfShape [10^6,10^6,10^5]", ["run", m["cos_1e17"]], err,
           "constant 'c' of node 'constantofshape' (ConstantOfShape): 400000000000000000 bytes "
           "cannot be allocated", "was SIGSEGV"),
