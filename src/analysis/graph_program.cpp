@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/topo_order.hpp"
@@ -39,16 +40,45 @@ class ProgramBuilder {
     }
   }
 
-  uint64_t bytes_of(const graph::Value& v) {
-    const auto numel = v.shape.numel(dims_);
-    const auto bytes = numel ? dtype_storage_bytes(v.dtype, *numel) : std::nullopt;
-    if (bytes) return *bytes;
-    if (v.dtype != DType::string) {
-      out_.warnings.push_back("size of " + in_quotes(v.name) + " (" +
-                              std::string(dtype_name(v.dtype)) + v.shape.to_string() +
-                              ") is unknown; counted as 0 bytes");
+  // nullopt when the rank or an extent is unknown; SizeOverflow when the product does not fit.
+  std::optional<uint64_t> element_count(const Shape& shape) const {
+    if (!shape.ranked) return std::nullopt;
+    uint64_t n = 1;
+    for (const Dim& d : shape.dims) {
+      const auto e = d.evaluate(dims_);
+      if (!e) return std::nullopt;
+      if (*e < 0) throw Error("extent " + d.to_string() + " is " + std::to_string(*e));
+      n = mul_or_throw(n, static_cast<uint64_t>(*e), "element count");
     }
-    return 0;
+    return n;
+  }
+
+  // numel x element size under the dim bindings. An unknown extent is a warning (the tensor is
+  // named, the figure is a lower bound); one that does not fit 64 bits is an error naming the
+  // tensor and its extents, never a wrapped or zero size.
+  uint64_t bytes_of(const graph::Value& v) {
+    if (v.dtype == DType::string) return 0;
+    const std::string what = "size of " + in_quotes(v.name) + " (" +
+                             std::string(dtype_name(v.dtype)) + v.shape.to_string() + ")";
+    std::optional<uint64_t> numel;
+    try {
+      numel = element_count(v.shape);
+    } catch (const SizeOverflow& e) {
+      throw SizeOverflow(what + ": " + e.what());
+    } catch (const Error& e) {
+      throw Error(what + ": " + e.what());
+    }
+    if (!numel) {
+      out_.warnings.push_back(what + " is unknown; counted as 0 bytes");
+      return 0;
+    }
+    const auto bytes = dtype_storage_bytes(v.dtype, *numel);
+    if (!bytes) {
+      throw SizeOverflow(what + ": " + std::to_string(*numel) + " elements of " +
+                         std::to_string(dtype_bits(v.dtype)) +
+                         " bits: the byte size overflows uint64");
+    }
+    return *bytes;
   }
 
   Category category_of(const graph::Value& v) const {

@@ -1,12 +1,11 @@
 #include "footprint/analysis/trace_format.hpp"
 
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "footprint/core/dtype.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/onnx/user_files.hpp"
 
 namespace footprint::analysis {
 namespace {
@@ -19,6 +18,11 @@ class TraceReader {
 
   Trace read(const json& root) {
     expect(root.is_object(), "", "a trace is a JSON object");
+    if (root.contains("format")) {
+      const std::string format = string_at(root, "/format");
+      expect(format == kFormat, "/format",
+             "unknown format " + in_quotes(format) + " (this footprint reads " + kFormat + ")");
+    }
     Trace trace;
     if (root.contains("name")) trace.name = string_at(root, "/name");
     const std::string policy =
@@ -62,7 +66,7 @@ class TraceReader {
     return v.get<uint64_t>();
   }
 
-  uint64_t tensor_bytes(const json& t, const std::string& path) const {
+  uint64_t tensor_bytes(const json& t, const std::string& path, const std::string& tensor) const {
     if (t.contains("bytes")) return count_at(t["bytes"], path + "/bytes");
     expect(t.contains("dtype") && t.contains("shape"), path,
            "a tensor needs \"bytes\", or \"dtype\" and \"shape\"");
@@ -76,10 +80,14 @@ class TraceReader {
     uint64_t numel = 1;
     for (size_t i = 0; i < t["shape"].size(); ++i) {
       const uint64_t d = count_at(t["shape"][i], path + "/shape/" + std::to_string(i));
-      expect(!__builtin_mul_overflow(numel, d, &numel), path + "/shape", "element count overflows");
+      expect(!__builtin_mul_overflow(numel, d, &numel), path + "/shape",
+             "the element count of " + in_quotes(tensor) + " overflows uint64");
     }
     const auto bytes = dtype_storage_bytes(*dtype, numel);
-    expect(bytes.has_value(), path, "size overflows or the dtype has no fixed size");
+    expect(bytes.has_value(), path,
+           "the bytes of " + in_quotes(tensor) + " (" + std::to_string(numel) + " x " +
+               std::string(dtype_name(*dtype)) +
+               ") overflow uint64, or the dtype has no fixed size");
     return *bytes;
   }
 
@@ -93,7 +101,7 @@ class TraceReader {
       ProgramTensor pt;
       pt.name = t["name"].get<std::string>();
       expect(!index_.count(pt.name), path + "/name", in_quotes(pt.name) + " is defined twice");
-      pt.bytes = tensor_bytes(t, path);
+      pt.bytes = tensor_bytes(t, path, pt.name);
       const std::string kind = t.contains("kind") ? string_at(t, path + "/kind") : "activation";
       static const std::map<std::string, Category> kKinds = {{"input", Category::inputs},
                                                              {"weight", Category::weights},
@@ -146,6 +154,8 @@ class TraceReader {
       s.op = o.contains("op") ? string_at(o, path + "/op") : s.name;
       s.inputs = names(o, "inputs", path);
       s.outputs = names(o, "outputs", path);
+      check_reads(p, s.inputs, path);
+      check_writes(p, s.outputs, path, i);
       s.frees = names(o, "free", path);
       any_free = any_free || o.contains("free");
       if (o.contains("workspace")) s.workspace = count_at(o["workspace"], path + "/workspace");
@@ -157,8 +167,48 @@ class TraceReader {
     }
   }
 
+  // The tensor whose buffer `t` is (what a chain of views ends at); `t` itself in a cycle, which
+  // the timeline reports.
+  static int root_of(const MemoryProgram& p, int t) {
+    for (size_t steps = 0; p.tensors[t].view_of >= 0 && steps < p.tensors.size(); ++steps)
+      t = p.tensors[t].view_of;
+    return t;
+  }
+
+  // An activation or output is read only after an op wrote it (through a view, the buffer
+  // viewed); inputs and weights exist before the first op.
+  void check_reads(const MemoryProgram& p, const std::vector<int>& inputs,
+                   const std::string& path) const {
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const int root = root_of(p, inputs[k]);
+      const Category c = p.tensors[root].category;
+      if (c == Category::inputs || c == Category::weights) continue;
+      if (writer_.count(root) == 0) {
+        fail(path + "/inputs/" + std::to_string(k),
+             in_quotes(p.tensors[inputs[k]].name) + " is read before any op writes it");
+      }
+    }
+  }
+
+  // Inputs and weights are the caller's: an op writing one would make its bytes appear twice.
+  void check_writes(const MemoryProgram& p, const std::vector<int>& outputs,
+                    const std::string& path, size_t op) {
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const ProgramTensor& t = p.tensors[outputs[k]];
+      if (t.category == Category::inputs || t.category == Category::weights) {
+        fail(path + "/outputs/" + std::to_string(k),
+             "writes " + in_quotes(t.name) + ", which is " +
+                 (t.category == Category::inputs ? "an input" : "a weight") +
+                 " (a tensor the trace does not produce)");
+      }
+      writer_.emplace(root_of(p, outputs[k]), op);
+    }
+  }
+
+  static constexpr const char* kFormat = "footprint-trace/1";
   std::string source_;
   std::map<std::string, int> index_;
+  std::map<int, size_t> writer_;  // buffer -> the first op writing it
 };
 
 }  // namespace
@@ -174,11 +224,7 @@ Trace parse_trace(std::string_view json_text, const std::string& source_name) {
 }
 
 Trace read_trace_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open");
-  std::stringstream text;
-  text << in.rdbuf();
-  Trace t = parse_trace(text.str(), path.string());
+  Trace t = parse_trace(onnx::read_text_file(path), path.string());
   if (t.name.empty()) t.name = path.stem().string();
   return t;
 }

@@ -42,6 +42,17 @@ MetricChange compare_metric(const Record& a, const Record& b, const std::string&
   c.threshold_percent = percent;
   const auto* sa = samples(a, metric);
   const auto* sb = samples(b, metric);
+  if (sa != nullptr && (sa->empty() || sb->empty())) {
+    // No samples read as a median of 0: a "-100 %" that would pass any threshold.
+    const char* side = sa->empty() ? "baseline" : "contender";
+    if (percent) {
+      throw Error("benchmark " + in_quotes(a.name) + ": the " + side + " record has no " + metric +
+                  " samples, so --fail-on " + metric + " cannot be checked");
+    }
+    c.note = std::string("no samples in the ") + side;
+    c.change = 0;
+    return c;
+  }
   const bool testable = sa != nullptr && sa->size() >= o.min_repetitions_for_utest &&
                         sb->size() >= o.min_repetitions_for_utest;
   if (testable) c.p_value = mann_whitney_u(*sa, *sb).p_value;
@@ -118,6 +129,12 @@ Comparison compare(const RunRecords& base, const RunRecords& contender,
     theirs.erase(it);
   }
   for (const auto& [name, r] : theirs) out.only_in_contender.push_back(name);
+  if (!thresholds.empty() && out.changes.empty()) {
+    // Nothing was compared: passing would say the contender met thresholds it was never held to.
+    throw Error("no benchmark is in both runs (" + std::to_string(base.records.size()) +
+                " in the baseline, " + std::to_string(contender.records.size()) +
+                " in the contender): nothing to check --fail-on against");
+  }
   return out;
 }
 

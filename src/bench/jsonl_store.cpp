@@ -1,8 +1,8 @@
 // JSONL records: a context line, then one line per case. Appending keeps a file's history.
-#include <fstream>
 
 #include "footprint/bench/record_io.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/onnx/user_files.hpp"
 #include "record_json.hpp"
 
 namespace footprint::bench {
@@ -22,11 +22,7 @@ std::string to_jsonl(const RunRecords& run) {
 }
 
 void append_jsonl(const std::filesystem::path& path, const RunRecords& run) {
-  std::ofstream f(path, std::ios::app | std::ios::binary);
-  if (!f) throw Error(path.string() + ": cannot open for appending");
-  f << to_jsonl(run);
-  f.flush();
-  if (!f) throw Error(path.string() + ": write failed");
+  onnx::append_output_file(path, to_jsonl(run));
 }
 
 }  // namespace footprint::bench

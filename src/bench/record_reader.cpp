@@ -1,10 +1,10 @@
 // Reads runs back from JSONL or Google Benchmark JSON (ours or Google Benchmark's own).
-#include <fstream>
 #include <map>
 #include <sstream>
 
 #include "footprint/bench/record_io.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/onnx/user_files.hpp"
 #include "record_json.hpp"
 
 namespace footprint::bench {
@@ -12,11 +12,23 @@ namespace {
 
 using nlohmann::json;
 
-double to_ms(double value, const std::string& unit) {
+// Google Benchmark's units; any other is an error, not a guess that would pass a time check.
+double to_ms(double value, const std::string& unit, const std::string& benchmark) {
   if (unit == "ns") return value / 1e6;
   if (unit == "us") return value / 1e3;
+  if (unit == "ms") return value;
   if (unit == "s") return value * 1e3;
-  return value;  // "ms"
+  throw Error("benchmark " + in_quotes(benchmark) + ": unknown time_unit " + in_quotes(unit) +
+              " (ns, us, ms or s)");
+}
+
+// A repetition's time: required, since a missing one read as 0 is a "-100 %" that passes.
+double time_of(const json& e, const char* key, const std::string& benchmark) {
+  if (!e.contains(key) || !e[key].is_number()) {
+    throw Error("benchmark " + in_quotes(benchmark) + ": an iteration without a numeric \"" + key +
+                "\"");
+  }
+  return to_ms(e[key].get<double>(), e.value("time_unit", "ns"), benchmark);
 }
 
 // One record per run_name: the "iteration" entries are its repetitions.
@@ -44,9 +56,8 @@ RunRecords gbench_run(const json& doc) {
       r.error = e.value("error_message", "error");
       continue;
     }
-    const std::string unit = e.value("time_unit", "ns");
-    r.wall_ms.push_back(to_ms(e.value("real_time", 0.0), unit));
-    r.cpu_ms.push_back(to_ms(e.value("cpu_time", 0.0), unit));
+    r.wall_ms.push_back(time_of(e, "real_time", name));
+    r.cpu_ms.push_back(time_of(e, "cpu_time", name));
     r.peak_heap_bytes = std::max(r.peak_heap_bytes, e.value("max_bytes_used", uint64_t{0}));
     r.allocations = std::max(r.allocations, e.value("allocs_per_iter", uint64_t{0}));
     r.net_heap_bytes = e.value("net_heap_growth", int64_t{0});
@@ -94,19 +105,20 @@ std::vector<RunRecords> jsonl_runs(std::istream& in, const std::string& file) {
 }  // namespace
 
 std::vector<RunRecords> read_runs(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open");
-  std::stringstream buf;
-  buf << in.rdbuf();
-  const std::string text = buf.str();
+  const std::string text = onnx::read_text_file(path);
   // A whole-file object with "benchmarks" is Google Benchmark's format; anything else is JSONL.
   const json doc = json::parse(text, nullptr, false);
   if (!doc.is_discarded() && doc.is_object() && doc.contains("benchmarks")) {
+    RunRecords run;
     try {
-      return {gbench_run(doc)};
+      run = gbench_run(doc);
     } catch (const json::exception& e) {
       throw Error(path.string() + ": " + e.what());
+    } catch (const Error& e) {
+      throw Error(path.string() + ": " + e.what());
     }
+    if (run.records.empty()) throw Error(path.string() + ": no benchmark records");
+    return {run};
   }
   std::istringstream lines(text);
   std::vector<RunRecords> runs = jsonl_runs(lines, path.string());

@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 #include "footprint/core/error.hpp"
@@ -78,24 +79,84 @@ int user_version(sqlite3* db, const std::string& file) {
   return s.step() ? static_cast<int>(s.integer(0)) : 0;
 }
 
-// Each migration and its version bump commit together: a crash leaves the previous version.
+// PRAGMA application_id of every file footprint writes ("FPRT"): a SQLite file without it is
+// somebody else's, and footprint adds no tables to it.
+constexpr int64_t kApplicationId = 0x46505254;
+constexpr int kBusyTimeoutMs = 5000;
+
+int64_t application_id(sqlite3* db, const std::string& file) {
+  Statement s(db, "PRAGMA application_id", file);
+  return s.step() ? s.integer(0) : 0;
+}
+
+int64_t count_rows(sqlite3* db, const char* sql, const std::string& file) {
+  Statement s(db, sql, file);
+  return s.step() ? s.integer(0) : 0;
+}
+
+// Whether the file is footprint's: its application_id; or a new, empty file; or one written
+// before footprint set the id (every table of the first migration there, a version it knows).
+// Anything else is refused before a byte of it changes. Returns whether the id must be set.
+bool check_ownership(sqlite3* db, const std::string& file) {
+  const int64_t id = application_id(db, file);
+  if (id == kApplicationId) return false;
+  const int64_t objects = count_rows(db, "SELECT count(*) FROM sqlite_master", file);
+  const int version = user_version(db, file);
+  if (id == 0 && objects == 0 && version == 0) return true;
+  const int64_t ours = count_rows(db,
+                                  "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND "
+                                  "name IN ('runs', 'benchmarks', 'params', 'samples')",
+                                  file);
+  if (id == 0 && ours == 4 && version >= 1 &&
+      version <= static_cast<int>(sqlite_migrations().size()))
+    return true;
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "0x%llx", static_cast<long long>(id));
+  throw Error(file + ": not a footprint database (application_id " + hex + ", " +
+              std::to_string(objects) + " schema objects, user_version " + std::to_string(version) +
+              "); footprint writes only to its own files or new ones");
+}
+
+// Each migration and its version bump commit together: a crash leaves the previous version. The
+// version is read inside the write transaction, so concurrent first writers serialise: the
+// first migrates, the others find the schema done.
 void migrate(sqlite3* db, int target, const std::string& file) {
   const auto& steps = sqlite_migrations();
-  const int have = user_version(db, file);
-  if (have > static_cast<int>(steps.size()))
-    throw Error(file + ": schema version " + std::to_string(have) +
-                " was written by a newer footprint (this one knows up to " +
-                std::to_string(steps.size()) + ")");
-  for (int v = have; v < target; ++v) {
+  while (true) {
     exec(db, "BEGIN IMMEDIATE", file);
     try {
-      exec(db, std::string(steps[static_cast<size_t>(v)]), file);
-      exec(db, "PRAGMA user_version = " + std::to_string(v + 1), file);
+      const bool claim = check_ownership(db, file);
+      const int have = user_version(db, file);
+      if (have > static_cast<int>(steps.size()))
+        throw Error(file + ": schema version " + std::to_string(have) +
+                    " was written by a newer footprint (this one knows up to " +
+                    std::to_string(steps.size()) + ")");
+      if (claim) exec(db, "PRAGMA application_id = " + std::to_string(kApplicationId), file);
+      if (have >= target) {
+        exec(db, "COMMIT", file);
+        return;
+      }
+      exec(db, std::string(steps[static_cast<size_t>(have)]), file);
+      exec(db, "PRAGMA user_version = " + std::to_string(have + 1), file);
       exec(db, "COMMIT", file);
     } catch (...) {
       sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
       throw;
     }
+  }
+}
+
+// Switching a new file to WAL takes an exclusive lock, and SQLite answers SQLITE_BUSY at once,
+// without the busy handler, while another first writer is switching it too (the handler could
+// deadlock there). So the switch is retried for as long as the busy timeout would wait.
+void enable_wal(sqlite3* db, const std::string& file) {
+  constexpr int kRetryMs = 10;
+  for (int waited = 0;; waited += kRetryMs) {
+    const int rc = sqlite3_exec(db, "PRAGMA journal_mode = WAL", nullptr, nullptr, nullptr);
+    if (rc == SQLITE_OK) return;
+    if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || waited >= kBusyTimeoutMs)
+      throw Error(file + ": sqlite: " + sqlite3_errmsg(db));
+    sqlite3_sleep(kRetryMs);
   }
 }
 
@@ -106,7 +167,7 @@ sqlite3* open_db(const std::filesystem::path& path) {
     sqlite3_close(db);
     throw Error(path.string() + ": sqlite: " + m);
   }
-  sqlite3_busy_timeout(db, 5000);  // another run saving: wait rather than fail
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);  // another run saving: wait rather than fail
   return db;
 }
 
@@ -169,8 +230,11 @@ int SqliteStore::latest_version() {
 
 SqliteStore::SqliteStore(const std::filesystem::path& path) : path_(path), db_(open_db(path)) {
   try {
+    // Refused before WAL mode, which itself changes the file.
+    check_ownership(db_, path_.string());
     // WAL: a reader (history) never blocks a run being saved, nor the other way round.
-    exec(db_, "PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON", path_.string());
+    enable_wal(db_, path_.string());
+    exec(db_, "PRAGMA foreign_keys = ON", path_.string());
     migrate(db_, latest_version(), path_.string());
   } catch (...) {
     sqlite3_close(db_);

@@ -14,11 +14,13 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "footprint/bench/model_benchmarks.hpp"
 #include "footprint/bench/record_io.hpp"
 #include "footprint/bench/runner.hpp"
 #include "footprint/bench/sqlite_store.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/onnx/user_files.hpp"
 #include "footprint/report/model_summary_report.hpp"
 #include "model_program.hpp"
 
@@ -64,11 +66,8 @@ bench::ModelBenchOptions model_options(const BenchCommandOptions& o) {
     m.dims.push_back(std::move(axis));
   }
   m.threads.clear();
-  for (const std::string& t : split_list(o.threads)) {
-    const int n = static_cast<int>(parse_dim_value(t, "--threads"));
-    if (n < 1) throw UsageError("--threads " + o.threads + ": each value must be at least 1");
-    m.threads.push_back(n);
-  }
+  for (const std::string& t : split_list(o.threads))
+    m.threads.push_back(parse_thread_count(t, "--threads"));
   if (m.threads.empty()) throw UsageError("--threads: no values");
   m.seed = o.seed;
   return m;
@@ -88,9 +87,7 @@ void write_out(const BenchCommandOptions& o, const bench::RunRecords& run,
   if (store != nullptr) store->save(run);
   if (o.out.empty()) return;
   if (o.format == "gbench") {
-    std::ofstream f(o.out, std::ios::binary | std::ios::trunc);
-    f << bench::to_gbench_json(run);
-    if (!f) throw Error(o.out + ": write failed");
+    onnx::write_output_file(o.out, [&](std::ostream& f) { f << bench::to_gbench_json(run); });
   } else {
     bench::append_jsonl(o.out, run);
   }
@@ -171,7 +168,8 @@ void add_bench_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--threads", opts->threads, "Intra-op thread counts, e.g. 1,2 (default 1)");
   cmd->add_option("--repeat", opts->repeat, "Timed runs per benchmark (default 5)");
-  cmd->add_option("--warmup", opts->warmup, "Untimed runs before them (default 1)");
+  cmd->add_option("--warmup", opts->warmup, "Untimed runs before them (default 1)")
+      ->check(at_least(0));
   cmd->add_option("--tags", opts->tags, "RunRecords only benchmarks with one of these tags")
       ->delimiter(',');
   cmd->add_option("--out", opts->out, "Write records here (JSONL appends)");

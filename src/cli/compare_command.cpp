@@ -29,6 +29,7 @@ struct CompareCommandOptions {
 
 bench::RunRecords last_run(const std::string& path) {
   std::vector<bench::RunRecords> runs = bench::read_runs(path);
+  if (runs.back().records.empty()) throw Error(path + ": the last run has no benchmark records");
   return std::move(runs.back());
 }
 

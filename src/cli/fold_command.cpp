@@ -10,6 +10,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/fold.hpp"
@@ -85,7 +86,7 @@ void add_fold_command(CLI::App& app) {
   cmd->add_flag("--external-data", opts->external_data,
                 "Write folded initializers to OUT.onnx.data, each 64-byte aligned");
   cmd->add_option("--threads", opts->threads, "Intra-op threads (default 1)")
-      ->check(CLI::Range(1, 1024));
+      ->check(thread_count());
   cmd->add_flag("--json", opts->json, "Print JSON");
   cmd->callback([opts] { fold(*opts); });
 }

@@ -1,7 +1,6 @@
 // `footprint info MODEL [--json] [--load mmap|read]`
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <string>
 
 #include "commands.hpp"
@@ -11,6 +10,7 @@
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/topo_order.hpp"
 #include "footprint/onnx/model.hpp"
+#include "footprint/onnx/user_files.hpp"
 #include "footprint/report/model_summary_report.hpp"
 #include "footprint/runtime/process_memory.hpp"
 
@@ -26,14 +26,7 @@ struct InfoOptions {
 onnx::ModelSource open_source(const InfoOptions& o) {
   if (o.load == "mmap") return onnx::ModelSource::map_file(o.model);
   // "read": the whole file in an owned buffer, as a loader without mmap would have it.
-  std::ifstream in(o.model, std::ios::binary | std::ios::ate);
-  if (!in) throw Error(o.model + ": cannot open");
-  const auto size = static_cast<size_t>(in.tellg());
-  std::vector<std::byte> bytes(size);
-  in.seekg(0);
-  if (!in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size))) {
-    throw Error(o.model + ": cannot read " + std::to_string(size) + " bytes");
-  }
+  std::vector<std::byte> bytes = onnx::read_file_bytes(o.model);
   const std::filesystem::path path(o.model);
   return onnx::ModelSource::adopt(std::move(bytes), o.model,
                                   path.parent_path().empty() ? "." : path.parent_path());

@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/onnx/user_files.hpp"
 #include "footprint/plan/buffer_csv.hpp"
 #include "footprint/plan/planner.hpp"
 #include "footprint/plan/timeline_buffers.hpp"
@@ -123,6 +125,10 @@ std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, ModelFacts&
     std::fprintf(stderr, "footprint: warning: dim %s is unbound; using 1 (set --dim %s=V)\n",
                  d.c_str(), d.c_str());
   }
+  // A size counted as 0 (unknown extents) or a newer opset is never silent, here as in analyze.
+  for (const auto* list : {&m.inference.warnings, &m.program.warnings}) {
+    for (const std::string& w : *list) std::fprintf(stderr, "footprint: warning: %s\n", w.c_str());
+  }
   facts.order = m.order;
   facts.lower_bound_bytes = m.timeline.lower_bound_bytes;
   facts.lower_bound_arena_bytes = m.timeline.lower_bound_arena_bytes;
@@ -147,7 +153,13 @@ void run_plan(const PlanCommandOptions& o) {
   options.capacity_bytes = o.capacity_bytes;
   options.seed = o.seed;
   const plan::Plan p = plan::plan_buffers(buffers, o.algo, options);
-  if (!o.output.empty()) plan::write_plan_csv(o.output, buffers, p.offsets);
+  // The writer every -o shares (not plan::write_plan_csv, whose rename replaces /dev/null).
+  if (!o.output.empty()) {
+    const std::string csv = plan::format_plan_csv(buffers, p.offsets);
+    onnx::write_output_file(o.output, [&](std::ostream& out) {
+      out.write(csv.data(), static_cast<std::streamsize>(csv.size()));
+    });
+  }
   if (o.json) {
     std::printf("%s\n", to_json(o, p, buffers.size(), facts).dump(2).c_str());
   } else {
@@ -181,7 +193,7 @@ void add_plan_command(CLI::App& app) {
          "--time-limit", opts->time_limit_s,
          "Seconds any planner may spend (default: anneal 1, exact 10, auto 5, the heuristics "
          "unlimited); it returns the best plan by then and says if it was cut short")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds());
   cmd->add_option("--capacity", opts->capacity_bytes,
                   "Bytes available: the searches stop at the first plan that fits")
       ->check(CLI::NonNegativeNumber);

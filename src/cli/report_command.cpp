@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "footprint/analysis/memory_order.hpp"
 #include "footprint/analysis/trace_format.hpp"
 #include "footprint/core/error.hpp"
@@ -293,7 +294,7 @@ void add_report_command(CLI::App& app) {
       ->check(CLI::IsMember(names));
   cmd->add_option("--time-limit", opts->time_limit_s,
                   "Seconds the searching planners (anneal, exact, auto) may spend")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_seconds());
   cmd->add_flag("--run", opts->run,
                 "Model: run it once (random inputs, one thread) and draw what it held after each "
                 "step over the prediction");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "commands.hpp"
+#include "flags.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/onnx/model.hpp"
@@ -29,6 +30,18 @@ namespace footprint::cli {
 namespace {
 
 namespace fs = std::filesystem;
+
+// -o OUT_DIR names a folder of outputs: it is made when missing, but, as for every -o, its parent
+// must exist (footprint creates no parent folders).
+void make_output_folder(const fs::path& dir) {
+  std::error_code ec;
+  if (fs::is_directory(dir, ec)) return;
+  if (fs::exists(dir, ec)) throw Error(dir.string() + ": exists and is not a folder");
+  if (!fs::create_directory(dir, ec)) {
+    throw Error(dir.string() + ": cannot create the folder: " + ec.message() +
+                " (footprint creates no parent folders)");
+  }
+}
 
 struct RunCommandOptions {
   std::string model;
@@ -263,7 +276,7 @@ void run_model(const RunCommandOptions& o) {
     if (!expected.empty()) r.check = runtime::check_outputs(r.outputs, expected, o.rtol, o.atol);
   }
   if (!o.output_dir.empty()) {
-    fs::create_directories(o.output_dir);
+    make_output_folder(o.output_dir);
     for (size_t i = 0; i < r.outputs.size(); ++i) {
       const fs::path f = fs::path(o.output_dir) / ("output_" + std::to_string(i) + ".pb");
       runtime::write_tensor_file(f, r.outputs[i]);
@@ -297,9 +310,10 @@ void add_run_command(CLI::App& app) {
                   "are 1)") +
           kRebatchHelp);
   cmd->add_option("--repeat", opts->repeat, "Timed runs after the first (default 10)");
-  cmd->add_option("--warmup", opts->warmup, "Untimed runs before them (default 1)");
+  cmd->add_option("--warmup", opts->warmup, "Untimed runs before them (default 1)")
+      ->check(at_least(0));
   cmd->add_option("--threads", opts->threads, "Intra-op threads (default 1)")
-      ->check(CLI::Range(1, 1024));
+      ->check(thread_count());
   cmd->add_option("--seed", opts->seed, "Seed of the random inputs (default 1)");
   cmd->add_option("-o,--output-dir", opts->output_dir, "Write outputs as output_<i>.pb here");
   cmd->add_option("--planner", opts->planner, "Arena planner (default auto)");

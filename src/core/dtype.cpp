@@ -2,6 +2,8 @@
 
 #include <array>
 
+#include "footprint/core/checked_math.hpp"
+
 namespace footprint {
 namespace {
 
@@ -46,9 +48,12 @@ std::optional<DType> dtype_from_name(std::string_view name) {
 std::optional<uint64_t> dtype_storage_bytes(DType t, uint64_t numel) {
   const int bits = dtype_bits(t);
   if (bits == 0) return std::nullopt;
-  uint64_t total_bits = 0;
-  if (__builtin_mul_overflow(numel, static_cast<uint64_t>(bits), &total_bits)) return std::nullopt;
-  return total_bits / 8 + (total_bits % 8 != 0 ? 1 : 0);
+  // Whole groups of 8 elements take `bits` bytes each; counting bits instead would overflow at
+  // 2^61 bytes, an eighth of what uint64 holds.
+  const auto b = static_cast<uint64_t>(bits);
+  const auto groups = checked_mul(numel / 8, b);
+  const uint64_t tail = ((numel % 8) * b + 7) / 8;
+  return groups ? checked_add(*groups, tail) : std::nullopt;
 }
 
 }  // namespace footprint

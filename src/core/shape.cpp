@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "footprint/core/checked_math.hpp"
+
 namespace footprint {
 
 struct Dim::Node {
@@ -22,6 +24,10 @@ using NodePtr = std::shared_ptr<const Node>;
 NodePtr constant(int64_t v) {
   return std::make_shared<const Node>(Node{Op::constant, v, {}, {}, {}});
 }
+
+// An extent that overflows is an error, not an unknown dim: an unknown dim is later reported as
+// "size unknown", which hides that the model asks for more than 2^63 elements.
+constexpr std::string_view kDimArithmetic = "extent arithmetic";
 
 bool is_const(const NodePtr& n, int64_t* v = nullptr) {
   if (n == nullptr || n->op != Op::constant) return false;
@@ -44,23 +50,23 @@ NodePtr make(Op op, NodePtr a, NodePtr b) {
   int64_t r = 0;
   switch (op) {
     case Op::add:
-      if (ca && cb) return __builtin_add_overflow(x, y, &r) ? nullptr : constant(r);
+      if (ca && cb) return constant(add_or_throw(x, y, kDimArithmetic));
       if (ca) return make(Op::add, b, a);
       if (cb && y == 0) return a;
       if (cb && a->op == Op::add && is_const(a->b, &x)) {
-        return __builtin_add_overflow(x, y, &r) ? nullptr : make(Op::add, a->a, constant(r));
+        return make(Op::add, a->a, constant(add_or_throw(x, y, kDimArithmetic)));
       }
       // (x + c) + y = (x + y) + c: the constant term stays last.
       if (!cb && a->op == Op::add && is_const(a->b))
         return make(Op::add, make(Op::add, a->a, b), a->b);
       break;
     case Op::mul:
-      if (ca && cb) return __builtin_mul_overflow(x, y, &r) ? nullptr : constant(r);
+      if (ca && cb) return constant(mul_or_throw(x, y, kDimArithmetic));
       if (ca) return make(Op::mul, b, a);
       if (cb && y == 1) return a;
       if (cb && y == 0) return constant(0);
       if (cb && a->op == Op::mul && is_const(a->b, &x)) {
-        return __builtin_mul_overflow(x, y, &r) ? nullptr : make(Op::mul, a->a, constant(r));
+        return make(Op::mul, a->a, constant(mul_or_throw(x, y, kDimArithmetic)));
       }
       // (x * c) * y = (x * y) * c: the coefficient stays last.
       if (!cb && a->op == Op::mul && is_const(a->b))
@@ -90,6 +96,8 @@ NodePtr make(Op op, NodePtr a, NodePtr b) {
   return std::make_shared<const Node>(Node{op, 0, {}, std::move(a), std::move(b)});
 }
 
+// nullopt for an unbound symbol or an unknown dim; SizeOverflow when the bound expression
+// overflows int64.
 std::optional<int64_t> eval(const NodePtr& n, const DimBindings& bindings) {
   if (n == nullptr) return std::nullopt;
   switch (n->op) {
@@ -106,14 +114,11 @@ std::optional<int64_t> eval(const NodePtr& n, const DimBindings& bindings) {
   const auto a = eval(n->a, bindings);
   const auto b = eval(n->b, bindings);
   if (!a || !b) return std::nullopt;
-  int64_t r = 0;
   switch (n->op) {
     case Op::add:
-      if (__builtin_add_overflow(*a, *b, &r)) return std::nullopt;
-      return r;
+      return add_or_throw(*a, *b, kDimArithmetic);
     case Op::mul:
-      if (__builtin_mul_overflow(*a, *b, &r)) return std::nullopt;
-      return r;
+      return mul_or_throw(*a, *b, kDimArithmetic);
     case Op::floor_div:
       if (*b == 0) return std::nullopt;
       return floor_div_int(*a, *b);

@@ -112,6 +112,14 @@ class Folder {
   }
 
   void open_data_file() {
+    // The weights go to "<out>.data" beside the model: beside /dev/null that would be a new file
+    // in /dev, so a model written through a device (user_files.hpp) takes no external data.
+    std::error_code ec;
+    if (fs::exists(out_, ec) && !fs::is_regular_file(out_, ec)) {
+      throw Error(out_.string() +
+                  ": --external-data writes a .data file beside the model, so -o must be a "
+                  "regular file");
+    }
     report_.data_file = out_;
     report_.data_file += ".data";
     data_tmp_ = report_.data_file;

@@ -33,6 +33,20 @@ void apply_type(Value& v, const onnx::TypeProto* type) {
   }
 }
 
+// The first declared dim_value below 0, as "dim 1 is -5". ONNX extents are >= 0; a dynamic one is
+// a dim_param or no value, so a negative one is a broken exporter, not "unknown".
+std::optional<std::string> negative_dim(const onnx::TypeProto* type) {
+  if (type == nullptr || type->kind != onnx::TypeProto::Kind::tensor || !type->has_shape)
+    return std::nullopt;
+  size_t i = 0;
+  for (const onnx::DimensionProto& d : type->shape) {
+    if (d.has_value && d.value < 0)
+      return "dim " + std::to_string(i) + " is " + std::to_string(d.value);
+    ++i;
+  }
+  return std::nullopt;
+}
+
 void apply_tensor(Value& v, const onnx::TensorProto& t) {
   v.initializer = &t;
   v.dtype = static_cast<DType>(t.data_type);
@@ -244,6 +258,10 @@ void Graph::build(const onnx::GraphProto& proto) {
     if (auto existing = find(in.name)) {
       if (values_[*existing].kind == ValueKind::initializer) continue;
       fail(kUnknownOffset, "input " + in_quotes(in.name) + " is listed twice");
+    }
+    if (const auto bad = negative_dim(in.type)) {
+      fail(kUnknownOffset, "input " + in_quotes(in.name) + ": " + *bad +
+                               " (an extent is >= 0, or a named dim_param when dynamic)");
     }
     const ValueId id = add_value(in.name, ValueKind::input);
     apply_type(values_[id], in.type);

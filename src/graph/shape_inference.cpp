@@ -168,11 +168,12 @@ class Pass {
     } catch (const LocatedError&) {
       throw;  // from a subgraph, already located
     } catch (const Error& e) {
-      if (!options_.errors_as_warnings) throw LocatedError(location(g, id) + e.what());
-      // The hook's message starts with the node's label, which the warning gives already.
+      // The hook's message starts with the node's label, which the warning gives already; an
+      // extent that overflowed comes from the Dim arithmetic and names no node yet.
       std::string message = e.what();
       const std::string label = "node " + n.label(id) + ": ";
       if (message.starts_with(label)) message.erase(0, label.size());
+      if (!options_.errors_as_warnings) throw LocatedError(location(g, id) + label + message);
       warn(g, id, message);
       return;
     }
@@ -261,6 +262,14 @@ SubgraphResult NodeSubgraphs::infer(std::string_view attribute,
 
 ShapeInferenceReport infer_shapes(Graph& g, const ShapeInferenceOptions& options) {
   ShapeInferenceReport report;
+  // Inference hooks know the operator sets up to kNewestOpset; a newer import is read as that,
+  // which the user must hear about (an op may have changed meaning since).
+  const int64_t opset = g.model() != nullptr ? g.model()->opset_version("") : 0;
+  if (opset > kNewestOpset) {
+    report.warnings.push_back("the model imports ai.onnx opset " + std::to_string(opset) +
+                              "; footprint knows opsets up to " + std::to_string(kNewestOpset) +
+                              " and reads its ops as opset " + std::to_string(kNewestOpset));
+  }
   Pass(options, report).run(g, {});
   return report;
 }

@@ -37,11 +37,13 @@ void for_each_producer(const Graph& g, const Node& n, F&& f) {
     });
     cur = next;
   }
+  // The walk went from readers to producers; read backwards it is the data flow, and the cycle
+  // closes where that reading started (walk.back()), not at the revisited node.
   std::string cycle;
   for (size_t i = walk.size(); i-- > static_cast<size_t>(seen_at[cur]);) {
     cycle += g.node(walk[i]).label(walk[i]) + " -> ";
   }
-  cycle += g.node(cur).label(cur);
+  cycle += g.node(walk.back()).label(walk.back());
   std::string where;
   if (g.model() != nullptr) {
     where =

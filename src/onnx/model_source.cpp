@@ -1,8 +1,6 @@
 #include "footprint/onnx/model_source.hpp"
 
-#include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,34 +9,16 @@
 #include <utility>
 
 #include "footprint/core/error.hpp"
+#include "footprint/onnx/user_files.hpp"
 
 namespace footprint::onnx {
-namespace {
-
-// Closes a descriptor on every path out of MappedFile::open.
-struct FdGuard {
-  int fd;
-  ~FdGuard() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-}  // namespace
 
 MappedFile MappedFile::open(const std::filesystem::path& path) {
-  FdGuard fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (fd.fd < 0) {
-    throw Error(path.string() + ": cannot open: " + std::strerror(errno));
-  }
-  struct stat st {};
-  if (::fstat(fd.fd, &st) != 0) {
-    throw Error(path.string() + ": cannot stat: " + std::strerror(errno));
-  }
-  if (!S_ISREG(st.st_mode)) throw Error(path.string() + ": not a regular file");
+  const RegularFile file = RegularFile::open(path);
   MappedFile m;
-  m.size_ = static_cast<size_t>(st.st_size);
+  m.size_ = static_cast<size_t>(file.size());
   if (m.size_ == 0) return m;
-  void* p = ::mmap(nullptr, m.size_, PROT_READ, MAP_PRIVATE, fd.fd, 0);
+  void* p = ::mmap(nullptr, m.size_, PROT_READ, MAP_PRIVATE, file.fd(), 0);
   if (p == MAP_FAILED) {
     throw Error(path.string() + ": cannot map " + std::to_string(m.size_) +
                 " bytes: " + std::strerror(errno));

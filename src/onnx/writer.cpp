@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "footprint/core/error.hpp"
+#include "footprint/onnx/user_files.hpp"
 
 namespace footprint::onnx {
 namespace {
@@ -355,31 +356,7 @@ std::vector<std::byte> serialize_tensor(const TensorProto& tensor, const WriteOp
 
 void write_file_atomically(const std::filesystem::path& path,
                            const std::function<void(std::ostream&)>& write) {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(std::random_device{}());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(path.string() + ": cannot create " + tmp.string());
-    try {
-      write(out);
-      out.flush();
-    } catch (...) {
-      out.close();
-      std::filesystem::remove(tmp);
-      throw;
-    }
-    if (!out) {
-      out.close();
-      std::filesystem::remove(tmp);
-      throw Error(path.string() + ": write failed (disk full?)");
-    }
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp);
-    throw Error(path.string() + ": cannot rename the written file into place: " + ec.message());
-  }
+  write_output_file(path, write);
 }
 
 }  // namespace footprint::onnx

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "footprint/analysis/memory_order.hpp"
+#include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/node_eval.hpp"
@@ -17,9 +18,15 @@ namespace {
 
 using analysis::Category;
 
+// The analysis sized every tensor with checked arithmetic first, so an overflow here is a bug;
+// it still throws rather than hand a kernel a buffer smaller than its extents.
 size_t bytes_of(DType t, const std::vector<int64_t>& dims) {
+  if (t == DType::string) return 0;
   const auto n = checked_numel(dims.data(), dims.size());
-  return n ? dtype_storage_bytes(t, *n).value_or(0) : 0;
+  const auto bytes = n ? dtype_storage_bytes(t, *n) : std::nullopt;
+  if (!bytes)
+    throw SizeOverflow("the bytes of a " + std::string(dtype_name(t)) + " tensor overflow");
+  return *bytes;
 }
 
 // Natural alignment of an element, so kernels may read weights in place through typed pointers.
@@ -300,9 +307,10 @@ void GraphRunner::evaluate_constants() {
   for (auto v : g_.outputs()) needed_at_run[timeline_.storage[v]] = 1;
   std::vector<graph::NodeId> constant_nodes;
   std::vector<int> last_use(nv, -1);
+  std::vector<char> is_step(g_.nodes().size(), 0);
+  for (const Step& s : steps_) is_step[static_cast<size_t>(s.node)] = 1;
   for (graph::NodeId id : program_.order) {
-    if (std::any_of(steps_.begin(), steps_.end(), [&](const Step& s) { return s.node == id; }))
-      continue;
+    if (is_step[static_cast<size_t>(id)]) continue;
     for (auto v : g_.node(id).inputs) {
       if (v != graph::kNoValue)
         last_use[timeline_.storage[v]] = static_cast<int>(constant_nodes.size());
@@ -332,7 +340,8 @@ void GraphRunner::evaluate_constant(graph::NodeId id) {
       constant_data_[o] = in_model;
       continue;
     }
-    constants_[o] = AlignedBuffer(bytes_of(g_.value(o).dtype, dims_[o]));
+    constants_[o] =
+        allocate(o, "constant " + in_quotes(g_.value(o).name) + " of node " + n.label(id));
     constant_data_[o] = constants_[o].data();
   }
   point_values(nullptr, {}, {});
@@ -355,6 +364,17 @@ void GraphRunner::evaluate_constant(graph::NodeId id) {
   for (size_t i = 0; i < ctx->outputs.size(); ++i)
     out.push_back(ctx->present_outputs[i] ? &ctx->outputs[i] : nullptr);
   graph::evaluate_node(n, opset_of(n), in, out, options_.threads, id);
+}
+
+AlignedBuffer GraphRunner::allocate(graph::ValueId v, const std::string& what) const {
+  const size_t bytes = bytes_of(g_.value(v).dtype, dims_[static_cast<size_t>(v)]);
+  try {
+    return AlignedBuffer(bytes);
+  } catch (const std::bad_alloc&) {
+    throw Error(what + ": out of memory allocating " + std::to_string(bytes) + " bytes");
+  } catch (const Error& e) {
+    throw Error(what + ": " + e.what());
+  }
 }
 
 // A Constant node whose tensor is stored raw and suitably aligned is read where it lies.
@@ -409,7 +429,12 @@ void GraphRunner::prepare_kernels() {
                   in_quotes(n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type));
     }
     std::unique_ptr<graph::KernelState> state;
-    if (schema->prepare != nullptr && !aliased) state = schema->prepare(*ctx);
+    try {
+      if (schema->prepare != nullptr && !aliased) state = schema->prepare(*ctx);
+    } catch (const std::bad_alloc&) {
+      fail("node " + n.label(s.node) + ": out of memory while preparing its kernel for " +
+           first_output_name(n));
+    }
     ctx->kernel_state = state.get();
     if (state != nullptr) packed_bytes_ += state->owned_bytes();
     states_.push_back(std::move(state));
@@ -426,7 +451,19 @@ void GraphRunner::run_step(size_t s, std::span<std::byte> arena, int threads) {
                               static_cast<size_t>(steps_[s].workspace_bytes));
   ctx.thread_count = threads;
   check_pointers(ctx);
-  ctx.node().schema->kernel(ctx);
+  try {
+    ctx.node().schema->kernel(ctx);
+  } catch (const std::bad_alloc&) {
+    fail("step " + std::to_string(s) + ", node " + ctx.node().label(ctx.node_id()) +
+         ": out of memory while computing " + first_output_name(ctx.node()));
+  }
+}
+
+std::string GraphRunner::first_output_name(const graph::Node& n) const {
+  for (graph::ValueId v : n.outputs) {
+    if (v != graph::kNoValue) return in_quotes(g_.value(v).name);
+  }
+  return "its outputs";
 }
 
 // A computed constant whose every reader holds its own packed copy (KernelState::replaces_input)

@@ -83,6 +83,9 @@ class GraphRunner {
   Placement place_root(size_t v, const std::vector<int64_t>& arena_offset);
   void evaluate_constants();
   void evaluate_constant(graph::NodeId id);
+  // Heap bytes for value `v`; an allocation that fails or is refused names `what`.
+  AlignedBuffer allocate(graph::ValueId v, const std::string& what) const;
+  std::string first_output_name(const graph::Node& n) const;
   const std::byte* constant_in_model(const graph::Node& n) const;
   uint64_t workspace_of(graph::NodeId id) const;
   void prepare_kernels();

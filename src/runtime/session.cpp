@@ -94,6 +94,37 @@ Session::~Session() = default;
 Session::Session(Session&&) noexcept = default;
 Session& Session::operator=(Session&&) noexcept = default;
 
+namespace {
+
+// The planned arena, or an error naming its size and the largest tensor planned in it.
+AlignedBuffer allocate_arena(const GraphRunner& runner) {
+  const uint64_t bytes = runner.arena_bytes();
+  auto what = [&] {
+    const analysis::BufferLifetime* largest = nullptr;
+    for (const analysis::BufferLifetime& b : runner.timeline().buffers) {
+      if (largest == nullptr || b.bytes > largest->bytes) largest = &b;
+    }
+    std::string out = "the planned arena of " + std::to_string(bytes) + " bytes";
+    if (largest != nullptr) {
+      out += " (largest: " +
+             (largest->tensor >= 0
+                  ? in_quotes(runner.program().program.tensors[largest->tensor].name)
+                  : std::string("the workspace of step ") + std::to_string(largest->first)) +
+             ", " + std::to_string(largest->bytes) + " bytes)";
+    }
+    return out;
+  };
+  try {
+    return AlignedBuffer(bytes);
+  } catch (const std::bad_alloc&) {
+    throw Error(what() + ": out of memory");
+  } catch (const Error& e) {
+    throw Error(what() + ": " + e.what());
+  }
+}
+
+}  // namespace
+
 std::vector<Session::InputInfo> Session::inputs() const {
   graph::Graph g = graph::Graph::from_onnx(*model_, op_registry());
   graph::rebatch_if_bound(g, options_.dims);
@@ -176,7 +207,7 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
   std::vector<Tensor> outputs;
   // The arena is obtained by the first run and kept for the next ones (each would otherwise
   // pay its page faults again); prepare() and the destructor release it.
-  if (arena_.size() != runner_->arena_bytes()) arena_ = AlignedBuffer(runner_->arena_bytes());
+  if (arena_.size() != runner_->arena_bytes()) arena_ = allocate_arena(*runner_);
   outputs.reserve(graph_->outputs().size());
   for (size_t k = 0; k < graph_->outputs().size(); ++k) {
     const graph::ValueId v = graph_->outputs()[k];

@@ -1,10 +1,13 @@
 #include "footprint/runtime/tensor.hpp"
 
+#include <sys/sysinfo.h>
+
 #include <cstdlib>
 #include <cstring>
 #include <new>
 
 #include "footprint/core/bump_arena.hpp"
+#include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/shape.hpp"
 #include "footprint/onnx/tensor_data.hpp"
@@ -12,10 +15,31 @@
 
 namespace footprint::runtime {
 
+namespace {
+
+// RAM plus swap. Linux overcommits, so a request far past it may "succeed" and the process is
+// killed when the kernels write it; every byte footprint allocates is written, so such a request
+// is refused before it is made.
+uint64_t memory_limit_bytes() {
+  struct sysinfo info {};
+  if (::sysinfo(&info) != 0) return UINT64_MAX;
+  const uint64_t unit = info.mem_unit == 0 ? 1 : info.mem_unit;
+  const auto total = checked_add<uint64_t>(info.totalram, info.totalswap);
+  const auto bytes = total ? checked_mul(*total, unit) : std::nullopt;
+  return bytes.value_or(UINT64_MAX);
+}
+
+}  // namespace
+
 AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   if (bytes == 0) return;
-  const size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  void* p = std::aligned_alloc(kAlignment, rounded);
+  const uint64_t limit = memory_limit_bytes();
+  const auto rounded = checked_round_up<size_t>(bytes, kAlignment);
+  if (!rounded || *rounded > limit) {
+    throw Error(std::to_string(bytes) + " bytes cannot be allocated: this machine has " +
+                std::to_string(limit) + " bytes of memory and swap");
+  }
+  void* p = std::aligned_alloc(kAlignment, *rounded);
   if (p == nullptr) throw std::bad_alloc();
   data_.reset(static_cast<std::byte*>(p));
 }
@@ -35,11 +59,16 @@ namespace {
 
 // The bytes of dtype x dims; footprint::Error naming the tensor when they cannot be held.
 size_t storage_bytes(const std::string& name, DType dtype, const std::vector<int64_t>& dims) {
+  if (dtype == DType::string || dtype == DType::undefined) {
+    throw Error("tensor " + in_quotes(name) + ": " + std::string(dtype_name(dtype)) +
+                " elements have no fixed size; footprint's runtime holds numeric tensors only");
+  }
   const auto n = checked_numel(dims.data(), dims.size());
   const auto bytes = n ? dtype_storage_bytes(dtype, *n) : std::nullopt;
-  if (!bytes || dtype == DType::string || dtype == DType::undefined) {
-    throw Error("tensor " + in_quotes(name) + ": " + std::string(dtype_name(dtype)) +
-                " tensors of these extents cannot be held");
+  if (!bytes) {
+    throw SizeOverflow("tensor " + in_quotes(name) + ": the bytes of " +
+                       std::string(dtype_name(dtype)) + Shape::of(dims).to_string() +
+                       " do not fit 64 bits (or an extent is negative)");
   }
   return *bytes;
 }
@@ -48,7 +77,15 @@ size_t storage_bytes(const std::string& name, DType dtype, const std::vector<int
 
 Tensor::Tensor(std::string name, DType dtype, std::vector<int64_t> dims)
     : name_(std::move(name)), dtype_(dtype), dims_(std::move(dims)) {
-  storage_ = AlignedBuffer(storage_bytes(name_, dtype_, dims_));
+  const size_t bytes = storage_bytes(name_, dtype_, dims_);
+  try {
+    storage_ = AlignedBuffer(bytes);
+  } catch (const std::bad_alloc&) {
+    throw Error("tensor " + in_quotes(name_) + ": out of memory allocating " +
+                std::to_string(bytes) + " bytes");
+  } catch (const Error& e) {
+    throw Error("tensor " + in_quotes(name_) + ": " + e.what());
+  }
 }
 
 Tensor Tensor::view(std::string name, DType dtype, std::vector<int64_t> dims, std::byte* data) {

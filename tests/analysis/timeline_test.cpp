@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
 
 namespace footprint::analysis {
@@ -217,6 +218,64 @@ TEST(Timeline, RejectsInconsistentPrograms) {
   const int b = q.tensor("b");
   q.step("A", {b}, {});
   EXPECT_THROW(simulate(q.get()), Error) << "an activation nothing produces";
+}
+
+// Totals are checked sums: two buffers of 2^64-1 bytes are an error naming the step, never a
+// wrapped "peak 30 B".
+TEST(Timeline, TotalsThatOverflowAreErrorsNamingTheStep) {
+  Program p;
+  const int x = p.tensor("x", Category::inputs, 16);
+  const int a = p.tensor("a", Category::activations, UINT64_MAX / 2);
+  const int b = p.tensor("b", Category::activations, UINT64_MAX / 2 + 64);
+  const int y = p.tensor("y", Category::outputs, 16);
+  p.step("A", {x}, {a});
+  p.step("B", {a}, {b});
+  p.step("C", {b}, {y});
+  try {
+    (void)simulate(p.get());
+    FAIL() << "no overflow reported";
+  } catch (const SizeOverflow& e) {
+    EXPECT_NE(std::string(e.what()).find("at step 1 'B'"), std::string::npos) << e.what();
+  }
+  Program q;
+  const int in = q.tensor("in", Category::inputs, UINT64_MAX - 3);
+  const int out = q.tensor("out", Category::outputs, 16);
+  q.step("A", {in}, {out});
+  try {
+    (void)simulate(q.get());
+    FAIL() << "no overflow reported";
+  } catch (const SizeOverflow& e) {
+    EXPECT_STREQ(e.what(),
+                 "buffer 'in': 18446744073709551612 bytes rounded up to a multiple of 64 "
+                 "overflows uint64");
+  }
+}
+
+// The sweep adds each buffer at its first step and removes it after its last: the figures are
+// those of counting every live buffer at every step.
+TEST(Timeline, PerStepFiguresMatchACountOfLiveBuffers) {
+  Program p;
+  const int x = p.tensor("x", Category::inputs, 8);
+  const int a = p.tensor("a", Category::activations, 100);
+  const int b = p.tensor("b", Category::activations, 30);
+  const int c = p.tensor("c", Category::activations, 5);
+  const int y = p.tensor("y", Category::outputs, 1);
+  p.step("A", {x}, {a});
+  p.step("B", {a}, {b});
+  p.step("C", {a, b}, {c}).workspace = 7;
+  p.step("D", {c}, {y});
+  const Timeline t = simulate(p.get());
+  ASSERT_EQ(t.steps.size(), 4u);
+  EXPECT_EQ(t.steps[0].live_bytes, 100u);
+  EXPECT_EQ(t.steps[1].live_bytes, 130u);
+  EXPECT_EQ(t.steps[2].live_bytes, 142u);
+  EXPECT_EQ(t.steps[2].free_bytes, 130u);
+  EXPECT_EQ(t.steps[2].live_arena_bytes, 320u);  // 128 + 64 + 64, and 64 of workspace
+  EXPECT_EQ(t.steps[3].live_bytes, 5u);
+  EXPECT_EQ(t.steps[3].total_bytes, 14u);
+  EXPECT_EQ(t.activations_peak_bytes, 135u);
+  EXPECT_EQ(t.total_peak_bytes, 150u);
+  EXPECT_EQ(t.peak_step, 2);
 }
 
 }  // namespace

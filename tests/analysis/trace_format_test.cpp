@@ -82,7 +82,37 @@ TEST(TraceFormat, ErrorsNameTheFileAndThePath) {
   EXPECT_EQ(
       trace_error(
           R"({"tensors": [{"name": "a", "dtype": "float", "shape": [4294967296, 4294967296, 4]}], "ops": []})"),
-      "bad.json: /tensors/0/shape: element count overflows");
+      "bad.json: /tensors/0/shape: the element count of 'a' overflows uint64");
+}
+
+// What JSON cannot say: a tensor read before it exists, an op writing the caller's input, a
+// format this footprint does not know. Each is a one-line error with its JSON path.
+TEST(TraceFormat, SemanticErrorsNameThePath) {
+  EXPECT_EQ(trace_error(R"({"format": "footprint-trace/99", "tensors": [], "ops": []})"),
+            "bad.json: /format: unknown format 'footprint-trace/99' (this footprint reads "
+            "footprint-trace/1)");
+  EXPECT_EQ(trace_error(R"({"tensors": [{"name": "x", "bytes": 4, "kind": "input"},
+                                          {"name": "t", "bytes": 4},
+                                          {"name": "y", "bytes": 4, "kind": "output"}],
+                            "ops": [{"inputs": ["t"], "outputs": ["y"]},
+                                    {"inputs": ["x"], "outputs": ["t"]}]})"),
+            "bad.json: /ops/0/inputs/0: 't' is read before any op writes it");
+  EXPECT_EQ(trace_error(R"({"tensors": [{"name": "x", "bytes": 4, "kind": "input"},
+                                          {"name": "t", "bytes": 4},
+                                          {"name": "v", "bytes": 0, "view_of": "t"}],
+                            "ops": [{"inputs": ["v"], "outputs": ["t"]}]})"),
+            "bad.json: /ops/0/inputs/0: 'v' is read before any op writes it");
+  EXPECT_EQ(trace_error(R"({"tensors": [{"name": "x", "bytes": 4, "kind": "input"}],
+                            "ops": [{"inputs": ["x"], "outputs": ["x"]}]})"),
+            "bad.json: /ops/0/outputs/0: writes 'x', which is an input (a tensor the trace does "
+            "not produce)");
+  // Reading inputs, weights and views of them needs no writer.
+  EXPECT_EQ(trace_error(R"({"format": "footprint-trace/1",
+                            "tensors": [{"name": "x", "bytes": 4, "kind": "input"},
+                                        {"name": "xv", "bytes": 0, "view_of": "x"},
+                                        {"name": "y", "bytes": 4, "kind": "output"}],
+                            "ops": [{"inputs": ["xv"], "outputs": ["y"]}]})"),
+            "");
 }
 
 }  // namespace

@@ -152,10 +152,41 @@ TEST(Compare, ReportsBenchmarksOnOneSideOnly) {
   a.records.back().name = "x";
   b.records.push_back({});
   b.records.back().name = "y";
-  const Comparison c = compare(a, b, kGates);
+  const Comparison c = compare(a, b, {});
   EXPECT_EQ(c.only_in_base, std::vector<std::string>{"x"});
   EXPECT_EQ(c.only_in_contender, std::vector<std::string>{"y"});
   EXPECT_FALSE(c.failed);
+  // With thresholds, nothing in common is no pass: the contender was never held to them.
+  try {
+    (void)compare(a, b, kGates);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "no benchmark is in both runs (1 in the baseline, 1 in the contender): nothing "
+                 "to check --fail-on against");
+  }
+}
+
+// A record without time samples reads as a median of 0, a "-100 %" that passes any threshold.
+TEST(Compare, AThresholdedTimeWithoutSamplesIsAnError) {
+  RunRecords a, b;
+  a.records.push_back({});
+  a.records.back().name = "x";
+  a.records.back().wall_ms = {1.0, 1.1, 1.2};
+  a.records.back().cpu_ms = {1.0, 1.1, 1.2};
+  b.records.push_back({});
+  b.records.back().name = "x";
+  try {
+    (void)compare(a, b, {{"time", 5.0}});
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "benchmark 'x': the contender record has no time samples, so --fail-on time "
+                 "cannot be checked");
+  }
+  const Comparison unchecked = compare(a, b, {});
+  EXPECT_FALSE(unchecked.failed);
+  EXPECT_EQ(unchecked.changes[0].note, "no samples in the contender");
 }
 
 }  // namespace

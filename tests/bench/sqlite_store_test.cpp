@@ -7,6 +7,8 @@
 
 #include <fstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "footprint/core/error.hpp"
 #include "test_support.hpp"
@@ -114,6 +116,65 @@ TEST(SqliteStore, NotADatabaseIsAnErrorNamingTheFile) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("junk.sqlite"), std::string::npos) << e.what();
   }
+}
+
+std::string file_bytes(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Somebody else's SQLite file (no footprint application_id) is refused and left byte for byte.
+TEST(SqliteStore, ForeignDatabasesAreRefusedAndLeftUntouched) {
+  footprint::testing::TempDir dir;
+  const auto file = dir.path() / "theirs.sqlite";
+  {
+    sqlite3* db = nullptr;
+    sqlite3_open(file.c_str(), &db);
+    sqlite3_exec(db, "CREATE TABLE notes (x); INSERT INTO notes VALUES (1)", nullptr, nullptr,
+                 nullptr);
+    sqlite3_close(db);
+  }
+  const std::string before = file_bytes(file);
+  try {
+    SqliteStore db(file);
+    FAIL() << "opened";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              file.string() +
+                  ": not a footprint database (application_id 0x0, 1 schema objects, "
+                  "user_version 0); footprint writes only to its own files or new ones");
+  }
+  EXPECT_EQ(file_bytes(file), before);
+  EXPECT_EQ(pragma(file, "PRAGMA user_version"), "0");
+  EXPECT_FALSE(std::filesystem::exists(file.string() + "-wal"));
+  // A file footprint made carries its id.
+  const auto ours = dir.path() / "ours.sqlite";
+  { SqliteStore db(ours); }
+  EXPECT_EQ(pragma(ours, "PRAGMA application_id"), std::to_string(0x46505254));
+}
+
+// First writers racing to create one file: the migration runs once, inside the write lock, and
+// every connection succeeds (it used to fail with "table runs already exists").
+TEST(SqliteStore, ConcurrentFirstWritersAllSucceed) {
+  footprint::testing::TempDir dir;
+  const auto file = dir.path() / "race.sqlite";
+  constexpr int kWriters = 6;
+  std::vector<std::string> errors(kWriters);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kWriters; ++i) {
+    threads.emplace_back([&, i] {
+      try {
+        SqliteStore db(file);
+        db.save(model_run(std::to_string(i), 1.0 + i));
+      } catch (const Error& e) {
+        errors[static_cast<size_t>(i)] = e.what();
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+  EXPECT_EQ(pragma(file, "SELECT count(*) FROM runs"), std::to_string(kWriters));
+  EXPECT_EQ(pragma(file, "PRAGMA user_version"), std::to_string(SqliteStore::latest_version()));
 }
 
 }  // namespace

@@ -113,6 +113,27 @@ TEST(BenchCommand, ErrorsAreOneLine) {
   EXPECT_EQ(run(std::string("bench --format csv ") + FOOTPRINT_EXAMPLE_MODEL).exit_code, 2);
 }
 
+// One thread range for every subcommand, checked before libgomp sees the count.
+TEST(BenchCommand, FlagValuesOutsideTheirRangesAreUsageErrors) {
+  const std::string model = FOOTPRINT_EXAMPLE_MODEL;
+  const CliRun threads = run("bench --threads 1,10000 " + model);
+  EXPECT_EQ(threads.exit_code, 2);
+  EXPECT_NE(threads.err.find("'10000' is not a thread count in 1..256"), std::string::npos)
+      << threads.err;
+  EXPECT_EQ(run("run --threads 10000 " + model).exit_code, 2);
+  EXPECT_EQ(run("fold --threads 257 " + model + " -o x.onnx").exit_code, 2);
+  const CliRun warmup = run("bench --warmup -1 " + model);
+  EXPECT_EQ(warmup.exit_code, 2);
+  EXPECT_NE(warmup.err.find("--warmup"), std::string::npos) << warmup.err;
+  EXPECT_EQ(run("run --warmup -1 " + model).exit_code, 2);
+  for (const char* limit : {"nan", "inf", "-1", "0"}) {
+    const CliRun plan = run("plan --time-limit " + std::string(limit) + " " + model);
+    EXPECT_EQ(plan.exit_code, 2) << limit;
+    EXPECT_NE(plan.err.find("not a finite number of seconds above 0"), std::string::npos)
+        << plan.err;
+  }
+}
+
 }  // namespace
 }  // namespace footprint
 

@@ -2,6 +2,7 @@
 // element count, nested floor divisions of strided layers, evaluation under bindings.
 #include <gtest/gtest.h>
 
+#include "footprint/core/checked_math.hpp"
 #include "footprint/core/shape.hpp"
 
 namespace footprint {
@@ -50,6 +51,23 @@ TEST(DimExpr, ConvOutputEvaluatesUnderBindings) {
   EXPECT_EQ(out.to_string(), "floor((H-1)/2)+1");
   EXPECT_EQ(out.evaluate({{"H", 224}}), 112);
   EXPECT_EQ(out.evaluate({{"W", 224}}), std::nullopt);
+}
+
+// An extent past int64 is an error, never an unknown dim that would later be counted as 0 bytes.
+TEST(DimExpr, OverflowingExtentsThrowInsteadOfBecomingUnknown) {
+  const int64_t big = int64_t{1} << 62;
+  EXPECT_THROW((void)(k(big) + k(big)), SizeOverflow);
+  EXPECT_THROW((void)(k(3) * k(6148914691236517206)), SizeOverflow);
+  EXPECT_THROW((void)(N * k(big) * k(4)), SizeOverflow) << "the coefficient itself overflows";
+  const Dim n3 = N * k(3);
+  EXPECT_EQ(n3.evaluate({{"N", 5}}), 15);
+  try {
+    (void)n3.evaluate({{"N", INT64_MAX}});
+    FAIL() << "no overflow reported";
+  } catch (const SizeOverflow& e) {
+    EXPECT_STREQ(e.what(), "extent arithmetic: 9223372036854775807 x 3 overflows int64");
+  }
+  EXPECT_FALSE(n3.evaluate({}).has_value()) << "unbound is still unknown, not an error";
 }
 
 }  // namespace

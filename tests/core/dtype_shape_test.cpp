@@ -24,6 +24,10 @@ TEST(DType, StorageBytes) {
   EXPECT_EQ(dtype_storage_bytes(DType::complex128, 2), 32u);
   EXPECT_FALSE(dtype_storage_bytes(DType::string, 2).has_value());
   EXPECT_FALSE(dtype_storage_bytes(DType::float64, UINT64_MAX / 4).has_value()) << "overflow";
+  // Sizes up to uint64's limit, not an eighth of it (bits of 2^61 float32 values overflow).
+  EXPECT_EQ(dtype_storage_bytes(DType::float32, uint64_t{1} << 61), uint64_t{1} << 63);
+  EXPECT_FALSE(dtype_storage_bytes(DType::float32, uint64_t{1} << 62).has_value());
+  EXPECT_EQ(dtype_storage_bytes(DType::int4, (uint64_t{1} << 62) + 1), (uint64_t{1} << 61) + 1);
 }
 
 TEST(DType, NamesRoundTrip) {

@@ -58,6 +58,29 @@ TEST(TopoOrder, CycleIsAnErrorNamingItsNodes) {
     EXPECT_NE(msg.find("'add' (Add)"), std::string::npos) << msg;
     EXPECT_NE(msg.find("'neg' (Neg)"), std::string::npos) << msg;
     EXPECT_EQ(msg.find("'entry'"), std::string::npos) << "only nodes on the cycle: " << msg;
+    // In data-flow order, closing where it started: add feeds neg, neg feeds add.
+    EXPECT_NE(msg.find("has a cycle: 'neg' (Neg) -> 'add' (Add) -> 'neg' (Neg)"), std::string::npos)
+        << msg;
+  }
+}
+
+TEST(TopoOrder, ALongerCycleIsReportedInDataFlowOrder) {
+  Wire g;
+  g.msg(11, testing::float_value_info("x", {2}));
+  g.msg(1, testing::node("Add", {"x", "c"}, {"a"}, "A"));
+  g.msg(1, testing::node("Relu", {"a"}, {"b"}, "B"));
+  g.msg(1, testing::node("Neg", {"b"}, {"c"}, "C"));
+  g.msg(1, testing::node("Abs", {"x"}, {"y"}, "D"));
+  g.msg(12, testing::float_value_info("y", {2}));
+  auto b = build(g);
+  try {
+    graph::topo_order(b.graph);
+    FAIL() << "a cycle must be reported";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "has a cycle: 'B' (Relu) -> 'C' (Neg) -> 'A' (Add) -> 'B' (Relu)"),
+              std::string::npos)
+        << e.what();
   }
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/model_source.hpp"
@@ -134,6 +135,32 @@ TEST(Session, RandomInputsFollowTheDeclaredShapesAndTheSeed) {
     EXPECT_GE(p[i], -1.0f);
     EXPECT_LE(p[i], 1.0f);
   }
+}
+
+// A tensor larger than the machine's memory and swap is refused before it is allocated (Linux
+// would overcommit it and the kernel writing it would be killed), naming the tensor and the bytes;
+// a string tensor says why it cannot be held.
+TEST(Session, TensorsThatCannotBeHeldAreRefusedByName) {
+  using runtime::Tensor;
+  try {
+    const Tensor t("huge", DType::float32, {int64_t{1} << 40, int64_t{1} << 20});
+    FAIL() << "allocated";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("tensor 'huge': 4611686018427387904 bytes cannot be "
+                                          "allocated: this machine has ",
+                                          0),
+              0u)
+        << e.what();
+  }
+  try {
+    const Tensor t("text", DType::string, {2});
+    FAIL() << "allocated";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "tensor 'text': string elements have no fixed size; footprint's runtime holds "
+                 "numeric tensors only");
+  }
+  EXPECT_THROW(Tensor("wrap", DType::float32, {int64_t{1} << 62, 8}), SizeOverflow);
 }
 
 }  // namespace

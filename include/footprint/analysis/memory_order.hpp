@@ -7,9 +7,11 @@
 //
 // Small graphs (up to kExactSteps steps) are searched exactly: dynamic programming over the sets
 // of executed steps, keeping the smallest peak that reaches each set. Larger ones use a beam
-// search scored by peak and live bytes. Either way the result is a topological order whose lower
-// bound, measured by simulate(), is never above the starting order's: when the search does not
-// beat it, the starting order is returned.
+// search scored by peak and live bytes, within a work budget (its cost grows with the square of
+// the steps, about 11000 of them; past it the stored order is kept and `method` says why).
+// Either way the result is a
+// topological order whose lower bound, measured by simulate(), is never above the starting order's:
+// when the search does not beat it, the starting order is returned.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,8 +28,8 @@ struct MemoryOrder {
   std::vector<graph::NodeId> order;       // every node of g, topological
   uint64_t lower_bound_bytes = 0;         // simulate()'s lower bound in `order`
   uint64_t stored_lower_bound_bytes = 0;  // the same in the starting order
-  std::string method;                     // "exact", "beam" or "stored" (nothing better found)
-  bool exact = false;                     // the search was exhaustive (under its cost model)
+  std::string method;  // "exact", "beam" or "stored..." (nothing better found, or too large)
+  bool exact = false;  // the search was exhaustive (under its cost model)
 };
 
 MemoryOrder memory_order(const graph::Graph& g, const GraphProgramOptions& options = {});

@@ -52,6 +52,8 @@ struct CompareOptions {
   size_t min_repetitions_for_utest = 5;
 };
 
+// Throws footprint::Error when a thresholded time has no samples on one side, or when thresholds
+// are given and no benchmark is in both runs: neither may pass for want of figures.
 Comparison compare(const RunRecords& base, const RunRecords& contender,
                    const std::vector<Threshold>& thresholds, const CompareOptions& options = {});
 

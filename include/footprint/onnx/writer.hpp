@@ -33,7 +33,8 @@ void write_tensor(const TensorProto& tensor, std::ostream& out, const WriteOptio
 std::vector<std::byte> serialize_tensor(const TensorProto& tensor,
                                         const WriteOptions& options = {});
 
-// Writes `path` via a temporary file in the same folder and an atomic rename.
+// Writes `path` as write_output_file (user_files.hpp) does: via a temporary file and a rename, or
+// through an existing device or FIFO.
 void write_file_atomically(const std::filesystem::path& path,
                            const std::function<void(std::ostream&)>& write);
 

@@ -12,6 +12,7 @@
 //   uint64_t ws = pd.scratchpad_desc().get_size();       // WorkspaceFn
 //   auto st = std::make_unique<DnnlState>(pd, {{DNNL_ARG_SRC, pd.src_desc()}, ...});  // prepare
 //   st->bind(DNNL_ARG_SRC, x.data); ...; st->execute(ctx.workspace());                  // run
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -67,6 +68,31 @@ struct Extents {
   bool has_out(size_t i) const { return i < out.size() && out_dtype[i] != DType::undefined; }
 };
 
+// oneDNN's descriptors take int64 dims, but its CPU kernels hold extents and many offsets in
+// 32-bit ints (jit and brgemm configurations): a larger extent is truncated inside it, up to a
+// division by zero (SIGFPE) while sizing the scratchpad. So no descriptor is ever built for an
+// extent or a tensor of more than 2^31 - 1 elements; the node fails naming the tensor instead.
+inline constexpr int64_t kMaxDnnlElements = INT32_MAX;
+
+inline void check_dnnl_extents(const graph::Node& n, const Extents& e) {
+  auto check = [&](const std::vector<int64_t>& dims, const char* role, size_t i) {
+    int64_t numel = 1;
+    for (int64_t d : dims) {
+      if (d > kMaxDnnlElements || (d > 0 && numel > kMaxDnnlElements / d)) {
+        node_fail(n, std::string(role) + " " + std::to_string(i) + " " +
+                         Shape::of(dims).to_string() + " has more than " +
+                         std::to_string(kMaxDnnlElements) +
+                         " elements, the most oneDNN's kernels take");
+      }
+      numel *= std::max<int64_t>(d, 1);
+    }
+  };
+  for (size_t i = 0; i < e.in.size(); ++i)
+    if (e.has_in(i)) check(e.in[i], "input", i);
+  for (size_t i = 0; i < e.out.size(); ++i)
+    if (e.has_out(i)) check(e.out[i], "output", i);
+}
+
 inline Extents extents_of(const std::vector<graph::ConcreteTensor>& inputs,
                           const std::vector<graph::ConcreteTensor>& outputs) {
   Extents e;
@@ -99,6 +125,7 @@ inline Extents extents_of(const graph::KernelContext& ctx) {
                          : std::vector<int64_t>{});
     e.out_dtype.push_back(t ? t->dtype : DType::undefined);
   }
+  check_dnnl_extents(ctx.node(), e);
   return e;
 }
 
@@ -215,6 +242,7 @@ uint64_t workspace_of(Size&& size, const graph::Node& n,
                       const std::vector<graph::ConcreteTensor>& outputs) {
   const Extents e = extents_of(inputs, outputs);
   if (!all_positive(e)) return 0;
+  check_dnnl_extents(n, e);
   try {
     return size(n, e);
   } catch (const Error&) {

@@ -1,0 +1,133 @@
+#!/usr/bin/env python3
+"""Time and peak RSS of analyze / plan / run / report against graph and trace size (issue 20).
+
+Graph shapes, each at 10^3 ... 10^max nodes (or steps):
+  chain     x -> Relu -> Neg -> Relu -> ... (every step in place of the previous buffer)
+  fanout    x read by n Relu nodes whose outputs all meet in one Sum (everything alive at once)
+  views     x -> Relu -> Reshape -> Reshape -> ... -> Neg (one buffer behind a deep view chain)
+  residual  h -> Relu -> Add(h, .) blocks of two nodes (a skip connection per block)
+  trace     a JSON trace of n ops, each reading the previous op's output
+
+    bench/scale_shapes.py --footprint build/release/bin/footprint --max 5 \\
+        | bench/write_section.py docs/BENCHMARKS.md "## Scale: graph and trace size (issue 20)"
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
+                                "hostile"))
+import onnx_bytes as ob  # noqa: E402
+
+X = [ob.value_info("x", ob.FLOAT, [1, 16])]
+Y = [ob.value_info("y", ob.FLOAT, [1, 16])]
+
+
+def chain(n):
+    nodes, prev = [], "x"
+    for i in range(n):
+        out = "y" if i == n - 1 else f"t{i}"
+        nodes.append(ob.node("Relu" if i % 2 == 0 else "Neg", [prev], [out], name=f"n{i}"))
+        prev = out
+    return ob.model(nodes, X, Y)
+
+
+def fanout(n):
+    nodes = [ob.node("Relu", ["x"], [f"t{i}"], name=f"n{i}") for i in range(n - 1)]
+    nodes.append(ob.node("Sum", [f"t{i}" for i in range(n - 1)], ["y"], name="sum"))
+    return ob.model(nodes, X, Y)
+
+
+def views(n):
+    nodes, prev = [ob.node("Relu", ["x"], ["v0"], name="first")], "v0"
+    for i in range(1, n - 1):
+        nodes.append(ob.node("Reshape", [prev, "s"], [f"v{i}"], name=f"r{i}"))
+        prev = f"v{i}"
+    nodes.append(ob.node("Neg", [prev], ["y"], name="last"))
+    return ob.model(nodes, X, Y, [ob.int64_tensor("s", [1, 16])])
+
+
+def residual(n):
+    nodes, h = [], "x"
+    for b in range(n // 2):
+        out = "y" if b == n // 2 - 1 else f"h{b}"
+        nodes.append(ob.node("Relu", [h], [f"r{b}"], name=f"relu{b}"))
+        nodes.append(ob.node("Add", [h, f"r{b}"], [out], name=f"add{b}"))
+        h = out
+    return ob.model(nodes, X, Y)
+
+
+def trace(n):
+    tensors = [{"name": "x", "dtype": "float32", "shape": [16], "kind": "input"}]
+    tensors += [{"name": f"t{i}", "dtype": "float32", "shape": [16]} for i in range(n - 1)]
+    tensors.append({"name": "y", "dtype": "float32", "shape": [16], "kind": "output"})
+    names = ["x"] + [f"t{i}" for i in range(n - 1)] + ["y"]
+    ops = [{"name": f"op{i}", "inputs": [names[i]], "outputs": [names[i + 1]]} for i in range(n)]
+    return json.dumps({"format": "footprint-trace/1", "tensors": tensors, "ops": ops})
+
+
+SHAPES = {"chain": chain, "fanout": fanout, "views": views, "residual": residual, "trace": trace}
+
+
+def measure(footprint, args, timeout):
+    """Seconds and peak RSS (MiB) of one command, from /usr/bin/time; None past the timeout."""
+    cmd = ["/usr/bin/time", "-f", "%e %M", footprint] + args
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+    if p.returncode != 0:
+        raise SystemExit(f"{' '.join(args)} failed: {p.stderr.strip()[-400:]}")
+    secs, kb = p.stderr.strip().splitlines()[-1].split()
+    return float(secs), int(kb) / 1024
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--footprint", required=True)
+    ap.add_argument("--max", type=int, default=5, help="largest size, as a power of ten")
+    ap.add_argument("--timeout", type=int, default=120)
+    a = ap.parse_args()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="footprint-scale-") as d:
+        for shape, make in SHAPES.items():
+            for e in range(3, a.max + 1):
+                n = 10 ** e
+                path = os.path.join(d, f"{shape}_{n}." + ("json" if shape == "trace" else "onnx"))
+                data = make(n)
+                with open(path, "wb" if isinstance(data, bytes) else "w") as f:
+                    f.write(data)
+                cmds = {"analyze": ["analyze", path],
+                        "report": ["report", path, "-o", os.path.join(d, "r.html")]}
+                if shape != "trace":  # plan and run take models (plan's other input is a CSV)
+                    cmds["plan"] = ["plan", path, "--algo", "best-fit"]
+                    cmds["run"] = ["run", path, "--repeat", "1", "--warmup", "0"]
+                row = [shape, f"10^{e}"]
+                for c in ("analyze", "plan", "run", "report"):
+                    if c not in cmds:
+                        row.append("-")
+                        continue
+                    m = measure(a.footprint, cmds[c], a.timeout)
+                    row.append(f"> {a.timeout} s" if m is None else f"{m[0]:.2f} s, {m[1]:.0f} MiB")
+                rows.append(row)
+                print(" | ".join(row), file=sys.stderr)
+    print("## Scale: graph and trace size (issue 20)\n")
+    print("`bench/scale_shapes.py --max 5` (release build, this machine, one run each): wall time "
+          "and peak RSS (`/usr/bin/time`) of each command on synthetic graphs of 10^3 ... 10^5 "
+          "nodes and traces of as many ops. `plan` uses `--algo best-fit`; `run` is prepare plus "
+          "one run. Shapes: **chain** (Relu/Neg alternating, in place), **fanout** (one input "
+          "read by n Relus that meet in one Sum: everything alive at once), **views** (a chain "
+          "of Reshapes, one buffer behind it), **residual** (Relu + Add blocks), **trace** "
+          "(a JSON trace of n ops in a chain).\n")
+    print("| shape | size | analyze | plan | run | report |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+#pragma once
+// Files the user names on the command line.
+//
+// Inputs (models, external data, tensors, traces, record files): only a regular file is read. A
+// FIFO would block the open or the read forever, a device such as /dev/zero never ends, a
+// directory has no bytes. The type is checked on a non-blocking descriptor before anything is
+// read, and reads stop at the size the file had when opened.
+//
+// Outputs (every -o / --out): a regular file, or a missing one, is written to a temporary file
+// in the same folder and renamed into place, so a reader never sees half a file. An existing
+// character device or FIFO (/dev/stdout, /dev/null, a pipe) is written through, never replaced;
+// anything else that is not a regular file (a directory) is refused. The folder must exist:
+// footprint creates none (DESIGN.md: the same rule for every -o). Errors carry errno's text.
+//
+//   const RegularFile f = RegularFile::open("trace.json");   // Error: "trace.json: a FIFO, ..."
+//   std::string text = read_text_file("records.jsonl");
+//   write_output_file("plan.csv", [&](std::ostream& out) { out << csv; });
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace footprint::onnx {
+
+class RegularFile {
+ public:
+  // Throws footprint::Error "<path>: <what it is>, not a regular file" or "<path>: cannot open:
+  // <errno text>".
+  static RegularFile open(const std::filesystem::path& path);
+  RegularFile(RegularFile&& other) noexcept;
+  RegularFile& operator=(RegularFile&& other) noexcept;
+  RegularFile(const RegularFile&) = delete;
+  RegularFile& operator=(const RegularFile&) = delete;
+  ~RegularFile();
+
+  int fd() const { return fd_; }
+  uint64_t size() const { return size_; }
+
+ private:
+  RegularFile(int fd, uint64_t size) : fd_(fd), size_(size) {}
+  int fd_ = -1;
+  uint64_t size_ = 0;
+};
+
+// The whole of a regular file (as RegularFile::open checks it), at most its size when opened.
+std::string read_text_file(const std::filesystem::path& path);
+std::vector<std::byte> read_file_bytes(const std::filesystem::path& path);
+
+// `write` fills the stream; see above for what `path` may be. An exception from `write` leaves an
+// existing file as it was.
+void write_output_file(const std::filesystem::path& path,
+                       const std::function<void(std::ostream&)>& write);
+// Appends `text` (JSONL records): the same checks, without the rename.
+void append_output_file(const std::filesystem::path& path, std::string_view text);
+
+}  // namespace footprint::onnx

@@ -1,0 +1,22 @@
+#pragma once
+// The ranges of flag values several subcommands share, so that `--threads 10000` or
+// `--time-limit nan` is refused the same way everywhere (exit 2) before any library sees it.
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace footprint::cli {
+
+// libgomp and oneDNN size per-thread state from the count, and libgomp aborts the process when
+// it cannot create a thread; 256 is above the cores of any one machine footprint runs on.
+inline constexpr int kMaxThreads = 256;
+
+// --threads T for one count.
+CLI::Validator thread_count();
+// One value of a --threads list ("1,2,4"): a usage error naming `flag` outside 1..kMaxThreads.
+int parse_thread_count(const std::string& text, const char* flag);
+// --warmup, --repeat and other counts of runs: an integer >= `min`.
+CLI::Validator at_least(int min);
+// Seconds: finite and above 0 (CLI11's PositiveNumber lets nan and inf through).
+CLI::Validator positive_seconds();
+
+}  // namespace footprint::cli

@@ -1,0 +1,97 @@
+// Files the user names: inputs are read only when regular (checked before a blocking open),
+// outputs never replace what is not a regular file, and every -o has the same missing-folder
+// rule.
+#include "footprint/onnx/user_files.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <string>
+
+#include "footprint/core/error.hpp"
+#include "test_support.hpp"
+
+namespace footprint::onnx {
+namespace {
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+bool is_char_device(const char* path) {
+  struct stat st {};
+  return ::stat(path, &st) == 0 && S_ISCHR(st.st_mode);
+}
+
+void write_text(const std::filesystem::path& p, const std::string& text) {
+  write_output_file(p, [&](std::ostream& out) { out << text; });
+}
+
+TEST(UserFiles, OnlyRegularFilesAreReadAndAFifoDoesNotBlock) {
+  const testing::TempDir dir;
+  const auto fifo = dir.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // Without O_NONBLOCK this open would wait forever for a writer.
+  EXPECT_EQ(error_of([&] { (void)read_text_file(fifo); }),
+            fifo.string() + ": a FIFO, not a regular file");
+  EXPECT_EQ(error_of([&] { (void)read_text_file("/dev/zero"); }),
+            "/dev/zero: a character device, not a regular file");
+  EXPECT_EQ(error_of([&] { (void)read_file_bytes(dir.path()); }),
+            dir.path().string() + ": a directory, not a regular file");
+  EXPECT_EQ(error_of([&] { (void)read_text_file(dir.path() / "missing"); }),
+            (dir.path() / "missing").string() + ": cannot open: No such file or directory");
+  write_text(dir.path() / "a.txt", "hello");
+  EXPECT_EQ(read_text_file(dir.path() / "a.txt"), "hello");
+}
+
+TEST(UserFiles, DevicesAreWrittenThroughNeverReplaced) {
+  write_text("/dev/null", "discarded");
+  EXPECT_TRUE(is_char_device("/dev/null"));
+  EXPECT_EQ(error_of([] { write_text("/dev/full", "x"); }),
+            "/dev/full: write failed: No space left on device");
+  EXPECT_TRUE(is_char_device("/dev/full"));
+  append_output_file("/dev/null", "line\n");
+  EXPECT_TRUE(is_char_device("/dev/null"));
+}
+
+TEST(UserFiles, OutputsRefuseDirectoriesMissingFoldersAndUnreadFifos) {
+  const testing::TempDir dir;
+  EXPECT_EQ(error_of([&] { write_text(dir.path(), "x"); }),
+            dir.path().string() +
+                ": cannot write: it is a directory; -o takes a regular file, a new one, or a "
+                "character device or FIFO");
+  const auto nested = dir.path() / "no" / "such" / "out.csv";
+  EXPECT_EQ(error_of([&] { write_text(nested, "x"); }),
+            nested.string() + ": cannot write: the folder " + nested.parent_path().string() +
+                " does not exist (footprint creates no folders)");
+  EXPECT_FALSE(std::filesystem::exists(dir.path() / "no"));
+  const auto fifo = dir.path() / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(error_of([&] { write_text(fifo, "x"); }),
+            fifo.string() + ": cannot write: a FIFO nobody reads");
+}
+
+TEST(UserFiles, RegularFilesAreReplacedWholeAndAppendsAppend) {
+  const testing::TempDir dir;
+  const auto p = dir.path() / "out.txt";
+  write_text(p, "first");
+  write_text(p, "second");
+  EXPECT_EQ(read_text_file(p), "second");
+  // A writer that fails leaves the previous file and no temporary behind.
+  EXPECT_THROW(write_output_file(p, [](std::ostream&) { throw Error("stop"); }), Error);
+  EXPECT_EQ(read_text_file(p), "second");
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(dir.path())) ++files;
+  EXPECT_EQ(files, 1u);
+  append_output_file(p, "+more");
+  EXPECT_EQ(read_text_file(p), "second+more");
+}
+
+}  // namespace
+}  // namespace footprint::onnx
