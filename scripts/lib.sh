@@ -7,10 +7,11 @@ FOOTPRINT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 # find_library of ours resolves to must be here or be a dependency (not a recommendation) of one
 # that is: scripts/check-deps verifies that in scripts/test. ocl-icd-opencl-dev is an example:
 # Debian's oneDNN is built with its OpenCL GPU runtime, so dnnl-config.cmake requires OpenCL,
-# while libdnnl-dev only recommends the package. The Python package (python/) builds against
+# while libdnnl-dev only recommends the package. libomp-14-dev is clang's OpenMP, which the fuzz
+# preset (clang) finds where g++ uses its own libgomp. The Python package (python/) builds against
 # Debian's python3 with pybind11-dev and is tested with Debian's numpy and pytest.
 FOOTPRINT_PACKAGES=(
-  g++ cmake ninja-build clang libclang-rt-14-dev
+  g++ cmake ninja-build clang libclang-rt-14-dev libomp-14-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libonnx-dev libprotobuf-dev libonnx-testdata
