@@ -219,6 +219,9 @@ Trace parse_trace(std::string_view json_text, const std::string& source_name) {
     root = json::parse(json_text.begin(), json_text.end());
   } catch (const json::parse_error& e) {
     throw Error(source_name + ": offset " + std::to_string(e.byte) + ": invalid JSON");
+  } catch (const json::exception& e) {
+    // A number too large for any type (1e99999) is out_of_range, not a parse_error.
+    throw Error(source_name + ": invalid JSON (" + e.what() + ")");
   }
   return TraceReader(source_name).read(root);
 }

@@ -69,6 +69,11 @@ std::string trace_error(const std::string& text) {
 
 TEST(TraceFormat, ErrorsNameTheFileAndThePath) {
   EXPECT_EQ(trace_error("{"), "bad.json: offset 2: invalid JSON");
+  // A number no type holds is nlohmann's out_of_range, not a parse error (found by
+  // fuzz/trace_csv_fuzz): still a one-line footprint::Error naming the file.
+  EXPECT_EQ(trace_error(R"({"tensors": [], "ops": [], "x": 6e066666666})")
+                .rfind("bad.json: invalid JSON (", 0),
+            0u);
   EXPECT_EQ(trace_error(R"({"tensors": [], "ops": [{"inputs": ["nope"]}]})"),
             "bad.json: /ops/0/inputs/0: unknown tensor 'nope'");
   EXPECT_EQ(trace_error(R"({"tensors": [{"name": "a", "bytes": -1}], "ops": []})"),
