@@ -25,13 +25,8 @@ SHARED=${FOOTPRINT_SHARED:-../shared}
 TRACE=$SHARED/benchmarks/traces/iopddl_Y_1.csv
 [ -f "$TRACE" ] || { echo "plan_traces: $TRACE not found" >&2; exit 1; }
 
-for attempt in 1 2 3 4 5; do  # another build may hold the release tree's lock
-  if cmake --preset release >/dev/null && cmake --build --preset release -j2 --target footprint; then
-    break
-  fi
-  [ "$attempt" = 5 ] && { echo "plan_traces: the release build failed" >&2; exit 1; }
-  sleep 30
-done
+source scripts/lib.sh
+build_preset release footprint >/dev/null
 CLI=build/release/bin/footprint
 OUT=build/release/plan_traces
 rm -rf "$OUT" && mkdir -p "$OUT/csv"

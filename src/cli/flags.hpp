@@ -2,6 +2,8 @@
 // The ranges of flag values several subcommands share, so that `--threads 10000` or
 // `--time-limit nan` is refused the same way everywhere (exit 2) before any library sees it.
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
 #include <string>
 
 namespace footprint::cli {
@@ -10,6 +12,8 @@ namespace footprint::cli {
 // it cannot create a thread; 256 is above the cores of any one machine footprint runs on.
 inline constexpr int kMaxThreads = 256;
 
+// `text` as a whole base-10 integer; nullopt for anything else (a sign, a suffix, an overflow).
+std::optional<int64_t> parse_int64(const std::string& text);
 // --threads T for one count.
 CLI::Validator thread_count();
 // One value of a --threads list ("1,2,4"): a usage error naming `flag` outside 1..kMaxThreads.

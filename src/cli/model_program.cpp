@@ -2,8 +2,10 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <utility>
 
+#include "flags.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 
@@ -18,17 +20,11 @@ std::pair<std::string, std::string> split_binding(const std::string& text, const
 }
 
 int64_t parse_dim_value(const std::string& text, const char* flag) {
-  size_t used = 0;
-  int64_t v = 0;
-  try {
-    v = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || v < 0) {
+  const std::optional<int64_t> v = parse_int64(text);
+  if (!v || *v < 0) {
     throw UsageError(std::string(flag) + ": " + in_quotes(text) + " is not a non-negative integer");
   }
-  return v;
+  return *v;
 }
 
 analysis::InputsPolicy policy_of(const std::string& s) {

@@ -2,6 +2,10 @@
 // that symbolic inference leaves unknown become concrete, as they are when the runtime prepares.
 #include <gtest/gtest.h>
 
+#include <cstddef>
+#include <memory>
+#include <vector>
+
 #include "footprint/core/error.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "graph/infer_builder.hpp"
@@ -50,14 +54,28 @@ TEST(BindInputExtents, ConcatenatedLengthsAndOutputOnlyNamesFollowTheInputs) {
   EXPECT_EQ(r->shape_of("present"), "[1,4,10,8]");
 }
 
+// A graph loaded from wire bytes and not inferred yet (the model and its bytes kept alive).
+struct Loaded {
+  std::vector<std::byte> bytes;
+  onnx::Model model;
+  graph::Graph graph;
+};
+
+std::unique_ptr<Loaded> load(const Wire& g) {
+  Wire m;
+  m.int_field(1, 8).msg(7, g).msg(8, Wire().int_field(2, 18));
+  auto bytes = m.bytes();
+  auto model = onnx::load(onnx::ModelSource::borrow(bytes, "test.onnx"));
+  auto l = std::unique_ptr<Loaded>(new Loaded{std::move(bytes), std::move(model), {}});
+  l->graph = graph::Graph::from_onnx(l->model);
+  return l;
+}
+
 TEST(BindInputExtents, UnboundNamesTakeOneAndAreReported) {
   OneNode g;
   g.input("x", DType::float32, {"N", "C"}).node(node("Relu", {"x"}, {"y"})).output("y");
-  Wire m;
-  m.int_field(1, 8).msg(7, g.graph).msg(8, Wire().int_field(2, 18));
-  auto bytes = m.bytes();
-  auto model = onnx::load(onnx::ModelSource::borrow(bytes, "test.onnx"));
-  graph::Graph graph = graph::Graph::from_onnx(model);
+  auto l = load(g.graph);
+  graph::Graph& graph = l->graph;
   std::vector<std::string> defaulted;
   ASSERT_TRUE(graph::bind_input_extents(graph, {{"C", 3}}, defaulted));
   EXPECT_EQ(defaulted, std::vector<std::string>{"N"});
@@ -72,11 +90,8 @@ TEST(BindInputExtents, AnUnnamedDynamicDimLeavesTheGraphAsItWas) {
   Wire g;
   g.msg(11, Wire().str(1, "x").msg(2, Wire().msg(1, tensor_type)));
   g.msg(1, node("Relu", {"x"}, {"y"})).msg(12, testing::output("y"));
-  Wire m;
-  m.int_field(1, 8).msg(7, g).msg(8, Wire().int_field(2, 18));
-  auto bytes = m.bytes();
-  auto model = onnx::load(onnx::ModelSource::borrow(bytes, "test.onnx"));
-  graph::Graph graph = graph::Graph::from_onnx(model);
+  auto l = load(g);
+  graph::Graph& graph = l->graph;
   std::vector<std::string> defaulted;
   EXPECT_FALSE(graph::bind_input_extents(graph, {}, defaulted));
   EXPECT_EQ(graph.value(graph.inputs()[0]).shape.to_string(), "[2,?]");

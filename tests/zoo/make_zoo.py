@@ -20,7 +20,6 @@ Needs Debian's python3-torch (1.13), python3-torchvision and python3-torchaudio.
 import argparse
 import json
 import os
-import struct
 import sys
 import time
 
@@ -30,36 +29,10 @@ from torch import nn
 
 # ---- .pb tensors ---------------------------------------------------------------------------
 
-_ONNX_DTYPE = {torch.float32: 1, torch.uint8: 2, torch.int8: 3, torch.int32: 6, torch.int64: 7,
-               torch.bool: 9, torch.float64: 11}
-
-
-def _varint(n):
-    out = bytearray()
-    while True:
-        b = n & 0x7F
-        n >>= 7
-        if n:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
-
-
-def _field(number, wire, payload):
-    return _varint((number << 3) | wire) + payload
-
-
 def tensor_proto(name, t):
-    """A TensorProto (dims = 1, data_type = 2, name = 8, raw_data = 9) of a CPU tensor."""
-    t = t.detach().contiguous().cpu()
-    body = b"".join(_field(1, 0, _varint(d)) for d in t.shape)
-    body += _field(2, 0, _varint(_ONNX_DTYPE[t.dtype]))
-    encoded = name.encode()
-    body += _field(8, 2, _varint(len(encoded)) + encoded)
-    raw = t.numpy().tobytes()
-    body += _field(9, 2, _varint(len(raw)) + raw)
-    return body
+    """A serialized TensorProto of a CPU tensor (raw_data, as the backend tests store them)."""
+    from onnx import numpy_helper
+    return numpy_helper.from_array(t.detach().contiguous().cpu().numpy(), name).SerializeToString()
 
 
 # ---- calibration ---------------------------------------------------------------------------
