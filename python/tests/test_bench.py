@@ -206,7 +206,7 @@ def test_user_types_get_a_representation():
         pass
 
     plain = run(show, repetitions=1).records[0].params["img"]
-    assert plain.type.endswith("Photo") and "Photo object" in plain.value
+    assert plain.type.endswith("Photo") and plain.value == ""  # no address in records
     local = run(show, repetitions=1, reprs={Image: lambda i: {"type": "image",
                                                               "shape": (i.h, i.w)}})
     assert local.records[0].params["img"] == ParamRepr(type="image", shape=(3, 4))
@@ -368,3 +368,33 @@ def test_the_runner_entry_point(tmp_path):
     missing = subprocess.run([sys.executable, "-m", "footprint.bench", str(tmp_path / "no")],
                              capture_output=True, text=True)
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_records_can_be_streamed_instead_of_kept():
+    @parametrize([{"x": i} for i in range(5)])
+    def f(x):
+        return x
+
+    seen = []
+    result = run(f, repetitions=1, keep_records=False, on_record=seen.append)
+    assert result.records == [] and [r.counters["value"] for r in seen] == [0, 1, 2, 3, 4]
+    with pytest.raises(footprint.UsageError, match="keep_records"):
+        run(f, keep_records=False, out="x.jsonl")
+
+
+def test_memos_met_in_generated_axes_go_at_their_benchmarks_end():
+    cache = MemoCache()
+    warm, found = Memo(lambda: 1, name="warm"), Memo(lambda: 2, name="found")
+    cache.get(warm)  # the caller's: this run does not use it, so it does not evict it
+
+    @parametrize({"v": found} for _ in range(2))  # not readable before the run
+    def gen(v):
+        return {"live": found in cache}
+
+    @benchmark
+    def after():
+        pass
+
+    result = run([gen, after], memos=cache, repetitions=1)
+    assert [r.counters.get("live") for r in result.records] == [1, 1, None]
+    assert found not in cache and warm in cache

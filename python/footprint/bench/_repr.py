@@ -16,7 +16,7 @@ from .. import _footprint
 from .._footprint import Model
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ParamRepr:
     """A parameter as a record keeps it (the fields of the C++ runner's ParamRepr)."""
 
@@ -39,7 +39,9 @@ class ParamRepr:
 
 
 def _from_json(j):
-    fields = {k: v for k, v in j.items() if k != "name"}
+    # A family of thousands of cases repeats its types, dtypes and sources: one string each.
+    fields = {k: sys.intern(v) if k in ("type", "dtype", "source") else v
+              for k, v in j.items() if k != "name"}
     fields["shape"] = tuple(fields.get("shape", ()))
     return ParamRepr(**fields)
 
@@ -123,7 +125,9 @@ class Representations:
         fn = self._lookup(value)
         if fn is None:
             cls = type(value)
-            return ParamRepr(type=f"{cls.__module__}.{cls.__qualname__}", value=repr(value))
+            # object's own repr names an address: no use in a record, and different every run.
+            text = "" if cls.__repr__ is object.__repr__ else repr(value)
+            return ParamRepr(type=f"{cls.__module__}.{cls.__qualname__}", value=text)
         out = fn(value)
         if isinstance(out, dict):
             out = ParamRepr(**{**out, "shape": tuple(out.get("shape", ()))})

@@ -31,7 +31,7 @@ def _summary(samples):
     return Summary(s["min"], s["median"], s["mean"], s["stddev"])
 
 
-@dataclass
+@dataclass(slots=True)
 class Record:
     """One case: what its parameters were (never the objects), its times and its memory."""
 
@@ -89,6 +89,9 @@ class Run:
     # The run's own peaks above the heap when it started, memo creation included.
     peak_python_heap_bytes: int = 0
     peak_native_heap_bytes: int = 0
+    # tracemalloc's peak over the run as it would read had the runner never reset it (the
+    # runner resets it per case): for a caller measuring around run() with tracemalloc.
+    tracemalloc_peak_bytes: int = 0
 
     def _text(self):
         return json.dumps({"context": self.context,
@@ -195,6 +198,16 @@ class _Options:
     warmup: int
     case_rss: bool
     reprs: object  # a Representations
+    # Representations of the values every case shares (run params, benchmarks' fixed params),
+    # made once: the run holds those values throughout, so their ids stay theirs.
+    shared: dict = field(default_factory=dict)
+
+    def represent(self, value, stable):
+        if not stable:
+            return self.reprs.represent(value)
+        if id(value) not in self.shared:
+            self.shared[id(value)] = self.reprs.represent(value)
+        return self.shared[id(value)]
 
 
 def _flatten(benchmarks):
@@ -295,7 +308,9 @@ def _run_case(b, index, case, run_params, cache, meter, o):
         kwargs = _resolve(_arguments(b, case, run_params), cache, used)
         for m in b.uses:
             cache.get(m)
-        record.params = {k: o.reprs.represent(v) for k, v in kwargs.items()}
+        stable = {id(v) for v in (*run_params.values(), *b.params.values())}
+        record.params = {k: o.represent(v, id(v) in stable and k not in case)
+                         for k, v in kwargs.items()}
         record.name = _case_name(b, [k for k in kwargs if k in case or k in b.params],
                                  record.params, kwargs)
         if o.case_rss:
@@ -319,16 +334,17 @@ def _evict(cache, memos):
 
 def _run_benchmark(bi, b, last, run_params, cache, meter, o, evict, emit):
     cases = b.cases()
-    ci = 0
+    ci, used_here = 0, set()
     while (case := next(cases, _END)) is not _END:
         record, used = _run_case(b, ci, case, run_params, cache, meter, o)
         case = None  # before the next case is made: one parameter set alive at a time
         emit(record)
         if evict:
             _evict(cache, [m for m in used if last.get(m) == (bi, ci)])
+        used_here |= used
         ci += 1
-    if evict:  # memos whose last user could not be known before: this benchmark's end
-        _evict(cache, [m for m in list(cache._values) if last.get(m, (bi, 0))[0] <= bi])
+    if evict:  # memos whose last user could not be known before the run: this benchmark's end
+        _evict(cache, [m for m in used_here if last.get(m, (bi, 0))[0] <= bi])
 
 
 def _context():
@@ -341,7 +357,8 @@ def _context():
 
 def run(benchmarks, params=None, *, tags=(), repetitions=5, warmup=1, memos=None,
         memo_budget=None, evict=True, case_rss=False, memory=True, native_interval_s=0.001,
-        reprs=None, out=None, format="jsonl", db=None, on_record=None):  # noqa: A002
+        reprs=None, out=None, format="jsonl", db=None, on_record=None,
+        keep_records=True):  # noqa: A002
     """Runs benchmarks (a Benchmark or a sequence of them) and returns a ``Run``.
 
     ``params`` fills arguments the benchmarks' own parameters leave open; ``tags`` keeps the
@@ -349,12 +366,18 @@ def run(benchmarks, params=None, *, tags=(), repetitions=5, warmup=1, memos=None
     one); ``evict=False`` keeps memos until the end; ``case_rss`` resets the RSS high-water
     mark before each case; ``memory=False`` measures time only (no tracemalloc, no sampler);
     ``reprs`` maps types to representation functions for this run. ``out``/``format``/``db``
-    save the run as ``Run.save`` does (the SQLite file is opened before anything runs)."""
+    save the run as ``Run.save`` does (the SQLite file is opened before anything runs).
+    ``keep_records=False`` hands each record to ``on_record`` and keeps none (a Python record
+    costs about 2 kB: a family of millions of cases would hold gigabytes); then there is
+    nothing to save, and ``out``/``db`` are refused."""
     if repetitions < 1:
         raise UsageError("footprint.bench.run: repetitions must be at least 1")
     if warmup < 0:
         raise UsageError("footprint.bench.run: warmup must be at least 0")
     _check_format(format)
+    if not keep_records and (out is not None or db is not None):
+        raise UsageError("footprint.bench.run: out and db save the kept records; "
+                         "keep_records=False keeps none")
     store = _footprint._SqliteStore(str(db)) if db is not None else None
     run_params = dict(params or {})
     benches = [b for b in _flatten(benchmarks) if not tags or set(tags) & set(b.tags)]
@@ -366,7 +389,8 @@ def run(benchmarks, params=None, *, tags=(), repetitions=5, warmup=1, memos=None
     result = Run(context=_context(), records=[])
 
     def emit(record):
-        result.records.append(record)
+        if keep_records:
+            result.records.append(record)
         result.peak_rss_bytes = max(result.peak_rss_bytes, record.peak_rss_bytes)
         if on_record is not None:
             on_record(record)
@@ -383,5 +407,6 @@ def run(benchmarks, params=None, *, tags=(), repetitions=5, warmup=1, memos=None
     result.memo_evictions = cache.evictions - evictions0
     result.peak_python_heap_bytes = max(meter.peak[0] - meter.base[0], 0)
     result.peak_native_heap_bytes = max(meter.peak[1] - meter.base[1], 0)
+    result.tracemalloc_peak_bytes = meter.peak[0]
     _write(result, store, out, format)
     return result
