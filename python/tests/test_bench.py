@@ -398,3 +398,22 @@ def test_memos_met_in_generated_axes_go_at_their_benchmarks_end():
     result = run([gen, after], memos=cache, repetitions=1)
     assert [r.counters.get("live") for r in result.records] == [1, 1, None]
     assert found not in cache and warm in cache
+
+
+def test_product_reads_a_generator_first_keyword_once_and_names_by_format():
+    made = []
+
+    def sizes():
+        for n in (1, 2):
+            made.append(n)
+            yield n
+
+    @product(n=sizes(), k=["a", "b"], namegen="sum/{n}{k}")
+    def f(n, k):
+        return {"made": len(made)}
+
+    result = run(f, repetitions=1)
+    assert names(result) == ["sum/1a", "sum/1b", "sum/2a", "sum/2b"]
+    assert [r.counters["made"] for r in result.records] == [1, 1, 2, 2]  # made as reached
+    with pytest.raises(TypeError, match="outermost"):
+        product(k=["a"], n=(n for n in range(2)))(lambda k, n: None)
