@@ -279,7 +279,10 @@ def test_failures_are_recorded_and_the_run_goes_on():
     def returns_array():
         return np.ones(3)
 
+    torn = []
+    flaky.tearDown = lambda state, params: torn.append(params["x"])
     a, b, c = run([flaky, returns_array], repetitions=2).records
+    assert torn == [1, 2]  # torn down after a failing body too
     assert a.error == "RuntimeError: boom" and a.wall_ms == []
     assert not b.error and len(b.wall_ms) == 2
     assert "returned ndarray" in c.error

@@ -284,10 +284,10 @@ def _time_body(b, kwargs, o, record):
 def _measure(b, kwargs, state, meter, o, record):
     start = meter.start()
     b.setUp(state, kwargs)
-    value = _time_body(b, kwargs, o, record)
-    counters = _counters_of(value, record.name)
-    value = None
-    b.tearDown(state, kwargs)
+    try:
+        counters = _counters_of(_time_body(b, kwargs, o, record), record.name)
+    finally:
+        b.tearDown(state, kwargs)  # a body that raised leaves its case to tear down too
     (python_peak, native_peak), (python_net, native_net) = meter.stop(start)
     record.peak_heap_bytes = max(python_peak, native_peak)
     record.net_heap_bytes = max(python_net, native_net)
