@@ -22,6 +22,7 @@
 
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/model_source.hpp"
 #include "tiny_cnn.hpp"
@@ -59,7 +60,8 @@ LoadFigures load_once(MakeSource&& make_source) {
   const heap::Stats before = heap::snapshot();
   heap::reset_peak();
   onnx::Model model = onnx::load(make_source());
-  footprint::graph::Graph g = footprint::graph::Graph::from_onnx(model);
+  footprint::graph::Graph g =
+      footprint::graph::Graph::from_onnx(model, footprint::graph::OpRegistry::builtin());
   const heap::Stats after = heap::snapshot();
   benchmark::DoNotOptimize(g);
   return {after.peak_bytes - before.current_bytes, after.current_bytes - before.current_bytes,

@@ -7,6 +7,7 @@
 
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/graph_export.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/writer.hpp"
 
@@ -18,7 +19,8 @@ int main(int argc, char** argv) {
   try {
     const auto model = footprint::onnx::load_file(argv[1]);
     // Through the graph IR and back, as every later tool (fold, builder export) will write.
-    const auto g = footprint::graph::Graph::from_onnx(model);
+    const auto g =
+        footprint::graph::Graph::from_onnx(model, footprint::graph::OpRegistry::builtin());
     const auto exported = footprint::graph::export_onnx(g);
     footprint::onnx::write_model_file(exported.proto(), argv[2]);
   } catch (const std::exception& e) {

@@ -32,6 +32,7 @@
 #include "footprint/core/counting_resource.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/topo_order.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/model_source.hpp"
@@ -183,7 +184,7 @@ void fuzz_model(std::span<const std::byte> bytes) {
     check_memory(memory, bytes.size(), "load");
     Walk walk(bytes.size());
     walk.model(model.proto());
-    const graph::Graph g = graph::Graph::from_onnx(model);
+    const graph::Graph g = graph::Graph::from_onnx(model, graph::OpRegistry::builtin());
     const auto order = graph::topo_order(g);
     if (!graph::is_topological(g, order)) die("topo_order returned a non-topological order");
   } catch (const Error& e) {

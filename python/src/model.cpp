@@ -11,6 +11,7 @@
 #include "footprint/analysis/model_summary.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/topo_order.hpp"
 #include "footprint/onnx/model_source.hpp"
 #include "footprint/report/model_summary_report.hpp"
@@ -94,7 +95,7 @@ py::object info(const PyModel& self) {
   nlohmann::json j;
   {
     const py::gil_scoped_release nogil;
-    const graph::Graph g = graph::Graph::from_onnx(self.model());
+    const graph::Graph g = graph::Graph::from_onnx(self.model(), graph::OpRegistry::builtin());
     (void)graph::topo_order(g);  // a cycle or dangling input is reported here, as info does
     j = report::to_json(analysis::summarize(self.model(), g));
   }

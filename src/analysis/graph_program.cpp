@@ -40,36 +40,41 @@ class ProgramBuilder {
     }
   }
 
+  // The element count, or its upper bound when an extent depends on the data (`bounded`);
   // nullopt when the rank or an extent is unknown; SizeOverflow when the product does not fit.
-  std::optional<uint64_t> element_count(const Shape& shape) const {
+  std::optional<uint64_t> element_count(const Shape& shape, bool& bounded) const {
     if (!shape.ranked) return std::nullopt;
     uint64_t n = 1;
     for (const Dim& d : shape.dims) {
-      const auto e = d.evaluate(dims_);
-      if (!e) return std::nullopt;
-      if (*e < 0) throw Error("extent " + d.to_string() + " is " + std::to_string(*e));
-      n = mul_or_throw(n, static_cast<uint64_t>(*e), "element count");
+      const auto r = d.range(dims_);
+      if (!r) return std::nullopt;
+      if (r->second < 0 || (r->first < 0 && !d.is_data_dependent()))
+        throw Error("extent " + d.to_string() + " is negative");
+      bounded = bounded || r->first != r->second;
+      n = mul_or_throw(n, static_cast<uint64_t>(r->second), "element count");
     }
     return n;
   }
 
-  // numel x element size under the dim bindings. An unknown extent is a warning (the tensor is
-  // named, the figure is a lower bound); one that does not fit 64 bits is an error naming the
-  // tensor and its extents, never a wrapped or zero size.
-  uint64_t bytes_of(const graph::Value& v) {
+  // numel x element size under the dim bindings, or the bound of a data-dependent size (the
+  // tensor's bound_by says what bounds it). An unknown size is remembered and fails the build;
+  // one that does not fit 64 bits is an error naming the tensor and its extents, never a
+  // wrapped or zero size.
+  uint64_t bytes_of(const graph::Value& v, graph::ValueId id, ProgramTensor& t) {
     if (v.dtype == DType::string) return 0;
     const std::string what = "size of " + in_quotes(v.name) + " (" +
                              std::string(dtype_name(v.dtype)) + v.shape.to_string() + ")";
     std::optional<uint64_t> numel;
+    bool bounded = false;
     try {
-      numel = element_count(v.shape);
+      numel = element_count(v.shape, bounded);
     } catch (const SizeOverflow& e) {
       throw SizeOverflow(what + ": " + e.what());
     } catch (const Error& e) {
       throw Error(what + ": " + e.what());
     }
     if (!numel) {
-      out_.warnings.push_back(what + " is unknown; counted as 0 bytes");
+      if (first_unknown_ == graph::kNoValue) first_unknown_ = id;
       return 0;
     }
     const auto bytes = dtype_storage_bytes(v.dtype, *numel);
@@ -78,7 +83,38 @@ class ProgramBuilder {
                          std::to_string(dtype_bits(v.dtype)) +
                          " bits: the byte size overflows uint64");
     }
+    if (bounded) {
+      std::vector<std::string> origins;
+      for (const Dim& d : v.shape.dims) d.collect_bound_origins(origins);
+      for (const std::string& o : origins) {
+        if (!t.bound_by.empty()) t.bound_by += ", ";
+        t.bound_by += o;
+      }
+      out_.bounded.push_back({v.name, t.bound_by});
+    }
     return *bytes;
+  }
+
+  // Why the first tensor of unknown size cannot be sized, and what would fix it.
+  [[noreturn]] void fail_unknown(graph::ValueId id) const {
+    const graph::Value& v = g_.value(id);
+    std::string msg = "size of " + in_quotes(v.name) + " (" + std::string(dtype_name(v.dtype)) +
+                      v.shape.to_string() + ") is unknown";
+    size_t dim = 0;
+    while (dim < v.shape.rank() && v.shape.dims[dim].range(dims_)) ++dim;
+    const std::string which = v.shape.ranked ? "dim " + std::to_string(dim) : "rank";
+    if (v.kind == graph::ValueKind::input) {
+      msg += ": the input's " + which + " has no name or value; give its extents with --shape " +
+             v.name + "=AxBx...";
+    } else if (v.producer >= 0) {
+      const graph::Node& n = g_.node(v.producer);
+      msg += ": its " + which + " comes from values of node " + n.label(v.producer) +
+             " known only when running, and the op declares no bound for it";
+    } else {
+      msg += ": its " + which + " is not declared";
+    }
+    throw Error("graph " + in_quotes(g_.name()) + ": " + msg +
+                "; footprint prints no figure computed from an unknown size");
   }
 
   Category category_of(const graph::Value& v) const {
@@ -111,11 +147,12 @@ class ProgramBuilder {
       ProgramTensor t;
       t.name = v.name;
       t.category = category_of(v);
-      t.bytes = bytes_of(v);
+      t.bytes = bytes_of(v, static_cast<graph::ValueId>(tensors.size()), t);
       // Values read from an enclosing graph are kept alive by that graph.
       t.held = v.kind == graph::ValueKind::outer;
       tensors.push_back(std::move(t));
     }
+    if (first_unknown_ != graph::kNoValue) fail_unknown(first_unknown_);
     for (const graph::Node& n : g_.nodes()) {
       const graph::OpSchema* s = n.schema;
       if (s == nullptr || s->output_view_of < 0 || n.outputs.empty()) continue;
@@ -169,7 +206,11 @@ class ProgramBuilder {
         if (id != graph::kNoValue) {
           const graph::Value& v = g_.value(id);
           t.dtype = v.dtype;
-          for (const Dim& d : v.shape.dims) t.dims.push_back(d.evaluate(dims_).value_or(0));
+          // A data-dependent extent at its bound: the scratch for the largest case.
+          for (const Dim& d : v.shape.dims) {
+            const auto r = d.range(dims_);
+            t.dims.push_back(r ? std::max<int64_t>(r->second, 0) : 0);
+          }
         }
         out.push_back(std::move(t));
       }
@@ -191,9 +232,10 @@ class ProgramBuilder {
       GraphProgram child = build_program(*sub.graph, child_options);
       const Timeline t = simulate(child.program);
       out_.subgraphs.push_back({step_name, sub.attribute, t.lower_bound_bytes, t.total_peak_bytes});
+      const std::string where = std::string(step_name).append("/").append(sub.attribute);
       for (auto& w : child.warnings)
-        out_.warnings.push_back(
-            std::string(step_name).append("/").append(sub.attribute).append(": ").append(w));
+        out_.warnings.push_back(std::string(where).append(": ").append(w));
+      for (auto& b : child.bounded) out_.bounded.push_back({where + ": " + b.tensor, b.bound_by});
       worst = std::max(worst, t.lower_bound_bytes);
     }
     return worst;
@@ -203,6 +245,7 @@ class ProgramBuilder {
   const GraphProgramOptions& options_;
   GraphProgram& out_;
   DimBindings dims_;
+  graph::ValueId first_unknown_ = graph::kNoValue;
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "footprint/analysis/memory_order.hpp"
+#include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/graph/rebatch.hpp"
 
@@ -22,12 +23,12 @@ struct BoundGraph {
 };
 
 BoundGraph bound_graph(const onnx::Model& model, const graph::OpRegistry& registry,
-                       const DimBindings& dims) {
+                       const DimBindings& dims, const graph::InputShapes& shapes) {
   BoundGraph b;
   b.graph = graph::Graph::from_onnx(model, registry);
   if (const auto rebatched = graph::rebatch_if_bound(b.graph, dims))
     b.rebatched = rebatched->note();
-  b.concrete = graph::bind_input_extents(b.graph, dims, b.defaulted);
+  b.concrete = graph::bind_input_extents(b.graph, dims, b.defaulted, shapes);
   b.inference = graph::infer_shapes(b.graph);
   return b;
 }
@@ -52,7 +53,8 @@ ModelProgram build_model_program(std::shared_ptr<const onnx::Model> model,
   m.registry = &registry;
   m.options.inputs = options.inputs;
   m.options.dims = options.dims;
-  BoundGraph b = bound_graph(*m.model, registry, m.options.dims);
+  m.shapes = options.shapes;
+  BoundGraph b = bound_graph(*m.model, registry, m.options.dims, m.shapes);
   m.graph = std::move(b.graph);
   m.inference = std::move(b.inference);
   m.rebatched = std::move(b.rebatched);
@@ -64,7 +66,18 @@ ModelProgram build_model_program(std::shared_ptr<const onnx::Model> model,
     m.stored_lower_bound_bytes = mo.stored_lower_bound_bytes;
     m.options.order = mo.order;
   }
-  m.program = build_program(m.graph, m.options);
+  try {
+    m.program = build_program(m.graph, m.options);
+  } catch (const SizeOverflow&) {
+    throw;
+  } catch (const Error& e) {
+    // A dim left at 1 is the usual reason an extent goes negative (a window longer than a
+    // sequence of 1): say so beside the error.
+    if (b.defaulted.empty()) throw;
+    std::string note = std::string(e.what()) + " (with ";
+    for (size_t i = 0; i < b.defaulted.size(); ++i) note += (i ? ", " : "") + b.defaulted[i] + "=1";
+    throw Error(note + " by default; bind with --dim)");
+  }
   add_unbound(b.defaulted, m.program);
   m.timeline = simulate(m.program.program);
   return m;
@@ -72,7 +85,7 @@ ModelProgram build_model_program(std::shared_ptr<const onnx::Model> model,
 
 Timeline timeline_at(const ModelProgram& m, const DimBindings& dims) {
   // Node ids do not depend on the dims, so the order chosen for m holds here too.
-  const BoundGraph b = bound_graph(*m.model, *m.registry, dims);
+  const BoundGraph b = bound_graph(*m.model, *m.registry, dims, m.shapes);
   GraphProgramOptions options = m.options;
   options.dims = dims;
   return simulate(build_program(b.graph, options).program);

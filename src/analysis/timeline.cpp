@@ -404,6 +404,7 @@ class Simulator {
       a.producer = b.alloc >= 0 ? step_name(b.alloc) : "";
       a.last_consumer = b.last_use >= 0 && b.last_use != b.alloc ? step_name(b.last_use) : "";
       a.why = why(b, step, readers);
+      a.bound_by = p_.tensors[b.tensor].bound_by;
       tl.alive_at_peak.push_back(std::move(a));
     }
     if (p_.steps[step].workspace > 0) {

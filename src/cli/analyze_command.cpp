@@ -25,6 +25,7 @@ namespace {
 struct AnalyzeOptions {
   std::string input;
   std::vector<std::string> dims;
+  std::vector<std::string> shapes;
   std::string sweep;
   std::string inputs = "caller";
   std::string order = "stored";
@@ -49,8 +50,8 @@ void emit(const report::AnalysisReport& r, bool json) {
 }
 
 void analyze_trace(const AnalyzeOptions& o, bool inputs_given) {
-  if (!o.dims.empty() || !o.sweep.empty()) {
-    throw UsageError("--dim and --sweep apply to models; a trace has concrete sizes");
+  if (!o.dims.empty() || !o.shapes.empty() || !o.sweep.empty()) {
+    throw UsageError("--dim, --shape and --sweep apply to models; a trace has concrete sizes");
   }
   analysis::Trace trace = analysis::read_trace_file(o.input);
   if (inputs_given) trace.program.inputs = policy_of(o.inputs);
@@ -93,7 +94,8 @@ void analyze_model(const AnalyzeOptions& o) {
   if (!sweep_dim.empty() && !sweep_values.empty() && !sweep_bound) {
     dims.push_back(sweep_dim + "=" + std::to_string(sweep_values.front()));
   }
-  const ModelProgram m = load_model_program({o.input, dims, o.inputs, o.order});
+  const ModelProgram m = load_model_program(
+      {.path = o.input, .dims = dims, .shapes = o.shapes, .inputs = o.inputs, .order = o.order});
   report::AnalysisReport r = report::analysis_report(m, o.input);
   if (!sweep_dim.empty()) r.sweep = analysis::sweep_model(m, sweep_dim, sweep_values);
   emit(r, o.json);
@@ -116,6 +118,7 @@ void add_analyze_command(CLI::App& app) {
   cmd->add_option(
       "--dim", opts->dims,
       std::string("Bind a named dim: --dim N=8 (repeatable; unbound dims are 1)") + kRebatchHelp);
+  cmd->add_option("--shape", opts->shapes, kShapeHelp);
   cmd->add_option(
       "--sweep", opts->sweep,
       std::string("Peak for each value of one dim, with slope and intercept: --sweep N=1,8,32") +

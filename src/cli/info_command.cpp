@@ -8,6 +8,7 @@
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/topo_order.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/user_files.hpp"
@@ -37,7 +38,7 @@ void run_info(const InfoOptions& o) {
   heap::reset_peak();
   const auto start = std::chrono::steady_clock::now();
   onnx::Model model = onnx::load(open_source(o));
-  graph::Graph g = graph::Graph::from_onnx(model);
+  graph::Graph g = graph::Graph::from_onnx(model, graph::OpRegistry::builtin());
   (void)graph::topo_order(g);  // a cycle or dangling input is reported here
   const double load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

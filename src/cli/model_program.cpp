@@ -27,6 +27,19 @@ int64_t parse_dim_value(const std::string& text, const char* flag) {
   return *v;
 }
 
+std::pair<std::string, std::vector<int64_t>> parse_shape(const std::string& text) {
+  const auto [name, dims] = split_binding(text, "--shape");
+  std::vector<int64_t> extents;
+  size_t start = 0;
+  while (true) {
+    const size_t x = dims.find('x', start);
+    extents.push_back(parse_dim_value(dims.substr(start, x - start), "--shape"));
+    if (x == std::string::npos) break;
+    start = x + 1;
+  }
+  return {name, extents};
+}
+
 analysis::InputsPolicy policy_of(const std::string& s) {
   return s == "donated" ? analysis::InputsPolicy::donated : analysis::InputsPolicy::caller;
 }
@@ -38,6 +51,11 @@ ModelProgram load_model_program(const ModelArgs& args) {
   for (const std::string& d : args.dims) {
     const auto [name, value] = split_binding(d, "--dim");
     options.dims[name] = parse_dim_value(value, "--dim");
+  }
+  for (const std::string& s : args.shapes) {
+    auto [name, extents] = parse_shape(s);
+    if (!options.shapes.emplace(name, std::move(extents)).second)
+      throw UsageError("--shape " + name + " is given twice");
   }
   auto model = std::make_shared<const onnx::Model>(onnx::load_file(args.path));
   // The runtime's registry: the kernels' workspace is part of the prediction, sized for one

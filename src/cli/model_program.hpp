@@ -12,9 +12,10 @@ namespace footprint::cli {
 
 struct ModelArgs {
   std::string path;
-  std::vector<std::string> dims;  // "N=8"
-  std::string inputs = "caller";  // caller | donated
-  std::string order = "stored";   // stored | memory
+  std::vector<std::string> dims;    // "N=8"
+  std::vector<std::string> shapes;  // "audio=1x16000"
+  std::string inputs = "caller";    // caller | donated
+  std::string order = "stored";     // stored | memory
 };
 
 using analysis::ModelProgram;
@@ -26,6 +27,11 @@ inline constexpr const char* kRebatchHelp =
 // "N=8" -> ("N", 8); malformed text is a usage error naming the flag.
 std::pair<std::string, std::string> split_binding(const std::string& text, const char* flag);
 int64_t parse_dim_value(const std::string& text, const char* flag);
+// "audio=1x16000" -> ("audio", {1, 16000}); a usage error naming --shape otherwise.
+std::pair<std::string, std::vector<int64_t>> parse_shape(const std::string& text);
+inline constexpr const char* kShapeHelp =
+    "Give an input its extents: --shape NAME=1x16000 (repeatable); what binds an input whose "
+    "dims have no name, and its named dims for every other input";
 analysis::InputsPolicy policy_of(const std::string& s);
 
 ModelProgram load_model_program(const ModelArgs& args);

@@ -22,6 +22,7 @@
 #include "footprint/plan/buffer_csv.hpp"
 #include "footprint/plan/planner.hpp"
 #include "footprint/plan/timeline_buffers.hpp"
+#include "footprint/report/analysis_report.hpp"
 #include "footprint/report/model_summary_report.hpp"
 #include "model_program.hpp"
 
@@ -36,7 +37,8 @@ struct PlanCommandOptions {
   uint64_t seed = 1;
   std::string output;
   bool json = false;
-  std::vector<std::string> dims;  // models only
+  std::vector<std::string> dims;    // models only
+  std::vector<std::string> shapes;  // models only
   std::string inputs = "caller";
   std::string order = "stored";
 };
@@ -47,6 +49,7 @@ struct ModelFacts {
   uint64_t lower_bound_bytes = 0;
   uint64_t lower_bound_arena_bytes = 0;
   std::optional<uint64_t> stored_lower_bound_bytes;
+  std::vector<analysis::BoundedTensor> bounded;  // data-dependent sizes, planned at their bounds
 };
 
 bool is_model_path(const std::string& path) {
@@ -85,6 +88,7 @@ nlohmann::json to_json(const PlanCommandOptions& o, const plan::Plan& p, size_t 
     if (model->stored_lower_bound_bytes) {
       j["stored_lower_bound_bytes"] = *model->stored_lower_bound_bytes;
     }
+    j["bounded_tensors"] = model->bounded.size();
   }
   return j;
 }
@@ -107,6 +111,14 @@ std::string to_text(const PlanCommandOptions& o, const plan::Plan& p, size_t buf
                                                static_cast<double>(p.lower_bound_bytes));
   }
   text += p.optimal ? "   optimal\n" : "\n";
+  if (model && !model->bounded.empty()) {
+    // The plan is exact for the bounds; a run uses at most what it places.
+    text +=
+        fmt::format("bounded     {} tensors of data-dependent size are planned at their bounds:\n",
+                    model->bounded.size());
+    for (const std::string& b : report::bound_lines(model->bounded))
+      text += "              " + b + "\n";
+  }
   if (o.capacity_bytes) {
     text += fmt::format("capacity    {} B: {}\n", *o.capacity_bytes,
                         p.arena_bytes <= *o.capacity_bytes ? "fits" : "does not fit");
@@ -120,12 +132,13 @@ std::string to_text(const PlanCommandOptions& o, const plan::Plan& p, size_t buf
 
 // The model's arena buffers under the chosen order, with warnings on stderr as analyze prints.
 std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, ModelFacts& facts) {
-  const ModelProgram m = load_model_program({o.input, o.dims, o.inputs, o.order});
+  const ModelProgram m = load_model_program(
+      {.path = o.input, .dims = o.dims, .shapes = o.shapes, .inputs = o.inputs, .order = o.order});
   for (const auto& d : m.program.unbound_dims) {
     std::fprintf(stderr, "footprint: warning: dim %s is unbound; using 1 (set --dim %s=V)\n",
                  d.c_str(), d.c_str());
   }
-  // A size counted as 0 (unknown extents) or a newer opset is never silent, here as in analyze.
+  // A newer opset is never silent, here as in analyze (an unknown size already failed).
   for (const auto* list : {&m.inference.warnings, &m.program.warnings}) {
     for (const std::string& w : *list) std::fprintf(stderr, "footprint: warning: %s\n", w.c_str());
   }
@@ -133,6 +146,7 @@ std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, ModelFacts&
   facts.lower_bound_bytes = m.timeline.lower_bound_bytes;
   facts.lower_bound_arena_bytes = m.timeline.lower_bound_arena_bytes;
   facts.stored_lower_bound_bytes = m.stored_lower_bound_bytes;
+  facts.bounded = m.program.bounded;
   return plan::arena_buffers(m.timeline, m.program.program);
 }
 
@@ -143,8 +157,9 @@ void run_plan(const PlanCommandOptions& o) {
     facts.emplace();
     buffers = model_buffers(o, *facts);
   } else {
-    if (!o.dims.empty() || o.order != "stored") {
-      throw UsageError("--dim and --order apply to models; a buffer list has fixed lifetimes");
+    if (!o.dims.empty() || !o.shapes.empty() || o.order != "stored") {
+      throw UsageError(
+          "--dim, --shape and --order apply to models; a buffer list has fixed lifetimes");
     }
     buffers = plan::read_buffers_csv(o.input);
   }
@@ -180,6 +195,7 @@ void add_plan_command(CLI::App& app) {
       ->required();
   cmd->add_option("--dim", opts->dims,
                   std::string("Model: bind a named dim, --dim N=8 (repeatable)") + kRebatchHelp);
+  cmd->add_option("--shape", opts->shapes, std::string("Model: ") + kShapeHelp);
   cmd->add_option("--inputs", opts->inputs,
                   "Model: caller (inputs held by the caller, default) or donated")
       ->check(CLI::IsMember({"caller", "donated"}));

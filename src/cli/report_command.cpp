@@ -25,6 +25,7 @@
 #include "footprint/onnx/writer.hpp"
 #include "footprint/plan/planner.hpp"
 #include "footprint/plan/timeline_buffers.hpp"
+#include "footprint/report/analysis_report.hpp"
 #include "footprint/report/html_report.hpp"
 #include "footprint/report/model_summary_report.hpp"
 #include "footprint/runtime/random_inputs.hpp"
@@ -97,13 +98,19 @@ report::OrderComparison load_model(const ReportOptions& o, ModelProgram&& progra
   for (const auto& d : m.program.unbound_dims) r.dims[d] = 1;
   r.warnings = m.inference.warnings;
   r.warnings.insert(r.warnings.end(), m.program.warnings.begin(), m.program.warnings.end());
+  if (!m.program.bounded.empty()) {
+    r.warnings.push_back(std::to_string(m.program.bounded.size()) +
+                         " tensors have sizes known only when running: the figures count them at "
+                         "their bounds (upper bounds)");
+    for (const std::string& b : report::bound_lines(m.program.bounded)) r.warnings.push_back(b);
+  }
   return c;
 }
 
 void load_trace(const ReportOptions& o, analysis::Trace&& trace, ReportInputs& in,
                 report::HtmlReport& r) {
-  if (!o.dims.empty()) {
-    throw UsageError("--dim applies to models; a trace has concrete sizes");
+  if (!o.dims.empty() || !o.shapes.empty()) {
+    throw UsageError("--dim and --shape apply to models; a trace has concrete sizes");
   }
   if (o.order != "stored") {
     throw UsageError("--order memory applies to models; a trace has its own order");
@@ -239,7 +246,11 @@ void run_report(const ReportOptions& o, bool inputs_given) {
     if (inputs_given) trace.program.inputs = policy_of(o.inputs);
     summary = write_report(o, std::move(trace));
   } else {
-    summary = write_report(o, load_model_program({o.input, o.dims, o.inputs, "stored"}));
+    summary = write_report(o, load_model_program({.path = o.input,
+                                                  .dims = o.dims,
+                                                  .shapes = o.shapes,
+                                                  .inputs = o.inputs,
+                                                  .order = "stored"}));
   }
   if (o.json) {
     std::printf("%s\n", summary.dump(2).c_str());
@@ -281,6 +292,8 @@ void add_report_command(CLI::App& app) {
   // One value per --dim, so `--dim N=8 MODEL -o OUT` leaves MODEL to the positional.
   cmd->add_option("--dim", opts->dims,
                   std::string("Model: bind a named dim, --dim N=8 (repeatable)") + kRebatchHelp)
+      ->allow_extra_args(false);
+  cmd->add_option("--shape", opts->shapes, std::string("Model: ") + kShapeHelp)
       ->allow_extra_args(false);
   auto* inputs = cmd->add_option("--inputs", opts->inputs,
                                  "caller (inputs held by the caller, default) or donated")

@@ -17,6 +17,7 @@ struct ReportOptions {
   std::string input;
   std::string output;
   std::vector<std::string> dims;
+  std::vector<std::string> shapes;
   std::string inputs = "caller";
   std::string order = "stored";
   std::string algo = "auto";

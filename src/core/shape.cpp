@@ -7,7 +7,7 @@
 namespace footprint {
 
 struct Dim::Node {
-  enum class Op : uint8_t { constant, symbol, add, mul, floor_div, ceil_div, max, min };
+  enum class Op : uint8_t { constant, symbol, bounded, add, mul, floor_div, ceil_div, max, min };
   Op op;
   int64_t value = 0;
   std::string name;
@@ -108,6 +108,8 @@ std::optional<int64_t> eval(const NodePtr& n, const DimBindings& bindings) {
       if (it == bindings.end()) return std::nullopt;
       return it->second;
     }
+    case Op::bounded:
+      return std::nullopt;  // known only when running
     default:
       break;
   }
@@ -134,17 +136,22 @@ std::optional<int64_t> eval(const NodePtr& n, const DimBindings& bindings) {
   }
 }
 
-std::string text(const NodePtr& n) {
+// `identity` renders a data-dependent extent with its origin, so that expressions compare equal
+// only when they mention the same extents; without it the text is what users read.
+std::string text(const NodePtr& n, bool identity = false) {
   if (n == nullptr) return "?";
-  auto wrapped = [](const NodePtr& c) {
+  auto text = [identity](const NodePtr& c) { return ::footprint::text(c, identity); };
+  auto wrapped = [&text](const NodePtr& c) {
     const std::string t = text(c);
-    return c->op == Op::add ? "(" + t + ")" : t;
+    return c->op == Op::add || c->op == Op::bounded ? "(" + t + ")" : t;
   };
   switch (n->op) {
     case Op::constant:
       return std::to_string(n->value);
     case Op::symbol:
       return n->name;
+    case Op::bounded:
+      return identity ? "{" + n->name + "<=" + text(n->a) + "}" : "<=" + wrapped(n->a);
     case Op::add: {
       int64_t c = 0;
       if (is_const(n->b, &c) && c < 0) return text(n->a) + "-" + std::to_string(-c);
@@ -192,8 +199,9 @@ NodePtr cancel(const NodePtr& a, const NodePtr& b) {
   std::vector<NodePtr> fa, fb;
   if (!factors(a, ca, fa) || !factors(b, cb, fb) || cb == 0 || ca % cb != 0) return nullptr;
   for (const NodePtr& f : fb) {
-    const std::string t = text(f);
-    auto it = std::find_if(fa.begin(), fa.end(), [&](const NodePtr& g) { return text(g) == t; });
+    const std::string t = text(f, true);
+    auto it =
+        std::find_if(fa.begin(), fa.end(), [&](const NodePtr& g) { return text(g, true) == t; });
     if (it == fa.end()) return nullptr;
     fa.erase(it);
   }
@@ -202,7 +210,119 @@ NodePtr cancel(const NodePtr& a, const NodePtr& b) {
   return out;
 }
 
+bool mentions_bounded(const NodePtr& n) {
+  if (n == nullptr) return false;
+  return n->op == Op::bounded || mentions_bounded(n->a) || mentions_bounded(n->b);
+}
+
+bool nonnegative(const NodePtr& n) {
+  if (n == nullptr) return false;
+  switch (n->op) {
+    case Op::constant:
+      return n->value >= 0;
+    case Op::symbol:
+    case Op::bounded:
+      return true;
+    case Op::max:
+      return nonnegative(n->a) || nonnegative(n->b);
+    default:
+      return nonnegative(n->a) && nonnegative(n->b);
+  }
+}
+
+void origins(const NodePtr& n, std::vector<std::string>& out) {
+  if (n == nullptr) return;
+  if (n->op == Op::bounded) {
+    // The op that bounds this extent; what bounds its bound is that op's concern.
+    if (std::find(out.begin(), out.end(), n->name) == out.end()) out.push_back(n->name);
+    return;
+  }
+  origins(n->a, out);
+  origins(n->b, out);
+}
+
+using Range = std::pair<int64_t, int64_t>;
+
+// The smallest and largest of f over the corners of two ranges: right for the operations here,
+// each monotonic in either argument while the other is held (a divisor's range excludes 0).
+template <typename F>
+Range corners(const Range& a, const Range& b, F f) {
+  const int64_t v[4] = {f(a.first, b.first), f(a.first, b.second), f(a.second, b.first),
+                        f(a.second, b.second)};
+  return {*std::min_element(v, v + 4), *std::max_element(v, v + 4)};
+}
+
+// Interval evaluation: data-dependent extents range over [0, bound].
+std::optional<Range> range_of(const NodePtr& n, const DimBindings& bindings) {
+  if (n == nullptr) return std::nullopt;
+  switch (n->op) {
+    case Op::constant:
+      return Range{n->value, n->value};
+    case Op::symbol: {
+      const auto v = eval(n, bindings);
+      if (!v) return std::nullopt;
+      return Range{*v, *v};
+    }
+    case Op::bounded: {
+      const auto upper = range_of(n->a, bindings);
+      if (!upper) return std::nullopt;
+      return Range{0, std::max<int64_t>(0, upper->second)};
+    }
+    default:
+      break;
+  }
+  const auto a = range_of(n->a, bindings);
+  const auto b = range_of(n->b, bindings);
+  if (!a || !b) return std::nullopt;
+  switch (n->op) {
+    case Op::add:
+      return Range{add_or_throw(a->first, b->first, kDimArithmetic),
+                   add_or_throw(a->second, b->second, kDimArithmetic)};
+    case Op::mul:
+      return corners(*a, *b,
+                     [](int64_t x, int64_t y) { return mul_or_throw(x, y, kDimArithmetic); });
+    case Op::floor_div:
+    case Op::ceil_div: {
+      if (b->first <= 0 && b->second >= 0) return std::nullopt;
+      const bool floor = n->op == Op::floor_div;
+      return corners(*a, *b, [floor](int64_t x, int64_t y) {
+        return floor ? floor_div_int(x, y) : -floor_div_int(-x, y);
+      });
+    }
+    case Op::max:
+      return Range{std::max(a->first, b->first), std::max(a->second, b->second)};
+    case Op::min:
+      return Range{std::min(a->first, b->first), std::min(a->second, b->second)};
+    default:
+      return std::nullopt;
+  }
+}
+
 }  // namespace
+
+Dim Dim::bounded(const Dim& upper, std::string_view origin) {
+  if (upper.node_ == nullptr) return Dim();
+  // At most another data-dependent extent: at most what bounds that one.
+  if (upper.node_->op == Op::bounded) return bounded(Dim(upper.node_->a), origin);
+  return Dim(
+      std::make_shared<const Node>(Node{Op::bounded, 0, std::string(origin), upper.node_, {}}));
+}
+
+bool Dim::is_data_dependent() const {
+  return mentions_bounded(node_);
+}
+
+bool Dim::is_nonnegative() const {
+  return nonnegative(node_);
+}
+
+std::optional<std::pair<int64_t, int64_t>> Dim::range(const DimBindings& bindings) const {
+  return range_of(node_, bindings);
+}
+
+void Dim::collect_bound_origins(std::vector<std::string>& out) const {
+  origins(node_, out);
+}
 
 Dim Dim::known(int64_t v) {
   return Dim(constant(v));
@@ -263,7 +383,7 @@ Dim min(const Dim& a, const Dim& b) {
 
 bool operator==(const Dim& a, const Dim& b) {
   if (a.node_ == nullptr || b.node_ == nullptr) return false;
-  return a.node_ == b.node_ || text(a.node_) == text(b.node_);
+  return a.node_ == b.node_ || text(a.node_, true) == text(b.node_, true);
 }
 
 Shape Shape::of(const std::vector<int64_t>& extents) {
@@ -302,6 +422,20 @@ std::optional<uint64_t> Shape::numel(const DimBindings& bindings) const {
     const auto v = d.evaluate(bindings);
     if (!v || *v < 0) return std::nullopt;
     if (__builtin_mul_overflow(n, static_cast<uint64_t>(*v), &n)) return std::nullopt;
+  }
+  return n;
+}
+
+std::optional<std::pair<uint64_t, uint64_t>> Shape::numel_range(const DimBindings& bindings) const {
+  if (!ranked) return std::nullopt;
+  std::pair<uint64_t, uint64_t> n{1, 1};
+  for (const Dim& d : dims) {
+    const auto r = d.range(bindings);
+    if (!r || r->first < 0) return std::nullopt;
+    if (__builtin_mul_overflow(n.first, static_cast<uint64_t>(r->first), &n.first) ||
+        __builtin_mul_overflow(n.second, static_cast<uint64_t>(r->second), &n.second)) {
+      return std::nullopt;
+    }
   }
   return n;
 }

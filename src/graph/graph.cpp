@@ -129,10 +129,6 @@ void Graph::relink_children() {
   }
 }
 
-Graph Graph::from_onnx(const onnx::Model& model) {
-  return from_onnx(model, OpRegistry::builtin());
-}
-
 Graph Graph::from_onnx(const onnx::Model& model, const OpRegistry& registry) {
   Graph g;
   g.model_ = &model;

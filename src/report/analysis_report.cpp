@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "footprint/report/model_summary_report.hpp"
@@ -14,6 +15,32 @@ nlohmann::json fit_json(const analysis::LinearFit& f) {
 }
 
 }  // namespace
+
+std::vector<std::string> bound_lines(const std::vector<analysis::BoundedTensor>& bounded,
+                                     size_t max_lines) {
+  std::vector<std::pair<std::string, size_t>> counts;
+  for (const auto& b : bounded) {
+    auto it = std::find_if(counts.begin(), counts.end(),
+                           [&](const auto& c) { return c.first == b.bound_by; });
+    if (it == counts.end()) {
+      counts.emplace_back(b.bound_by, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  std::stable_sort(counts.begin(), counts.end(),
+                   [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < counts.size() && i < max_lines; ++i) {
+    out.push_back(fmt::format("{} tensor{} bounded by {}", counts[i].second,
+                              counts[i].second == 1 ? "" : "s", counts[i].first));
+  }
+  if (counts.size() > max_lines) {
+    out.push_back(
+        fmt::format("... and {} more bounding ops (see --json)", counts.size() - max_lines));
+  }
+  return out;
+}
 
 AnalysisReport analysis_report(const analysis::ModelProgram& m, std::string model) {
   AnalysisReport r;
@@ -28,6 +55,7 @@ AnalysisReport analysis_report(const analysis::ModelProgram& m, std::string mode
   r.warnings = m.inference.warnings;
   r.warnings.insert(r.warnings.end(), m.program.warnings.begin(), m.program.warnings.end());
   r.subgraphs = m.program.subgraphs;
+  r.bounded = m.program.bounded;
   r.constant_nodes = m.program.constant_nodes;
   return r;
 }
@@ -57,7 +85,8 @@ nlohmann::json to_json(const AnalysisReport& r) {
                                   {"category", std::string(analysis::category_name(a.category))},
                                   {"producer", a.producer},
                                   {"last_consumer", a.last_consumer},
-                                  {"why", a.why}});
+                                  {"why", a.why},
+                                  {"bound_by", a.bound_by}});
   }
   j["steps"] = nlohmann::json::array();
   for (const auto& s : t.steps) {
@@ -75,6 +104,11 @@ nlohmann::json to_json(const AnalysisReport& r) {
   j["unbound_dims"] = r.unbound_dims;
   j["warnings"] = r.warnings;
   j["constant_nodes"] = r.constant_nodes;
+  // Figures that include a tensor of data-dependent size are its upper bounds.
+  j["bounded"] = !r.bounded.empty();
+  j["bounded_tensors"] = nlohmann::json::array();
+  for (const auto& b : r.bounded)
+    j["bounded_tensors"].push_back({{"tensor", b.tensor}, {"bound_by", b.bound_by}});
   j["subgraphs"] = nlohmann::json::array();
   for (const auto& s : r.subgraphs) {
     j["subgraphs"].push_back({{"node", s.node},
@@ -111,20 +145,31 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
       dims += fmt::format("{}{}={}", dims.empty() ? "" : ", ", name, v);
     line("dims         {}", dims);
   }
+  // With a tensor of data-dependent size, every figure but the weights is an upper bound.
+  const bool bounded = !r.bounded.empty();
+  auto at_most = [bounded](uint64_t bytes) {
+    return bounded ? "<= " + human_bytes(bytes) : human_bytes(bytes);
+  };
   line("weights      {:>12}", human_bytes(t.weights_bytes));
   line("inputs       {:>12}", human_bytes(t.inputs_bytes));
-  line("activations  {:>12}   at their peak", human_bytes(t.activations_peak_bytes));
-  line("workspace    {:>12}   at its peak", human_bytes(t.workspace_peak_bytes));
-  line("outputs      {:>12}", human_bytes(t.outputs_bytes));
-  line("total peak   {:>12}   at step {} ({})", human_bytes(t.total_peak_bytes), t.peak_step,
+  line("activations  {:>12}   at their peak", at_most(t.activations_peak_bytes));
+  line("workspace    {:>12}   at its peak", at_most(t.workspace_peak_bytes));
+  line("outputs      {:>12}", at_most(t.outputs_bytes));
+  line("total peak   {:>12}   at step {} ({})", at_most(t.total_peak_bytes), t.peak_step,
        t.peak_step >= 0 ? t.steps[t.peak_step].node : "-");
-  line("lower bound  {:>12}   ({} with 64-byte buffers): no arena for this order is smaller",
-       human_bytes(t.lower_bound_bytes), human_bytes(t.lower_bound_arena_bytes));
+  line("lower bound  {:>12}   ({} with 64-byte buffers): no arena for this order is smaller{}",
+       at_most(t.lower_bound_bytes), human_bytes(t.lower_bound_arena_bytes),
+       bounded ? " when every bounded tensor is at its bound" : "");
   if (r.stored_lower_bound_bytes) {
     line("stored order {:>12}   (lower bound in the model's own order)",
-         human_bytes(*r.stored_lower_bound_bytes));
+         at_most(*r.stored_lower_bound_bytes));
   }
-  line("after run    {:>12}   (outputs and what the caller holds)", human_bytes(t.after_bytes));
+  line("after run    {:>12}   (outputs and what the caller holds)", at_most(t.after_bytes));
+  if (bounded) {
+    line("bounded      {} tensors have sizes known only when running, counted at their bounds:",
+         r.bounded.size());
+    for (const std::string& b : bound_lines(r.bounded)) line("               {}", b);
+  }
   if (r.constant_nodes > 0)
     line("constants    {} nodes computed once at prepare time", r.constant_nodes);
   for (const auto& s : r.subgraphs) {
@@ -136,7 +181,8 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
     line("alive at the peak ({} tensors):", t.alive_at_peak.size());
     for (size_t i = 0; i < t.alive_at_peak.size() && i < max_alive_rows; ++i) {
       const auto& a = t.alive_at_peak[i];
-      line("  {:>10}  {:<28} {}", human_bytes(a.bytes), a.tensor, a.why);
+      line("  {:>10}  {:<28} {}{}", a.bound_by.empty() ? human_bytes(a.bytes) : at_most(a.bytes),
+           a.tensor, a.why, a.bound_by.empty() ? "" : " (bounded by " + a.bound_by + ")");
     }
     if (t.alive_at_peak.size() > max_alive_rows) {
       line("  ... {} more (see --json)", t.alive_at_peak.size() - max_alive_rows);

@@ -202,6 +202,15 @@ std::unique_ptr<StepContext> GraphRunner::make_context(graph::NodeId id) {
   auto ctx = std::make_unique<StepContext>(n, id, opset_of(n), this);
   auto ref_of = [&](graph::ValueId v, const char* role, size_t i) {
     const graph::Value& value = g_.value(v);
+    if (!dims_known_[v] && value.shape.ranked &&
+        std::any_of(value.shape.dims.begin(), value.shape.dims.end(),
+                    [](const Dim& d) { return d.is_data_dependent(); })) {
+      throw Error("node " + n.label(id) + ": " + role + " " + std::to_string(i) + " " +
+                  in_quotes(value.name) + " has extents that depend on values (" +
+                  std::string(dtype_name(value.dtype)) + value.shape.to_string() +
+                  "); analyze and plan count it at its bound, footprint run does not run such "
+                  "graphs yet");
+    }
     if (!dims_known_[v]) {
       throw Error("node " + n.label(id) + ": " + role + " " + std::to_string(i) + " " +
                   in_quotes(value.name) + " has extents unknown before running (" +

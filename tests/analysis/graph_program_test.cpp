@@ -5,6 +5,7 @@
 
 #include "footprint/analysis/dim_sweep.hpp"
 #include "footprint/analysis/timeline.hpp"
+#include "footprint/core/error.hpp"
 #include "graph/built_graph.hpp"
 
 namespace footprint::analysis {
@@ -145,6 +146,67 @@ TEST(GraphProgram, IfBranchesAreAnalysedAndTheLargerCounts) {
   EXPECT_EQ(p.subgraphs[1].lower_bound_bytes, 40u);
   const Timeline t = simulate(p.program);
   EXPECT_EQ(t.steps[0].workspace_bytes, 400u) << "the larger branch is the If step's scratch";
+}
+
+// A tensor whose extents depend on values is counted at its bound, and says what bounds it.
+TEST(GraphProgram, DataDependentSizesAreCountedAtTheirBounds) {
+  Wire g;
+  g.msg(11, value_info("x", {"N", "8"}));
+  g.msg(1, testing::node("NonZero", {"x"}, {"nz"}, "find"));
+  g.msg(1, testing::node("Neg", {"nz"}, {"y"}, "neg"));
+  g.msg(12, Wire().str(1, "y"));
+  Model m = testing::build_graph(g, true);
+  GraphProgramOptions options;
+  options.dims["N"] = 4;
+  const GraphProgram p = build_program(m.graph, options);
+  const auto nz = *m.graph.find("nz");
+  EXPECT_EQ(p.program.tensors[nz].bytes, 2u * 32u * 8u) << "2 x at most 4*8 int64 indices";
+  EXPECT_EQ(p.program.tensors[nz].bound_by, "'find' (NonZero)");
+  EXPECT_EQ(p.program.tensors[*m.graph.find("x")].bound_by, "") << "exact sizes carry no bound";
+  ASSERT_EQ(p.bounded.size(), 2u);
+  EXPECT_EQ(p.bounded[0].tensor, "nz");
+  EXPECT_EQ(p.bounded[1].tensor, "y");
+  const Timeline t = simulate(p.program);
+  EXPECT_EQ(t.outputs_bytes, 512u);
+}
+
+std::string program_error(const Wire& g) {
+  Model m = testing::build_graph(g, true);
+  try {
+    build_program(m.graph);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// No figure is computed from a size taken as 0: the first unknown size fails, naming the tensor,
+// the node whose values it depends on, and that nothing bounds it.
+TEST(GraphProgram, AnUnknownSizeIsAnErrorNamingItsProducer) {
+  Wire g;
+  g.msg(11, value_info("x", {"6"}));
+  Wire shape_type;
+  shape_type.int_field(1, 7).msg(2, Wire().msg(1, Wire().int_field(1, 2)));
+  g.msg(11, Wire().str(1, "s").msg(2, Wire().msg(1, shape_type)));
+  g.msg(1, testing::node("Reshape", {"x", "s"}, {"r"}, "reshape"));
+  g.msg(1, testing::node("Neg", {"r"}, {"y"}, "neg"));
+  g.msg(12, Wire().str(1, "y"));
+  const std::string e = program_error(g);
+  EXPECT_NE(e.find("size of 'r' (float[?,?]) is unknown"), std::string::npos) << e;
+  EXPECT_NE(e.find("node 'reshape' (Reshape)"), std::string::npos) << e;
+  EXPECT_NE(e.find("declares no bound"), std::string::npos) << e;
+}
+
+TEST(GraphProgram, AnInputDimWithoutANameAsksForItsShape) {
+  Wire g;
+  Wire tensor_type;
+  tensor_type.int_field(1, 1).msg(2, Wire().msg(1, Wire().int_field(1, 1)).msg(1, Wire()));
+  g.msg(11, Wire().str(1, "audio").msg(2, Wire().msg(1, tensor_type)));
+  g.msg(1, testing::node("Neg", {"audio"}, {"y"}, "neg"));
+  g.msg(12, Wire().str(1, "y"));
+  const std::string e = program_error(g);
+  EXPECT_NE(e.find("size of 'audio' (float[1,?]) is unknown"), std::string::npos) << e;
+  EXPECT_NE(e.find("--shape audio="), std::string::npos) << e;
 }
 
 }  // namespace

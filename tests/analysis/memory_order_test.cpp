@@ -4,10 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/graph/topo_order.hpp"
 #include "graph/built_graph.hpp"
 #include "graph/infer_builder.hpp"
+#include "graph/shared_inputs.hpp"
 #include "test_support.hpp"
 
 namespace footprint::analysis {
@@ -76,7 +78,8 @@ TEST(MemoryOrder, SharedModelsGetTopologicalOrdersNeverWorse) {
   for (const auto& path : testing::shared_models()) {
     SCOPED_TRACE(path.string());
     const onnx::Model model = onnx::load_file(path);
-    graph::Graph g = graph::Graph::from_onnx(model);
+    graph::Graph g = graph::Graph::from_onnx(model, graph::OpRegistry::builtin());
+    testing::bind_shared_inputs(g, path);
     graph::infer_shapes(g);
     const MemoryOrder mo = memory_order(g);
     EXPECT_TRUE(graph::is_topological(g, mo.order));

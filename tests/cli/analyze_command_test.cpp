@@ -4,6 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_runner.hpp"
+#include "footprint/graph/builder.hpp"
+#include "footprint/runtime/op_kernels.hpp"
 
 namespace footprint {
 namespace {
@@ -127,6 +129,69 @@ TEST(AnalyzeCommand, BadUsageAndBadInput) {
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("footprint: error: /nonexistent.onnx: cannot open"),
             std::string::npos);
+}
+
+// x[4,8] -> NonZero -> Cast(float) -> y: y's size depends on how many elements are non-zero.
+std::string write_nonzero_model(const testing::TempDir& dir) {
+  graph::GraphBuilder b(runtime::op_registry());
+  graph::Var x = b.input("x", DType::float32, {Dim::known(4), Dim::known(8)});
+  graph::Var nz = b.op1("NonZero", {x});
+  b.output(b.op1("Cast", {nz}, {graph::Attr::of("to", int64_t{1})}), "y");
+  const std::string path = (dir.path() / "nonzero.onnx").string();
+  b.write_onnx(path);
+  return path;
+}
+
+TEST(AnalyzeCommand, DataDependentSizesAreReportedAsBounds) {
+  const testing::TempDir dir;
+  const std::string model = write_nonzero_model(dir);
+  const auto j = analyze_json(model);
+  EXPECT_TRUE(j["bounded"].get<bool>());
+  ASSERT_EQ(j["bounded_tensors"].size(), 2u);
+  EXPECT_NE(j["bounded_tensors"][0]["bound_by"].get<std::string>().find("(NonZero)"),
+            std::string::npos);
+  // At most 2 x 32 int64 indices, then as many floats.
+  EXPECT_EQ(j["bytes"]["outputs"], 2 * 32 * 4);
+  const CliRun text = run("analyze " + model);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  const size_t peak = text.out.find("total peak");
+  ASSERT_NE(peak, std::string::npos) << text.out;
+  EXPECT_LT(text.out.find("<= ", peak), text.out.find('\n', peak)) << "the peak is a bound";
+  EXPECT_NE(text.out.find("2 tensors bounded by"), std::string::npos) << text.out;
+  const CliRun plan = run("plan " + model);
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("planned at their bounds"), std::string::npos) << plan.out;
+}
+
+// x[6] reshaped by a runtime tensor: nothing bounds the result, so there is no figure to print.
+TEST(AnalyzeCommand, AnUnknownSizeIsAnErrorNotZero) {
+  const testing::TempDir dir;
+  graph::GraphBuilder b(runtime::op_registry());
+  graph::Var x = b.input("x", DType::float32, {Dim::known(6)});
+  graph::Var s = b.input("s", DType::int64, {Dim::known(2)});
+  b.output(b.relu(b.reshape(x, s)), "y");
+  const std::string model = (dir.path() / "reshape.onnx").string();
+  b.write_onnx(model);
+  for (const char* cmd : {"analyze ", "plan ", "analyze --json "}) {
+    const CliRun r = run(cmd + model);
+    EXPECT_EQ(r.exit_code, 1) << cmd << r.out;
+    EXPECT_NE(r.err.find("is unknown: its dim 0 comes from values of node"), std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.out.find("total peak"), std::string::npos) << "no figure from an unknown size";
+  }
+  const CliRun report = run("report " + model + " -o " + (dir.path() / "r.html").string());
+  EXPECT_EQ(report.exit_code, 1) << report.err;
+}
+
+TEST(AnalyzeCommand, ShapeBindsAnInputWithoutDimNames) {
+  const CliRun bad = run(std::string("analyze --shape nope=1x1x8x8 ") + FOOTPRINT_EXAMPLE_MODEL);
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("--shape nope: the graph has no input of that name"), std::string::npos)
+      << bad.err;
+  EXPECT_EQ(run(std::string("analyze --shape x=1x8 ") + FOOTPRINT_EXAMPLE_MODEL).exit_code, 2);
+  EXPECT_EQ(run(std::string("analyze --shape x=3xQ ") + FOOTPRINT_EXAMPLE_MODEL).exit_code, 2);
+  const auto j = analyze_json(std::string("--shape x=3x1x8x8 ") + FOOTPRINT_EXAMPLE_MODEL);
+  EXPECT_EQ(j["bytes"]["inputs"], 3 * 8 * 8 * 4);
 }
 
 }  // namespace

@@ -70,5 +70,54 @@ TEST(DimExpr, OverflowingExtentsThrowInsteadOfBecomingUnknown) {
   EXPECT_FALSE(n3.evaluate({}).has_value()) << "unbound is still unknown, not an error";
 }
 
+// A data-dependent extent (NonZero's count) is between 0 and its bound: never a value, but a
+// range that arithmetic carries, and distinct from every other such extent.
+TEST(DimExpr, DataDependentExtentsCarryTheirBound) {
+  const Dim nz = Dim::bounded(N * k(8), "'nz' (NonZero)");
+  EXPECT_FALSE(nz.is_known());
+  EXPECT_FALSE(nz.is_unknown());
+  EXPECT_TRUE(nz.is_data_dependent());
+  EXPECT_FALSE((N * k(8)).is_data_dependent());
+  EXPECT_EQ(nz.to_string(), "<=N*8");
+  EXPECT_FALSE(nz.evaluate({{"N", 2}}).has_value()) << "not exact under any binding";
+  EXPECT_EQ(nz.range({{"N", 2}}), (std::pair<int64_t, int64_t>{0, 16}));
+  EXPECT_FALSE(nz.range({}).has_value()) << "the bound needs N";
+  EXPECT_EQ((nz * k(4)).range({{"N", 2}}), (std::pair<int64_t, int64_t>{0, 64}));
+  EXPECT_EQ((nz * k(4)).to_string(), "(<=N*8)*4");
+  // Subtraction needs the other operand's low end: 16 - [0, 16] is [0, 16].
+  EXPECT_EQ((N * k(8) - nz).range({{"N", 2}}), (std::pair<int64_t, int64_t>{0, 16}));
+  EXPECT_EQ(min(nz, k(5)).range({{"N", 2}}), (std::pair<int64_t, int64_t>{0, 5}));
+  EXPECT_EQ(floor_div(nz, k(3)).range({{"N", 2}}), (std::pair<int64_t, int64_t>{0, 5}));
+  EXPECT_EQ(k(7).range({}), (std::pair<int64_t, int64_t>{7, 7}));
+  std::vector<std::string> symbols;
+  nz.collect_symbols(symbols);
+  EXPECT_EQ(symbols, std::vector<std::string>{"N"});
+  std::vector<std::string> origins;
+  (nz + N).collect_bound_origins(origins);
+  EXPECT_EQ(origins, std::vector<std::string>{"'nz' (NonZero)"});
+}
+
+TEST(DimExpr, TwoDataDependentExtentsAreNotEqualEvenWithOneBound) {
+  const Dim a = Dim::bounded(k(100), "'a' (NonZero)");
+  const Dim b = Dim::bounded(k(100), "'b' (NonZero)");
+  EXPECT_TRUE(a == a);
+  EXPECT_FALSE(a == b);
+  EXPECT_FALSE(a * k(4) == b * k(4));
+  EXPECT_TRUE(a * k(4) == a * k(4));
+  // Exact division cancels only the same extent.
+  EXPECT_EQ(exact_div(a * k(4), a).to_string(), "4");
+  EXPECT_NE(exact_div(a * k(4), b).to_string(), "4");
+  EXPECT_TRUE(Dim::bounded(Dim::unknown(), "x").is_unknown()) << "no bound, no bounded extent";
+}
+
+TEST(DimExpr, ExtentsAreNeverNegative) {
+  EXPECT_TRUE(N.is_nonnegative());
+  EXPECT_TRUE((N * k(3) + H).is_nonnegative());
+  EXPECT_TRUE(Dim::bounded(k(9), "x").is_nonnegative());
+  EXPECT_FALSE((N - k(1)).is_nonnegative()) << "N may be 0";
+  EXPECT_FALSE(k(-1).is_nonnegative());
+  EXPECT_TRUE(max(N - k(1), k(0)).is_nonnegative());
+}
+
 }  // namespace
 }  // namespace footprint

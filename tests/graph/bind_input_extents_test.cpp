@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "footprint/core/error.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "graph/infer_builder.hpp"
 
@@ -33,7 +34,8 @@ TEST(BindInputExtents, SliceBoundsFromShapeBecomeConcrete) {
   g.node(node("Slice", {"position_ids", "zero", "seq", "one"}, {"pos"}));
   g.output("pos");
   auto symbolic = infer(g.graph);
-  EXPECT_EQ(symbolic->shape_of("pos"), "[?,?]") << "what symbolic inference gives today";
+  EXPECT_EQ(symbolic->shape_of("pos"), "[1,<=16]")
+      << "symbolically, the ends come from the data: at most the 16 positions";
 
   const DimBindings dims{{"batch", 2}, {"seq", 5}};
   auto bound = infer(g.graph, 18, &dims);
@@ -67,7 +69,7 @@ std::unique_ptr<Loaded> load(const Wire& g) {
   auto bytes = m.bytes();
   auto model = onnx::load(onnx::ModelSource::borrow(bytes, "test.onnx"));
   auto l = std::unique_ptr<Loaded>(new Loaded{std::move(bytes), std::move(model), {}});
-  l->graph = graph::Graph::from_onnx(l->model);
+  l->graph = graph::Graph::from_onnx(l->model, graph::OpRegistry::builtin());
   return l;
 }
 
@@ -95,6 +97,45 @@ TEST(BindInputExtents, AnUnnamedDynamicDimLeavesTheGraphAsItWas) {
   std::vector<std::string> defaulted;
   EXPECT_FALSE(graph::bind_input_extents(graph, {}, defaulted));
   EXPECT_EQ(graph.value(graph.inputs()[0]).shape.to_string(), "[2,?]");
+}
+
+// `--shape x=2x5` binds an input whose dims have no name, and its named dims elsewhere.
+TEST(BindInputExtents, GivenShapesBindUnnamedDimsAndTheirNamesEverywhere) {
+  Wire shape;
+  shape.msg(1, Wire().str(2, "B")).msg(1, Wire());  // [B, ?]
+  Wire tensor_type;
+  tensor_type.int_field(1, static_cast<int64_t>(DType::float32)).msg(2, shape);
+  Wire g;
+  g.msg(11, Wire().str(1, "x").msg(2, Wire().msg(1, tensor_type)));
+  g.msg(11, testing::tensor_info("m", DType::float32, {"B", 3}));
+  g.msg(1, node("Relu", {"x"}, {"y"})).msg(12, testing::output("y"));
+  auto l = load(g);
+  graph::Graph& graph = l->graph;
+  std::vector<std::string> defaulted;
+  ASSERT_TRUE(graph::bind_input_extents(graph, {}, defaulted, {{"x", {2, 5}}}));
+  EXPECT_TRUE(defaulted.empty());
+  EXPECT_EQ(graph.value(graph.inputs()[0]).shape.to_string(), "[2,5]");
+  EXPECT_EQ(graph.value(graph.inputs()[1]).shape.to_string(), "[2,3]") << "B from x's shape";
+}
+
+TEST(BindInputExtents, GivenShapesThatDisagreeAreUsageErrors) {
+  OneNode g;
+  g.input("x", DType::float32, {"N", 4}).node(node("Relu", {"x"}, {"y"})).output("y");
+  auto message = [&](const DimBindings& dims, const graph::InputShapes& shapes) -> std::string {
+    auto l = load(g.graph);
+    std::vector<std::string> defaulted;
+    try {
+      graph::bind_input_extents(l->graph, dims, defaulted, shapes);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(message({}, {{"z", {1, 4}}}), "--shape z: the graph has no input of that name");
+  EXPECT_EQ(message({}, {{"x", {1}}}), "--shape x: the input has rank 2 ([N,4]), the shape 1");
+  EXPECT_EQ(message({}, {{"x", {1, 5}}}), "--shape x: dim 1 is declared 4, not 5");
+  EXPECT_EQ(message({{"N", 3}}, {{"x", {2, 4}}}), "--shape x: dim N is 2 here and 3 elsewhere");
+  EXPECT_EQ(message({{"N", 2}}, {{"x", {2, 4}}}), "");
 }
 
 // The exporter's `If(dim(x, 0) == 1) then Squeeze(x, 0) else Identity(x)`: at batch 2 the then

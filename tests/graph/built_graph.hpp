@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/onnx/model.hpp"
 #include "onnx/wire_builder.hpp"
@@ -23,7 +24,7 @@ inline BuiltGraph build_graph(const Wire& g, bool infer = false) {
   BuiltGraph b;
   b.bytes = model(g).bytes();
   b.model = std::make_unique<onnx::Model>(onnx::load(onnx::ModelSource::borrow(b.bytes, "g.onnx")));
-  b.graph = graph::Graph::from_onnx(*b.model);
+  b.graph = graph::Graph::from_onnx(*b.model, graph::OpRegistry::builtin());
   if (infer) graph::infer_shapes(b.graph);
   return b;
 }

@@ -29,7 +29,7 @@ std::string build_error(const Wire& g) {
 TEST(Graph, ExampleModelHasTheExpectedStructure) {
   const auto bytes = examples::make_tiny_cnn();
   auto m = onnx::load(onnx::ModelSource::borrow(bytes));
-  auto g = graph::Graph::from_onnx(m);
+  auto g = graph::Graph::from_onnx(m, graph::OpRegistry::builtin());
   ASSERT_EQ(g.nodes().size(), 6u);
   ASSERT_EQ(g.inputs().size(), 1u);
   ASSERT_EQ(g.initializers().size(), 4u);

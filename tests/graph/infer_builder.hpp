@@ -18,6 +18,7 @@
 #include "footprint/core/dtype.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/onnx/model.hpp"
 #include "onnx/wire_builder.hpp"
@@ -156,7 +157,7 @@ inline std::unique_ptr<Inferred> infer(const Wire& graph, int64_t opset = 18,
   auto bytes = m.bytes();
   auto model = onnx::load(onnx::ModelSource::borrow(bytes, "test.onnx"));
   auto r = std::unique_ptr<Inferred>(new Inferred{std::move(bytes), std::move(model), {}, {}});
-  r->graph = graph::Graph::from_onnx(r->model);
+  r->graph = graph::Graph::from_onnx(r->model, graph::OpRegistry::builtin());
   if (bind != nullptr) {
     std::vector<std::string> defaulted;
     graph::bind_input_extents(r->graph, *bind, defaulted);

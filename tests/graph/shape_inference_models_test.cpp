@@ -47,7 +47,7 @@ TEST(ShapeInferenceModels, EveryValueOfEveryModelHasADtypeAndARank) {
   for (const auto& path : models) {
     SCOPED_TRACE(path.string());
     const auto m = onnx::load_file(path);
-    auto g = graph::Graph::from_onnx(m);
+    auto g = graph::Graph::from_onnx(m, graph::OpRegistry::builtin());
     const graph::ShapeInferenceReport report = graph::infer_shapes(g);
     EXPECT_TRUE(report.ops_without_inference.empty()) << report.ops_without_inference.front();
     EXPECT_TRUE(report.warnings.empty()) << report.warnings.front();
@@ -65,7 +65,7 @@ TEST(ShapeInferenceModels, LightModelWeightsAreStaticConstants) {
   FOOTPRINT_REQUIRE_SHARED();
   const auto path = testing::shared_dir() / "models/light/vgg19/model.onnx";
   const auto m = onnx::load_file(path);
-  auto g = graph::Graph::from_onnx(m);
+  auto g = graph::Graph::from_onnx(m, graph::OpRegistry::builtin());
   graph::infer_shapes(g);
   size_t weights = 0;
   for (const graph::Node& n : g.nodes()) {
@@ -92,7 +92,7 @@ TEST(ShapeInferenceModels, PpocrKeepsTheDynamicBatch) {
   FOOTPRINT_REQUIRE_SHARED();
   const auto path = testing::shared_dir() / "models/real/ppocr_mobile_v2_cls/model.onnx";
   const auto m = onnx::load_file(path);
-  auto g = graph::Graph::from_onnx(m);
+  auto g = graph::Graph::from_onnx(m, graph::OpRegistry::builtin());
   graph::infer_shapes(g);
   const graph::Value& x = g.value(g.inputs()[0]);
   const std::string n = x.shape.dims[0].to_string();
@@ -115,7 +115,7 @@ TEST(ShapeInferenceModels, SileroInfersItsBranchesAndLstm) {
   FOOTPRINT_REQUIRE_SHARED();
   const auto path = testing::shared_dir() / "models/real/silero_vad_legacy/model.onnx";
   const auto m = onnx::load_file(path);
-  auto g = graph::Graph::from_onnx(m);
+  auto g = graph::Graph::from_onnx(m, graph::OpRegistry::builtin());
   const auto report = graph::infer_shapes(g);
   EXPECT_GT(report.nodes_inferred, 200u) << "the If branches were inferred";
   EXPECT_EQ(named(g, "output").shape.to_string(), "[batch,1]");

@@ -34,6 +34,7 @@
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/topo_order.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/model_source.hpp"
@@ -160,7 +161,7 @@ Outcome load_variant(std::span<const std::byte> bytes, const std::string& name,
       onnx::Model model = onnx::load(onnx::ModelSource::borrow(bytes, name), {.memory = &memory});
       if (heap) out.heap_largest = heap::snapshot().largest_bytes;
       out.loaded = true;
-      const graph::Graph g = graph::Graph::from_onnx(model);
+      const graph::Graph g = graph::Graph::from_onnx(model, graph::OpRegistry::builtin());
       (void)graph::topo_order(g);
       out.graph_built = true;
     }
@@ -782,7 +783,7 @@ TEST(CorruptionTargeted, TenThousandNestedSubgraphsAreRejectedAtTheDepthBound) {
   // Within the bound the same shape loads and becomes a graph of nested subgraphs.
   const auto ok = nested_graph_model(20);
   auto model = onnx::load(onnx::ModelSource::borrow(ok, "ok.onnx"));
-  const auto g = graph::Graph::from_onnx(model);
+  const auto g = graph::Graph::from_onnx(model, graph::OpRegistry::builtin());
   EXPECT_EQ(g.subgraph_count(), 20u);
 }
 
@@ -1015,7 +1016,7 @@ TEST(CorruptionTargeted, ErrorMessagesStayOneLineWhenTheFileHoldsNewlines) {
     const auto bytes = model_with_graph(graph2).b;
     auto model = onnx::load(onnx::ModelSource::borrow(bytes, "nl.onnx"));
     try {
-      (void)graph::Graph::from_onnx(model);
+      (void)graph::Graph::from_onnx(model, graph::OpRegistry::builtin());
       ADD_FAILURE() << "a node reading an undefined value was accepted";
     } catch (const Error& e) {
       const std::string msg = e.what();

@@ -8,6 +8,7 @@
 #include "footprint/core/counting_resource.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/tensor_file.hpp"
 #include "footprint/onnx/writer.hpp"
@@ -117,7 +118,7 @@ TEST(LoadBudget, HalfAGigabyteOfWeightsLoadsWithAStructuralHeap) {
     heap::reset_peak();
     {
       auto m = onnx::load_file(path);
-      auto g = graph::Graph::from_onnx(m);
+      auto g = graph::Graph::from_onnx(m, graph::OpRegistry::builtin());
       EXPECT_EQ(g.nodes().size(), nodes);
     }
     const uint64_t peak = heap::snapshot().peak_bytes - before.current_bytes;

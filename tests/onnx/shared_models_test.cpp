@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/topo_order.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/tensor_data.hpp"
@@ -19,7 +20,7 @@ TEST(SharedModels, EveryModelLoadsWithAValidOrder) {
   for (const auto& path : models) {
     SCOPED_TRACE(path.string());
     auto m = onnx::load_file(path);
-    auto g = graph::Graph::from_onnx(m);
+    auto g = graph::Graph::from_onnx(m, graph::OpRegistry::builtin());
     EXPECT_GT(g.nodes().size(), 0u);
     EXPECT_GT(g.inputs().size(), 0u);
     EXPECT_GT(g.outputs().size(), 0u);
@@ -37,7 +38,7 @@ TEST(SharedModels, TestDataMatchesTheGraphInterface) {
   for (const auto& path : testing::shared_models()) {
     SCOPED_TRACE(path.string());
     auto m = onnx::load_file(path);
-    auto g = graph::Graph::from_onnx(m);
+    auto g = graph::Graph::from_onnx(m, graph::OpRegistry::builtin());
     size_t inputs = 0;
     for (;
          std::filesystem::exists(path.parent_path() / ("input_" + std::to_string(inputs) + ".pb"));
@@ -60,7 +61,7 @@ TEST(SharedModels, TestDataMatchesTheGraphInterface) {
 TEST(SharedModels, SubgraphsOfSileroAreRead) {
   FOOTPRINT_REQUIRE_SHARED();
   auto m = onnx::load_file(testing::shared_dir() / "models/real/silero_vad_legacy/model.onnx");
-  auto g = graph::Graph::from_onnx(m);
+  auto g = graph::Graph::from_onnx(m, graph::OpRegistry::builtin());
   size_t ifs = 0;
   for (const graph::Node& n : g.nodes()) {
     if (n.op_type != "If") continue;

@@ -7,6 +7,7 @@
 #include "footprint/core/error.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/graph_export.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/tensor_data.hpp"
 #include "footprint/onnx/writer.hpp"
@@ -164,11 +165,11 @@ TEST(WriterRoundTrip, GraphExportGivesTheSameGraph) {
   std::vector<std::filesystem::path> paths = testing::shared_models();
   const auto example = examples::make_tiny_cnn();
   auto check = [](const onnx::Model& m) {
-    const auto g = graph::Graph::from_onnx(m);
+    const auto g = graph::Graph::from_onnx(m, graph::OpRegistry::builtin());
     const auto exported = graph::export_onnx(g);
     const auto bytes = onnx::serialize_model(exported.proto());
     const auto reread = onnx::load(onnx::ModelSource::borrow(bytes));
-    expect_same_ir(g, graph::Graph::from_onnx(reread));
+    expect_same_ir(g, graph::Graph::from_onnx(reread, graph::OpRegistry::builtin()));
   };
   check(onnx::load(onnx::ModelSource::borrow(example)));
   for (const auto& path : paths) {
@@ -216,7 +217,8 @@ TEST(WriterRoundTrip, IrThreeExportListsInitializersAsInputs) {
   m.int_field(1, 3).msg(7, g).msg(8, testing::Wire().int_field(2, 9));
   const auto bytes = m.bytes();
   const auto model = onnx::load(onnx::ModelSource::borrow(bytes));
-  const auto exported = graph::export_onnx(graph::Graph::from_onnx(model));
+  const auto exported =
+      graph::export_onnx(graph::Graph::from_onnx(model, graph::OpRegistry::builtin()));
   const auto& inputs = exported.proto().graph->inputs;
   ASSERT_EQ(inputs.size(), 3u);
   EXPECT_EQ(inputs[0].name, "x");
@@ -226,7 +228,10 @@ TEST(WriterRoundTrip, IrThreeExportListsInitializersAsInputs) {
   testing::Wire m8 = testing::model(g);
   const auto bytes8 = m8.bytes();
   const auto model8 = onnx::load(onnx::ModelSource::borrow(bytes8));
-  EXPECT_EQ(graph::export_onnx(graph::Graph::from_onnx(model8)).proto().graph->inputs.size(), 1u);
+  EXPECT_EQ(graph::export_onnx(graph::Graph::from_onnx(model8, graph::OpRegistry::builtin()))
+                .proto()
+                .graph->inputs.size(),
+            1u);
 }
 
 }  // namespace

@@ -357,7 +357,7 @@ void check_model(const std::string& label, ref::ModelProto m, Tally& tally,
         reinterpret_cast<const std::byte*>(bytes.data()),
         reinterpret_cast<const std::byte*>(bytes.data()) + bytes.size());
     const auto model = footprint::onnx::load(footprint::onnx::ModelSource::borrow(data, label));
-    fg::Graph g = fg::Graph::from_onnx(model);
+    fg::Graph g = fg::Graph::from_onnx(model, fg::OpRegistry::builtin());
     fg::infer_shapes(g);
     c.graph(g, m.graph());
     if (!case_dir.empty()) check_expected_outputs(g, case_dir, tensor_outputs, c);

@@ -9,11 +9,13 @@
 #include "cli/cli_runner.hpp"
 #include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/timeline.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/plan/planner.hpp"
 #include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/plan/validate.hpp"
+#include "graph/shared_inputs.hpp"
 #include "test_support.hpp"
 
 namespace footprint {
@@ -91,7 +93,8 @@ TEST(PlanModel, SharedModelsPlanAtOrAboveTheLowerBound) {
   for (const auto& path : testing::shared_models()) {
     SCOPED_TRACE(path.string());
     const onnx::Model model = onnx::load_file(path);
-    graph::Graph g = graph::Graph::from_onnx(model);
+    graph::Graph g = graph::Graph::from_onnx(model, graph::OpRegistry::builtin());
+    testing::bind_shared_inputs(g, path);
     graph::infer_shapes(g);
     const analysis::GraphProgram gp = analysis::build_program(g);
     const analysis::Timeline t = analysis::simulate(gp.program);

@@ -11,6 +11,7 @@
 #include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/trace_format.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/onnx/model.hpp"
 
@@ -66,7 +67,7 @@ TEST(TimelineSeries, SeedTupleKeepsTheCallersInputs) {
 
 TEST(TimelineSeries, ExampleModelAddsUp) {
   const onnx::Model model = onnx::load_file(FOOTPRINT_EXAMPLE_MODEL);
-  graph::Graph g = graph::Graph::from_onnx(model);
+  graph::Graph g = graph::Graph::from_onnx(model, graph::OpRegistry::builtin());
   graph::infer_shapes(g);
   analysis::GraphProgramOptions options;
   options.dims["N"] = 4;

@@ -11,6 +11,7 @@
 
 #include "cli/cli_runner.hpp"
 #include "footprint/core/heap_counter.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/tensor_data.hpp"
 #include "footprint/runtime/op_kernels.hpp"
@@ -30,7 +31,7 @@ fs::path light(const std::string& name) {
 // Runs the folded model on the light model's input and compares with its expected output.
 void expect_same_outputs(const fs::path& folded, const fs::path& folder, bool all_folded = true) {
   const onnx::Model model = onnx::load_file(folded);
-  EXPECT_EQ(Graph::from_onnx(model).nodes().size() > 0, true);
+  EXPECT_EQ(Graph::from_onnx(model, graph::OpRegistry::builtin()).nodes().size() > 0, true);
   runtime::Session session(model);
   std::vector<runtime::Tensor> inputs;
   inputs.push_back(runtime::read_tensor_file(folder / "input_0.pb"));

@@ -224,7 +224,7 @@ TEST_P(BackendCase, MatchesExpectedOutputs) {
   const std::filesystem::path dir = kBackendData / GetParam();
   if (!std::filesystem::exists(dir / "model.onnx")) GTEST_SKIP() << dir << " is not installed";
   const onnx::Model model = onnx::load_file(dir / "model.onnx");
-  const graph::Graph g = graph::Graph::from_onnx(model);
+  const graph::Graph g = graph::Graph::from_onnx(model, graph::OpRegistry::builtin());
   std::map<std::string, HostTensor> feeds;
   for (size_t i = 0; i < g.inputs().size(); ++i) {
     const auto pb = dir / "test_data_set_0" / ("input_" + std::to_string(i) + ".pb");

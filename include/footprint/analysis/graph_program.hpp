@@ -26,15 +26,26 @@ struct SubgraphMemory {
   uint64_t total_peak_bytes = 0;
 };
 
+// A tensor whose size is an upper bound (ProgramTensor::bound_by).
+struct BoundedTensor {
+  std::string tensor;  // "node/attribute: tensor" inside a branch or body
+  std::string bound_by;
+};
+
 struct GraphProgram {
   MemoryProgram program;
   std::vector<graph::NodeId> order;       // the nodes behind program.steps
   std::vector<std::string> unbound_dims;  // named dims that defaulted to 1
   std::vector<std::string> warnings;
   std::vector<SubgraphMemory> subgraphs;
+  // Tensors sized by their bound, in value order (their branches' and bodies' included, named
+  // "node/attribute: tensor"): every figure they reach is "at most".
+  std::vector<BoundedTensor> bounded;
   size_t constant_nodes = 0;  // folded into weights: they run once when the model is prepared
 };
 
+// Throws footprint::Error naming the first tensor whose size is neither known nor bounded (its
+// producer, the dim, and what would fix it): no figure is ever computed from a size taken as 0.
 GraphProgram build_program(const graph::Graph& g, const GraphProgramOptions& options = {});
 
 }  // namespace footprint::analysis

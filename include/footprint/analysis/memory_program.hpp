@@ -25,6 +25,9 @@ struct ProgramTensor {
   // An input whose buffer the caller keeps regardless of the policy (e.g. a gradient the engine
   // holds while the backward runs).
   bool held = false;
+  // Set when `bytes` is an upper bound, not the size: the tensor's extents depend on values
+  // known only when running. Names what bounds them ("'/rpn/NonZero' (NonZero)").
+  std::string bound_by{};
 };
 
 struct ProgramStep {

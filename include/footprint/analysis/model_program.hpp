@@ -26,7 +26,8 @@
 namespace footprint::analysis {
 
 struct ModelProgramOptions {
-  DimBindings dims;  // unbound named dims are 1 (listed in program.unbound_dims)
+  DimBindings dims;           // unbound named dims are 1 (listed in program.unbound_dims)
+  graph::InputShapes shapes;  // whole inputs' extents (graph::bind_input_extents)
   InputsPolicy inputs = InputsPolicy::caller;
   std::string order = "stored";  // stored | memory (searched; never worse than stored)
 };
@@ -36,6 +37,7 @@ struct ModelProgram {
   graph::Graph graph;
   graph::ShapeInferenceReport inference;
   GraphProgramOptions options;
+  graph::InputShapes shapes;  // as given; every other point of a sweep binds them too
   GraphProgram program;
   Timeline timeline;
   std::string order;                                 // "stored" or "memory"

@@ -36,6 +36,7 @@ struct AliveTensor {
   std::string producer;       // step name, or "" for inputs and weights
   std::string last_consumer;  // step name, or "" when nothing reads it
   std::string why;
+  std::string bound_by{};  // set when `bytes` is an upper bound (ProgramTensor::bound_by)
 };
 
 // A buffer's lifetime in steps, [first, last] inclusive, for the planner. Activations name their

@@ -1,12 +1,14 @@
 #pragma once
-// Tensor shapes whose dims are known integers, named symbols ("N", "seq_len"), or expressions of
-// them ("N*3", "floor((H+2-3)/2)+1") built by shape inference.
+// Tensor shapes whose dims are known integers, named symbols ("N", "seq_len"), expressions of
+// them ("N*3", "floor((H+2-3)/2)+1") built by shape inference, or data-dependent extents with an
+// upper bound (NonZero's count is at most its input's element count: "<=N*4507").
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace footprint {
@@ -24,15 +26,32 @@ class Dim {
   static Dim known(int64_t v);
   static Dim named(std::string_view name);
   static Dim unknown() { return Dim(); }
+  // An extent known only when running (how many elements are non-zero, how many boxes survive
+  // suppression), between 0 and `upper`. `origin` names what produces it (the node and output)
+  // and tells it apart from every other such extent: two NonZero counts with the same bound are
+  // not equal. Unknown when `upper` is.
+  static Dim bounded(const Dim& upper, std::string_view origin);
 
   bool is_known() const;
   bool is_unknown() const { return node_ == nullptr; }
   std::optional<int64_t> value() const;
   // The value under `bindings`; nullopt when a symbol is unbound or the dim is unknown.
   std::optional<int64_t> evaluate(const DimBindings& bindings) const;
-  // Every symbol the expression mentions.
+  // Every symbol the expression mentions (those of data-dependent extents' bounds included).
   void collect_symbols(std::vector<std::string>& out) const;
-  // "N", "N*3", "floor((H+-1)/2)+1" style text; "?" for unknown.
+  // Whether the expression mentions a data-dependent extent (Dim::bounded).
+  bool is_data_dependent() const;
+  // Provably >= 0 whatever its symbols are (symbols and data-dependent extents are extents):
+  // Equal(Shape(x), -1) in the exporter's Expand idiom is false without knowing x.
+  bool is_nonnegative() const;
+  // The smallest and largest value under `bindings`, data-dependent extents ranging over
+  // [0, bound]; equal for an exact dim. nullopt when a symbol is unbound or a part is unknown;
+  // SizeOverflow when the arithmetic overflows int64.
+  std::optional<std::pair<int64_t, int64_t>> range(const DimBindings& bindings) const;
+  // The origins of the data-dependent extents the expression mentions.
+  void collect_bound_origins(std::vector<std::string>& out) const;
+  // "N", "N*3", "floor((H+-1)/2)+1" style text; "?" for unknown; "<=N*64" for a data-dependent
+  // extent.
   std::string to_string() const;
 
   friend Dim operator+(const Dim& a, const Dim& b);
@@ -69,6 +88,9 @@ struct Shape {
   // The element count as an expression (unknown when any dim is unknown or rank is unknown).
   Dim numel_expr() const;
   std::optional<uint64_t> numel(const DimBindings& bindings) const;
+  // The element count's [smallest, largest] under `bindings` (Dim::range of each dim); nullopt
+  // when a dim is unknown or unbound, or the product overflows.
+  std::optional<std::pair<uint64_t, uint64_t>> numel_range(const DimBindings& bindings) const;
   // "[1,3,N,224]", "[]" for a scalar, "?" when unranked.
   std::string to_string() const;
   friend bool operator==(const Shape&, const Shape&) = default;

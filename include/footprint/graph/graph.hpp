@@ -7,7 +7,7 @@
 // executable one.
 //
 //   auto model = onnx::load_file("net.onnx");
-//   auto g = graph::Graph::from_onnx(model);
+//   auto g = graph::Graph::from_onnx(model, runtime::op_registry());
 //   for (NodeId n : graph::topo_order(g)) ...
 #include <cstddef>
 #include <cstdint>
@@ -86,9 +86,10 @@ struct Node {
 
 class Graph {
  public:
-  // The model's main graph, its nodes bound to `registry`'s rows (the runtime's registry adds
-  // kernels). Throws footprint::Error naming the node or value at fault.
-  static Graph from_onnx(const onnx::Model& model);
+  // The model's main graph, its nodes bound to `registry`'s rows. The registry is required:
+  // OpRegistry::builtin() has inference only, the runtime's (runtime::op_registry()) adds the
+  // workspace and kernels behind every figure the CLI prints, and no caller gets the first by
+  // default when it meant the second. Throws footprint::Error naming the node or value at fault.
   static Graph from_onnx(const onnx::Model& model, const OpRegistry& registry);
 
   Graph();

@@ -19,6 +19,7 @@
 // Value::constant. Value::known holds the contents only when small (KnownValue::kMaxElements), so
 // a 500 MB ConstantOfShape weight is marked constant without ever being materialised.
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,9 @@ struct ShapeInferenceReport {
   size_t nodes_inferred = 0;  // subgraph nodes included, once per inference of their graph
 };
 
+// Whole inputs' extents by input name.
+using InputShapes = std::map<std::string, std::vector<int64_t>, std::less<>>;
+
 // The opset assumed when neither the model nor the options give one.
 inline constexpr int64_t kNewestOpset = 18;
 
@@ -67,8 +71,14 @@ ShapeInferenceReport infer_shapes(Graph& g, const ShapeInferenceOptions& options
 //   if (graph::bind_input_extents(g, {{"batch", 1}, {"seq", 128}}, defaulted)) ...
 //   graph::infer_shapes(g);   // every value's shape is now static where the runtime's would be
 //
+// `shapes` gives whole inputs their extents (`--shape audio=1x16000`): what binds an input whose
+// dims have no name (dim {}, common in exported speech models). Its named dims take the given
+// extents for every other input too. Throws UsageError for a shape that names no input, has
+// another rank, contradicts a declared extent, or binds a dim against `dims`.
+//
 // Returns false, leaving the graph as it was, when an input has a dim without a name (dim {})
-// or an unknown rank: nothing binds it.
-bool bind_input_extents(Graph& g, const DimBindings& dims, std::vector<std::string>& defaulted);
+// or an unknown rank that `shapes` does not give: nothing binds it.
+bool bind_input_extents(Graph& g, const DimBindings& dims, std::vector<std::string>& defaulted,
+                        const InputShapes& shapes = {});
 
 }  // namespace footprint::graph

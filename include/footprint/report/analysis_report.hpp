@@ -22,6 +22,8 @@ struct AnalysisReport {
   std::vector<std::string> unbound_dims;
   std::vector<std::string> warnings;
   std::vector<analysis::SubgraphMemory> subgraphs;
+  // Tensors of data-dependent size, counted at their bounds: the figures are upper bounds.
+  std::vector<analysis::BoundedTensor> bounded;
   size_t constant_nodes = 0;
   std::optional<analysis::DimSweep> sweep;
 };
@@ -31,6 +33,9 @@ struct AnalysisReport {
 AnalysisReport analysis_report(const analysis::ModelProgram& m, std::string model);
 
 nlohmann::json to_json(const AnalysisReport& r);
+// "bounded by" lines: how many tensors each data-dependent op bounds, the largest first.
+std::vector<std::string> bound_lines(const std::vector<analysis::BoundedTensor>& bounded,
+                                     size_t max_lines = 8);
 std::string to_text(const AnalysisReport& r, size_t max_alive_rows = 15);
 
 }  // namespace footprint::report

@@ -1,10 +1,13 @@
 // Control flow: If, Loop and Scan infer their subgraphs (through the pass's SubgraphInferrer,
 // with the enclosing graphs' values visible) and derive their outputs from the subgraphs'.
 //
-// If merges its branches: dims equal in both stay, others become unknown; a known condition
-// picks one branch. Loop passes the carried values' types into the body and, where the body
-// changes a carried shape, infers it again with the differing dims unknown. Scan outputs gain
-// the sequence axis.
+// If merges its branches: dims equal in both stay, others are known only when running, at most
+// the larger; a known condition picks one branch. Loop passes the carried values' types into the
+// body and, where the body changes a carried shape, infers it again with the differing dims
+// unknown. Scan outputs gain the sequence axis.
+#include <algorithm>
+#include <string>
+
 #include "families.hpp"
 #include "footprint/graph/graph.hpp"
 #include "infer_util.hpp"
@@ -58,7 +61,17 @@ void infer_if(const InferContext& ctx, InferResult& r) {
              std::to_string(else_r.outputs.size()) + " outputs, the node " + std::to_string(n));
   }
   for (size_t i = 0; i < n; ++i) {
-    const TensorType t = merge(then_r.outputs[i], else_r.outputs[i]);
+    TensorType t = merge(then_r.outputs[i], else_r.outputs[i]);
+    // Which branch runs depends on the data: a dim the branches disagree on is at most the larger.
+    const Shape& a = then_r.outputs[i].shape;
+    const Shape& b = else_r.outputs[i].shape;
+    for (size_t k = 0; k < t.shape.rank(); ++k) {
+      if (!t.shape.dims[k].is_unknown() || a.dims[k].is_unknown() || b.dims[k].is_unknown())
+        continue;
+      t.shape.dims[k] =
+          data_dependent(ctx, max(a.dims[k], b.dims[k]),
+                         "output " + std::to_string(i) + " axis " + std::to_string(k));
+    }
     set_output(r, i, t.dtype, t.shape);
   }
 }
@@ -86,10 +99,19 @@ void infer_loop(const InferContext& ctx, InferResult& r) {
     const TensorType m = merge(formal[i + 2], body.outputs[i + 1]);
     set_output(r, i, m.dtype, m.shape);
   }
-  // Without a condition input the loop runs exactly M times.
+  // Without a condition input the loop runs exactly M times; with one, at most M. Exporters
+  // write a while loop as M = INT64_MAX: no bound worth planning for.
   Dim trips = Dim::unknown();
-  if (!ctx.has_input(1) && ctx.has_input(0)) {
-    if (const auto m = ctx.input_ints(0); m && m->size() == 1) trips = Dim::known((*m)[0]);
+  if (ctx.has_input(0)) {
+    if (const auto m = ctx.input_ints(0); m && m->size() == 1) {
+      constexpr int64_t kLargestBound = int64_t{1} << 31;
+      const int64_t count = std::max<int64_t>((*m)[0], 0);
+      if (!ctx.has_input(1)) {
+        trips = Dim::known(count);
+      } else if (count < kLargestBound) {
+        trips = data_dependent(ctx, Dim::known(count), "trip count");
+      }
+    }
   }
   for (size_t k = carried + 1; k < body.outputs.size(); ++k) {
     const TensorType& t = body.outputs[k];

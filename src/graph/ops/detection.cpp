@@ -6,9 +6,23 @@
 namespace footprint::graph::ops {
 namespace {
 
-// [selected boxes, 3] of (batch, class, box) indices; the count is known only when running.
-void infer_nms(const InferContext&, InferResult& r) {
-  set_output(r, 0, DType::int64, ranked({Dim::unknown(), Dim::known(3)}));
+// [selected boxes, 3] of (batch, class, box) indices. The count is known only when running, at
+// most max_output_boxes_per_class (input 2; absent means 0) of each class's boxes in each batch:
+// boxes [B, S, 4], scores [B, C, S].
+void infer_nms(const InferContext& ctx, InferResult& r) {
+  const Shape& scores = ctx.input(1).shape;
+  Dim bound = Dim::unknown();
+  if (scores.ranked && scores.rank() == 3) {
+    Dim per_class = scores.dims[2];
+    if (!ctx.has_input(2)) {
+      per_class = Dim::known(0);
+    } else if (const auto m = ctx.input_ints(2); m && m->size() == 1) {
+      per_class = min(per_class, Dim::known(std::max<int64_t>((*m)[0], 0)));
+    }
+    bound = scores.dims[0] * scores.dims[1] * per_class;
+  }
+  const Dim selected = bound.value() == 0 ? bound : data_dependent(ctx, bound);
+  set_output(r, 0, DType::int64, ranked({selected, Dim::known(3)}));
 }
 
 // RoiAlign(X [N, C, H, W], rois [R, 4], batch_indices [R]) -> [R, C, oh, ow].

@@ -88,6 +88,11 @@ std::optional<Dim> int_compare(const Dim& a, const Dim& b) {
 
 std::optional<Dim> int_equal(const Dim& a, const Dim& b) {
   if (a == b) return Dim::known(1);
+  // An extent is never negative: the exporter's Where(Equal(shape, -1), ...) idiom.
+  const auto x = a.value();
+  const auto y = b.value();
+  if ((x && *x < 0 && b.is_nonnegative()) || (y && *y < 0 && a.is_nonnegative()))
+    return Dim::known(0);
   return int_compare<std::equal_to<>>(a, b);
 }
 

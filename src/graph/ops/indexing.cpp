@@ -4,6 +4,7 @@
 // Slice and Gather on small known tensors are computed, so Shape(x)[0] or Shape(x)[2:] stay
 // known (and symbolic) through shape arithmetic.
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 
 #include "families.hpp"
@@ -261,6 +262,39 @@ Dim slice_symbolic(const Dim& extent, int64_t start, int64_t end, int64_t step) 
   return ceil_div(span, stride);
 }
 
+// Starts or ends that come from the data: each sliced axis keeps at most its extent (a step of
+// known size s: every s-th element), the other axes are what they were.
+Shape slice_bounds(const InferContext& ctx, const Shape& x) {
+  const size_t rank = x.rank();
+  std::vector<int64_t> axes;
+  std::optional<std::vector<int64_t>> steps;
+  if (ctx.opset >= 10 || ctx.has_input(1)) {
+    if (ctx.has_input(3)) {
+      const auto known = ctx.input_ints(3);
+      if (known) axes = *known;
+    } else if (const Shape& starts = ctx.input(1).shape; starts.ranked && starts.rank() == 1) {
+      if (const auto n = starts.dims[0].value()) {
+        for (int64_t i = 0; i < *n; ++i) axes.push_back(i);
+      }
+    }
+    if (ctx.has_input(4)) steps = ctx.input_ints(4);
+  }
+  // Per axis: 0 not sliced, else the stride's magnitude (1 when unknown: every element).
+  std::vector<int64_t> stride(rank, axes.empty() ? 1 : 0);
+  const std::vector<size_t> normalized = normalize_axes(ctx, axes, rank);
+  for (size_t k = 0; k < normalized.size(); ++k) {
+    const bool known = steps && k < steps->size() && (*steps)[k] != 0;
+    stride[normalized[k]] = known ? std::abs((*steps)[k]) : 1;
+  }
+  std::vector<Dim> dims = x.dims;
+  for (size_t i = 0; i < rank; ++i) {
+    if (stride[i] == 0) continue;
+    dims[i] =
+        data_dependent(ctx, ceil_div(dims[i], Dim::known(stride[i])), "axis " + std::to_string(i));
+  }
+  return ranked(std::move(dims));
+}
+
 void infer_slice(const InferContext& ctx, InferResult& r) {
   const TensorType& x = ctx.input(0);
   if (!x.shape.ranked) {
@@ -270,7 +304,7 @@ void infer_slice(const InferContext& ctx, InferResult& r) {
   const size_t rank = x.shape.rank();
   const auto args = slice_args(ctx, rank);
   if (!args) {
-    set_output(r, 0, x.dtype, unknown_dims(rank));
+    set_output(r, 0, x.dtype, slice_bounds(ctx, x.shape));
     return;
   }
   std::vector<Dim> dims = x.shape.dims;
@@ -292,6 +326,7 @@ void infer_slice(const InferContext& ctx, InferResult& r) {
   const KnownValue* v = ctx.value(0);
   if (v == nullptr || !r.outputs[0].shape.is_static()) return;
   std::vector<int64_t> out_dims;
+  out_dims.reserve(dims.size());
   for (const Dim& d : dims) out_dims.push_back(*d.value());
   const std::vector<int64_t> in_strides = strides_of(v->dims);
   const std::vector<int64_t> out_strides = strides_of(out_dims);
@@ -431,47 +466,57 @@ Dim count_nonzero(const KnownValue* v, size_t limit) {
   return Dim::known(n);
 }
 
-// Compress keeps the slices whose condition is true: a count known only with the condition.
+// The count of a known condition, or else one known only when running, at most `limit`.
+Dim selected_count(const InferContext& ctx, const KnownValue* cond, const Dim& limit) {
+  const auto n = limit.value();
+  const Dim count = count_nonzero(n ? cond : nullptr, static_cast<size_t>(n.value_or(0)));
+  return count.is_known() ? count : data_dependent(ctx, limit);
+}
+
+// Compress keeps the slices whose condition is true: at most the slices there are (the condition
+// may be shorter), exactly how many when the condition is known.
 void infer_compress(const InferContext& ctx, InferResult& r) {
   const TensorType& x = ctx.input(0);
   const KnownValue* cond = ctx.value(1);
   if (ctx.attribute("axis") == nullptr || !x.shape.ranked) {
-    const auto total = x.shape.numel();
-    set_output(r, 0, x.dtype, ranked({count_nonzero(total ? cond : nullptr, total.value_or(0))}));
+    set_output(r, 0, x.dtype, ranked({selected_count(ctx, cond, x.shape.numel_expr())}));
     return;
   }
   Shape s = x.shape;
   const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), s.rank());
-  const auto extent = s.dims[axis].value();
-  s.dims[axis] = count_nonzero(extent ? cond : nullptr, static_cast<size_t>(extent.value_or(0)));
+  s.dims[axis] = selected_count(ctx, cond, s.dims[axis]);
   set_output(r, 0, x.dtype, s);
 }
 
+// NonZero: [rank, count], the count at most the input's element count.
 void infer_nonzero(const InferContext& ctx, InferResult& r) {
   const Shape& x = ctx.input(0).shape;
   const Dim rank = x.ranked ? Dim::known(static_cast<int64_t>(x.rank())) : Dim::unknown();
-  const KnownValue* v = ctx.value(0);
-  set_output(r, 0, DType::int64, ranked({rank, count_nonzero(v, v ? v->numel() : 0)}));
+  set_output(r, 0, DType::int64, ranked({rank, selected_count(ctx, ctx.value(0), x.numel_expr())}));
 }
 
 // Unique: Y (the unique values, flattened or along `axis`), then int64 indices,
-// inverse_indices and counts, all of data-dependent length.
+// inverse_indices and counts. Y's length, the indices and the counts are one data-dependent
+// count, at most the input's elements (slices along an axis).
 void infer_unique(const InferContext& ctx, InferResult& r) {
   const TensorType& x = ctx.input(0);
-  Shape y = unknown_dims(1);
   Dim inverse = x.shape.numel_expr();  // one index per input element (per slice with an axis)
+  Dim count = data_dependent(ctx, inverse);
+  Shape y = ranked({count});
   if (ctx.attribute("axis") != nullptr && x.shape.ranked) {
     y = x.shape;
     const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), y.rank());
     inverse = y.dims[axis];
-    y.dims[axis] = Dim::unknown();
+    count = data_dependent(ctx, inverse);
+    y.dims[axis] = count;
   } else if (ctx.attribute("axis") != nullptr) {
-    inverse = Dim::unknown();
+    y = Shape::unranked();
+    inverse = count = Dim::unknown();
   }
   set_output(r, 0, x.dtype, y);
-  set_output(r, 1, DType::int64, unknown_dims(1));
+  set_output(r, 1, DType::int64, ranked({count}));
   set_output(r, 2, DType::int64, ranked({inverse}));
-  set_output(r, 3, DType::int64, unknown_dims(1));
+  set_output(r, 3, DType::int64, ranked({count}));
 }
 
 }  // namespace

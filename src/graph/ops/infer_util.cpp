@@ -67,6 +67,12 @@ std::vector<size_t> normalize_axes(const InferContext& ctx, const std::vector<in
   return out;
 }
 
+Dim data_dependent(const InferContext& ctx, const Dim& bound, std::string_view part) {
+  std::string origin = ctx.node.label(ctx.node_id);
+  if (!part.empty()) origin.append(" ").append(part);
+  return Dim::bounded(bound, origin);
+}
+
 Dim broadcast_dim(const InferContext& ctx, const Dim& a, const Dim& b) {
   const auto x = a.value();
   const auto y = b.value();

@@ -33,6 +33,10 @@ void same_as_input(const InferContext& ctx, InferResult& r, size_t out = 0, size
 Shape ranked(std::vector<Dim> dims);
 // An unranked shape when `rank` is unknown, else `rank` unknown dims.
 Shape unknown_dims(size_t rank);
+// An extent known only when running, at most `bound` (Dim::bounded). Its origin names the node
+// and `part` ("axis 1"), so analysis can say which op bounds a figure, and two such extents of
+// one node stay distinct.
+Dim data_dependent(const InferContext& ctx, const Dim& bound, std::string_view part = {});
 // `axis` in [-rank, rank) made non-negative; fails otherwise.
 size_t normalize_axis(const InferContext& ctx, int64_t axis, size_t rank);
 std::vector<size_t> normalize_axes(const InferContext& ctx, const std::vector<int64_t>& axes,

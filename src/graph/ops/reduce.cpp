@@ -169,7 +169,8 @@ void infer_topk(const InferContext& ctx, InferResult& r) {
     } else {
       k = Dim::known(ctx.attr_int("k", 0));
     }
-    out.dims[axis] = k;
+    // K comes from the data (a runtime input): at most the axis, which the op requires.
+    out.dims[axis] = k.is_unknown() ? data_dependent(ctx, x.shape.dims[axis]) : k;
   }
   set_output(r, 0, x.dtype, out);
   set_output(r, 1, DType::int64, out);
