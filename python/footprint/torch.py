@@ -1,0 +1,548 @@
+"""footprint.torch: the exact memory trace of a PyTorch program on the CPU.
+
+    import footprint, footprint.torch
+    with footprint.torch.record(module=model) as rec:
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+    footprint.analyze(rec).total_peak        # bytes, from footprint's C++ timeline
+    rec.save("step.json")                    # `footprint analyze / plan / report step.json`
+
+The recorder sees every aten op below autograd (a ``TorchDispatchMode``), one trace tensor per
+*storage* (a view shares its base's storage and allocates nothing; an in-place op allocates
+nothing), and a storage's free when its last reference goes (a weak reference to the storage,
+looked at before every op and at the end, so a free caused by Python's ``del`` between two ops is
+placed after the first). It names why each storage is alive: saved for backward (autograd's
+``saved_tensors_hooks``), a parameter, a gradient, optimizer state, held by the caller.
+
+Works on PyTorch 1.13 and 2.x: it uses only ``TorchDispatchMode``, ``saved_tensors_hooks``,
+the global module hooks (``register_module_forward_pre_hook``) and the multiprocessing
+module's ``StorageWeakRef``, all present in both. ``predict`` runs the same recorder over
+``device="meta"`` tensors (no data is allocated). docs/TORCH.md has the whole story.
+"""
+
+import contextlib
+import os
+import sys
+import time
+import weakref
+
+import torch
+from torch.multiprocessing.reductions import StorageWeakRef
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+__all__ = ["Recording", "fit", "measure", "predict", "record"]
+
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_SKIP_DIRS = (_TORCH_DIR, os.path.dirname(os.path.abspath(__file__)),
+              os.path.dirname(contextlib.__file__))
+
+
+def _storage(t):
+    """The untyped storage of ``t`` (2.x: untyped_storage(); 1.13: TypedStorage._storage)."""
+    if hasattr(t, "untyped_storage"):
+        return t.untyped_storage()
+    return t.storage()._storage
+
+
+def _user_line():
+    """file:line of the innermost frame outside torch, footprint and contextlib."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_SKIP_DIRS):
+        f = f.f_back
+    if f is None:
+        return ""
+    return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
+
+
+def _describe(t):
+    dtype = str(t.dtype).replace("torch.", "")
+    return f"{dtype}[{', '.join(str(d) for d in t.shape)}]"
+
+
+class _Storage:
+    """One storage the recorder has seen: where it came from and what keeps it."""
+
+    __slots__ = ("name", "bytes", "kind", "weak", "freed_after", "notes", "op", "module",
+                 "line", "phase", "tensor")
+
+    def __init__(self, name, storage, kind, tensor):
+        self.name = name
+        self.bytes = int(storage.nbytes())
+        self.kind = kind  # "input" (existed before), "weight" (a parameter) or "activation"
+        self.weak = StorageWeakRef(storage)
+        self.freed_after = None  # index of the op after which the storage was gone
+        self.notes = []
+        self.op = self.module = self.line = self.phase = ""
+        self.tensor = _describe(tensor)
+
+    def note(self, text):
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+class Recording:
+    """What ``record`` saw: ``trace`` (docs/TRACE_FORMAT.md, as a dict), ``save(path)``,
+    ``analyze()`` (footprint.analyze over the trace), ``ops`` and ``storages``."""
+
+    def __init__(self, name):
+        self.name = name
+        self.ops = []
+        self.storages = {}  # StorageImpl address -> _Storage, while alive
+        self.closed = []  # _Storage objects whose storage was freed
+        self.seconds = 0.0
+        self._order = []  # every _Storage, in the order first seen
+        self._counts = {}
+        self._phase = ["forward"]
+        self._modules = []  # the module path stack (forward hooks)
+        self._paths = {}  # id(module) -> path
+        self._param_names = {}  # StorageImpl address -> parameter name
+        self._pending_saved = []  # (storage, op index) packed since the last op
+        self._out_refs = []  # per op, a weak reference to its first output
+        self._muted = 0  # > 0 while the recorder's own hooks run ops
+        self._meta = _meta_kernels()
+        self._params = []  # (name, weak reference) of every leaf tensor an op read
+        self._before = set()  # storages of the tensors Python could reach when recording began
+
+    # -- storages -----------------------------------------------------------------------------
+
+    def _label(self, base):
+        n = self._counts.get(base, 0)
+        self._counts[base] = n + 1
+        return f"{base}#{n}"
+
+    def _open(self, name, storage, kind, tensor):
+        s = _Storage(name, storage, kind, tensor)
+        s.phase = self._phase[-1]
+        s.module = self._modules[-1] if self._modules else ""
+        self.storages[storage._cdata] = s
+        self._order.append(s)
+        return s
+
+    def _existing(self, t):
+        """The record of ``t``'s storage, registering one that existed before the recording
+        (a parameter, an argument) the first time an op reads it."""
+        st = _storage(t)
+        s = self.storages.get(st._cdata)
+        if s is not None and not s.weak.expired():
+            return s
+        if s is not None:  # a freed storage's address, reused before a sweep saw the free
+            self._close(st._cdata, s, len(self.ops) - 1)
+        pname = self._param_names.get(st._cdata)
+        if st._cdata not in self._before and pname is None:
+            # Made during the recording without an aten op (torch.tensor(), a Python number an
+            # op wrapped, numpy): allocated by a step of its own just before this first read.
+            s = self._open(self._label("outside_aten"), st, "activation", t)
+            s.op, s.line = "made outside aten (torch.tensor, a wrapped number)", _user_line()
+            self.ops.append({"name": f"{s.name} = {_describe(t)} made outside aten {s.line}",
+                             "op": "outside_aten", "inputs": [], "outputs": [s.name],
+                             "phase": self._phase[-1], "module": s.module, "line": s.line})
+            self._out_refs.append(lambda: None)
+        elif pname is not None or isinstance(t, torch.nn.Parameter):
+            s = self._open(pname or self._label("parameter"), st, "weight", t)
+            s.note("parameter")
+        else:
+            s = self._open(self._label("input"), st, "input", t)
+        if t.requires_grad and t.is_leaf:
+            self._params.append((pname or s.name, weakref.ref(t)))
+        return s
+
+    def _close(self, key, s, after):
+        s.freed_after = after
+        del self.storages[key]
+        self.closed.append(s)
+
+    def _sweep(self):
+        """Frees since the last op, placed after it (the trace releases after an op)."""
+        gone = [(k, s) for k, s in self.storages.items() if s.weak.expired()]
+        for k, s in gone:
+            self._close(k, s, len(self.ops) - 1)
+
+    def _resolve_saved(self, final=False):
+        """Names the autograd node that saved each storage packed since the last look.
+
+        A pack between ops c-1 and c is an output op c-1 saves (autograd saves outputs after
+        the op ran) or an input op c saves (inputs are saved before it runs); it is op c's when
+        op c read the storage. The node is that op's output's grad_fn, which autograd sets
+        before the next op starts, so an entry is resolved once op c has finished."""
+        keep = []
+        for s, c in self._pending_saved:
+            if c >= len(self.ops) and not final:
+                keep.append((s, c))
+                continue
+            op = c if c < len(self.ops) and s.name in self.ops[c]["inputs"] else c - 1
+            out = self._out_refs[op]() if 0 <= op < len(self._out_refs) else None
+            node = getattr(out, "grad_fn", None)
+            if node is not None:
+                s.note(f"saved for backward of {node.name()}")
+            else:
+                s.note("saved for backward of " +
+                       (f"the node of {self.ops[op]['op']}" if op >= 0 else "an autograd node"))
+        self._pending_saved = keep
+
+    # -- ops ----------------------------------------------------------------------------------
+
+    def _on_op(self, func, args, kwargs):
+        self._sweep()
+        self._resolve_saved()
+        flat_in = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+        reads = []
+        for t in flat_in:
+            s = self._existing(t)
+            if s.name not in reads:
+                reads.append(s.name)
+        line = _user_line()
+        impl = func
+        if flat_in and flat_in[0].is_meta:
+            impl = self._meta.get(func, func)
+        out = impl(*args, **kwargs)
+        flat_out = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        index = len(self.ops)
+        name = str(func).replace("aten.", "").replace(".default", "")
+        module = self._modules[-1] if self._modules else ""
+        writes, aliased = [], False
+        schema_alias = [r.alias_info is not None for r in func._schema.returns]
+        for t in flat_out:
+            st = _storage(t)
+            known = self.storages.get(st._cdata)
+            if known is not None and not known.weak.expired():
+                aliased = True  # a view or an in-place result: the storage exists
+                continue
+            if known is not None:
+                self._close(st._cdata, known, index - 1)
+            s = self._open(self._label(name.split(".")[0]), st, "activation", t)
+            s.op, s.line = name, line
+            writes.append(s.name)
+        kind = ""
+        if any(schema_alias):
+            kind = " (in place)" if any(
+                r.alias_info is not None and r.alias_info.is_write
+                for r in func._schema.returns) else " (view)"
+        where = " ".join(x for x in (f"@{module}" if module else "", line) if x)
+        self.ops.append({"name": f"{name}{kind} {where}".strip(), "op": name,
+                         "inputs": reads, "outputs": writes, "phase": self._phase[-1],
+                         "module": module, "line": line,
+                         "aliased": aliased})
+        self._out_refs.append(weakref.ref(flat_out[0]) if flat_out else lambda: None)
+        return out
+
+    def _on_pack(self, t):
+        """saved_tensors_hooks' pack: the storage is saved for backward. Returning a detached
+        alias (not ``t``) keeps the storage exactly as autograd would, without the reference
+        cycle an output saved as itself makes (its grad_fn would hold it)."""
+        self._muted += 1
+        try:
+            held = t.detach()
+            # Inputs are packed before their op runs, so the storage may be new to the recorder.
+            self._pending_saved.append((self._existing(t), len(self.ops)))
+        finally:
+            self._muted -= 1
+        return held
+
+    # -- scopes -------------------------------------------------------------------------------
+
+    def _name_tree(self, root, prefix):
+        for path, m in root.named_modules():
+            full = ".".join(x for x in (prefix, path) if x)
+            self._paths.setdefault(id(m), full)
+        for pname, p in root.named_parameters():
+            full = ".".join(x for x in (prefix, pname) if x)
+            self._param_names.setdefault(_storage(p)._cdata, full)
+        for bname, b in root.named_buffers():
+            full = ".".join(x for x in (prefix, bname) if x)
+            self._param_names.setdefault(_storage(b)._cdata, full)
+
+    def _enter_module(self, module):
+        if id(module) not in self._paths:
+            self._name_tree(module, type(module).__name__)
+        self._modules.append(self._paths[id(module)])
+
+    def _leave_module(self):
+        if self._modules:
+            self._modules.pop()
+
+    @contextlib.contextmanager
+    def phase(self, name):
+        """Marks the ops inside as phase ``name`` (forward, backward, optimizer, or any)."""
+        self._phase.append(name)
+        try:
+            yield self
+        finally:
+            self._phase.pop()
+
+    # -- results ------------------------------------------------------------------------------
+
+    def _note_optimizer(self, opt):
+        for group in opt.param_groups:
+            for p in group["params"]:
+                pname = self._param_names.get(_storage(p)._cdata, "a parameter")
+                for key, value in opt.state.get(p, {}).items():
+                    if isinstance(value, torch.Tensor):
+                        s = self.storages.get(_storage(value)._cdata)
+                        if s is not None:
+                            s.note(f"optimizer state ({key} of {pname})")
+
+    def _note_gradients(self):
+        for pname, ref in self._params:
+            p = ref()
+            if p is not None and p.grad is not None:
+                s = self.storages.get(_storage(p.grad)._cdata)
+                if s is not None:
+                    s.note(f"gradient of {pname}")
+
+    @property
+    def trace(self):
+        """The recording in footprint's trace format (docs/TRACE_FORMAT.md)."""
+        ops = [dict(o, free=[]) for o in self.ops]
+        for s in self._order:
+            if s.freed_after is not None and s.freed_after >= 0:
+                ops[s.freed_after]["free"].append(s.name)
+        for o in ops:
+            o.pop("aliased", None)
+            if not o["free"]:
+                del o["free"]
+        tensors = []
+        for s in self._order:
+            if s.freed_after is not None and s.freed_after < 0:
+                continue  # existed before and was gone before the first op: never part of it
+            t = {"name": s.name, "bytes": s.bytes, "tensor": s.tensor}
+            alive = s.freed_after is None
+            if s.kind == "activation":
+                t["kind"] = "output" if alive else "activation"
+                t.update(op=s.op, module=s.module, line=s.line, phase=s.phase)
+                notes = s.notes + (["held by the caller after the run"] if alive else [])
+            else:
+                t["kind"] = s.kind
+                t["held"] = alive
+                notes = s.notes + (["existed before the recording"] if s.kind == "input" else [])
+            if notes:
+                t["note"] = "; ".join(notes)
+            tensors.append(t)
+        return {"format": "footprint-trace/1", "name": self.name, "arguments": "donated",
+                "explicit_frees": True, "recorder": f"footprint.torch (torch {torch.__version__})",
+                "tensors": tensors, "ops": ops}
+
+    def save(self, path):
+        import json
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.trace, f, indent=1)
+
+    def analyze(self):
+        import footprint
+        return footprint.analyze(self.trace)
+
+    def figures(self):
+        """start, peak and after bytes of the recorded trace (footprint's timeline), and the
+        same above ``start`` (what existed when the recording began and an op read), which is
+        what ``measure`` sees."""
+        j = self.analyze().to_json()
+        start = sum(t["bytes"] for t in self.trace["tensors"] if t["kind"] in ("input", "weight"))
+        peak = j["bytes"]["total_peak"]  # weights included; after_bytes leaves them out
+        after = j["after_bytes"] + j["bytes"]["weights"]
+        return {"start": start, "peak": peak, "after": after, "peak_above_start": peak - start,
+                "after_above_start": after - start}
+
+
+class _Mode(TorchDispatchMode):
+    def __init__(self, rec):
+        super().__init__()
+        self._rec = rec
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        # The profiler's ops (1.13's record_function handle, a tensor over a C++ object that
+        # c10's allocator never made) hold no tensor data.
+        if self._rec._muted or func.namespace == "profiler":
+            return func(*args, **kwargs)
+        return self._rec._on_op(func, args, kwargs)
+
+
+def _optimizer_classes():
+    seen, todo = [], [torch.optim.Optimizer]
+    while todo:
+        c = todo.pop()
+        for sub in c.__subclasses__():
+            if sub not in seen:
+                seen.append(sub)
+                todo.append(sub)
+    return [c for c in seen if "step" in vars(c)]
+
+
+@contextlib.contextmanager
+def _phases(rec, optimizers):
+    """backward() and optimizer steps mark their ops' phase. 2.x has global optimizer step
+    hooks; on 1.13 the step methods of the Optimizer subclasses are wrapped while recording."""
+    patched = []
+    real_backward, real_grad = torch.autograd.backward, torch.autograd.grad
+
+    def in_phase(fn, phase, on_self=None):
+        def wrapped(*args, **kwargs):
+            if on_self is not None and args and args[0] not in optimizers:
+                optimizers.append(args[0])
+            with rec.phase(phase):
+                return fn(*args, **kwargs)
+        wrapped.__wrapped__ = fn
+        wrapped.__dict__.update(getattr(fn, "__dict__", {}))
+        return wrapped
+
+    torch.autograd.backward = in_phase(real_backward, "backward")
+    torch.autograd.grad = in_phase(real_grad, "backward")
+    methods = [(c, "step") for c in _optimizer_classes()] + [(torch.optim.Optimizer, "zero_grad")]
+    for cls, method in methods:
+        patched.append((cls, method, vars(cls)[method]))
+        setattr(cls, method, in_phase(vars(cls)[method], "optimizer", on_self=True))
+    try:
+        yield
+    finally:
+        torch.autograd.backward, torch.autograd.grad = real_backward, real_grad
+        for cls, method, fn in patched:
+            setattr(cls, method, fn)
+
+
+def _reachable_storages():
+    import gc
+    found = set()
+    for obj in gc.get_objects():
+        if isinstance(obj, torch.Tensor):
+            try:
+                found.add(_storage(obj)._cdata)
+            except (RuntimeError, NotImplementedError):  # sparse and other storage-less kinds
+                pass
+    return found
+
+
+@contextlib.contextmanager
+def record(module=None, name="torch", optimizers=()):
+    """Records every aten op run inside the block (forward, backward(), optimizer steps).
+
+    ``module`` names module scopes and parameters relative to it (``encoder.layers.3.attn``);
+    without it, modules are named from the first one called (its class name as the prefix).
+    ``optimizers`` whose state should be named; optimizers whose step runs inside the block
+    are found by themselves. Yields a ``Recording``; its ``trace`` is complete after the
+    block."""
+    rec = Recording(name)
+    rec._before = _reachable_storages()
+    rec.started_us = time.time_ns() // 1000  # the profiler's clock
+    if module is not None:
+        rec._name_tree(module, "")
+    optimizers = list(optimizers)
+    mod = torch.nn.modules.module
+    pre = mod.register_module_forward_pre_hook(lambda m, args: rec._enter_module(m))
+    post = mod.register_module_forward_hook(lambda m, args, out: rec._leave_module())
+    start = time.perf_counter()
+    try:
+        with _phases(rec, optimizers), torch.autograd.graph.saved_tensors_hooks(
+                rec._on_pack, lambda t: t), _Mode(rec):
+            yield rec
+    finally:
+        pre.remove()
+        post.remove()
+        rec.seconds = time.perf_counter() - start
+    rec._sweep()
+    rec._resolve_saved(final=True)
+    rec._note_gradients()
+    for opt in optimizers:
+        rec._note_optimizer(opt)
+
+
+class Measurement:
+    """What c10's CPU allocator handed out inside a ``measure`` block, from PyTorch's profiler
+    (each allocation and free with its requested size, in order): ``peak`` and ``after`` in
+    bytes above what was allocated when the block began. ``since(rec)`` gives the same from
+    the moment a ``record`` block began. The profiler reports a free only of a block it saw
+    allocated, so a program that frees tensors made before the block must make them inside
+    it (``since`` then starts at the recording)."""
+
+    def __init__(self):
+        self.peak = self.after = 0
+        self.events = []  # (time in microseconds since the epoch, signed bytes)
+        self.seconds = 0.0
+
+    def since(self, rec):
+        """(peak, after) above the bytes allocated when ``rec`` began."""
+        now = peak = 0
+        for us, n in self.events:
+            if us >= rec.started_us:
+                now += n
+                peak = max(peak, now)
+        return peak, now
+
+
+@contextlib.contextmanager
+def measure():
+    """Measures the real run's CPU memory independently of the recorder: the profiler's
+    memory events (``profile_memory=True``), summed in the order they happened."""
+    from torch.profiler import ProfilerActivity, profile
+    m = Measurement()
+    start = time.perf_counter()
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        yield m
+    m.seconds = time.perf_counter() - start
+    m.events = [(e.start_us(), e.nbytes()) for e in prof.profiler.kineto_results.events()
+                if e.name() == "[memory]" and str(e.device_type()).endswith("CPU")]
+    m.events.sort(key=lambda e: e[0])  # stable: events of one microsecond keep their order
+    now = 0
+    for _, n in m.events:
+        now += n
+        m.peak = max(m.peak, now)
+    m.after = now
+
+
+def _meta_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
+                               dilation, transposed, output_padding, groups, output_mask):
+    """convolution_backward's outputs are shaped like input, weight and the bias."""
+    del stride, padding, dilation, transposed, output_padding, groups
+    out = [input.new_empty(input.shape) if output_mask[0] else None,
+           weight.new_empty(weight.shape) if output_mask[1] else None,
+           grad_output.new_empty((weight.shape[0],)) if output_mask[2] and bias_sizes else None]
+    return tuple(out)
+
+
+def _meta_kernels():
+    """Meta kernels 1.13 lacks (2.x has them), called in place of the op on meta tensors."""
+    return {torch.ops.aten.convolution_backward.default: _meta_convolution_backward}
+
+
+def predict(fn, *args, name="predicted", **kwargs):
+    """The trace of ``fn(*args, device="meta", **kwargs)`` without running it: ``fn`` builds
+    its model and inputs on the device it is given, and on "meta" every aten op computes only
+    shapes and dtypes, so storages have their real sizes and lifetimes but no data. (On 1.13
+    ``device="meta"`` is what works; FakeTensorMode exists there but needs every tensor
+    converted by hand.) Returns the Recording."""
+    with record(name=name) as rec:
+        fn(*args, device="meta", **kwargs)
+    return rec
+
+
+def fit(fn, budget, dim="batch", lo=1, hi=1 << 20, **kwargs):
+    """The largest value of ``dim`` (a keyword of ``fn``) whose predicted peak, above what
+    existed before the call, fits in ``budget`` bytes: predictions under meta tensors only,
+    a doubling search then bisection. ``fn(**{dim: n}, device=...)`` builds and runs one step.
+    Returns (n, {n: predicted peak}); n is lo - 1 when even ``lo`` does not fit."""
+    seen = {}
+
+    def peak(n):
+        if n not in seen:
+            rec = predict(fn, **{dim: n}, **kwargs)
+            seen[n] = rec.figures()["peak"]
+        return seen[n]
+
+    if peak(lo) > budget:
+        return lo - 1, seen
+    good, bad = lo, None
+    while bad is None:
+        n = min(good * 2, hi)
+        if peak(n) <= budget:
+            good = n
+            if n == hi:
+                return good, seen
+        else:
+            bad = n
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if peak(mid) <= budget:
+            good = mid
+        else:
+            bad = mid
+    return good, seen
