@@ -233,7 +233,9 @@ class Recording:
         cycle an output saved as itself makes (its grad_fn would hold it)."""
         self._muted += 1
         try:
-            held = t.detach()
+            # Without a grad_fn there is no cycle to avoid (and a wrapped Python number would
+            # reach detach as a float).
+            held = t if t.grad_fn is None else t.detach()
             # Inputs are packed before their op runs, so the storage may be new to the recorder.
             self._pending_saved.append((self._existing(t), len(self.ops)))
         finally:
@@ -413,14 +415,17 @@ def _reachable_storages():
 
 
 @contextlib.contextmanager
-def record(module=None, name="torch", optimizers=()):
+def record(module=None, name="torch", optimizers=(), saved=True):
     """Records every aten op run inside the block (forward, backward(), optimizer steps).
 
     ``module`` names module scopes and parameters relative to it (``encoder.layers.3.attn``);
     without it, modules are named from the first one called (its class name as the prefix).
     ``optimizers`` whose state should be named; optimizers whose step runs inside the block
-    are found by themselves. Yields a ``Recording``; its ``trace`` is complete after the
-    block."""
+    are found by themselves. ``saved=False`` leaves out saved_tensors_hooks: the timeline is
+    the same (autograd holds what it saves either way) but no storage says which node saved
+    it; on 1.13 a Python number saved for backward (``q / math.sqrt(E)`` in
+    multi_head_attention_forward) makes autograd fail under the hooks. Yields a
+    ``Recording``; its ``trace`` is complete after the block."""
     rec = Recording(name)
     rec._before = _reachable_storages()
     rec.started_us = time.time_ns() // 1000  # the profiler's clock
@@ -432,8 +437,9 @@ def record(module=None, name="torch", optimizers=()):
     post = mod.register_module_forward_hook(lambda m, args, out: rec._leave_module())
     start = time.perf_counter()
     try:
-        with _phases(rec, optimizers), torch.autograd.graph.saved_tensors_hooks(
-                rec._on_pack, lambda t: t), _Mode(rec):
+        hooks = (torch.autograd.graph.saved_tensors_hooks(rec._on_pack, lambda t: t) if saved
+                 else contextlib.nullcontext())
+        with _phases(rec, optimizers), hooks, _Mode(rec):
             yield rec
     finally:
         pre.remove()
