@@ -521,34 +521,69 @@ def predict(fn, *args, name="predicted", **kwargs):
     return rec
 
 
-def fit(fn, budget, dim="batch", lo=1, hi=1 << 20, **kwargs):
-    """The largest value of ``dim`` (a keyword of ``fn``) whose predicted peak, above what
-    existed before the call, fits in ``budget`` bytes: predictions under meta tensors only,
-    a doubling search then bisection. ``fn(**{dim: n}, device=...)`` builds and runs one step.
-    Returns (n, {n: predicted peak}); n is lo - 1 when even ``lo`` does not fit."""
-    seen = {}
+class Fit:
+    """``fit``'s answer: ``batch`` (verified when ``measured`` has figures), ``predicted_batch``
+    (from predictions alone), ``predicted`` {n: predicted peak} and ``measured`` {n: measured
+    peak} in bytes."""
 
-    def peak(n):
-        if n not in seen:
-            rec = predict(fn, **{dim: n}, **kwargs)
-            seen[n] = rec.figures()["peak"]
-        return seen[n]
+    def __init__(self, batch, predicted_batch, predicted, measured):
+        self.batch, self.predicted_batch = batch, predicted_batch
+        self.predicted, self.measured = predicted, measured
 
-    if peak(lo) > budget:
-        return lo - 1, seen
+    def __repr__(self):
+        return (f"Fit(batch={self.batch}, predicted_batch={self.predicted_batch}, "
+                f"measured={self.measured})")
+
+
+def _largest(fits, lo, hi):
+    """The largest n in [lo, hi] with fits(n), for a fits that is true up to some n: doubling
+    from lo, then bisection. lo - 1 when even lo does not fit."""
+    if not fits(lo):
+        return lo - 1
     good, bad = lo, None
     while bad is None:
         n = min(good * 2, hi)
-        if peak(n) <= budget:
+        if n == good:
+            return good
+        if fits(n):
             good = n
-            if n == hi:
-                return good, seen
         else:
             bad = n
     while bad - good > 1:
         mid = (good + bad) // 2
-        if peak(mid) <= budget:
+        if fits(mid):
             good = mid
         else:
             bad = mid
-    return good, seen
+    return good
+
+
+def fit(fn, budget, dim="batch", lo=1, hi=1 << 20, verify=False, **kwargs):
+    """The largest value of ``dim`` (a keyword of ``fn``) whose peak fits in ``budget`` bytes.
+    ``fn(**{dim: n}, device=...)`` builds its model and inputs on that device and runs one
+    step. The search uses predictions on meta tensors only. ``verify=True`` then runs ``fn``
+    on the CPU at the answer and the answer + 1 and measures their peaks (``measure``): while
+    the answer's measured peak is over budget (kernels' own scratch, which no aten op shows,
+    see docs/TORCH.md), it steps down by one and runs again. Returns a ``Fit``."""
+    predicted = {}
+
+    def fits(n):
+        if n not in predicted:
+            predicted[n] = predict(fn, **{dim: n}, **kwargs).figures()["peak"]
+        return predicted[n] <= budget
+
+    n = _largest(fits, lo, hi)
+    measured = {}
+    if verify and n >= lo:
+        def run(b):
+            with measure() as m:
+                fn(**{dim: b}, device="cpu", **kwargs)
+            measured[b] = m.peak
+            return m.peak
+        answer = n
+        while answer >= lo and run(answer) > budget:
+            answer -= 1
+        if answer + 1 not in measured:
+            run(answer + 1)
+        return Fit(answer, n, predicted, measured)
+    return Fit(n, n, predicted, measured)

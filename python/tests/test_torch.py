@@ -163,8 +163,15 @@ def test_fit_finds_the_largest_batch():
     two = ft.predict(predicted_step, batch=2).figures()["peak"]
     per_sample = two - one
     budget = one + 9 * per_sample + per_sample // 2  # batch 10 fits, 11 does not
-    n, peaks = ft.fit(predicted_step, budget, dim="batch")
-    assert n == 10 and peaks[10] <= budget < ft.predict(predicted_step, batch=11).figures()["peak"]
+    f = ft.fit(predicted_step, budget, dim="batch")
+    assert f.batch == f.predicted_batch == 10 and not f.measured
+    assert f.predicted[10] <= budget < ft.predict(predicted_step, batch=11).figures()["peak"]
+    v = ft.fit(predicted_step, budget, dim="batch", verify=True)
+    assert v.batch == 10 and sorted(v.measured) == [10, 11]
+    assert v.measured[10] <= budget < v.measured[11]
+    for b in (10, 11):  # the measured peak adds the conv kernel's own scratch, a few kB
+        scratch = v.measured[b] - ft.predict(predicted_step, batch=b).figures()["peak"]
+        assert 0 <= scratch < per_sample // 2
 
 
 def test_trace_runs_through_the_cli(tmp_path):

@@ -25,6 +25,9 @@ struct ProgramTensor {
   // An input whose buffer the caller keeps regardless of the policy (e.g. a gradient the engine
   // holds while the backward runs).
   bool held = false;
+  // Why the tensor is alive, as the framework that recorded it knows (a trace's "note": "saved
+  // for backward of MulBackward0"); the timeline's own reason is added to it.
+  std::string note = {};
 };
 
 struct ProgramStep {
@@ -37,6 +40,9 @@ struct ProgramStep {
   bool in_place = false;
   // Tensors released after this step (traces with explicit frees only).
   std::vector<int> frees;
+  // The part of the program the step belongs to (a trace's "phase": forward, backward,
+  // optimizer); empty when the source has none.
+  std::string phase = {};
 };
 
 struct MemoryProgram {
