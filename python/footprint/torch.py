@@ -100,6 +100,8 @@ class Recording:
         self._param_names = {}  # StorageImpl address -> parameter name
         self._pending_saved = []  # (storage, op index) packed since the last op
         self._out_refs = []  # per op, a weak reference to its first output
+        self._windows = []  # per aten op, (start, end) in microseconds since the epoch
+        self._workspace = {}  # op index -> scratch bytes a measurement saw inside it
         self._muted = 0  # > 0 while the recorder's own hooks run ops
         self._meta = _meta_kernels()
         self._params = []  # (name, weak reference) of every leaf tensor an op read
@@ -139,6 +141,7 @@ class Recording:
                              "op": "outside_aten", "inputs": [], "outputs": [s.name],
                              "phase": self._phase[-1], "module": s.module, "line": s.line})
             self._out_refs.append(lambda: None)
+            self._windows.append(None)
         elif pname is not None or isinstance(t, torch.nn.Parameter):
             s = self._open(pname or self._label("parameter"), st, "weight", t)
             s.note("parameter")
@@ -196,7 +199,9 @@ class Recording:
         impl = func
         if flat_in and flat_in[0].is_meta:
             impl = self._meta.get(func, func)
+        began = time.time_ns() // 1000
         out = impl(*args, **kwargs)
+        self._windows.append((began, time.time_ns() // 1000))
         flat_out = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
         index = len(self.ops)
         name = str(func).replace("aten.", "").replace(".default", "")
@@ -300,6 +305,8 @@ class Recording:
         for s in self._order:
             if s.freed_after is not None and s.freed_after >= 0:
                 ops[s.freed_after]["free"].append(s.name)
+        for i, ws in self._workspace.items():
+            ops[i]["workspace"] = ws
         for o in ops:
             o.pop("aliased", None)
             if not o["free"]:
@@ -324,6 +331,30 @@ class Recording:
         return {"format": "footprint-trace/1", "name": self.name, "arguments": "donated",
                 "explicit_frees": True, "recorder": f"footprint.torch (torch {torch.__version__})",
                 "tensors": tensors, "ops": ops}
+
+    def add_workspace(self, measurement):
+        """Writes, as each op's ``workspace``, the scratch its kernel allocated and freed inside
+        it (what no dispatch mode sees: oneDNN's reorders, wrapped Python numbers), from a
+        ``measure`` block around this recording: the highest the allocator's count rose within
+        the op's time above the op's recorded outputs. After it the trace's peak is the
+        measured one; without it the trace has only what aten ops hand to each other."""
+        sizes = {s.name: s.bytes for s in self._order}
+        events, k = measurement.events, 0
+        for i, window in enumerate(self._windows):
+            if window is None:
+                continue
+            while k < len(events) and events[k][0] < window[0]:
+                k += 1
+            now = peak = 0
+            j = k
+            while j < len(events) and events[j][0] <= window[1]:
+                now += events[j][1]
+                peak = max(peak, now)
+                j += 1
+            scratch = peak - sum(sizes[n] for n in self.ops[i]["outputs"])
+            if scratch > 0:
+                self._workspace[i] = scratch
+        return self
 
     def save(self, path):
         import json

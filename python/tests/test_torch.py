@@ -174,6 +174,21 @@ def test_fit_finds_the_largest_batch():
         assert 0 <= scratch < per_sample // 2
 
 
+def test_kernel_scratch_from_the_measurement_completes_the_peak():
+    with ft.measure() as m:
+        with ft.record() as rec:
+            predicted_step(3)
+    fig = rec.figures()
+    measured_peak, measured_after = m.since(rec)
+    assert measured_after == fig["after_above_start"]
+    scratch = measured_peak - fig["peak_above_start"]
+    assert scratch > 0  # the convolution's kernel allocates scratch no aten op shows
+    rec.add_workspace(m)
+    assert rec.figures()["peak_above_start"] == measured_peak
+    steps = [o for o in rec.trace["ops"] if o.get("workspace")]
+    assert steps and all(o["workspace"] > 0 for o in steps)
+
+
 def test_trace_runs_through_the_cli(tmp_path):
     saved = seed_arguments(list)
     keep = saved[4]
