@@ -106,14 +106,15 @@ def report(model_or_trace, path, dims=None, inputs=None, order="stored", algo="a
     (random inputs, one thread) and draws what the run held after each step; it needs the
     counting allocator, so from Python it draws nothing and says so on stderr. Returns what
     ``footprint report --json`` prints."""
+    name = "<trace>"
     if hasattr(model_or_trace, "trace"):  # a footprint.torch Recording
-        model_or_trace = model_or_trace.trace
+        model_or_trace, name = model_or_trace.trace, model_or_trace.name
     if isinstance(model_or_trace, dict) or (
             _is_path(model_or_trace) and _os.fspath(model_or_trace).endswith(".json")):
         if dims or order != "stored" or run:
             raise UsageError("dims, order and run apply to models; a trace has its own")
         if isinstance(model_or_trace, dict):
-            text, name = _json.dumps(model_or_trace), "<trace>"
+            text = _json.dumps(model_or_trace)
         else:
             name = _os.fspath(model_or_trace)
             with open(name, encoding="utf-8") as f:

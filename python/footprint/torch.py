@@ -333,27 +333,39 @@ class Recording:
                 "tensors": tensors, "ops": ops}
 
     def add_workspace(self, measurement):
-        """Writes, as each op's ``workspace``, the scratch its kernel allocated and freed inside
-        it (what no dispatch mode sees: oneDNN's reorders, wrapped Python numbers), from a
-        ``measure`` block around this recording: the highest the allocator's count rose within
-        the op's time above the op's recorded outputs. After it the trace's peak is the
-        measured one; without it the trace has only what aten ops hand to each other."""
+        """Writes, as each op's ``workspace``, the scratch its kernel allocated and freed (what
+        no dispatch mode sees: oneDNN's reorders, the 0-d tensors of Python numbers), from a
+        ``measure`` block around this recording. Op i's window runs from the end of the op
+        before it (or the recording's start) to its own end, so it holds what Python did in
+        between; its workspace is what makes the trace's level at step i the highest the
+        allocator's count rose in that window: the rise, plus what the trace freed before the
+        step, less the step's outputs (and those of the steps made outside aten just before
+        it). After it the trace's peak is the measured one; without it the trace has only
+        what aten ops hand to each other."""
         sizes = {s.name: s.bytes for s in self._order}
+        freed_after = {}
+        for s in self._order:
+            if s.freed_after is not None and s.freed_after >= 0:
+                freed_after[s.freed_after] = freed_after.get(s.freed_after, 0) + s.bytes
         events, k = measurement.events, 0
+        begin, made, freed = self.started_us, 0, 0
         for i, window in enumerate(self._windows):
-            if window is None:
+            made += sum(sizes[n] for n in self.ops[i]["outputs"])
+            if window is None:  # a step made outside aten: counted with the next aten op
+                freed += freed_after.get(i - 1, 0) if i > 0 else 0
                 continue
-            while k < len(events) and events[k][0] < window[0]:
+            freed += freed_after.get(i - 1, 0) if i > 0 else 0
+            while k < len(events) and events[k][0] <= begin:
                 k += 1
-            now = peak = 0
-            j = k
-            while j < len(events) and events[j][0] <= window[1]:
-                now += events[j][1]
-                peak = max(peak, now)
-                j += 1
-            scratch = peak - sum(sizes[n] for n in self.ops[i]["outputs"])
+            now = rise = 0
+            while k < len(events) and events[k][0] <= window[1]:
+                now += events[k][1]
+                rise = max(rise, now)
+                k += 1
+            scratch = rise + freed - made
             if scratch > 0:
                 self._workspace[i] = scratch
+            begin, made, freed = window[1], 0, 0
         return self
 
     def save(self, path):
