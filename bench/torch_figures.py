@@ -4,6 +4,9 @@
 and the time to predict vs the time to run. Prints a markdown table for docs/BENCHMARKS.md.
 
     PYTHONPATH=build/release/python /usr/bin/python3 bench/torch_figures.py [--skip-fit]
+
+With LD_PRELOAD=build/release/lib/libfootprint_heap.so it adds footprint's counting malloc's
+figures for one more plain run of each case.
 """
 import statistics
 import sys
@@ -138,7 +141,14 @@ def run_case(setup, batch, repeats=3):
         kept = step()
         runs.append(time.perf_counter() - t0)
         del kept, step
-    return predicted, rec, m, predict_s, statistics.median(runs)
+    heap = None
+    if ft._heap_counter() is not None:  # preloaded: one more plain run, counted by malloc
+        step = setup(batch, "cpu")
+        with ft.measure(profiler=False) as mh:
+            kept = step()
+        heap = (mh.heap_peak, mh.heap_after)
+        del kept, step
+    return predicted, rec, m, predict_s, statistics.median(runs), heap
 
 
 def kib(n):
@@ -160,12 +170,16 @@ def main():
           "measured peak B | recorded after B | measured after B | ops | predict ms | "
           "run ms (median of 3) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-    details = []
+    details, heaps = [], []
     for name, setup, batch in cases:
-        predicted, rec, m, predict_s, run_s = run_case(setup, batch)
+        predicted, rec, m, predict_s, run_s, heap = run_case(setup, batch)
         p, r = predicted.figures(), rec.figures()
         mp, ma = m.since(rec)
         scratch = rec.add_workspace(m).figures()["peak"]
+        if heap is not None:
+            heaps.append((name, scratch - r["start"], heap[0], r["after"] - r["start"], heap[1],
+                          sum(1 for t in rec.trace["tensors"]
+                              if t["kind"] == "output" or t.get("held"))))
         print(f"| {name} | {kib(r['start'])} | {kib(p['peak'])} | {kib(r['peak'])} | "
               f"{kib(scratch)} | "
               f"{kib(r['start'] + mp)} | {kib(r['after'])} | {kib(r['start'] + ma)} | "
@@ -175,6 +189,17 @@ def main():
     print()
     for name, groups in details:
         print(f"- {name}: " + ", ".join(f"{k} {kib(v)} B" for k, v in groups.items()))
+    if heaps:
+        print()
+        print("footprint's counting malloc, preloaded (a plain run of the step, no recorder, no "
+              "profiler), above the step's start:")
+        print()
+        print("| case | recorded + scratch peak B | counting malloc peak B | difference | "
+              "recorded after B | counting malloc after B | difference | storages alive after |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+        for name, rp, hp, ra, ha, alive in heaps:
+            print(f"| {name} | {kib(rp)} | {kib(hp)} | {hp - rp:+,} | {kib(ra)} | {kib(ha)} | "
+                  f"{ha - ra:+,} | {alive} |")
     if "--skip-fit" in sys.argv:
         return
     budget = 1 << 30

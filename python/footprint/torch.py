@@ -495,16 +495,45 @@ def record(module=None, name="torch", optimizers=(), saved=True):
         rec._note_optimizer(opt)
 
 
+class _HeapStats(__import__("ctypes").Structure):
+    _fields_ = [(name, __import__("ctypes").c_uint64)
+                for name in ("current", "peak", "allocations", "largest")]
+
+
+def _heap_counter():
+    """footprint's counting malloc when it is preloaded (LD_PRELOAD=.../libfootprint_heap.so),
+    as (stats, reset_peak) callables; None otherwise."""
+    import ctypes
+    process = ctypes.CDLL(None)
+    if not hasattr(process, "footprint_heap_stats"):
+        return None
+    stats_fn, reset = process.footprint_heap_stats, process.footprint_heap_reset_peak
+    stats_fn.restype, reset.restype = None, None
+
+    def stats():
+        s = _HeapStats()
+        stats_fn(ctypes.byref(s))
+        return s
+    return stats, reset
+
+
 class Measurement:
-    """What c10's CPU allocator handed out inside a ``measure`` block, from PyTorch's profiler
-    (each allocation and free with its requested size, in order): ``peak`` and ``after`` in
-    bytes above what was allocated when the block began. ``since(rec)`` gives the same from
-    the moment a ``record`` block began. The profiler reports a free only of a block it saw
-    allocated, so a program that frees tensors made before the block must make them inside
-    it (``since`` then starts at the recording)."""
+    """What a ``measure`` block allocated, measured without the recorder.
+
+    ``peak`` and ``after``: PyTorch's profiler (each allocation and free of c10's CPU allocator
+    with its requested size, in order), in bytes above what was allocated when the block began;
+    ``since(rec)`` gives the same from the moment a ``record`` block began. The profiler reports
+    a free only of a block it saw allocated, so a program that frees tensors made before the
+    block makes them inside it.
+
+    ``heap_peak`` and ``heap_after``: footprint's counting malloc, when it is preloaded (else
+    None): every malloc of the process (tensors, and the objects around them), with the bytes
+    glibc really reserved (malloc_usable_size), above the block's start. Measure with
+    ``profiler=False`` for these: the profiler's own records are mallocs too."""
 
     def __init__(self):
         self.peak = self.after = 0
+        self.heap_peak = self.heap_after = None
         self.events = []  # (time in microseconds since the epoch, signed bytes)
         self.seconds = 0.0
 
@@ -519,15 +548,26 @@ class Measurement:
 
 
 @contextlib.contextmanager
-def measure():
+def measure(profiler=True):
     """Measures the real run's CPU memory independently of the recorder: the profiler's
-    memory events (``profile_memory=True``), summed in the order they happened."""
+    memory events (``profile_memory=True``), summed in the order they happened, and footprint's
+    counting malloc when it is preloaded."""
     from torch.profiler import ProfilerActivity, profile
     m = Measurement()
+    heap = _heap_counter()
     start = time.perf_counter()
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    if heap is not None:
+        heap[1]()
+        base = heap[0]().current
+    with (profile(activities=[ProfilerActivity.CPU], profile_memory=True) if profiler
+          else contextlib.nullcontext()) as prof:
         yield m
+    if heap is not None:
+        end = heap[0]()
+        m.heap_peak, m.heap_after = end.peak - base, end.current - base
     m.seconds = time.perf_counter() - start
+    if prof is None:
+        return
     m.events = [(e.start_us(), e.nbytes()) for e in prof.profiler.kineto_results.events()
                 if e.name() == "[memory]" and str(e.device_type()).endswith("CPU")]
     m.events.sort(key=lambda e: e[0])  # stable: events of one microsecond keep their order
