@@ -90,7 +90,6 @@ class Recording:
         self.name = name
         self.ops = []
         self.storages = {}  # StorageImpl address -> _Storage, while alive
-        self.closed = []  # _Storage objects whose storage was freed
         self.seconds = 0.0
         self._order = []  # every _Storage, in the order first seen
         self._counts = {}
@@ -154,7 +153,6 @@ class Recording:
     def _close(self, key, s, after):
         s.freed_after = after
         del self.storages[key]
-        self.closed.append(s)
 
     def _sweep(self):
         """Frees since the last op, placed after it (the trace releases after an op)."""
@@ -206,29 +204,33 @@ class Recording:
         index = len(self.ops)
         name = str(func).replace("aten.", "").replace(".default", "")
         module = self._modules[-1] if self._modules else ""
-        writes, aliased = [], False
-        schema_alias = [r.alias_info is not None for r in func._schema.returns]
-        for t in flat_out:
+        writes = []
+        # Per output, whether the schema says it aliases an argument (Tensor(a) / Tensor(a!)):
+        # a view or an in-place result, whose storage exists before the op.
+        returns = func._schema.returns
+        aliases = ([r.alias_info is not None for r in returns] if len(returns) == len(flat_out)
+                   else [False] * len(flat_out))
+        for t, alias in zip(flat_out, aliases):
             st = _storage(t)
             known = self.storages.get(st._cdata)
             if known is not None and not known.weak.expired():
-                aliased = True  # a view or an in-place result: the storage exists
-                continue
+                continue  # a view or an in-place result of a storage the recorder knows
             if known is not None:
                 self._close(st._cdata, known, index - 1)
+            if alias:  # aliases an argument the recorder has not seen: it existed before
+                self._existing(t)
+                continue
             s = self._open(self._label(name.split(".")[0]), st, "activation", t)
             s.op, s.line = name, line
             writes.append(s.name)
         kind = ""
-        if any(schema_alias):
+        if any(r.alias_info is not None for r in returns):
             kind = " (in place)" if any(
-                r.alias_info is not None and r.alias_info.is_write
-                for r in func._schema.returns) else " (view)"
+                r.alias_info is not None and r.alias_info.is_write for r in returns) else " (view)"
         where = " ".join(x for x in (f"@{module}" if module else "", line) if x)
         self.ops.append({"name": f"{name}{kind} {where}".strip(), "op": name,
                          "inputs": reads, "outputs": writes, "phase": self._phase[-1],
-                         "module": module, "line": line,
-                         "aliased": aliased})
+                         "module": module, "line": line})
         self._out_refs.append(weakref.ref(flat_out[0]) if flat_out else lambda: None)
         return out
 
@@ -308,7 +310,6 @@ class Recording:
         for i, ws in self._workspace.items():
             ops[i]["workspace"] = ws
         for o in ops:
-            o.pop("aliased", None)
             if not o["free"]:
                 del o["free"]
         tensors = []
