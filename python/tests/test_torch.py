@@ -127,6 +127,42 @@ def test_modules_lines_and_mlp_training_with_sgd():
     assert 0 <= m.peak - fig["peak_above_start"] <= 64
 
 
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.Linear(4, 4)
+        self.ff = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())
+
+    def forward(self, x):
+        return self.ff(self.attn(x))
+
+
+class Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([Block(), torch.nn.Linear(8, 4), Block()])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_module_paths_with_and_without_a_root():
+    model = Encoder()
+    x = torch.randn(2, 4)
+    with ft.record(module=model) as rec:
+        model(x)
+    modules = [o["module"] for o in rec.ops if o["op"] == "addmm"]
+    assert modules == ["layers.0.attn", "layers.0.ff.0", "layers.1", "layers.2.attn",
+                       "layers.2.ff.0"]
+    weights = {t["name"] for t in rec.trace["tensors"] if t["kind"] == "weight"}
+    assert {"layers.0.attn.weight", "layers.2.ff.0.bias"} <= weights
+    with ft.record() as unnamed:  # global hooks alone: the first module called is the root
+        model(x)
+    assert [o["module"] for o in unnamed.ops if o["op"] == "addmm"][3] == "Encoder.layers.2.attn"
+
+
 def test_adamw_state_is_named():
     torch.manual_seed(0)
     model = torch.nn.Linear(8, 4)
