@@ -66,13 +66,17 @@ def _dims(dims):
     return {str(k): int(v) for k, v in (dims or {}).items()}
 
 
-def analyze(model_or_trace, dims=None, inputs="caller", order="stored"):
+def analyze(model_or_trace, dims=None, inputs=None, order="stored"):
     """The predicted memory timeline of a model (a Model or a path to an .onnx file) or of a
     trace (a path to a .json file in docs/TRACE_FORMAT.md, or the trace as a dict).
 
     ``dims`` binds named dims ({"N": 8}; unbound ones are 1); ``inputs`` is "caller" (held for
-    the whole run) or "donated" (freed after their last use); ``order`` is "stored" or "memory".
+    the whole run) or "donated" (freed after their last use); by default "caller" for a model
+    and the trace's own "arguments" for a trace, as the CLI does; ``order`` is "stored" or
+    "memory".
     The result's ``to_json()`` is what ``footprint analyze --json`` prints."""
+    if hasattr(model_or_trace, "trace"):  # a footprint.torch Recording
+        model_or_trace = model_or_trace.trace
     if isinstance(model_or_trace, dict):
         return _footprint._analyze_trace(_json.dumps(model_or_trace), "<trace>", inputs)
     if _is_path(model_or_trace) and _os.fspath(model_or_trace).endswith(".json"):
@@ -83,7 +87,7 @@ def analyze(model_or_trace, dims=None, inputs="caller", order="stored"):
             return _footprint._analyze_trace(f.read(), path, inputs)
     model = _model_of(model_or_trace)
     with _Naming(model.name):
-        return _footprint._analyze_model(model, _dims(dims), inputs, order, None, [])
+        return _footprint._analyze_model(model, _dims(dims), inputs or "caller", order, None, [])
 
 
 def sweep(model, dim, values, dims=None, inputs="caller", order="stored"):
@@ -102,12 +106,15 @@ def report(model_or_trace, path, dims=None, inputs=None, order="stored", algo="a
     (random inputs, one thread) and draws what the run held after each step; it needs the
     counting allocator, so from Python it draws nothing and says so on stderr. Returns what
     ``footprint report --json`` prints."""
+    name = "<trace>"
+    if hasattr(model_or_trace, "trace"):  # a footprint.torch Recording
+        model_or_trace, name = model_or_trace.trace, model_or_trace.name
     if isinstance(model_or_trace, dict) or (
             _is_path(model_or_trace) and _os.fspath(model_or_trace).endswith(".json")):
         if dims or order != "stored" or run:
             raise UsageError("dims, order and run apply to models; a trace has its own")
         if isinstance(model_or_trace, dict):
-            text, name = _json.dumps(model_or_trace), "<trace>"
+            text = _json.dumps(model_or_trace)
         else:
             name = _os.fspath(model_or_trace)
             with open(name, encoding="utf-8") as f:

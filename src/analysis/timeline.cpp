@@ -253,6 +253,12 @@ class Simulator {
   }
 
   std::string why(const Buffer& b, int step, const Readers& readers) const {
+    const std::string& note = p_.tensors[b.tensor].note;
+    std::string reason = timeline_reason(b, step, readers);
+    return note.empty() ? reason : note + "; " + reason;
+  }
+
+  std::string timeline_reason(const Buffer& b, int step, const Readers& readers) const {
     const ProgramTensor& t = p_.tensors[b.tensor];
     if (b.category == Category::outputs) {
       return t.category == Category::outputs ? "graph output" : "viewed by a graph output";

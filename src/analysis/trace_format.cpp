@@ -115,6 +115,7 @@ class TraceReader {
         expect(t["held"].is_boolean(), path + "/held", "must be true or false");
         pt.held = t["held"].get<bool>();
       }
+      if (t.contains("note")) pt.note = string_at(t, path + "/note");
       views.emplace_back(path, t.contains("view_of") ? string_at(t, path + "/view_of") : "");
       index_[pt.name] = static_cast<int>(p.tensors.size());
       p.tensors.push_back(std::move(pt));
@@ -158,6 +159,7 @@ class TraceReader {
       check_writes(p, s.outputs, path, i);
       s.frees = names(o, "free", path);
       any_free = any_free || o.contains("free");
+      if (o.contains("phase")) s.phase = string_at(o, path + "/phase");
       if (o.contains("workspace")) s.workspace = count_at(o["workspace"], path + "/workspace");
       if (o.contains("in_place")) {
         expect(o["in_place"].is_boolean(), path + "/in_place", "must be true or false");

@@ -1,9 +1,9 @@
-// `footprint plan MODEL.onnx|BUFFERS.csv [--dim N=V]... [--inputs caller|donated]
+// `footprint plan MODEL.onnx|TRACE.json|BUFFERS.csv [--dim N=V]... [--inputs caller|donated]
 //  [--order stored|memory] [--algo NAME] [--time-limit S] [--capacity BYTES] [--seed N]
 //  [-o OUT.csv] [--json]`
 //
-// Plans a model's arena (its activations and workspace, from the analysis timeline) or a buffer
-// list (MiniMalloc's CSV) with one of the planners. Every plan printed or written
+// Plans a model's or a trace's arena (its activations and workspace, from the analysis timeline)
+// or a buffer list (MiniMalloc's CSV) with one of the planners. Every plan printed or written
 // has passed the validator: plan_buffers() throws rather than return an invalid plan.
 #include <fmt/format.h>
 
@@ -17,6 +17,8 @@
 
 #include "commands.hpp"
 #include "flags.hpp"
+#include "footprint/analysis/timeline.hpp"
+#include "footprint/analysis/trace_format.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/onnx/user_files.hpp"
 #include "footprint/plan/buffer_csv.hpp"
@@ -40,6 +42,7 @@ struct PlanCommandOptions {
   std::vector<std::string> dims;    // models only
   std::vector<std::string> shapes;  // models only
   std::string inputs = "caller";
+  bool inputs_given = false;  // a trace keeps its own "arguments" unless --inputs is given
   std::string order = "stored";
 };
 
@@ -54,6 +57,10 @@ struct ModelFacts {
 
 bool is_model_path(const std::string& path) {
   return std::filesystem::path(path).extension() == ".onnx";
+}
+
+bool is_trace_path(const std::string& path) {
+  return std::filesystem::path(path).extension() == ".json";
 }
 
 nlohmann::json to_json(const PlanCommandOptions& o, const plan::Plan& p, size_t buffers,
@@ -150,12 +157,30 @@ std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, ModelFacts&
   return plan::arena_buffers(m.timeline, m.program.program);
 }
 
+// A trace's arena buffers (docs/TRACE_FORMAT.md), in the trace's own order.
+std::vector<plan::Buffer> trace_buffers(const PlanCommandOptions& o, ModelFacts& facts) {
+  if (!o.dims.empty() || !o.shapes.empty() || o.order != "stored") {
+    throw UsageError(
+        "--dim, --shape and --order apply to models; a trace has its own sizes and order");
+  }
+  analysis::Trace trace = analysis::read_trace_file(o.input);
+  if (o.inputs_given) trace.program.inputs = policy_of(o.inputs);
+  const analysis::Timeline t = analysis::simulate(trace.program);
+  facts.order = "trace";
+  facts.lower_bound_bytes = t.lower_bound_bytes;
+  facts.lower_bound_arena_bytes = t.lower_bound_arena_bytes;
+  return plan::arena_buffers(t, trace.program);
+}
+
 void run_plan(const PlanCommandOptions& o) {
   std::optional<ModelFacts> facts;
   std::vector<plan::Buffer> buffers;
   if (is_model_path(o.input)) {
     facts.emplace();
     buffers = model_buffers(o, *facts);
+  } else if (is_trace_path(o.input)) {
+    facts.emplace();
+    buffers = trace_buffers(o, *facts);
   } else {
     if (!o.dims.empty() || !o.shapes.empty() || o.order != "stored") {
       throw UsageError(
@@ -189,16 +214,18 @@ void add_plan_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "plan", "Give every buffer an offset in the smallest arena (a validated plan).");
   cmd->add_option("INPUT", opts->input,
-                  "ONNX model (its activations and workspace), or a buffer list: CSV with a "
+                  "ONNX model or JSON trace (its activations and workspace), or a buffer list: "
+                  "CSV with a "
                   "header id,lower,upper,size (MiniMalloc's format; lifetimes are half-open "
                   "[lower, upper))")
       ->required();
   cmd->add_option("--dim", opts->dims,
                   std::string("Model: bind a named dim, --dim N=8 (repeatable)") + kRebatchHelp);
   cmd->add_option("--shape", opts->shapes, std::string("Model: ") + kShapeHelp);
-  cmd->add_option("--inputs", opts->inputs,
-                  "Model: caller (inputs held by the caller, default) or donated")
-      ->check(CLI::IsMember({"caller", "donated"}));
+  auto* inputs = cmd->add_option("--inputs", opts->inputs,
+                                 "Model or trace: caller (inputs held by the caller; a model's "
+                                 "default) or donated (a trace's default is its own)")
+                     ->check(CLI::IsMember({"caller", "donated"}));
   cmd->add_option("--order", opts->order,
                   "Model: node order, stored (default) or memory (searched for a lower bound)")
       ->check(CLI::IsMember({"stored", "memory"}));
@@ -216,7 +243,10 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--seed", opts->seed, "Seed of the annealing search (default 1)");
   cmd->add_option("-o,--output", opts->output, "Write the plan as CSV: id,lower,upper,size,offset");
   cmd->add_flag("--json", opts->json, "Print one JSON object on stdout");
-  cmd->callback([opts] { run_plan(*opts); });
+  cmd->callback([opts, inputs] {
+    opts->inputs_given = inputs->count() > 0;
+    run_plan(*opts);
+  });
 }
 
 }  // namespace footprint::cli

@@ -97,6 +97,22 @@ json steps_json(const analysis::Timeline& t, size_t budget) {
   return {{"name", names}, {"op", op_of}, {"ops", ops}};
 }
 
+// Runs of consecutive steps of one phase (forward, backward, optimizer), [from, to] inclusive;
+// empty when no step names a phase.
+json phases_json(const analysis::MemoryProgram& p) {
+  json runs = json::array();
+  for (size_t i = 0; i < p.steps.size(); ++i) {
+    const std::string& phase = p.steps[i].phase;
+    if (phase.empty()) continue;
+    if (!runs.empty() && runs.back()["name"] == phase && runs.back()["to"] == i - 1) {
+      runs.back()["to"] = i;
+    } else {
+      runs.push_back({{"name", phase}, {"from", i}, {"to", i}});
+    }
+  }
+  return runs;
+}
+
 json timeline_json(const HtmlReport& r, const HtmlLimits& limits) {
   const analysis::Timeline& t = *r.timeline;
   const std::vector<CategoryBytes> cats = bytes_by_category(t, *r.program);
@@ -332,6 +348,7 @@ json report_data(const HtmlReport& r, const HtmlLimits& limits) {
   json j = {{"format", "footprint-report/1"},
             {"summary", summary_json(r)},
             {"steps", steps_json(*r.timeline, half)},
+            {"phases", phases_json(*r.program)},
             {"timeline", timeline_json(r, limits)},
             {"layout", layout_json(r, limits, half)},
             {"alive", alive_json(*r.timeline, limits.max_alive_rows)},

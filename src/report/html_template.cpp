@@ -307,6 +307,15 @@ constexpr std::string_view kPage = R"FOOTPRINT(<!doctype html>
     }
     svg("text", { x: TL.W - TL.r, y: TL.H - 4, "text-anchor": "end" }, grid, "step");
 
+    // Phases (forward, backward, optimizer) of a recorded trace: a line where each begins.
+    // Labels alternate between two rows so that a short phase's does not cover the next one's.
+    (D.phases || []).forEach((p, k) => {
+      svg("line", { x1: X(p.from), x2: X(p.from), y1: TL.t, y2: TL.t + ph, stroke: "#8a6d3b",
+                    "stroke-dasharray": "4 3" }, grid);
+      svg("text", { x: X(p.from) + 4, y: TL.t + 26 + (k % 2) * 14, class: "halo",
+                    style: "fill:#8a6d3b" }, grid, p.name + " " + p.from + "\u2013" + p.to);
+    });
+
     // One stepped band per category: a drawn point holds until the next one.
     for (const band of tops) {
       if (!shown[band.cat.key] || m === 0) continue;

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "footprint/analysis/timeline.hpp"
 #include "footprint/core/error.hpp"
 
@@ -65,6 +67,36 @@ std::string trace_error(const std::string& text) {
     return e.what();
   }
   return "";
+}
+
+// A recorder's notes and phases (footprint.torch writes them): the note leads the reason a
+// tensor is alive at the peak, the phase stays with its step, and old traces without them read
+// as before (the seed traces above).
+TEST(TraceFormat, NotesAndPhasesFromARecorder) {
+  const Trace t = parse_trace(R"({
+    "tensors": [{"name": "x", "bytes": 16, "kind": "input", "held": true},
+                {"name": "a", "bytes": 32, "note": "saved for backward of MulBackward0"},
+                {"name": "g", "bytes": 16, "kind": "output"}],
+    "ops": [{"name": "a = x * x", "inputs": ["x"], "outputs": ["a"], "phase": "forward"},
+            {"name": "g = a * 2", "inputs": ["a"], "outputs": ["g"], "phase": "backward",
+             "module": "fc1", "line": "train.py:9", "free": ["a"]}]
+  })",
+                              "t.json");
+  EXPECT_EQ(t.program.tensors[1].note, "saved for backward of MulBackward0");
+  EXPECT_EQ(t.program.tensors[0].note, "");
+  ASSERT_EQ(t.program.steps.size(), 2u);
+  EXPECT_EQ(t.program.steps[0].phase, "forward");
+  EXPECT_EQ(t.program.steps[1].phase, "backward");
+  const Timeline tl = simulate(t.program);
+  EXPECT_EQ(tl.total_peak_bytes, 64u);
+  EXPECT_EQ(tl.peak_step, 1);
+  const auto a = std::find_if(tl.alive_at_peak.begin(), tl.alive_at_peak.end(),
+                              [](const AliveTensor& x) { return x.tensor == "a"; });
+  ASSERT_NE(a, tl.alive_at_peak.end());
+  EXPECT_EQ(a->why, "saved for backward of MulBackward0; read by this step");
+  EXPECT_NE(trace_error(R"({"tensors": [], "ops": [{"phase": 3}]})")
+                .find("bad.json: /ops/0/phase: must be a string"),
+            std::string::npos);
 }
 
 TEST(TraceFormat, ErrorsNameTheFileAndThePath) {

@@ -31,6 +31,20 @@ TEST(AnalyzeCommand, SeedTracesGiveTheirFigures) {
   EXPECT_EQ(list_as_tuple["bytes"]["total_peak"], 144);
 }
 
+// plan reads a trace as analyze does: the list's arena holds t3 alone (16 B in a 64-byte
+// buffer; inputs and outputs are not in the arena), the tuple's too, and --inputs overrides.
+TEST(PlanCommand, PlansATracesArena) {
+  for (const char* name : {"seed_mul_list.json", "seed_mul_tuple.json"}) {
+    const CliRun r = run("plan --json " + kTraces + name);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["arena_bytes"], 64) << name;
+    EXPECT_EQ(j["buffers"], 1) << name;
+    EXPECT_EQ(j["timeline_lower_bound_bytes"], 16) << name;
+  }
+  EXPECT_EQ(run("plan --dim N=2 " + kTraces + "seed_mul_list.json").exit_code, 2);
+}
+
 TEST(AnalyzeCommand, SweepsTheBatchOfAModelStoredAtBatchOne) {
   FOOTPRINT_REQUIRE_SHARED();
   const auto model = testing::shared_dir() / "models" / "light" / "bvlc_alexnet" / "model.onnx";

@@ -112,6 +112,31 @@ TEST(HtmlReport, EmbeddedDataFollowsTheTimelineAndPlan) {
   EXPECT_EQ(j["ops"][0][0], "mul");
   EXPECT_EQ(j["ops"][0][1], 4) << "four mul nodes";
   EXPECT_TRUE(j["orders"].is_null()) << "a trace has one order";
+  EXPECT_EQ(j["phases"], json::array()) << "the seed trace names no phase";
+}
+
+// A recorded training step: consecutive steps of one phase make one run, and a phase that
+// comes back (a second forward) is a run of its own.
+TEST(HtmlReport, PhasesAreRunsOfSteps) {
+  analysis::MemoryProgram m;
+  for (const char* name : {"x", "a", "b", "c", "d"}) {
+    analysis::ProgramTensor t;
+    t.name = name;
+    t.bytes = 64;
+    m.tensors.push_back(t);
+  }
+  m.tensors[0].category = Category::inputs;
+  const char* phases[] = {"forward", "forward", "backward", "forward"};
+  for (int i = 0; i < 4; ++i) {
+    m.steps.push_back(step("s" + std::to_string(i), "f", {i}, {i + 1}));
+    m.steps.back().phase = phases[i];
+  }
+  const Planned p(std::move(m));
+  const json j = report_data(p.report());
+  EXPECT_EQ(j["phases"], json::parse(R"([{"name": "forward", "from": 0, "to": 1},
+                                         {"name": "backward", "from": 2, "to": 2},
+                                         {"name": "forward", "from": 3, "to": 3}])"));
+  EXPECT_NE(render_html(p.report()).find("D.phases"), std::string::npos);
 }
 
 TEST(HtmlReport, NamesThatLookLikeMarkupStayText) {

@@ -28,6 +28,9 @@ struct ProgramTensor {
   // Set when `bytes` is an upper bound, not the size: the tensor's extents depend on values
   // known only when running. Names what bounds them ("'/rpn/NonZero' (NonZero)").
   std::string bound_by{};
+  // Why the tensor is alive, as the framework that recorded it knows (a trace's "note": "saved
+  // for backward of MulBackward0"); the timeline's own reason is added to it.
+  std::string note = {};
 };
 
 struct ProgramStep {
@@ -40,6 +43,9 @@ struct ProgramStep {
   bool in_place = false;
   // Tensors released after this step (traces with explicit frees only).
   std::vector<int> frees;
+  // The part of the program the step belongs to (a trace's "phase": forward, backward,
+  // optimizer); empty when the source has none.
+  std::string phase = {};
 };
 
 struct MemoryProgram {

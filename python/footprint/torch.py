@@ -1,0 +1,673 @@
+"""footprint.torch: the exact memory trace of a PyTorch program on the CPU.
+
+    import footprint, footprint.torch
+    with footprint.torch.record(module=model) as rec:
+        loss = model(x).sum()
+        loss.backward()
+        opt.step()
+    footprint.analyze(rec).total_peak        # bytes, from footprint's C++ timeline
+    rec.save("step.json")                    # `footprint analyze / plan / report step.json`
+
+The recorder sees every aten op below autograd (a ``TorchDispatchMode``), one trace tensor per
+*storage* (a view shares its base's storage and allocates nothing; an in-place op allocates
+nothing), and a storage's free when its last reference goes (a weak reference to the storage,
+looked at before every op and at the end, so a free caused by Python's ``del`` between two ops is
+placed after the first). It names why each storage is alive: saved for backward (autograd's
+``saved_tensors_hooks``), a parameter, a gradient, optimizer state, held by the caller.
+
+Works on PyTorch 1.13 and 2.x: it uses only ``TorchDispatchMode``, ``saved_tensors_hooks``,
+the global module hooks (``register_module_forward_pre_hook``) and the multiprocessing
+module's ``StorageWeakRef``, all present in both. ``predict`` runs the same recorder over
+``device="meta"`` tensors (no data is allocated). docs/TORCH.md has the whole story.
+"""
+
+import contextlib
+import os
+import sys
+import time
+import weakref
+
+import torch
+from torch.multiprocessing.reductions import StorageWeakRef
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+
+__all__ = ["Recording", "fit", "measure", "predict", "record"]
+
+_TORCH_DIR = os.path.dirname(torch.__file__)
+_SKIP_DIRS = (_TORCH_DIR, os.path.dirname(os.path.abspath(__file__)),
+              os.path.dirname(contextlib.__file__))
+
+
+def _storage(t):
+    """The untyped storage of ``t`` (2.x: untyped_storage(); 1.13: TypedStorage._storage)."""
+    if hasattr(t, "untyped_storage"):
+        return t.untyped_storage()
+    return t.storage()._storage
+
+
+def _user_line():
+    """file:line of the innermost frame outside torch, footprint and contextlib."""
+    f = sys._getframe(2)
+    while f is not None and f.f_code.co_filename.startswith(_SKIP_DIRS):
+        f = f.f_back
+    if f is None:
+        return ""
+    return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
+
+
+def _describe(t):
+    dtype = str(t.dtype).replace("torch.", "")
+    return f"{dtype}[{', '.join(str(d) for d in t.shape)}]"
+
+
+class _Storage:
+    """One storage the recorder has seen: where it came from and what keeps it."""
+
+    __slots__ = ("name", "bytes", "kind", "weak", "freed_after", "notes", "op", "module",
+                 "line", "phase", "tensor")
+
+    def __init__(self, name, storage, kind, tensor):
+        self.name = name
+        self.bytes = int(storage.nbytes())
+        self.kind = kind  # "input" (existed before), "weight" (a parameter) or "activation"
+        self.weak = StorageWeakRef(storage)
+        self.freed_after = None  # index of the op after which the storage was gone
+        self.notes = []
+        self.op = self.module = self.line = self.phase = ""
+        self.tensor = _describe(tensor)
+
+    def note(self, text):
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+class Recording:
+    """What ``record`` saw: ``trace`` (docs/TRACE_FORMAT.md, as a dict), ``save(path)``,
+    ``analyze()`` (footprint.analyze over the trace), ``ops`` and ``storages``."""
+
+    def __init__(self, name):
+        self.name = name
+        self.ops = []
+        self.storages = {}  # StorageImpl address -> _Storage, while alive
+        self.seconds = 0.0
+        self._order = []  # every _Storage, in the order first seen
+        self._counts = {}
+        self._phase = ["forward"]
+        self._modules = []  # the module path stack (forward hooks)
+        self._paths = {}  # id(module) -> path
+        self._param_names = {}  # StorageImpl address -> parameter name
+        self._pending_saved = []  # (storage, op index) packed since the last op
+        self._out_refs = []  # per op, a weak reference to its first output
+        self._windows = []  # per aten op, (start, end) in microseconds since the epoch
+        self._workspace = {}  # op index -> scratch bytes a measurement saw inside it
+        self._muted = 0  # > 0 while the recorder's own hooks run ops
+        self._meta = _meta_kernels()
+        self._params = []  # (name, weak reference) of every leaf tensor an op read
+        self._before = set()  # storages of the tensors Python could reach when recording began
+
+    # -- storages -----------------------------------------------------------------------------
+
+    def _label(self, base):
+        n = self._counts.get(base, 0)
+        self._counts[base] = n + 1
+        return f"{base}#{n}"
+
+    def _open(self, name, storage, kind, tensor):
+        s = _Storage(name, storage, kind, tensor)
+        s.phase = self._phase[-1]
+        s.module = self._modules[-1] if self._modules else ""
+        self.storages[storage._cdata] = s
+        self._order.append(s)
+        return s
+
+    def _existing(self, t):
+        """The record of ``t``'s storage, registering one that existed before the recording
+        (a parameter, an argument) the first time an op reads it."""
+        st = _storage(t)
+        s = self.storages.get(st._cdata)
+        if s is not None and not s.weak.expired():
+            return s
+        if s is not None:  # a freed storage's address, reused before a sweep saw the free
+            self._close(st._cdata, s, len(self.ops) - 1)
+        pname = self._param_names.get(st._cdata)
+        if st._cdata not in self._before and pname is None:
+            # Made during the recording without an aten op (torch.tensor(), a Python number an
+            # op wrapped, numpy): allocated by a step of its own just before this first read.
+            s = self._open(self._label("outside_aten"), st, "activation", t)
+            s.op, s.line = "made outside aten (torch.tensor, a wrapped number)", _user_line()
+            self.ops.append({"name": f"{s.name} = {_describe(t)} made outside aten {s.line}",
+                             "op": "outside_aten", "inputs": [], "outputs": [s.name],
+                             "phase": self._phase[-1], "module": s.module, "line": s.line})
+            self._out_refs.append(lambda: None)
+            self._windows.append(None)
+        elif pname is not None or isinstance(t, torch.nn.Parameter):
+            s = self._open(pname or self._label("parameter"), st, "weight", t)
+            s.note("parameter")
+        else:
+            s = self._open(self._label("input"), st, "input", t)
+        if t.requires_grad and t.is_leaf:
+            self._params.append((pname or s.name, weakref.ref(t)))
+        return s
+
+    def _close(self, key, s, after):
+        s.freed_after = after
+        del self.storages[key]
+
+    def _sweep(self):
+        """Frees since the last op, placed after it (the trace releases after an op)."""
+        gone = [(k, s) for k, s in self.storages.items() if s.weak.expired()]
+        for k, s in gone:
+            self._close(k, s, len(self.ops) - 1)
+
+    def _resolve_saved(self, final=False):
+        """Names the autograd node that saved each storage packed since the last look.
+
+        A pack between ops c-1 and c is an output op c-1 saves (autograd saves outputs after
+        the op ran) or an input op c saves (inputs are saved before it runs); it is op c's when
+        op c read the storage. The node is that op's output's grad_fn, which autograd sets
+        before the next op starts, so an entry is resolved once op c has finished."""
+        keep = []
+        for s, c in self._pending_saved:
+            if c >= len(self.ops) and not final:
+                keep.append((s, c))
+                continue
+            op = c if c < len(self.ops) and s.name in self.ops[c]["inputs"] else c - 1
+            out = self._out_refs[op]() if 0 <= op < len(self._out_refs) else None
+            node = getattr(out, "grad_fn", None)
+            if node is not None:
+                s.note(f"saved for backward of {node.name()}")
+            else:
+                s.note("saved for backward of " +
+                       (f"the node of {self.ops[op]['op']}" if op >= 0 else "an autograd node"))
+        self._pending_saved = keep
+
+    # -- ops ----------------------------------------------------------------------------------
+
+    def _on_op(self, func, args, kwargs):
+        self._sweep()
+        self._resolve_saved()
+        flat_in = [t for t in tree_flatten((args, kwargs))[0] if isinstance(t, torch.Tensor)]
+        reads = []
+        for t in flat_in:
+            s = self._existing(t)
+            if s.name not in reads:
+                reads.append(s.name)
+        line = _user_line()
+        impl = func
+        if flat_in and flat_in[0].is_meta:
+            impl = self._meta.get(func, func)
+        began = time.time_ns() // 1000
+        out = impl(*args, **kwargs)
+        self._windows.append((began, time.time_ns() // 1000))
+        flat_out = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        index = len(self.ops)
+        name = str(func).replace("aten.", "").replace(".default", "")
+        module = self._modules[-1] if self._modules else ""
+        writes = []
+        # Per output, whether the schema says it aliases an argument (Tensor(a) / Tensor(a!)):
+        # a view or an in-place result, whose storage exists before the op.
+        returns = func._schema.returns
+        aliases = ([r.alias_info is not None for r in returns] if len(returns) == len(flat_out)
+                   else [False] * len(flat_out))
+        for t, alias in zip(flat_out, aliases):
+            st = _storage(t)
+            known = self.storages.get(st._cdata)
+            if known is not None and not known.weak.expired():
+                continue  # a view or an in-place result of a storage the recorder knows
+            if known is not None:
+                self._close(st._cdata, known, index - 1)
+            if alias:  # aliases an argument the recorder has not seen: it existed before
+                self._existing(t)
+                continue
+            s = self._open(self._label(name.split(".")[0]), st, "activation", t)
+            s.op, s.line = name, line
+            writes.append(s.name)
+        kind = ""
+        if any(r.alias_info is not None for r in returns):
+            kind = " (in place)" if any(
+                r.alias_info is not None and r.alias_info.is_write for r in returns) else " (view)"
+        where = " ".join(x for x in (f"@{module}" if module else "", line) if x)
+        self.ops.append({"name": f"{name}{kind} {where}".strip(), "op": name,
+                         "inputs": reads, "outputs": writes, "phase": self._phase[-1],
+                         "module": module, "line": line})
+        self._out_refs.append(weakref.ref(flat_out[0]) if flat_out else lambda: None)
+        return out
+
+    def _on_pack(self, t):
+        """saved_tensors_hooks' pack: the storage is saved for backward. Returning a detached
+        alias (not ``t``) keeps the storage exactly as autograd would, without the reference
+        cycle an output saved as itself makes (its grad_fn would hold it)."""
+        self._muted += 1
+        try:
+            # Without a grad_fn there is no cycle to avoid (and a wrapped Python number would
+            # reach detach as a float).
+            held = t if t.grad_fn is None else t.detach()
+            # Inputs are packed before their op runs, so the storage may be new to the recorder.
+            self._pending_saved.append((self._existing(t), len(self.ops)))
+        finally:
+            self._muted -= 1
+        return held
+
+    # -- scopes -------------------------------------------------------------------------------
+
+    def _name_tree(self, root, prefix):
+        for path, m in root.named_modules():
+            full = ".".join(x for x in (prefix, path) if x)
+            self._paths.setdefault(id(m), full)
+        for pname, p in root.named_parameters():
+            full = ".".join(x for x in (prefix, pname) if x)
+            self._param_names.setdefault(_storage(p)._cdata, full)
+        for bname, b in root.named_buffers():
+            full = ".".join(x for x in (prefix, bname) if x)
+            self._param_names.setdefault(_storage(b)._cdata, full)
+
+    def _enter_module(self, module):
+        if id(module) not in self._paths:
+            self._name_tree(module, type(module).__name__)
+        self._modules.append(self._paths[id(module)])
+
+    def _leave_module(self):
+        if self._modules:
+            self._modules.pop()
+
+    @contextlib.contextmanager
+    def phase(self, name):
+        """Marks the ops inside as phase ``name`` (forward, backward, optimizer, or any)."""
+        self._phase.append(name)
+        try:
+            yield self
+        finally:
+            self._phase.pop()
+
+    # -- results ------------------------------------------------------------------------------
+
+    def _note_optimizer(self, opt):
+        for group in opt.param_groups:
+            for p in group["params"]:
+                pname = self._param_names.get(_storage(p)._cdata, "a parameter")
+                for key, value in opt.state.get(p, {}).items():
+                    if isinstance(value, torch.Tensor):
+                        s = self.storages.get(_storage(value)._cdata)
+                        if s is not None:
+                            s.note(f"optimizer state ({key} of {pname})")
+
+    def _note_gradients(self):
+        for pname, ref in self._params:
+            p = ref()
+            if p is not None and p.grad is not None:
+                s = self.storages.get(_storage(p.grad)._cdata)
+                if s is not None:
+                    s.note(f"gradient of {pname}")
+
+    @property
+    def trace(self):
+        """The recording in footprint's trace format (docs/TRACE_FORMAT.md)."""
+        ops = [dict(o, free=[]) for o in self.ops]
+        for s in self._order:
+            if s.freed_after is not None and s.freed_after >= 0:
+                ops[s.freed_after]["free"].append(s.name)
+        for i, ws in self._workspace.items():
+            ops[i]["workspace"] = ws
+        for o in ops:
+            if not o["free"]:
+                del o["free"]
+        tensors = []
+        for s in self._order:
+            if s.freed_after is not None and s.freed_after < 0:
+                continue  # existed before and was gone before the first op: never part of it
+            t = {"name": s.name, "bytes": s.bytes, "tensor": s.tensor}
+            alive = s.freed_after is None
+            if s.kind == "activation":
+                t["kind"] = "output" if alive else "activation"
+                t.update(op=s.op, module=s.module, line=s.line, phase=s.phase)
+                notes = s.notes + (["held by the caller after the run"] if alive else [])
+            else:
+                t["kind"] = s.kind
+                t["held"] = alive
+                notes = s.notes + (["existed before the recording"] if s.kind == "input" else [])
+            if notes:
+                t["note"] = "; ".join(notes)
+            tensors.append(t)
+        return {"format": "footprint-trace/1", "name": self.name, "arguments": "donated",
+                "explicit_frees": True, "recorder": f"footprint.torch (torch {torch.__version__})",
+                "tensors": tensors, "ops": ops}
+
+    def add_workspace(self, measurement):
+        """Writes, as each op's ``workspace``, the scratch its kernel allocated and freed (what
+        no dispatch mode sees: oneDNN's reorders, the 0-d tensors of Python numbers), from a
+        ``measure`` block around this recording. Op i's window runs from the end of the op
+        before it (or the recording's start) to its own end, so it holds what Python did in
+        between; its workspace is what makes the trace's level at step i the highest the
+        allocator's count rose in that window: the rise, plus what the trace freed before the
+        step, less the step's outputs (and those of the steps made outside aten just before
+        it). After it the trace's peak is the measured one; without it the trace has only
+        what aten ops hand to each other."""
+        sizes = {s.name: s.bytes for s in self._order}
+        freed_after = {}
+        for s in self._order:
+            if s.freed_after is not None and s.freed_after >= 0:
+                freed_after[s.freed_after] = freed_after.get(s.freed_after, 0) + s.bytes
+        events, k = measurement.events, 0
+        begin, made, freed = self.started_us, 0, 0
+        for i, window in enumerate(self._windows):
+            made += sum(sizes[n] for n in self.ops[i]["outputs"])
+            if window is None:  # a step made outside aten: counted with the next aten op
+                freed += freed_after.get(i - 1, 0) if i > 0 else 0
+                continue
+            freed += freed_after.get(i - 1, 0) if i > 0 else 0
+            while k < len(events) and events[k][0] <= begin:
+                k += 1
+            now = rise = 0
+            while k < len(events) and events[k][0] <= window[1]:
+                now += events[k][1]
+                rise = max(rise, now)
+                k += 1
+            scratch = rise + freed - made
+            if scratch > 0:
+                self._workspace[i] = scratch
+            begin, made, freed = window[1], 0, 0
+        return self
+
+    def save(self, path):
+        import json
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(self.trace, f, indent=1)
+
+    def analyze(self):
+        import footprint
+        return footprint.analyze(self.trace)
+
+    def figures(self):
+        """start, peak and after bytes of the recorded trace (footprint's timeline), and the
+        same above ``start`` (what existed when the recording began and an op read), which is
+        what ``measure`` sees."""
+        j = self.analyze().to_json()
+        start = sum(t["bytes"] for t in self.trace["tensors"] if t["kind"] in ("input", "weight"))
+        peak = j["bytes"]["total_peak"]  # weights included; after_bytes leaves them out
+        after = j["after_bytes"] + j["bytes"]["weights"]
+        return {"start": start, "peak": peak, "after": after, "peak_above_start": peak - start,
+                "after_above_start": after - start}
+
+
+class _Mode(TorchDispatchMode):
+    def __init__(self, rec):
+        super().__init__()
+        self._rec = rec
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        # The profiler's ops (1.13's record_function handle, a tensor over a C++ object that
+        # c10's allocator never made) hold no tensor data.
+        if self._rec._muted or func.namespace == "profiler":
+            return func(*args, **kwargs)
+        return self._rec._on_op(func, args, kwargs)
+
+
+def _optimizer_classes():
+    seen, todo = [], [torch.optim.Optimizer]
+    while todo:
+        c = todo.pop()
+        for sub in c.__subclasses__():
+            if sub not in seen:
+                seen.append(sub)
+                todo.append(sub)
+    return [c for c in seen if "step" in vars(c)]
+
+
+@contextlib.contextmanager
+def _phases(rec, optimizers):
+    """backward() and optimizer steps mark their ops' phase. 2.x has global optimizer step
+    hooks; on 1.13 the step methods of the Optimizer subclasses are wrapped while recording."""
+    patched = []
+    real_backward, real_grad = torch.autograd.backward, torch.autograd.grad
+
+    def in_phase(fn, phase, on_self=None):
+        def wrapped(*args, **kwargs):
+            if on_self is not None and args and args[0] not in optimizers:
+                optimizers.append(args[0])
+            with rec.phase(phase):
+                return fn(*args, **kwargs)
+        wrapped.__wrapped__ = fn
+        wrapped.__dict__.update(getattr(fn, "__dict__", {}))
+        return wrapped
+
+    torch.autograd.backward = in_phase(real_backward, "backward")
+    torch.autograd.grad = in_phase(real_grad, "backward")
+    methods = [(c, "step") for c in _optimizer_classes()] + [(torch.optim.Optimizer, "zero_grad")]
+    for cls, method in methods:
+        patched.append((cls, method, vars(cls)[method]))
+        setattr(cls, method, in_phase(vars(cls)[method], "optimizer", on_self=True))
+    try:
+        yield
+    finally:
+        torch.autograd.backward, torch.autograd.grad = real_backward, real_grad
+        for cls, method, fn in patched:
+            setattr(cls, method, fn)
+
+
+def _reachable_storages():
+    import gc
+    found = set()
+    for obj in gc.get_objects():
+        if isinstance(obj, torch.Tensor):
+            try:
+                found.add(_storage(obj)._cdata)
+            except (RuntimeError, NotImplementedError):  # sparse and other storage-less kinds
+                pass
+    return found
+
+
+@contextlib.contextmanager
+def record(module=None, name="torch", optimizers=(), saved=True):
+    """Records every aten op run inside the block (forward, backward(), optimizer steps).
+
+    ``module`` names module scopes and parameters relative to it (``encoder.layers.3.attn``);
+    without it, modules are named from the first one called (its class name as the prefix).
+    ``optimizers`` whose state should be named; optimizers whose step runs inside the block
+    are found by themselves. ``saved=False`` leaves out saved_tensors_hooks: the timeline is
+    the same (autograd holds what it saves either way) but no storage says which node saved
+    it; on 1.13 a Python number saved for backward (``q / math.sqrt(E)`` in
+    multi_head_attention_forward) makes autograd fail under the hooks. Yields a
+    ``Recording``; its ``trace`` is complete after the block."""
+    rec = Recording(name)
+    rec._before = _reachable_storages()
+    rec.started_us = time.time_ns() // 1000  # the profiler's clock
+    if module is not None:
+        rec._name_tree(module, "")
+    optimizers = list(optimizers)
+    mod = torch.nn.modules.module
+    pre = mod.register_module_forward_pre_hook(lambda m, args: rec._enter_module(m))
+    post = mod.register_module_forward_hook(lambda m, args, out: rec._leave_module())
+    start = time.perf_counter()
+    try:
+        hooks = (torch.autograd.graph.saved_tensors_hooks(rec._on_pack, lambda t: t) if saved
+                 else contextlib.nullcontext())
+        with _phases(rec, optimizers), hooks, _Mode(rec):
+            yield rec
+    finally:
+        pre.remove()
+        post.remove()
+        rec.seconds = time.perf_counter() - start
+    rec._sweep()
+    rec._resolve_saved(final=True)
+    rec._note_gradients()
+    for opt in optimizers:
+        rec._note_optimizer(opt)
+
+
+class _HeapStats(__import__("ctypes").Structure):
+    _fields_ = [(name, __import__("ctypes").c_uint64)
+                for name in ("current", "peak", "allocations", "largest")]
+
+
+def _heap_counter():
+    """footprint's counting malloc when it is preloaded (LD_PRELOAD=.../libfootprint_heap.so),
+    as (stats, reset_peak) callables; None otherwise."""
+    import ctypes
+    process = ctypes.CDLL(None)
+    if not hasattr(process, "footprint_heap_stats"):
+        return None
+    stats_fn, reset = process.footprint_heap_stats, process.footprint_heap_reset_peak
+    stats_fn.restype, reset.restype = None, None
+
+    def stats():
+        s = _HeapStats()
+        stats_fn(ctypes.byref(s))
+        return s
+    return stats, reset
+
+
+class Measurement:
+    """What a ``measure`` block allocated, measured without the recorder.
+
+    ``peak`` and ``after``: PyTorch's profiler (each allocation and free of c10's CPU allocator
+    with its requested size, in order), in bytes above what was allocated when the block began;
+    ``since(rec)`` gives the same from the moment a ``record`` block began. The profiler reports
+    a free only of a block it saw allocated, so a program that frees tensors made before the
+    block makes them inside it.
+
+    ``heap_peak`` and ``heap_after``: footprint's counting malloc, when it is preloaded (else
+    None): every malloc of the process (tensors, and the objects around them), with the bytes
+    glibc really reserved (malloc_usable_size), above the block's start. Measure with
+    ``profiler=False`` for these: the profiler's own records are mallocs too."""
+
+    def __init__(self):
+        self.peak = self.after = 0
+        self.heap_peak = self.heap_after = None
+        self.events = []  # (time in microseconds since the epoch, signed bytes)
+        self.seconds = 0.0
+
+    def since(self, rec):
+        """(peak, after) above the bytes allocated when ``rec`` began."""
+        now = peak = 0
+        for us, n in self.events:
+            if us >= rec.started_us:
+                now += n
+                peak = max(peak, now)
+        return peak, now
+
+
+@contextlib.contextmanager
+def measure(profiler=True):
+    """Measures the real run's CPU memory independently of the recorder: the profiler's
+    memory events (``profile_memory=True``), summed in the order they happened, and footprint's
+    counting malloc when it is preloaded."""
+    from torch.profiler import ProfilerActivity, profile
+    m = Measurement()
+    heap = _heap_counter()
+    start = time.perf_counter()
+    if heap is not None:
+        heap[1]()
+        base = heap[0]().current
+    with (profile(activities=[ProfilerActivity.CPU], profile_memory=True) if profiler
+          else contextlib.nullcontext()) as prof:
+        yield m
+    if heap is not None:
+        end = heap[0]()
+        m.heap_peak, m.heap_after = end.peak - base, end.current - base
+    m.seconds = time.perf_counter() - start
+    if prof is None:
+        return
+    m.events = [(e.start_us(), e.nbytes()) for e in prof.profiler.kineto_results.events()
+                if e.name() == "[memory]" and str(e.device_type()).endswith("CPU")]
+    m.events.sort(key=lambda e: e[0])  # stable: events of one microsecond keep their order
+    now = 0
+    for _, n in m.events:
+        now += n
+        m.peak = max(m.peak, now)
+    m.after = now
+
+
+def _meta_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding,
+                               dilation, transposed, output_padding, groups, output_mask):
+    """convolution_backward's outputs are shaped like input, weight and the bias."""
+    del stride, padding, dilation, transposed, output_padding, groups
+    out = [input.new_empty(input.shape) if output_mask[0] else None,
+           weight.new_empty(weight.shape) if output_mask[1] else None,
+           grad_output.new_empty((weight.shape[0],)) if output_mask[2] and bias_sizes else None]
+    return tuple(out)
+
+
+def _meta_kernels():
+    """Meta kernels 1.13 lacks (2.x has them), called in place of the op on meta tensors."""
+    return {torch.ops.aten.convolution_backward.default: _meta_convolution_backward}
+
+
+def predict(fn, *args, name="predicted", **kwargs):
+    """The trace of ``fn(*args, device="meta", **kwargs)`` without running it: ``fn`` builds
+    its model and inputs on the device it is given, and on "meta" every aten op computes only
+    shapes and dtypes, so storages have their real sizes and lifetimes but no data. (On 1.13
+    ``device="meta"`` is what works; FakeTensorMode exists there but needs every tensor
+    converted by hand.) Returns the Recording."""
+    with record(name=name) as rec:
+        fn(*args, device="meta", **kwargs)
+    return rec
+
+
+class Fit:
+    """``fit``'s answer: ``batch`` (verified when ``measured`` has figures), ``predicted_batch``
+    (from predictions alone), ``predicted`` {n: predicted peak} and ``measured`` {n: measured
+    peak} in bytes."""
+
+    def __init__(self, batch, predicted_batch, predicted, measured):
+        self.batch, self.predicted_batch = batch, predicted_batch
+        self.predicted, self.measured = predicted, measured
+
+    def __repr__(self):
+        return (f"Fit(batch={self.batch}, predicted_batch={self.predicted_batch}, "
+                f"measured={self.measured})")
+
+
+def _largest(fits, lo, hi):
+    """The largest n in [lo, hi] with fits(n), for a fits that is true up to some n: doubling
+    from lo, then bisection. lo - 1 when even lo does not fit."""
+    if not fits(lo):
+        return lo - 1
+    good, bad = lo, None
+    while bad is None:
+        n = min(good * 2, hi)
+        if n == good:
+            return good
+        if fits(n):
+            good = n
+        else:
+            bad = n
+    while bad - good > 1:
+        mid = (good + bad) // 2
+        if fits(mid):
+            good = mid
+        else:
+            bad = mid
+    return good
+
+
+def fit(fn, budget, dim="batch", lo=1, hi=1 << 20, verify=False, **kwargs):
+    """The largest value of ``dim`` (a keyword of ``fn``) whose peak fits in ``budget`` bytes.
+    ``fn(**{dim: n}, device=...)`` builds its model and inputs on that device and runs one
+    step. The search uses predictions on meta tensors only. ``verify=True`` then runs ``fn``
+    on the CPU at the answer and the answer + 1 and measures their peaks (``measure``): while
+    the answer's measured peak is over budget (kernels' own scratch, which no aten op shows,
+    see docs/TORCH.md), it steps down by one and runs again. Returns a ``Fit``."""
+    predicted = {}
+
+    def fits(n):
+        if n not in predicted:
+            predicted[n] = predict(fn, **{dim: n}, **kwargs).figures()["peak"]
+        return predicted[n] <= budget
+
+    n = _largest(fits, lo, hi)
+    measured = {}
+    if verify and n >= lo:
+        def run(b):
+            with measure() as m:
+                fn(**{dim: b}, device="cpu", **kwargs)
+            measured[b] = m.peak
+            return m.peak
+        answer = n
+        while answer >= lo and run(answer) > budget:
+            answer -= 1
+        if answer + 1 not in measured:
+            run(answer + 1)
+        return Fit(answer, n, predicted, measured)
+    return Fit(n, n, predicted, measured)

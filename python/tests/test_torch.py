@@ -1,0 +1,267 @@
+"""footprint.torch against figures derived by hand (docs/TRACE_FORMAT.md's seed, numel x 4
+bytes) and against PyTorch's profiler, which counts c10's CPU allocator independently."""
+import pytest
+
+torch = pytest.importorskip("torch", reason="footprint.torch needs PyTorch (python3-torch)")
+
+import footprint  # noqa: E402
+import footprint.torch as ft  # noqa: E402
+
+F = 4  # bytes per float32
+
+
+def seed_backward(saved):
+    """The seed trace's backward as plain PyTorch: five saved tensors, four multiplies, each
+    saved tensor deleted after its last use."""
+    t0, x, y, z, t2 = saved
+    if isinstance(saved, list):
+        saved.clear()
+    t3 = t2 * z
+    del z
+    grad_z = t2 * t0
+    del t0
+    grad_x = t3 * y
+    del y
+    grad_y = t3 * x
+    del t3, x
+    return grad_x, grad_y, grad_z
+
+
+def seed_arguments(container):
+    x, y, z = (torch.full((4,), v) for v in (1.0, 2.0, 3.0))
+    return container([x * y, x, y, z, torch.ones(4)])
+
+
+@pytest.mark.parametrize("container,peak,after", [(list, 96, 64), (tuple, 144, 128)])
+def test_seed_list_and_tuple(container, peak, after):
+    with ft.measure() as m:  # the profiler must see the arguments made to see them freed
+        saved = seed_arguments(container)
+        t2 = saved[4]  # the incoming gradient: the engine (here the caller) keeps it
+        with ft.record() as rec:
+            grads = seed_backward(saved)
+    fig = rec.figures()
+    assert (fig["start"], fig["peak"], fig["after"]) == (5 * 4 * F, peak, after)
+    assert m.since(rec) == (peak - 80, after - 80)
+    a = footprint.analyze(rec)
+    assert a.total_peak == peak and a.to_json()["after_bytes"] == after
+    assert len(grads) == 3 and (container is list or t2 is saved[4])
+
+
+def test_eager_backward_step_by_step():
+    x, y, z = (torch.full((4,), v, requires_grad=True) for v in (1.0, 2.0, 3.0))
+    with ft.measure() as m, ft.record() as rec:
+        (x * y * z).sum().backward()
+    trace = rec.trace
+    phases = [o["phase"] for o in trace["ops"]]
+    assert phases.index("backward") > 0 and set(phases) == {"forward", "backward"}
+    alloc = [o["op"] for o in trace["ops"] if o["outputs"]]
+    # forward: t0 = x*y, t1 = t0*z, the loss; backward: the seed gradient of ones, then two
+    # multiplies per MulBackward0 (MulBackward0 of t1 first, then of t0).
+    assert alloc == ["mul.Tensor", "mul.Tensor", "sum", "ones_like"] + ["mul.Tensor"] * 4
+    fig = rec.figures()
+    # x, y, z: 48 B. Peak during the last multiply: x, y, z, the gradient of t0 (16), grad_z and
+    # grad_x and grad_y... derived: 48 + t0 16 + loss 4 + ones 4 + grad_t0 16 + 3 x 16 - t0
+    # (freed once MulBackward0 of t1 ran) = 120; after: x, y, z and their three gradients.
+    assert fig["peak"] == 48 + 16 + 4 + 4 + 16 + 3 * 16 - 16
+    assert fig["after"] == 48 + 3 * 16
+    assert (m.peak, m.after) == (fig["peak"] - 48, fig["after"] - 48)
+    notes = {t["name"]: t.get("note", "") for t in trace["tensors"]}
+    assert "saved for backward of MulBackward0" in notes["mul#0"]  # t0, saved by t1 = t0 * z
+    assert sum("gradient of" in n for n in notes.values()) == 3
+
+
+def test_views_and_in_place_allocate_nothing():
+    x = torch.zeros(256)
+    with ft.record() as rec:
+        v = x.view(16, 16)
+        v.add_(1)
+        w = v[3]
+        w.mul_(2)
+    assert all(o["outputs"] == [] for o in rec.ops)
+    assert rec.figures()["peak"] == 256 * F
+    assert [o["name"].split(" ")[1] for o in rec.ops] == ["(view)", "(in", "(view)", "(in"]
+    assert x[48] == 2 and w.sum() == 32
+
+
+def test_free_seen_when_the_last_reference_goes():
+    with ft.record() as rec:
+        a = torch.ones(1000)
+        b = a.view(10, 100)
+        del a  # the view still holds the storage
+        c = b * 2
+        del b
+        d = c + 1
+        del c
+        d.neg_()
+    ops = rec.trace["ops"]
+    assert ops[2].get("free") == ["ones#0"] and ops[3].get("free") == ["mul#0"]
+    assert rec.figures()["peak"] == 2 * 1000 * F and rec.figures()["after"] == 1000 * F
+    assert d.view(-1)[0] == -3
+
+
+def test_modules_lines_and_mlp_training_with_sgd():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    x = torch.randn(4, 8)
+    with ft.measure() as m, ft.record(module=model) as rec:
+        model(x).square().sum().backward()
+        opt.step()
+    trace = rec.trace
+    kinds = {t["name"]: t["kind"] for t in trace["tensors"]}
+    params = (8 * 16 + 16 + 16 * 2 + 2) * F
+    assert sum(t["bytes"] for t in trace["tensors"] if t["kind"] == "weight") == params
+    assert [kinds[n] for n in ("0.weight", "0.bias", "2.weight", "2.bias")] == ["weight"] * 4
+    notes = [t.get("note", "") for t in trace["tensors"]]
+    assert sum("gradient of" in n for n in notes) == 4
+    modules = {o["module"] for o in trace["ops"] if o["phase"] == "forward"}
+    assert {"0", "1", "2"} <= modules
+    assert {o["phase"] for o in trace["ops"]} == {"forward", "backward", "optimizer"}
+    assert all(o["line"].startswith("test_torch.py:") for o in trace["ops"])
+    fig = rec.figures()
+    # after: the inputs and parameters, and one gradient per parameter
+    assert fig["after"] == fig["start"] + params
+    assert m.after == fig["after_above_start"]
+    # The peak op's kernel wraps Python numbers into 0-d tensors (8 B, and a cast), which no
+    # dispatch mode sees: at most a few such temporaries above the recorded peak.
+    assert 0 <= m.peak - fig["peak_above_start"] <= 64
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.Linear(4, 4)
+        self.ff = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU())
+
+    def forward(self, x):
+        return self.ff(self.attn(x))
+
+
+class Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([Block(), torch.nn.Linear(8, 4), Block()])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+def test_module_paths_with_and_without_a_root():
+    model = Encoder()
+    x = torch.randn(2, 4)
+    with ft.record(module=model) as rec:
+        model(x)
+    modules = [o["module"] for o in rec.ops if o["op"] == "addmm"]
+    assert modules == ["layers.0.attn", "layers.0.ff.0", "layers.1", "layers.2.attn",
+                       "layers.2.ff.0"]
+    weights = {t["name"] for t in rec.trace["tensors"] if t["kind"] == "weight"}
+    assert {"layers.0.attn.weight", "layers.2.ff.0.bias"} <= weights
+    with ft.record() as unnamed:  # global hooks alone: the first module called is the root
+        model(x)
+    assert [o["module"] for o in unnamed.ops if o["op"] == "addmm"][3] == "Encoder.layers.2.attn"
+
+
+def test_adamw_state_is_named():
+    torch.manual_seed(0)
+    model = torch.nn.Linear(8, 4)
+    opt = torch.optim.AdamW(model.parameters())
+    with ft.record(module=model) as rec:
+        model(torch.randn(2, 8)).sum().backward()
+        opt.step()
+    notes = [t.get("note", "") for t in rec.trace["tensors"]]
+    state = [n for n in notes if "optimizer state" in n]
+    assert len(state) == 6  # step (0-d), exp_avg and exp_avg_sq of weight and of bias
+    grown = rec.figures()["after_above_start"]
+    # gradients (4 x 9 floats... weight 32 + bias 4) and two moments each, and two step counters
+    assert grown == 3 * (32 + 4) * F + 2 * F
+
+
+def predicted_step(batch, device="cpu"):
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+                                torch.nn.Flatten(), torch.nn.Linear(8 * 8 * 8, 10)).to(device)
+    x = torch.randn(batch, 3, 8, 8, device=device)
+    model(x).sum().backward()
+
+
+def test_prediction_on_meta_equals_the_real_trace():
+    for batch in (1, 5):
+        predicted = ft.predict(predicted_step, batch=batch).figures()
+        with ft.record() as real:
+            predicted_step(batch)
+        assert predicted == real.figures()
+
+
+def test_fit_finds_the_largest_batch():
+    one = ft.predict(predicted_step, batch=1).figures()["peak"]
+    two = ft.predict(predicted_step, batch=2).figures()["peak"]
+    per_sample = two - one
+    budget = one + 9 * per_sample + per_sample // 2  # batch 10 fits, 11 does not
+    f = ft.fit(predicted_step, budget, dim="batch")
+    assert f.batch == f.predicted_batch == 10 and not f.measured
+    assert f.predicted[10] <= budget < ft.predict(predicted_step, batch=11).figures()["peak"]
+    v = ft.fit(predicted_step, budget, dim="batch", verify=True)
+    assert v.batch == 10 and sorted(v.measured) == [10, 11]
+    assert v.measured[10] <= budget < v.measured[11]
+    for b in (10, 11):  # the measured peak adds the conv kernel's own scratch, a few kB
+        scratch = v.measured[b] - ft.predict(predicted_step, batch=b).figures()["peak"]
+        assert 0 <= scratch < per_sample // 2
+
+
+def test_kernel_scratch_from_the_measurement_completes_the_peak():
+    with ft.measure() as m:
+        with ft.record() as rec:
+            predicted_step(3)
+    fig = rec.figures()
+    measured_peak, measured_after = m.since(rec)
+    assert measured_after == fig["after_above_start"]
+    scratch = measured_peak - fig["peak_above_start"]
+    assert scratch > 0  # the convolution's kernel allocates scratch no aten op shows
+    rec.add_workspace(m)
+    assert rec.figures()["peak_above_start"] == measured_peak
+    steps = [o for o in rec.trace["ops"] if o.get("workspace")]
+    assert steps and all(o["workspace"] > 0 for o in steps)
+
+
+def test_counting_malloc_preloaded_agrees_within_the_objects_per_tensor():
+    if ft._heap_counter() is None:
+        pytest.skip("footprint's counting malloc is not preloaded (ctest python_torch_heap_tests "
+                    "runs this with LD_PRELOAD=build/release/lib/libfootprint_heap.so)")
+    x = torch.ones(1 << 18)  # 1 MiB
+
+    def program():
+        a = x * 2
+        b = a + 1
+        del a
+        c = b * b
+        del b
+        return c
+
+    with ft.record() as rec:
+        kept = program()
+    del kept
+    with ft.measure(profiler=False) as m:  # a plain run: no recorder, no profiler records
+        kept = program()
+    fig = rec.figures()
+    assert (fig["peak_above_start"], fig["after_above_start"]) == (2 << 20, 1 << 20)
+    # malloc counts what glibc reserved for each block and the C++ objects around a storage
+    # (TensorImpl, StorageImpl), which the trace does not: under 1 KiB per tensor alive, and
+    # 1 KiB of Python's own allocations at the peak.
+    assert 0 <= m.heap_after - fig["after_above_start"] < 1024
+    assert 0 <= m.heap_peak - fig["peak_above_start"] < 2 * 1024 + 1024
+    assert kept.shape == x.shape
+
+
+def test_trace_runs_through_the_cli(tmp_path):
+    saved = seed_arguments(list)
+    keep = saved[4]
+    with ft.record(name="seed") as rec:
+        seed_backward(saved)
+    path = tmp_path / "seed.json"
+    rec.save(path)
+    a = footprint.analyze(str(path))
+    assert a.total_peak == 96 and keep.sum() == 4
+    page = tmp_path / "seed.html"
+    assert footprint.report(rec, page)["total_peak_bytes"] == 96
