@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <string>
@@ -116,6 +117,26 @@ TEST(SqliteStore, NotADatabaseIsAnErrorNamingTheFile) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("junk.sqlite"), std::string::npos) << e.what();
   }
+}
+
+// SQLite opens a FIFO read-write (which never blocks) and then waits in its first read forever.
+TEST(SqliteStore, OnlyARegularFileIsADatabase) {
+  footprint::testing::TempDir dir;
+  const auto fifo = dir.path() / "runs.sqlite";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::filesystem::path& p : {fifo, std::filesystem::path("/dev/null"), dir.path()}) {
+    try {
+      SqliteStore db(p);
+      ADD_FAILURE() << p << " was opened as a database";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(p.string() + ": a "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  EXPECT_FALSE(std::filesystem::exists("/dev/null-wal"));
 }
 
 std::string file_bytes(const std::filesystem::path& p) {
