@@ -88,6 +88,7 @@ RunRecords synthetic_run(const std::vector<double>& wall, uint64_t peak) {
 
 std::vector<double> samples(double base, double spread, int n) {
   std::vector<double> out;
+  out.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) out.push_back(base + spread * ((i * 7) % n) / n);
   return out;
 }
@@ -205,9 +206,11 @@ TEST(Compare, AThresholdedFigureARecordLacksIsAnError) {
         (void)compare(a, b, {{metric, 1.0}});
         ADD_FAILURE() << metric << " missing in the " << side << " passed";
       } catch (const Error& e) {
-        EXPECT_EQ(std::string(e.what()), "benchmark 'x': the " + side + " record has no " + metric +
-                                             " figure, so --fail-on " + metric +
-                                             " cannot be checked");
+        std::string want = "benchmark 'x': the ";
+        want += side;
+        want += " record has no " + metric + " figure, so --fail-on ";
+        want += metric + " cannot be checked";
+        EXPECT_EQ(std::string(e.what()), want);
       }
       const Comparison unchecked = compare(a, b, {});
       EXPECT_FALSE(unchecked.failed);

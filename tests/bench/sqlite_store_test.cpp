@@ -182,6 +182,7 @@ TEST(SqliteStore, ConcurrentFirstWritersAllSucceed) {
   constexpr int kWriters = 6;
   std::vector<std::string> errors(kWriters);
   std::vector<std::thread> threads;
+  threads.reserve(kWriters);
   for (int i = 0; i < kWriters; ++i) {
     threads.emplace_back([&, i] {
       try {
