@@ -97,6 +97,11 @@ def build_models(d):
         "Tile", ["s"], [ob.int64_tensor("s", [2 ** 59])], ob.INT8))
     m["expand_2p57"] = write(f"{d}/expand_2p57.onnx", reduce_after(
         "Expand", ["s"], [ob.int64_tensor("s", [2 ** 57])], ob.FLOAT))
+    # MatMul alone: the oneDNN scratchpad query that died of SIGFPE (matmul.cpp, workspace_of).
+    m["matmul_n"] = write(f"{d}/matmul_n.onnx", ob.model(
+        [ob.node("MatMul", ["x", "w"], ["y"], name="mm")], [ob.value_info("x", ob.FLOAT, ["N", 8])],
+        [ob.value_info("y", ob.FLOAT, ["N", 8])],
+        [ob.tensor("w", ob.FLOAT, [8, 8], raw=bytes(4 * 64))]))
     m["negative_dim"] = write(f"{d}/negative_dim.onnx", relu_model(ob.FLOAT, [1, -5]))
     m["opset99"] = write(f"{d}/opset99.onnx", relu_model(ob.FLOAT, [1, 4], opset=99))
     m["string_input"] = write(f"{d}/string_input.onnx", ob.model(
@@ -253,6 +258,13 @@ def cases(d, model, m, t, r):
         # 4: flag values that reached oneDNN
         C("--dim N=2^32 (oneDNN)", ["analyze", model, "--dim", "N=4294967296"], err,
           "the most oneDNN's kernels take", "was SIGFPE"),
+        C("MatMul --dim N=2^32 (oneDNN)", ["analyze", m["matmul_n"], "--dim", "N=4294967296"],
+          err, "node 'mm' (MatMul): input 0 [4294967296,8] has more than 2147483647 elements",
+          "was SIGFPE in the scratchpad query"),
+        C("MatMul plan --dim N=2^28 (oneDNN, 2^31 elements)", ["plan", m["matmul_n"], "--dim",
+                                                             "N=268435456"], err,
+          "has more than 2147483647 elements, the most oneDNN's kernels take",
+          "was SIGFPE in the scratchpad query"),
         C("--sweep N=1,2^58", ["analyze", model, "--sweep", "N=1,288230376151711744"], err,
           "element count: 2305843009213693952 x 8 overflows uint64", "was SIGFPE"),
         C("--sweep N=1,2^32 (oneDNN)", ["analyze", model, "--sweep", "N=1,4294967296"], err,
