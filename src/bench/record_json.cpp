@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "footprint/core/error.hpp"
 
@@ -98,6 +99,15 @@ json to_json(const Record& r) {
               {"predicted_peak_bytes", r.predicted_peak_bytes}}},
             {"counters", r.counters}};
   if (!r.error.empty()) j["error"] = r.error;
+  // A figure the record never had (read from a file without it) stays out, rather than coming
+  // back as a 0 that compare would take as measured.
+  for (const auto& [metric, key] : {std::pair{"peak_heap", "peak_heap_bytes"},
+                                    {"net_heap", "net_heap_bytes"},
+                                    {"allocations", "allocations"},
+                                    {"peak_rss", "peak_rss_bytes"},
+                                    {"predicted_peak", "predicted_peak_bytes"}}) {
+    if (r.absent.contains(metric)) j["memory"].erase(key);
+  }
   return j;
 }
 

@@ -89,7 +89,8 @@ TEST(RecordIo, OwnRecordsCarryEveryFigureAndMissingOnesAreMarked) {
   testing::TempDir dir;
   const auto path = dir.path() / "runs.jsonl";
   append_jsonl(path, sample_run());
-  for (const Record& r : read_runs(path)[0].records) EXPECT_TRUE(r.absent.empty()) << r.name;
+  const auto runs = read_runs(path);  // held: a range-for over a temporary's member dangles
+  for (const Record& r : runs[0].records) EXPECT_TRUE(r.absent.empty()) << r.name;
   const auto partial = dir.path() / "partial.jsonl";
   std::ofstream(partial) << R"({"type":"benchmark","name":"b","memory":{"peak_heap_bytes":7}})"
                          << "\n";
@@ -97,6 +98,18 @@ TEST(RecordIo, OwnRecordsCarryEveryFigureAndMissingOnesAreMarked) {
   EXPECT_EQ(r.peak_heap_bytes, 7u);
   EXPECT_EQ(r.absent,
             (std::set<std::string>{"allocations", "net_heap", "peak_rss", "predicted_peak"}));
+  // Written again (JSONL and Google Benchmark JSON), a missing figure stays missing, not 0.
+  RunRecords again;
+  again.records.push_back(r);
+  again.records[0].wall_ms = again.records[0].cpu_ms = {1.0};  // one iteration entry
+  const auto copy = dir.path() / "copy.jsonl";
+  append_jsonl(copy, again);
+  EXPECT_EQ(read_runs(copy)[0].records[0].absent, r.absent);
+  const auto gb = dir.path() / "copy.json";
+  std::ofstream(gb) << to_gbench_json(again);
+  const Record from_gb = read_runs(gb)[0].records[0];
+  EXPECT_EQ(from_gb.absent, r.absent);
+  EXPECT_EQ(from_gb.peak_heap_bytes, 7u);
 }
 
 // A figure that is there but is no count (negative, fractional, a string) or a time that is no
