@@ -50,7 +50,8 @@ ${corrupt}
 \`\`\`
 
 Fuzzing (\`FUZZ_SECONDS=${fuzz_seconds} scripts/fuzz\`: libFuzzer with ASan+UBSan on the reader, graph building and
-payload decoding, seeded with the shared models; the same run \`scripts/test\` does):
+payload decoding, seeded with the shared models, then on the trace and CSV readers; two thirds and one third of
+the seconds; the same run \`scripts/test\` does):
 
 \`\`\`text
 ${fuzz}

@@ -8,8 +8,12 @@ Graph shapes, each at 10^3 ... 10^max nodes (or steps):
   residual  h -> Relu -> Add(h, .) blocks of two nodes (a skip connection per block)
   trace     a JSON trace of n ops, each reading the previous op's output
 
-    bench/scale_shapes.py --footprint build/release/bin/footprint --max 5 \\
+    bench/scale_shapes.py --footprint build/release/bin/footprint --max 6 \\
         | bench/write_section.py docs/BENCHMARKS.md "## Scale: graph and trace size (issue 20)"
+
+Prints the section: a table of wall time, CPU time and peak RSS per command, shape and size, then the
+ratio of each CPU time and RSS to the one a decade below (linear work is ~10x per decade; the 10^3 figures
+are mostly process start-up, so the ratios start at 10^4 -> 10^5).
 """
 import argparse
 import json
@@ -72,60 +76,99 @@ def trace(n):
 SHAPES = {"chain": chain, "fanout": fanout, "views": views, "residual": residual, "trace": trace}
 
 
+COMMANDS = ("analyze", "plan", "run", "report")
+
+
 def measure(footprint, args, timeout):
-    """Seconds and peak RSS (MiB) of one command, from /usr/bin/time; None past the timeout."""
-    cmd = ["/usr/bin/time", "-f", "%e %M", footprint] + args
+    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one command, from
+    /usr/bin/time; None past the timeout."""
+    cmd = ["/usr/bin/time", "-f", "%e %U %S %M", footprint] + args
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return None
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed: {p.stderr.strip()[-400:]}")
-    secs, kb = p.stderr.strip().splitlines()[-1].split()
-    return float(secs), int(kb) / 1024
+    wall, user, system, kb = p.stderr.strip().splitlines()[-1].split()
+    return float(wall), float(user) + float(system), int(kb) / 1024
+
+
+def commands(shape, path, d):
+    cmds = {"analyze": ["analyze", path],
+            "report": ["report", path, "-o", os.path.join(d, "r.html")]}
+    if shape != "trace":  # plan and run take models (plan's other input is a CSV)
+        cmds["plan"] = ["plan", path, "--algo", "best-fit"]
+        cmds["run"] = ["run", path, "--repeat", "1", "--warmup", "0"]
+    return cmds
+
+
+def cell(m, timeout):
+    if m is None:
+        return f"> {timeout} s"
+    return "-" if m == "-" else f"{m[0]:.2f} s ({m[1]:.2f} s CPU), {m[2]:.0f} MiB"
+
+
+def ratio(hi, lo):
+    """'CPU x, RSS x' of a figure over the one a decade below; '-' where either is missing.
+    CPU time, not wall time: on a loaded machine the wall time of one run is what the other
+    processes left it, while its CPU time is the work it did."""
+    if not isinstance(hi, tuple) or not isinstance(lo, tuple) or lo[1] <= 0 or lo[2] <= 0:
+        return "-"
+    return f"{hi[1] / lo[1]:.1f}x, {hi[2] / lo[2]:.1f}x"
+
+
+def load_average():
+    with open("/proc/loadavg") as f:
+        return f.read().split()[0]
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--footprint", required=True)
-    ap.add_argument("--max", type=int, default=5, help="largest size, as a power of ten")
-    ap.add_argument("--timeout", type=int, default=120)
+    ap.add_argument("--max", type=int, default=6, help="largest size, as a power of ten")
+    ap.add_argument("--timeout", type=int, default=600, help="seconds per command")
     a = ap.parse_args()
-    rows = []
+    figures = {}  # (shape, exponent, command) -> (seconds, MiB), None past the timeout, or "-"
+    loads = [load_average()]
     with tempfile.TemporaryDirectory(prefix="footprint-scale-") as d:
         for shape, make in SHAPES.items():
             for e in range(3, a.max + 1):
-                n = 10 ** e
-                path = os.path.join(d, f"{shape}_{n}." + ("json" if shape == "trace" else "onnx"))
-                data = make(n)
+                path = os.path.join(d, f"{shape}_{e}." + ("json" if shape == "trace" else "onnx"))
+                data = make(10 ** e)
                 with open(path, "wb" if isinstance(data, bytes) else "w") as f:
                     f.write(data)
-                cmds = {"analyze": ["analyze", path],
-                        "report": ["report", path, "-o", os.path.join(d, "r.html")]}
-                if shape != "trace":  # plan and run take models (plan's other input is a CSV)
-                    cmds["plan"] = ["plan", path, "--algo", "best-fit"]
-                    cmds["run"] = ["run", path, "--repeat", "1", "--warmup", "0"]
-                row = [shape, f"10^{e}"]
-                for c in ("analyze", "plan", "run", "report"):
-                    if c not in cmds:
-                        row.append("-")
-                        continue
-                    m = measure(a.footprint, cmds[c], a.timeout)
-                    row.append(f"> {a.timeout} s" if m is None else f"{m[0]:.2f} s, {m[1]:.0f} MiB")
-                rows.append(row)
-                print(" | ".join(row), file=sys.stderr)
+                del data
+                cmds = commands(shape, path, d)
+                for c in COMMANDS:
+                    m = measure(a.footprint, cmds[c], a.timeout) if c in cmds else "-"
+                    figures[(shape, e, c)] = m
+                    print(f"{shape} 10^{e} {c}: {cell(m, a.timeout)}", file=sys.stderr)
+                os.remove(path)
+    loads.append(load_average())
     print("## Scale: graph and trace size (issue 20)\n")
-    print("`bench/scale_shapes.py --max 5` (release build, this machine, one run each): wall time "
-          "and peak RSS (`/usr/bin/time`) of each command on synthetic graphs of 10^3 ... 10^5 "
-          "nodes and traces of as many ops. `plan` uses `--algo best-fit`; `run` is prepare plus "
-          "one run. Shapes: **chain** (Relu/Neg alternating, in place), **fanout** (one input "
-          "read by n Relus that meet in one Sum: everything alive at once), **views** (a chain "
-          "of Reshapes, one buffer behind it), **residual** (Relu + Add blocks), **trace** "
-          "(a JSON trace of n ops in a chain).\n")
-    print("| shape | size | analyze | plan | run | report |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for r in rows:
-        print("| " + " | ".join(r) + " |")
+    print(f"`bench/scale_shapes.py --footprint build/release/bin/footprint --max {a.max}` (release "
+          "build, this machine, one run each; 1-minute load average "
+          f"{loads[0]} at the start and {loads[1]} at the end, on {os.cpu_count()} cores shared "
+          "with other work, so single figures are noisy and the curve is the point): wall time "
+          "(with its CPU time, user + system) and peak RSS (`/usr/bin/time`) of each command on synthetic graphs of 10^3 ... "
+          f"10^{a.max} nodes and traces of as many ops. `plan` uses `--algo best-fit`; `run` is "
+          "load, prepare and one run. Shapes: **chain** (Relu/Neg alternating, in place), "
+          "**fanout** (one input read by n Relus that meet in one Sum: everything alive at "
+          "once), **views** (a chain of Reshapes, one buffer behind it), **residual** (Relu + "
+          "Add blocks), **trace** (a JSON trace of n ops in a chain).\n")
+    print("| shape | size | " + " | ".join(COMMANDS) + " |")
+    print("| --- | --- |" + " --- |" * len(COMMANDS))
+    for shape in SHAPES:
+        for e in range(3, a.max + 1):
+            cells = [cell(figures[(shape, e, c)], a.timeout) for c in COMMANDS]
+            print(f"| {shape} | 10^{e} | " + " | ".join(cells) + " |")
+    print("\nEach figure over the one a decade below (CPU time, peak RSS); linear is 10x:\n")
+    print("| shape | decade | " + " | ".join(COMMANDS) + " |")
+    print("| --- | --- |" + " --- |" * len(COMMANDS))
+    for shape in SHAPES:
+        for e in range(5, a.max + 1):
+            cells = [ratio(figures[(shape, e, c)], figures[(shape, e - 1, c)]) for c in COMMANDS]
+            print(f"| {shape} | 10^{e - 1} -> 10^{e} | " + " | ".join(cells) + " |")
     return 0
 
 

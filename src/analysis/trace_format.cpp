@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "footprint/core/checked_math.hpp"
 #include "footprint/core/dtype.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/onnx/user_files.hpp"
@@ -80,8 +81,10 @@ class TraceReader {
     uint64_t numel = 1;
     for (size_t i = 0; i < t["shape"].size(); ++i) {
       const uint64_t d = count_at(t["shape"][i], path + "/shape/" + std::to_string(i));
-      expect(!__builtin_mul_overflow(numel, d, &numel), path + "/shape",
+      const auto product = checked_mul(numel, d);
+      expect(product.has_value(), path + "/shape",
              "the element count of " + in_quotes(tensor) + " overflows uint64");
+      numel = *product;
     }
     const auto bytes = dtype_storage_bytes(*dtype, numel);
     expect(bytes.has_value(), path,

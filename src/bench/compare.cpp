@@ -31,6 +31,18 @@ double relative_change(double base, double contender) {
   return (contender - base) / std::abs(base);
 }
 
+// Why `r` has no figure for `metric`, or nullopt when it has one. A figure that is not there reads
+// as 0, and a 0 would pass any threshold as "-100 %".
+std::optional<std::string> missing(const Record& r, const std::string& metric) {
+  if (const auto* s = samples(r, metric)) {
+    if (s->empty()) return metric + " samples";
+    return std::nullopt;
+  }
+  if (r.absent.contains(metric)) return metric + " figure";
+  if (metric == "predicted_peak" && r.predicted_peak_bytes == 0) return "prediction";
+  return std::nullopt;
+}
+
 MetricChange compare_metric(const Record& a, const Record& b, const std::string& metric,
                             const std::optional<double>& percent, const CompareOptions& o) {
   MetricChange c;
@@ -42,14 +54,14 @@ MetricChange compare_metric(const Record& a, const Record& b, const std::string&
   c.threshold_percent = percent;
   const auto* sa = samples(a, metric);
   const auto* sb = samples(b, metric);
-  if (sa != nullptr && (sa->empty() || sb->empty())) {
-    // No samples read as a median of 0: a "-100 %" that would pass any threshold.
-    const char* side = sa->empty() ? "baseline" : "contender";
+  const auto gap_a = missing(a, metric);
+  if (const auto gap = gap_a ? gap_a : missing(b, metric)) {
+    const char* side = gap_a ? "baseline" : "contender";
     if (percent) {
-      throw Error("benchmark " + in_quotes(a.name) + ": the " + side + " record has no " + metric +
-                  " samples, so --fail-on " + metric + " cannot be checked");
+      throw Error("benchmark " + in_quotes(a.name) + ": the " + side + " record has no " + *gap +
+                  ", so --fail-on " + metric + " cannot be checked");
     }
-    c.note = std::string("no samples in the ") + side;
+    c.note = "no " + *gap + " in the " + side;
     c.change = 0;
     return c;
   }

@@ -1,6 +1,7 @@
 // Google Benchmark's JSON (the format its compare.py and dashboards read): one "iteration" entry
 // per repetition, so a U test can use the samples, then the mean/median/stddev aggregates.
 #include <algorithm>
+#include <utility>
 
 #include "footprint/bench/record_io.hpp"
 #include "record_json.hpp"
@@ -34,20 +35,29 @@ json gbench_context(const RunRecords& run) {
 json base_entry(const Record& r, size_t family, size_t instance) {
   json params = json::array();
   for (const ParamRepr& p : r.params) params.push_back(to_json(p));
-  return {{"name", r.name},
-          {"family_index", family},
-          {"per_family_instance_index", instance},
-          {"run_name", r.name},
-          {"repetitions", r.wall_ms.size()},
-          {"threads", 1},
-          {"iterations", 1},
-          {"time_unit", "ms"},
-          {"allocs_per_iter", r.allocations},
-          {"max_bytes_used", r.peak_heap_bytes},
-          {"net_heap_growth", r.net_heap_bytes},
-          {"peak_rss_bytes", r.peak_rss_bytes},
-          {"predicted_peak_bytes", r.predicted_peak_bytes},
-          {"params", params}};
+  json e = {{"name", r.name},
+            {"family_index", family},
+            {"per_family_instance_index", instance},
+            {"run_name", r.name},
+            {"repetitions", r.wall_ms.size()},
+            {"threads", 1},
+            {"iterations", 1},
+            {"time_unit", "ms"},
+            {"allocs_per_iter", r.allocations},
+            {"max_bytes_used", r.peak_heap_bytes},
+            {"net_heap_growth", r.net_heap_bytes},
+            {"peak_rss_bytes", r.peak_rss_bytes},
+            {"predicted_peak_bytes", r.predicted_peak_bytes},
+            {"params", params}};
+  // A figure the record never had is left out, not written as a 0 a reader would take as measured.
+  for (const auto& [metric, key] : {std::pair{"allocations", "allocs_per_iter"},
+                                    {"peak_heap", "max_bytes_used"},
+                                    {"net_heap", "net_heap_growth"},
+                                    {"peak_rss", "peak_rss_bytes"},
+                                    {"predicted_peak", "predicted_peak_bytes"}}) {
+    if (r.absent.contains(metric)) e.erase(key);
+  }
+  return e;
 }
 
 void add_entries(const Record& r, size_t family, size_t instance, json& out) {

@@ -1,5 +1,7 @@
 // Reads runs back from JSONL or Google Benchmark JSON (ours or Google Benchmark's own).
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <sstream>
 
 #include "footprint/bench/record_io.hpp"
@@ -22,13 +24,36 @@ double to_ms(double value, const std::string& unit, const std::string& benchmark
               " (ns, us, ms or s)");
 }
 
-// A repetition's time: required, since a missing one read as 0 is a "-100 %" that passes.
+// A repetition's time: required, since a missing one read as 0 is a "-100 %" that passes; and so
+// is its unit, which Google Benchmark always writes (a guess would scale every time).
 double time_of(const json& e, const char* key, const std::string& benchmark) {
   if (!e.contains(key) || !e[key].is_number()) {
     throw Error("benchmark " + in_quotes(benchmark) + ": an iteration without a numeric \"" + key +
                 "\"");
   }
-  return to_ms(e[key].get<double>(), e.value("time_unit", "ns"), benchmark);
+  if (!e.contains("time_unit") || !e["time_unit"].is_string()) {
+    throw Error("benchmark " + in_quotes(benchmark) + ": an iteration without a \"time_unit\"");
+  }
+  return to_ms(read_duration(e[key], key), e["time_unit"].get<std::string>(), benchmark);
+}
+
+// The figures no iteration of a record carried stay in Record::absent.
+template <class T, class Merge>
+void merge_figure(const std::optional<T>& value, const char* metric, T& field, Record& r,
+                  Merge merge) {
+  if (!value) return;
+  field = r.absent.erase(metric) > 0 ? *value : merge(field, *value);
+}
+
+void read_memory(const json& e, Record& r) {
+  const auto larger = [](auto a, auto b) { return std::max(a, b); };
+  const auto latest = [](auto, auto b) { return b; };
+  merge_figure(read_count(e, "max_bytes_used"), "peak_heap", r.peak_heap_bytes, r, larger);
+  merge_figure(read_count(e, "allocs_per_iter"), "allocations", r.allocations, r, larger);
+  merge_figure(read_signed_count(e, "net_heap_growth"), "net_heap", r.net_heap_bytes, r, latest);
+  merge_figure(read_count(e, "peak_rss_bytes"), "peak_rss", r.peak_rss_bytes, r, larger);
+  merge_figure(read_count(e, "predicted_peak_bytes"), "predicted_peak", r.predicted_peak_bytes, r,
+               latest);
 }
 
 // One record per run_name: the "iteration" entries are its repetitions.
@@ -47,6 +72,7 @@ RunRecords gbench_run(const json& doc) {
       Record r;
       r.name = name;
       r.family = name;
+      r.absent = {"peak_heap", "allocations", "net_heap", "peak_rss", "predicted_peak"};
       if (e.contains("params"))
         for (const json& p : e["params"]) r.params.push_back(param_from_json(p));
       run.records.push_back(std::move(r));
@@ -58,11 +84,11 @@ RunRecords gbench_run(const json& doc) {
     }
     r.wall_ms.push_back(time_of(e, "real_time", name));
     r.cpu_ms.push_back(time_of(e, "cpu_time", name));
-    r.peak_heap_bytes = std::max(r.peak_heap_bytes, e.value("max_bytes_used", uint64_t{0}));
-    r.allocations = std::max(r.allocations, e.value("allocs_per_iter", uint64_t{0}));
-    r.net_heap_bytes = e.value("net_heap_growth", int64_t{0});
-    r.peak_rss_bytes = std::max(r.peak_rss_bytes, e.value("peak_rss_bytes", uint64_t{0}));
-    r.predicted_peak_bytes = e.value("predicted_peak_bytes", uint64_t{0});
+    try {
+      read_memory(e, r);
+    } catch (const Error& err) {
+      throw Error("benchmark " + in_quotes(name) + ": " + err.what());
+    }
   }
   for (Record& r : run.records) {
     r.wall = summarize(r.wall_ms);

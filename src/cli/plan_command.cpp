@@ -20,7 +20,6 @@
 #include "footprint/analysis/timeline.hpp"
 #include "footprint/analysis/trace_format.hpp"
 #include "footprint/core/error.hpp"
-#include "footprint/onnx/user_files.hpp"
 #include "footprint/plan/buffer_csv.hpp"
 #include "footprint/plan/planner.hpp"
 #include "footprint/plan/timeline_buffers.hpp"
@@ -193,13 +192,7 @@ void run_plan(const PlanCommandOptions& o) {
   options.capacity_bytes = o.capacity_bytes;
   options.seed = o.seed;
   const plan::Plan p = plan::plan_buffers(buffers, o.algo, options);
-  // The writer every -o shares (not plan::write_plan_csv, whose rename replaces /dev/null).
-  if (!o.output.empty()) {
-    const std::string csv = plan::format_plan_csv(buffers, p.offsets);
-    onnx::write_output_file(o.output, [&](std::ostream& out) {
-      out.write(csv.data(), static_cast<std::streamsize>(csv.size()));
-    });
-  }
+  if (!o.output.empty()) plan::write_plan_csv(o.output, buffers, p.offsets);
   if (o.json) {
     std::printf("%s\n", to_json(o, p, buffers.size(), facts).dump(2).c_str());
   } else {

@@ -421,7 +421,9 @@ std::optional<uint64_t> Shape::numel(const DimBindings& bindings) const {
   for (const Dim& d : dims) {
     const auto v = d.evaluate(bindings);
     if (!v || *v < 0) return std::nullopt;
-    if (__builtin_mul_overflow(n, static_cast<uint64_t>(*v), &n)) return std::nullopt;
+    const auto product = checked_mul(n, static_cast<uint64_t>(*v));
+    if (!product) return std::nullopt;
+    n = *product;
   }
   return n;
 }
@@ -462,7 +464,9 @@ std::optional<uint64_t> checked_numel(const int64_t* dims, size_t rank) {
   uint64_t n = 1;
   for (size_t i = 0; i < rank; ++i) {
     if (dims[i] < 0) return std::nullopt;
-    if (__builtin_mul_overflow(n, static_cast<uint64_t>(dims[i]), &n)) return std::nullopt;
+    const auto product = checked_mul(n, static_cast<uint64_t>(dims[i]));
+    if (!product) return std::nullopt;
+    n = *product;
   }
   return n;
 }

@@ -42,6 +42,18 @@ RegularFile RegularFile::open(const std::filesystem::path& path) {
   return f;
 }
 
+bool regular_file_exists(const std::filesystem::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return false;
+    throw Error(path.string() + ": cannot stat: " + std::strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    throw Error(path.string() + ": " + kind_of(st.st_mode) + ", not a regular file");
+  }
+  return true;
+}
+
 RegularFile::RegularFile(RegularFile&& other) noexcept
     : fd_(std::exchange(other.fd_, -1)), size_(std::exchange(other.size_, 0)) {}
 

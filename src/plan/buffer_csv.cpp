@@ -3,14 +3,14 @@
 #include <array>
 #include <charconv>
 #include <cstdio>
-#include <fstream>
 #include <limits>
 #include <optional>
-#include <sstream>
+#include <ostream>
 #include <unordered_map>
 
 #include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/onnx/user_files.hpp"
 #include "footprint/plan/lower_bound.hpp"
 
 namespace footprint::plan {
@@ -222,12 +222,7 @@ std::vector<Buffer> parse_buffers_csv(std::string_view text, std::string_view so
 }
 
 std::vector<Buffer> read_buffers_csv(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path.string() + ": cannot open");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw Error(path.string() + ": cannot read");
-  return parse_buffers_csv(text.view(), path.string());
+  return parse_buffers_csv(onnx::read_text_file(path), path.string());
 }
 
 std::string format_plan_csv(std::span<const Buffer> buffers, std::span<const int64_t> offsets) {
@@ -243,20 +238,9 @@ std::string format_plan_csv(std::span<const Buffer> buffers, std::span<const int
 void write_plan_csv(const std::filesystem::path& path, std::span<const Buffer> buffers,
                     std::span<const int64_t> offsets) {
   const std::string text = format_plan_csv(buffers, offsets);
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error(path.string() + ": cannot create " + tmp.string());
+  onnx::write_output_file(path, [&](std::ostream& out) {
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
-    if (!out.flush()) throw Error(path.string() + ": cannot write");
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw Error(path.string() + ": cannot write: " + ec.message());
-  }
+  });
 }
 
 }  // namespace footprint::plan

@@ -88,6 +88,7 @@ RunRecords synthetic_run(const std::vector<double>& wall, uint64_t peak) {
 
 std::vector<double> samples(double base, double spread, int n) {
   std::vector<double> out;
+  out.reserve(static_cast<size_t>(n));
   for (int i = 0; i < n; ++i) out.push_back(base + spread * ((i * 7) % n) / n);
   return out;
 }
@@ -186,7 +187,50 @@ TEST(Compare, AThresholdedTimeWithoutSamplesIsAnError) {
   }
   const Comparison unchecked = compare(a, b, {});
   EXPECT_FALSE(unchecked.failed);
-  EXPECT_EQ(unchecked.changes[0].note, "no samples in the contender");
+  EXPECT_EQ(unchecked.changes[0].note, "no time samples in the contender");
+}
+
+// Every byte and count metric: a figure the record file did not carry is never a 0 that passes.
+TEST(Compare, AThresholdedFigureARecordLacksIsAnError) {
+  for (const std::string metric : {"peak_heap", "net_heap", "allocations", "peak_rss"}) {
+    for (const bool in_base : {true, false}) {
+      RunRecords a, b;
+      for (RunRecords* r : {&a, &b}) {
+        r->records.push_back({});
+        r->records.back().name = "x";
+        r->records.back().peak_heap_bytes = 100;
+      }
+      (in_base ? a : b).records.back().absent.insert(metric);
+      const std::string side = in_base ? "baseline" : "contender";
+      try {
+        (void)compare(a, b, {{metric, 1.0}});
+        ADD_FAILURE() << metric << " missing in the " << side << " passed";
+      } catch (const Error& e) {
+        std::string want = "benchmark 'x': the ";
+        want += side;
+        want += " record has no " + metric + " figure, so --fail-on ";
+        want += metric + " cannot be checked";
+        EXPECT_EQ(std::string(e.what()), want);
+      }
+      const Comparison unchecked = compare(a, b, {});
+      EXPECT_FALSE(unchecked.failed);
+    }
+  }
+}
+
+// predicted_peak 0 is "no prediction" (a benchmark that is not a model's), not 0 bytes.
+TEST(Compare, AThresholdedPredictionNeedsOneOnBothSides) {
+  RunRecords a, b;
+  for (RunRecords* r : {&a, &b}) {
+    r->records.push_back({});
+    r->records.back().name = "x";
+  }
+  a.records.back().predicted_peak_bytes = 4096;
+  EXPECT_THROW((void)compare(a, b, {{"predicted_peak", 1.0}}), Error);
+  b.records.back().predicted_peak_bytes = 4096;
+  EXPECT_FALSE(compare(a, b, {{"predicted_peak", 1.0}}).failed);
+  b.records.back().predicted_peak_bytes = 8192;
+  EXPECT_TRUE(compare(a, b, {{"predicted_peak", 1.0}}).failed);
 }
 
 }  // namespace

@@ -5,6 +5,10 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "bench/run_options.hpp"
 #include "footprint/bench/runner.hpp"
@@ -75,6 +79,74 @@ TEST(RecordIo, ReadsGoogleBenchmarksOwnOutput) {
   const auto runs = read_runs(path);
   ASSERT_EQ(runs[0].records.size(), 1u);
   EXPECT_DOUBLE_EQ(runs[0].records[0].wall.median, 2.0);  // ms
+  // Without a memory manager Google Benchmark writes no memory figures: none is read as 0.
+  EXPECT_EQ(runs[0].records[0].absent,
+            (std::set<std::string>{"allocations", "net_heap", "peak_heap", "peak_rss",
+                                   "predicted_peak"}));
+}
+
+TEST(RecordIo, OwnRecordsCarryEveryFigureAndMissingOnesAreMarked) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "runs.jsonl";
+  append_jsonl(path, sample_run());
+  const auto runs = read_runs(path);  // held: a range-for over a temporary's member dangles
+  for (const Record& r : runs[0].records) EXPECT_TRUE(r.absent.empty()) << r.name;
+  const auto partial = dir.path() / "partial.jsonl";
+  std::ofstream(partial) << R"({"type":"benchmark","name":"b","memory":{"peak_heap_bytes":7}})"
+                         << "\n";
+  const Record r = read_runs(partial)[0].records[0];
+  EXPECT_EQ(r.peak_heap_bytes, 7u);
+  EXPECT_EQ(r.absent,
+            (std::set<std::string>{"allocations", "net_heap", "peak_rss", "predicted_peak"}));
+  // Written again (JSONL and Google Benchmark JSON), a missing figure stays missing, not 0.
+  RunRecords again;
+  again.records.push_back(r);
+  again.records[0].wall_ms = again.records[0].cpu_ms = {1.0};  // one iteration entry
+  const auto copy = dir.path() / "copy.jsonl";
+  append_jsonl(copy, again);
+  EXPECT_EQ(read_runs(copy)[0].records[0].absent, r.absent);
+  const auto gb = dir.path() / "copy.json";
+  std::ofstream(gb) << to_gbench_json(again);
+  const Record from_gb = read_runs(gb)[0].records[0];
+  EXPECT_EQ(from_gb.absent, r.absent);
+  EXPECT_EQ(from_gb.peak_heap_bytes, 7u);
+}
+
+// A figure that is there but is no count (negative, fractional, a string) or a time that is no
+// duration is an error naming the key and line, not a wrapped or truncated number.
+TEST(RecordIo, FiguresThatAreNoCountsAreErrors) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "bad.jsonl";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"("memory":{"peak_heap_bytes":-5})", R"("peak_heap_bytes" is -5, not a count)"},
+      {R"("memory":{"allocations":2.5})", R"("allocations" is 2.5, not a count)"},
+      {R"("memory":{"peak_rss_bytes":"big"})", R"("peak_rss_bytes" is "big", not a count)"},
+      {R"("memory":{"net_heap_bytes":1e300})", R"("net_heap_bytes" is 1e+300, not a whole)"},
+      {R"("wall_ms":{"samples":[1.0,-2.0]})", R"("wall_ms" is -2.0, not a duration)"},
+  };
+  for (const auto& [fields, message] : cases) {
+    std::ofstream(path) << R"({"type":"benchmark","name":"b",)" << fields << "}\n";
+    try {
+      (void)read_runs(path);
+      ADD_FAILURE() << fields << " was read";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("line 1: " + message), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(RecordIo, AGoogleBenchmarkIterationNeedsItsTimeUnit) {
+  testing::TempDir dir;
+  const auto path = dir.path() / "gb.json";
+  std::ofstream(path) << R"({"benchmarks":[{"name":"BM_a","run_type":"iteration",
+     "real_time":2000,"cpu_time":1900}]})";
+  try {
+    (void)read_runs(path);
+    FAIL() << "read without a time_unit";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path.string() + ": benchmark 'BM_a': an iteration without a \"time_unit\"");
+  }
 }
 
 TEST(RecordIo, BadLinesNameTheFileAndLine) {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <string>
@@ -118,6 +119,26 @@ TEST(SqliteStore, NotADatabaseIsAnErrorNamingTheFile) {
   }
 }
 
+// SQLite opens a FIFO read-write (which never blocks) and then waits in its first read forever.
+TEST(SqliteStore, OnlyARegularFileIsADatabase) {
+  footprint::testing::TempDir dir;
+  const auto fifo = dir.path() / "runs.sqlite";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::filesystem::path& p : {fifo, std::filesystem::path("/dev/null"), dir.path()}) {
+    try {
+      SqliteStore db(p);
+      ADD_FAILURE() << p << " was opened as a database";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(p.string() + ": a "), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("not a regular file"), std::string::npos) << e.what();
+    }
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  EXPECT_FALSE(std::filesystem::exists("/dev/null-wal"));
+}
+
 std::string file_bytes(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -161,6 +182,7 @@ TEST(SqliteStore, ConcurrentFirstWritersAllSucceed) {
   constexpr int kWriters = 6;
   std::vector<std::string> errors(kWriters);
   std::vector<std::thread> threads;
+  threads.reserve(kWriters);
   for (int i = 0; i < kWriters; ++i) {
     threads.emplace_back([&, i] {
       try {

@@ -97,6 +97,11 @@ def build_models(d):
         "Tile", ["s"], [ob.int64_tensor("s", [2 ** 59])], ob.INT8))
     m["expand_2p57"] = write(f"{d}/expand_2p57.onnx", reduce_after(
         "Expand", ["s"], [ob.int64_tensor("s", [2 ** 57])], ob.FLOAT))
+    # MatMul alone: the oneDNN scratchpad query that died of SIGFPE (matmul.cpp, workspace_of).
+    m["matmul_n"] = write(f"{d}/matmul_n.onnx", ob.model(
+        [ob.node("MatMul", ["x", "w"], ["y"], name="mm")], [ob.value_info("x", ob.FLOAT, ["N", 8])],
+        [ob.value_info("y", ob.FLOAT, ["N", 8])],
+        [ob.tensor("w", ob.FLOAT, [8, 8], raw=bytes(4 * 64))]))
     m["negative_dim"] = write(f"{d}/negative_dim.onnx", relu_model(ob.FLOAT, [1, -5]))
     m["opset99"] = write(f"{d}/opset99.onnx", relu_model(ob.FLOAT, [1, 4], opset=99))
     m["string_input"] = write(f"{d}/string_input.onnx", ob.model(
@@ -172,7 +177,31 @@ def build_records(d):
          "cpu_ms": {"samples": [1, 1, 1]}}]) + "\n")
     r["no_wall_jsonl"] = write(f"{d}/no_wall.jsonl", "\n".join(json.dumps(x) for x in [
         {"type": "context", "run_id": "2"}, {"type": "benchmark", "name": "run/m"}]) + "\n")
+    r["no_unit"] = write(f"{d}/no_unit.json",
+                         gbench([iteration(time_unit=None) for _ in range(3)]))
+    r["heap_base"] = write(f"{d}/heap_base.json",
+                           gbench([iteration(max_bytes_used=4096) for _ in range(3)]))
+    memory = {k: 4096 for k in MEMORY_KEYS.values()}
+    for metric, key in MEMORY_KEYS.items():
+        r[f"full_{metric}"] = write(f"{d}/full_{metric}.jsonl", jsonl_record(memory))
+        r[f"no_{metric}"] = write(f"{d}/no_{metric}.jsonl", jsonl_record(
+            {k: v for k, v in memory.items() if k != key}))
+    r["negative_heap"] = write(f"{d}/negative_heap.jsonl",
+                               jsonl_record(dict(memory, peak_heap_bytes=-5)))
     return r
+
+
+# compare's metric: the key of a JSONL record's "memory" object
+MEMORY_KEYS = {"peak_heap": "peak_heap_bytes", "net_heap": "net_heap_bytes",
+               "allocations": "allocations", "peak_rss": "peak_rss_bytes",
+               "predicted_peak": "predicted_peak_bytes"}
+
+
+def jsonl_record(memory):
+    return "\n".join(json.dumps(x) for x in [
+        {"type": "context", "run_id": "3"},
+        {"type": "benchmark", "name": "run/m", "wall_ms": {"samples": [1, 1, 1]},
+         "cpu_ms": {"samples": [1, 1, 1]}, "memory": memory}]) + "\n"
 
 
 # ---- the cases
@@ -183,7 +212,11 @@ def cases(d, model, m, t, r):
     os.mkfifo(fifo)
     os.mkfifo(f"{d}/fifo.json")
     os.mkfifo(f"{d}/unread_fifo")
+    os.mkfifo(f"{d}/fifo.csv")
+    os.mkfifo(f"{d}/fifo.sqlite")
     os.makedirs(f"{d}/a_folder")
+    os.makedirs(f"{d}/fifo_data")
+    os.mkfifo(f"{d}/fifo_data/input_0.pb")
     C = Case
     err, usage = 1, 2
     yield from [
@@ -225,6 +258,13 @@ def cases(d, model, m, t, r):
         # 4: flag values that reached oneDNN
         C("--dim N=2^32 (oneDNN)", ["analyze", model, "--dim", "N=4294967296"], err,
           "the most oneDNN's kernels take", "was SIGFPE"),
+        C("MatMul --dim N=2^32 (oneDNN)", ["analyze", m["matmul_n"], "--dim", "N=4294967296"],
+          err, "node 'mm' (MatMul): input 0 [4294967296,8] has more than 2147483647 elements",
+          "was SIGFPE in the scratchpad query"),
+        C("MatMul plan --dim N=2^28 (oneDNN, 2^31 elements)", ["plan", m["matmul_n"], "--dim",
+                                                             "N=268435456"], err,
+          "has more than 2147483647 elements, the most oneDNN's kernels take",
+          "was SIGFPE in the scratchpad query"),
         C("--sweep N=1,2^58", ["analyze", model, "--sweep", "N=1,288230376151711744"], err,
           "element count: 2305843009213693952 x 8 overflows uint64", "was SIGFPE"),
         C("--sweep N=1,2^32 (oneDNN)", ["analyze", model, "--sweep", "N=1,4294967296"], err,
@@ -272,6 +312,20 @@ def cases(d, model, m, t, r):
           "a FIFO, not a regular file", "blocked forever"),
         C("run --input from a FIFO", ["run", model, "--input", f"x={fifo}"], err,
           "a FIFO, not a regular file", "blocked forever"),
+        C("plan a FIFO buffer list", ["plan", f"{d}/fifo.csv"], err,
+          "fifo.csv: a FIFO, not a regular file", "blocked forever"),
+        C("run --data-dir with a FIFO input_0.pb", ["run", model, "--data-dir",
+                                                    f"{d}/fifo_data"], err,
+          "input_0.pb: a FIFO, not a regular file", "would block"),
+        C("bench a FIFO model", ["bench", fifo, "--repeat", "1", "-q"], err,
+          "a FIFO, not a regular file", "would block"),
+        C("compare a FIFO", ["compare", fifo, r["base"]], err, "a FIFO, not a regular file",
+          "would block"),
+        C("history --db a FIFO", ["history", "--db", f"{d}/fifo.sqlite"], err,
+          "fifo.sqlite: a FIFO, not a regular file", "SQLite waited in its first read"),
+        C("bench --db /dev/null", ["bench", model, "--repeat", "1", "-q", "--db", "/dev/null"],
+          err, "/dev/null: a character device, not a regular file",
+          "SQLite would write /dev/null-wal"),
         C("info a folder", ["info", f"{d}/a_folder"], err, "a directory, not a regular file",
           "not a file"),
         C("info /dev/zero", ["info", "/dev/zero"], err, "a character device, not a regular file",
@@ -322,7 +376,19 @@ def cases(d, model, m, t, r):
         C("compare: JSONL without wall_ms", ["compare", r["base_jsonl"], r["no_wall_jsonl"],
                                              "--fail-on", "time:5%"], err,
           "the contender record has no time samples", "read as 0, -100 %"),
+        C("compare: no time_unit", ["compare", r["base"], r["no_unit"], "--fail-on", "time:5%"],
+          err, "an iteration without a \"time_unit\"", "read as ns"),
+        C("compare: gbench without max_bytes_used", ["compare", r["heap_base"], r["base"],
+                                                     "--fail-on", "peak_heap:1%"], err,
+          "the contender record has no peak_heap figure", "read as 0, -100 %"),
+        C("compare: negative peak_heap_bytes", ["compare", r["full_peak_heap"],
+                                                r["negative_heap"]], err,
+          "\"peak_heap_bytes\" is -5, not a count", "wrapped to 2^64-5"),
     ]
+    for metric, key in MEMORY_KEYS.items():
+        yield C(f"compare: JSONL without {key}", ["compare", r[f"full_{metric}"],
+                                                  r[f"no_{metric}"], "--fail-on", f"{metric}:1%"],
+                err, f"the contender record has no {metric} figure", "read as 0, -100 %")
 
 
 def run_case(footprint, c, cwd):

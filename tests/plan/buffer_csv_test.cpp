@@ -3,6 +3,7 @@
 #include "footprint/plan/buffer_csv.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "footprint/core/error.hpp"
 #include "test_support.hpp"
@@ -96,6 +97,25 @@ TEST(BufferCsv, WritesPlansThatReadBack) {
   EXPECT_EQ(again[1].id, "b2");
   EXPECT_THROW(read_buffers_csv(dir.path() / "missing.csv"), Error);
   EXPECT_THROW(write_plan_csv(dir.path() / "no" / "such" / "dir.csv", buffers, offsets), Error);
+}
+
+TEST(BufferCsv, ReadsOnlyRegularFilesAndWritesThroughDevices) {
+  footprint::testing::TempDir dir;
+  const auto fifo = dir.path() / "buffers.csv";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // A blocking open of a FIFO with no writer would never return.
+  try {
+    (void)read_buffers_csv(fifo);
+    ADD_FAILURE() << "a FIFO was read as a buffer list";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), fifo.string() + ": a FIFO, not a regular file");
+  }
+  EXPECT_THROW(read_buffers_csv("/dev/zero"), Error);
+  const auto buffers = parse_buffers_csv("id,lower,upper,size\nb1,0,3,4\n", "in.csv");
+  write_plan_csv("/dev/null", buffers, std::vector<int64_t>{0});
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode)) << "write_plan_csv replaced /dev/null";
 }
 
 }  // namespace

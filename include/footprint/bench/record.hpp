@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ struct Record {
   uint64_t predicted_peak_bytes = 0;  // 0: no prediction (not a model benchmark)
   std::map<std::string, double> counters;
   std::string error;  // set when the case threw; timings are then empty
+  // The figures (by compare's metric names: "peak_heap", "net_heap", "allocations", "peak_rss",
+  // "predicted_peak") a record file did not carry. Their fields above are 0, which nobody
+  // measured, so compare refuses a threshold on them. A record the runner makes has none.
+  std::set<std::string> absent;
 };
 
 struct RunContext {

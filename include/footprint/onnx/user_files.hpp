@@ -46,6 +46,11 @@ class RegularFile {
   uint64_t size_ = 0;
 };
 
+// For a file a library opens itself (a SQLite database): false when `path` does not exist, true
+// for a regular file, and the same Error as RegularFile::open for anything else. Only stat() is
+// called, so a FIFO cannot block it.
+bool regular_file_exists(const std::filesystem::path& path);
+
 // The whole of a regular file (as RegularFile::open checks it), at most its size when opened.
 std::string read_text_file(const std::filesystem::path& path);
 std::vector<std::byte> read_file_bytes(const std::filesystem::path& path);

@@ -67,8 +67,10 @@ class Record:
              "params": [param_json(k, v) for k, v in self.params.items()],
              "repetitions": len(self.wall_ms),
              "wall_ms": {"samples": self.wall_ms}, "cpu_ms": {"samples": self.cpu_ms},
+             # No "allocations": Python does not count them, and a 0 written here would be
+             # read by `footprint compare` as a measured 0 (it refuses a missing figure instead).
              "memory": {"peak_heap_bytes": self.peak_heap_bytes,
-                        "net_heap_bytes": self.net_heap_bytes, "allocations": self.allocations,
+                        "net_heap_bytes": self.net_heap_bytes,
                         "peak_rss_bytes": self.peak_rss_bytes,
                         "predicted_peak_bytes": self.predicted_peak_bytes},
              "counters": self.counters}
