@@ -56,6 +56,26 @@ TEST(PlanCommand, JsonFollowsTheContract) {
   EXPECT_EQ(plan::arena_bytes(buffers, offsets), 12);
 }
 
+// The bound a search proved is printed beside max-live, so the gap is certified: the alignment
+// holes of planners_test.cpp (max-live 3, optimum 9).
+TEST(PlanCommand, ProvenBoundBesideMaxLive) {
+  testing::TempDir dir;
+  const auto in = write_text(dir, "holes.csv",
+                             "id,lower,upper,size,alignment\na,0,2,1,8\nb,0,2,1,8\nc,1,3,1,1\n");
+  const CliRun r = run("plan --json --algo exact " + in.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["lower_bound_bytes"], 3);
+  EXPECT_EQ(j["proven_bound_bytes"], 9);
+  EXPECT_EQ(j["proven_ratio"], 1.0);
+  EXPECT_EQ(j["optimal"], true);
+  const CliRun text = run("plan --algo exact " + in.string());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("lower bound 3 B   ratio 3.0000   proven bound 9 B (ratio 1.0000)"),
+            std::string::npos)
+      << text.out;
+}
+
 TEST(PlanCommand, EveryAlgorithmAndTheTextSummary) {
   testing::TempDir dir;
   const auto in = write_text(dir, "in.csv", kExample);
