@@ -103,8 +103,10 @@ names = list(dict.fromkeys(r["name"] for r in rows))
 kib = lambda b: f"{b / 1024:,.1f}"
 
 out = ["## Planner: models (issue 4)", ""]
-out.append(f"`bench/plan_models.sh` on {datetime.date.today()}, {platform.machine()}, one core "
-           f"(`taskset -c 0`), release build; searching planners limited to {limit} s. "
+load = " ".join(open("/proc/loadavg").read().split()[:3])
+out.append(f"`bench/plan_models.sh` on {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC, {platform.machine()}, one core "
+           f"(`taskset -c 0`; load average {load} at the end: the machine was shared, times are noisy), "
+           f"release build; searching planners limited to {limit} s. "
            "Each model's arena buffers are its activations and per-step workspace from "
            "`footprint analyze`'s timeline in the stored order, sizes rounded up to 64 bytes, "
            "so the lower bound is the timeline's `lower_bound_arena_bytes`. Dims at their "
