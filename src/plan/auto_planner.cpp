@@ -2,15 +2,16 @@
 // kDefaultSeconds) it runs every algorithm that fits the instance, cheapest first, and keeps the
 // best plan:
 //   1. the heap simulation, O(n log n) whatever the instance;
-//   2. the window bound (window_bound.cpp), a small share of the budget: a bound above max-live
-//      where a small search proves one, so that a plan meeting it ends the portfolio;
-//   3. repacking (repack.cpp) of the best plan so far, a share of what is left: it works on the
+//   2. repacking (repack.cpp) of the best plan so far, a share of what is left: it works on the
 //      buffers at the top, so it is cheap where the global orders are not;
-//   4. the global orders: greedy by breadth, greedy by size, XLA's global best fit in size and
+//   3. the global orders: greedy by breadth, greedy by size, XLA's global best fit in size and
 //      in lifetime order, each O(n log n) index updates plus the spans its queries read (about
 //      the same for every order, so when one is cut short the others are not started). Each
-//      gets at most kOrderShare of what is left, so that one too slow for the budget leaves time
-//      for the repacking after it;
+//      gives up early once the pace of its first buffers shows it cannot end within the budget
+//      (Deadline::giving_up_early), leaving the time to the parts after it;
+//   4. where a gap is left, the window bound (window_bound.cpp), a small share of the budget: a
+//      bound above max-live where a small search proves one, so that a plan meeting it ends the
+//      portfolio;
 //   5. repacking of the best plan, then a search for the rest of the budget: the exact search up
 //      to kExactLimit buffers, else annealing, where the conflict lists fit in memory. It starts
 //      from best-fit's plan, as it does alone (a better start changes the search's path, not
@@ -34,7 +35,6 @@ constexpr double kDefaultSeconds = 5.0;
 constexpr size_t kExactLimit = 4000;
 constexpr double kBoundShare = 0.05;   // of the budget, for the window bound
 constexpr double kRepackShare = 0.25;  // of what is left, for the first repacking
-constexpr double kOrderShare = 0.6;    // of what is left, for each global order
 
 class Portfolio {
  public:
@@ -113,11 +113,6 @@ Plan plan_auto(std::span<const Buffer> buffers, const PlanOptions& options) {
     portfolio.offer(std::move(p));
   };
   run(plan_heap_simulation(buffers, deadline), true);
-  // Certifying the gap matters when minimising; a capacity asks only for a plan that fits.
-  if (!portfolio.done() && portfolio.minimising()) {
-    portfolio.raise_bound(window_lower_bound(
-        buffers, portfolio.bound(), deadline.within(kBoundShare * deadline.seconds_left())));
-  }
   portfolio.repack(deadline.within(kRepackShare * deadline.seconds_left()));
 
   using Heuristic = Plan (*)(std::span<const Buffer>, const Deadline&);
@@ -136,10 +131,15 @@ Plan plan_auto(std::span<const Buffer> buffers, const PlanOptions& options) {
   };
   for (const auto& [heuristic, part_of_best_fit] : orders) {
     if (portfolio.done() || portfolio.cut_short()) break;
-    run(heuristic(buffers, deadline.within(kOrderShare * deadline.seconds_left())),
-        part_of_best_fit);
+    run(heuristic(buffers, deadline.giving_up_early()), part_of_best_fit);
   }
   portfolio.skipped();
+  // Certifying the gap matters when minimising (a capacity asks only for a plan that fits), and
+  // only where the heuristics left one.
+  if (!portfolio.done() && portfolio.minimising()) {
+    portfolio.raise_bound(window_lower_bound(
+        buffers, portfolio.bound(), deadline.within(kBoundShare * deadline.seconds_left())));
+  }
   portfolio.repack(deadline);
   if (portfolio.done() || portfolio.cut_short() || overlap_pairs(buffers) > kSearchPairLimit) {
     return std::move(portfolio).result();

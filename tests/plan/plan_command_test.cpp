@@ -21,7 +21,7 @@ constexpr const char* kExample =
 
 std::filesystem::path write_text(const testing::TempDir& dir, const char* name,
                                  const std::string& text) {
-  const auto path = dir.path() / name;
+  auto path = dir.path() / name;
   testing::write_file(path, std::as_bytes(std::span(text.data(), text.size())));
   return path;
 }
