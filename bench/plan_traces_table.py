@@ -130,8 +130,9 @@ w("Profiled by hand (`perf record -g taskset -c 0 build/release/bin/footprint pl
   "(TFLite's greedy by size, XLA's global best fit) has that many to look at, whatever the index. "
   "The index updates are O(log n) node updates, but a query is O(spans met), not O(log n); the "
   "cheap parts at this scale are the heap simulation (O(n log n) events) and repacking (a band of "
-  "buffers at the top, O(band · k log n)), which is why `auto` runs them first and gives each "
-  "global order only a share of what is left.")
+  "buffers at the top, O(band · k log n)), which is why `auto` runs them first, and lets a "
+  "global order give up as soon as the pace of its first buffers shows it cannot end within the budget "
+  "(then the orders after it are not started, since they cost the same).")
 
 # Issue 17's targets, checked against the rows above (planning time, `solve_ms`).
 def target(name, run, ratio, seconds):
