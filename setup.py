@@ -39,7 +39,7 @@ class CMakeBuild(build_ext):
 
 setup(
     version=version(),
-    packages=["footprint"],
+    packages=["footprint", "footprint.bench"],
     package_dir={"": "python"},
     ext_modules=[Extension("footprint._footprint", sources=[])],
     cmdclass={"build_ext": CMakeBuild},

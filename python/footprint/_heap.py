@@ -3,36 +3,21 @@
 footprint's counting allocator replaces malloc in the ``footprint`` binary; a module loaded
 into a running interpreter cannot do that. glibc keeps its own totals, though: ``mallinfo2()``
 reports the bytes it has handed out and not got back, in every arena, small blocks
-(``uordblks``) and mmapped large ones (``hblkhd``) alike. That is what this reads. It counts
-every malloc of the process (the library's, numpy's data buffers, Python objects too big for
-pymalloc), not pymalloc's own arenas (mapped directly)."""
+(``uordblks``) and mmapped large ones (``hblkhd``) alike. That is what this reads (through the
+extension, which also samples it from a thread of its own for peaks). It counts every malloc of
+the process (the library's, numpy's data buffers, Python objects too big for pymalloc), not
+pymalloc's own arenas (mapped directly)."""
 
-import ctypes
-import ctypes.util
-
-
-class _MallInfo2(ctypes.Structure):
-    _fields_ = [(name, ctypes.c_size_t) for name in (
-        "arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
-        "fordblks", "keepcost")]
-
-
-def _mallinfo2():
-    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-    fn = getattr(libc, "mallinfo2", None)
-    if fn is None:
-        return None
-    fn.restype = _MallInfo2
-    return fn
-
-
-_FN = _mallinfo2()
+from . import _footprint
 
 
 def heap_in_use():
-    """Bytes of the native heap in use (glibc's mallinfo2: uordblks + hblkhd), or None where
-    the C library has no mallinfo2 (glibc before 2.33, musl)."""
-    if _FN is None:
-        return None
-    info = _FN()
-    return info.uordblks + info.hblkhd
+    """Bytes of the native heap in use (glibc's mallinfo2: uordblks + hblkhd)."""
+    return _footprint._heap_in_use()
+
+
+def native_peak_sampler(interval_s=0.001):
+    """A thread (native, never holding the GIL) sampling heap_in_use every ``interval_s``:
+    ``take()`` returns the highest figure since the last take() and starts the next window;
+    ``stop()`` ends it. A peak shorter than the interval can be missed (a lower bound)."""
+    return _footprint._HeapSampler(interval_s)

@@ -11,19 +11,17 @@
 What footprint_limit measures, above what the process held when the test started: the larger
 of Python's peak (tracemalloc: every allocation through Python's allocators, numpy's data
 included) and the native heap's peak (glibc's mallinfo2 totals, footprint.heap_in_use, sampled
-every millisecond by a thread while the test runs: a peak shorter than that can be missed).
+every millisecond by a native thread while the test runs: a peak shorter than that can be missed).
 On failure it prints the largest Python allocations still alive when the test ended.
 """
 
 import re
-import threading
-import time
 import tracemalloc
 
 import pytest
 
 from . import analyze
-from ._heap import heap_in_use
+from ._heap import heap_in_use, native_peak_sampler
 
 _UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024,
           "mib": 1024**2, "gib": 1024**3}
@@ -46,30 +44,6 @@ def pytest_configure(config):
     config.addinivalue_line(
         "markers", "footprint_predict(model, dims=None, max_peak=...): fail when footprint "
                    "predicts a total peak above max_peak for the model")
-
-
-class _NativePeak:
-    """The native heap's highest sampled figure while running."""
-
-    def __init__(self, interval_s=0.001):
-        self.interval_s = interval_s
-        self.peak = heap_in_use() or 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-
-    def _sample(self):
-        while not self._stop.is_set():
-            self.peak = max(self.peak, heap_in_use() or 0)
-            time.sleep(self.interval_s)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, heap_in_use() or 0)
 
 
 def _alive_lines(snapshot, limit=10):
@@ -97,11 +71,14 @@ def pytest_runtest_call(item):
         tracemalloc.start()
     tracemalloc.reset_peak()
     python_base = tracemalloc.get_traced_memory()[0]
-    native_base = heap_in_use() or 0
-    with _NativePeak() as native:
+    native_base = heap_in_use()
+    native = native_peak_sampler()
+    try:
         outcome = yield
+    finally:
+        native_peak = native.take() - native_base
+        native.stop()
     python_peak = tracemalloc.get_traced_memory()[1] - python_base
-    native_peak = native.peak - native_base
     snapshot = tracemalloc.take_snapshot()
     if not was_tracing:
         tracemalloc.stop()

@@ -47,5 +47,6 @@ void bind_session(py::module_& m);
 void bind_cli(py::module_& m);
 void bind_builder(py::module_& m);
 void bind_report(py::module_& m);
+void bind_bench(py::module_& m);
 
 }  // namespace footprint::python

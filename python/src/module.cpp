@@ -13,4 +13,5 @@ PYBIND11_MODULE(_footprint, m) {
   footprint::python::bind_cli(m);
   footprint::python::bind_builder(m);
   footprint::python::bind_report(m);
+  footprint::python::bind_bench(m);
 }

@@ -61,6 +61,12 @@ def shared_models():
     return sorted(p for p in light.iterdir() if (p / "model.onnx").exists())
 
 
+def other_shared_models():
+    """The random-weight and real shared models (each with input_*.pb for every graph input)."""
+    return sorted(p for kind in ("random", "real") if (SHARED / "models" / kind).is_dir()
+                  for p in (SHARED / "models" / kind).iterdir() if (p / "model.onnx").exists())
+
+
 def require_shared(models):
     if not models:
         pytest.skip(f"no shared models under {SHARED / 'models' / 'light'} "

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import footprint
-from conftest import CLI, cli_json, require_shared, shared_models
+from conftest import CLI, cli_json, other_shared_models, require_shared, shared_models
 
 
 def cli_outputs(model, input_pb, tmp_path):
@@ -46,6 +46,23 @@ def test_shared_models_match_the_cli_bit_for_bit(name, tmp_path):
     out = footprint.Session(model).run({input_name(folder / "model.onnx"): x})
     expected = cli_outputs(folder / "model.onnx", folder / "input_0.pb", tmp_path)
     assert len(out) == len(expected)
+    for got, exp in zip(out.values(), expected):
+        assert_bitwise_equal(got, exp)
+
+
+@pytest.mark.parametrize("folder", other_shared_models() or [None],
+                         ids=lambda p: f"{p.parent.name}/{p.name}" if p else "none")
+def test_random_and_real_models_match_the_cli_with_every_input(folder, tmp_path):
+    require_shared([folder] if folder else [])
+    model = footprint.load(folder / "model.onnx")
+    names = [i["name"] for i in model.info()["graph_inputs"]]
+    files = [folder / f"input_{i}.pb" for i in range(len(names))]
+    out = footprint.Session(model).run({n: footprint.read_tensor(f) for n, f in zip(names, files)})
+    subprocess.run([str(CLI), "run", "--repeat", "1", "--warmup", "0", "--data-dir", str(folder),
+                    "-o", str(tmp_path / "out"), str(folder / "model.onnx")], check=True,
+                   capture_output=True)
+    expected = [footprint.read_tensor(tmp_path / "out" / f"output_{i}.pb") for i in range(len(out))]
+    assert len(out) == len(list((tmp_path / "out").glob("output_*.pb")))
     for got, exp in zip(out.values(), expected):
         assert_bitwise_equal(got, exp)
 
