@@ -25,6 +25,8 @@ done
 CLI=build/release/bin/footprint
 OUT=build/release/plan_tables
 rm -rf "$OUT" && mkdir -p "$OUT"
+LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
+export LOAD_START
 
 ALGOS="naive greedy-size greedy-breadth best-fit anneal exact auto"
 for file in "$INSTANCES"/*.csv; do
@@ -42,7 +44,7 @@ for file in "$INSTANCES"/*.csv; do
 done
 
 python3 - "$OUT/results.jsonl" "$REPS" >"$OUT/section.md" <<'PY'
-import collections, json, platform, statistics, subprocess, sys, datetime
+import collections, json, os, platform, statistics, subprocess, sys, datetime
 
 rows = [json.loads(l) for l in open(sys.argv[1])]
 reps = int(sys.argv[2])
@@ -70,7 +72,7 @@ w = out.append
 w("## Planner: MiniMalloc instances (issue 4)")
 w("")
 w(f"Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC on {cpu} ({subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} cores, "
-  f"load average {' '.join(load)} at the end: other builds shared the machine), {platform.system()} {platform.release()}; {cxx}; "
+  f"load average {os.environ.get('LOAD_START', '?')} at the start, {' '.join(load)} at the end: other builds shared the machine, times are noisy), {platform.system()} {platform.release()}; {cxx}; "
   f"build: `cmake --preset release` (-O2). Every run pinned to one core (`taskset -c 0`), single-threaded.")
 w("")
 w("Produced by:")

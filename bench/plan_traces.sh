@@ -30,6 +30,7 @@ build_preset release footprint >/dev/null
 CLI=build/release/bin/footprint
 OUT=build/release/plan_traces
 rm -rf "$OUT" && mkdir -p "$OUT/csv"
+cut -d' ' -f1-3 /proc/loadavg >"$OUT/load_start.txt"
 
 # The instances, as "name path" lines.
 {
@@ -80,6 +81,7 @@ for limit in 1 5 20; do
   run "limit$limit" training/1000000 "$OUT/csv/training_1000000.csv" --time-limit "$limit"
 done
 
-python3 bench/plan_traces_table.py "$OUT/results.jsonl" "$REPS" "$TIME_LIMIT" "$LARGE_TIME_LIMIT" >"$OUT/section.md"
+python3 bench/plan_traces_table.py "$OUT/results.jsonl" "$REPS" "$TIME_LIMIT" "$LARGE_TIME_LIMIT" \
+  "$(cat "$OUT/load_start.txt")" >"$OUT/section.md"
 python3 bench/write_section.py docs/BENCHMARKS.md "## Planner: real and training-like traces (issue 17)" <"$OUT/section.md"
 echo "plan_traces: wrote the section to docs/BENCHMARKS.md" >&2

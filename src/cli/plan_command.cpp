@@ -73,6 +73,10 @@ nlohmann::json to_json(const PlanCommandOptions& o, const plan::Plan& p, size_t 
       {"ratio", p.lower_bound_bytes > 0
                     ? static_cast<double>(p.arena_bytes) / static_cast<double>(p.lower_bound_bytes)
                     : 1.0},
+      {"proven_bound_bytes", p.proven_bound_bytes},
+      {"proven_ratio", p.proven_bound_bytes > 0 ? static_cast<double>(p.arena_bytes) /
+                                                      static_cast<double>(p.proven_bound_bytes)
+                                                : 1.0},
       {"buffers", buffers},
       {"solve_ms", p.solve_ms},
       {"optimal", p.optimal},
@@ -115,6 +119,11 @@ std::string to_text(const PlanCommandOptions& o, const plan::Plan& p, size_t buf
   if (p.lower_bound_bytes > 0) {
     text += fmt::format("   ratio {:.4f}", static_cast<double>(p.arena_bytes) /
                                                static_cast<double>(p.lower_bound_bytes));
+  }
+  if (p.proven_bound_bytes > p.lower_bound_bytes) {
+    text +=
+        fmt::format("   proven bound {} B (ratio {:.4f})", p.proven_bound_bytes,
+                    static_cast<double>(p.arena_bytes) / static_cast<double>(p.proven_bound_bytes));
   }
   text += p.optimal ? "   optimal\n" : "\n";
   if (model && !model->bounded.empty()) {

@@ -35,9 +35,22 @@ Plan plan_anneal(std::span<const Buffer> buffers, const Plan& start, const Deadl
                  const AnnealLimits& limits);
 
 // The complete search (exact_planner.cpp), starting from the incumbent `start`: the best plan
-// found, optimal when proven. With a capacity it stops at the first plan that fits.
+// found, optimal when proven. With a capacity it stops at the first plan that fits. Sets
+// Plan::proven_bound_bytes to the height below which it proved no plan exists.
 Plan plan_exact(std::span<const Buffer> buffers, const Plan& start, const Deadline& deadline,
                 std::optional<int64_t> capacity);
+
+// The repacking search (repack.cpp): the buffers at the top of `start` placed again, in bands
+// that widen while they fail, until the arena meets `lower_bound` or the deadline passes. Never
+// worse than `start`; its cost grows with the band, not with the instance.
+Plan plan_repack(std::span<const Buffer> buffers, const Plan& start, int64_t lower_bound,
+                 const Deadline& deadline);
+
+// A lower bound at least max-live (window_bound.cpp): the exact search's proof on the buffers
+// met by small time windows around the busiest sections, their lifetimes cut to the window.
+// Any plan of all the buffers plans those, so what no plan of theirs can beat, none can.
+int64_t window_lower_bound(std::span<const Buffer> buffers, int64_t max_live,
+                           const Deadline& deadline);
 
 Plan plan_auto(std::span<const Buffer> buffers, const PlanOptions& options);
 

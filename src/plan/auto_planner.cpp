@@ -2,17 +2,26 @@
 // kDefaultSeconds) it runs every algorithm that fits the instance, cheapest first, and keeps the
 // best plan:
 //   1. the heap simulation, O(n log n) whatever the instance;
-//   2. the global orders: greedy by size, greedy by breadth, XLA's global best fit in size and
+//   2. repacking (repack.cpp) of the best plan so far, a share of what is left: it works on the
+//      buffers at the top, so it is cheap where the global orders are not;
+//   3. the global orders: greedy by breadth, greedy by size, XLA's global best fit in size and
 //      in lifetime order, each O(n log n) index updates plus the spans its queries read (about
-//      the same for every order, so when one is cut short the others are not started);
-//   3. a search for the rest of the budget: the exact search up to kExactLimit buffers, else
-//      annealing, where the conflict lists fit in memory. It starts from best-fit's plan, as it
-//      does alone (a better start changes the search's path, not only its incumbent), so `auto`
-//      keeps what the search alone would find, given the same time, beside every heuristic.
-// It stops as soon as a plan meets the lower bound (proven optimal) or, with a capacity, fits
-// it. Each part gets what is left of the budget and keeps it (a part cut short still gives a
-// valid plan), so `auto` returns within the budget, never worse than the heuristics it ran, and
-// says it was cut short when the budget ended before every heuristic had run to the end.
+//      the same for every order, so when one is cut short the others are not started). Each
+//      gives up early once the pace of its first buffers shows it cannot end within the budget
+//      (Deadline::giving_up_early), leaving the time to the parts after it;
+//   4. where a gap is left, the window bound (window_bound.cpp), a small share of the budget: a
+//      bound above max-live where a small search proves one, so that a plan meeting it ends the
+//      portfolio;
+//   5. repacking of the best plan, then a search for the rest of the budget: the exact search up
+//      to kExactLimit buffers, else annealing, where the conflict lists fit in memory. It starts
+//      from best-fit's plan, as it does alone (a better start changes the search's path, not
+//      only its incumbent), so `auto` keeps what the search alone would find, given the same
+//      time, beside every heuristic.
+// It stops as soon as a plan meets the best bound (proven optimal) or, with a capacity, fits it.
+// Each part gets what is left of the budget and keeps it (a part cut short still gives a valid
+// plan), so `auto` returns within the budget, never worse than the heuristics it ran, and says it
+// was cut short when the budget ended before every heuristic had run to the end.
+#include <algorithm>
 #include <utility>
 
 #include "algorithms.hpp"
@@ -24,18 +33,21 @@ namespace {
 
 constexpr double kDefaultSeconds = 5.0;
 constexpr size_t kExactLimit = 4000;
+constexpr double kBoundShare = 0.05;   // of the budget, for the window bound
+constexpr double kRepackShare = 0.25;  // of what is left, for the first repacking
 
 class Portfolio {
  public:
   Portfolio(std::span<const Buffer> buffers, const PlanOptions& options)
       : deadline_(options.time_limit_s.value_or(kDefaultSeconds)),
         buffers_(buffers),
-        lower_(lower_bound_bytes(buffers)),
+        bound_(lower_bound_bytes(buffers)),
         capacity_(options.capacity_bytes) {}
 
   // Keeps `p` if it beats the best so far; a part cut short marks the whole.
   void offer(Plan p) {
     cut_short_ = cut_short_ || p.cut_short;
+    bound_ = std::max(bound_, p.proven_bound_bytes);
     const int64_t arena = arena_bytes(buffers_, p.offsets);
     if (best_.offsets.empty() || arena < best_arena_) {
       best_ = std::move(p);
@@ -47,8 +59,19 @@ class Portfolio {
   // Nothing more to do: out of time, proven optimal, or fitting the capacity.
   bool done() const {
     if (best_.offsets.empty()) return false;
-    if (best_arena_ <= lower_ || (capacity_ && best_arena_ <= *capacity_)) return true;
+    if (best_arena_ <= bound_ || (capacity_ && best_arena_ <= *capacity_)) return true;
     return deadline_.passed();
+  }
+  // A proof that no plan is below `bound`.
+  void raise_bound(int64_t bound) { bound_ = std::max(bound_, bound); }
+  int64_t bound() const { return bound_; }
+  bool minimising() const { return !capacity_; }
+  // Runs the repacking search on the best plan within `d`, unless it has had this plan already.
+  void repack(const Deadline& d) {
+    if (done() || best_arena_ == repacked_arena_) return;
+    Plan p = plan_repack(buffers_, best_, bound_, d);
+    repacked_arena_ = arena_bytes(buffers_, p.offsets);
+    offer(std::move(p));
   }
   // Marks a part that did not run for want of time.
   void skipped() { cut_short_ = cut_short_ || deadline_.passed(); }
@@ -58,16 +81,18 @@ class Portfolio {
   const Plan& best() const { return best_; }
   Plan result() && {
     best_.cut_short = cut_short_;
+    best_.proven_bound_bytes = bound_;
     return std::move(best_);
   }
 
  private:
   Deadline deadline_;  // first: the budget counts from the start, lower bound included
   std::span<const Buffer> buffers_;
-  int64_t lower_;
+  int64_t bound_;  // the best proven: max-live, raised by the window bound and the exact search
   std::optional<int64_t> capacity_;
   Plan best_;
   int64_t best_arena_ = 0;
+  int64_t repacked_arena_ = -1;  // what the last repacking returned
   bool cut_short_ = false;
 };
 
@@ -88,11 +113,13 @@ Plan plan_auto(std::span<const Buffer> buffers, const PlanOptions& options) {
     portfolio.offer(std::move(p));
   };
   run(plan_heap_simulation(buffers, deadline), true);
+  portfolio.repack(deadline.within(kRepackShare * deadline.seconds_left()));
 
   using Heuristic = Plan (*)(std::span<const Buffer>, const Deadline&);
+  // Breadth first: the busiest times placed first reach the bound most often on real traces.
   const std::pair<Heuristic, bool> orders[] = {
-      {plan_greedy_size, false},
       {plan_greedy_breadth, false},
+      {plan_greedy_size, false},
       {[](std::span<const Buffer> b, const Deadline& d) {
          return plan_global_best_fit(b, true, d);
        },
@@ -103,12 +130,17 @@ Plan plan_auto(std::span<const Buffer> buffers, const PlanOptions& options) {
        true},
   };
   for (const auto& [heuristic, part_of_best_fit] : orders) {
-    if (portfolio.done() || portfolio.cut_short()) {
-      portfolio.skipped();
-      return std::move(portfolio).result();
-    }
-    run(heuristic(buffers, deadline), part_of_best_fit);
+    if (portfolio.done() || portfolio.cut_short()) break;
+    run(heuristic(buffers, deadline.giving_up_early()), part_of_best_fit);
   }
+  portfolio.skipped();
+  // Certifying the gap matters when minimising (a capacity asks only for a plan that fits), and
+  // only where the heuristics left one.
+  if (!portfolio.done() && portfolio.minimising()) {
+    portfolio.raise_bound(window_lower_bound(
+        buffers, portfolio.bound(), deadline.within(kBoundShare * deadline.seconds_left())));
+  }
+  portfolio.repack(deadline);
   if (portfolio.done() || portfolio.cut_short() || overlap_pairs(buffers) > kSearchPairLimit) {
     return std::move(portfolio).result();
   }

@@ -22,9 +22,23 @@ class Deadline {
     if (end_ < d.end_) d.end_ = end_;
     return d;
   }
+  // The same deadline, for a part that may stop as soon as it sees it cannot end by then: a
+  // portfolio would rather have its time back than a plan cut short at the end of it.
+  Deadline giving_up_early() const {
+    Deadline d = *this;
+    d.give_up_early_ = true;
+    return d;
+  }
+  // True when a part that has done `fraction` (0 to 1] of its work `elapsed` seconds after it
+  // began, at that pace, would not end by the deadline. Its work per step only grows as it goes
+  // (more placed buffers to avoid), so the pace is a bound from below on what is left.
+  bool hopeless(double elapsed, double fraction) const {
+    return give_up_early_ && fraction > 0 && elapsed * (1 - fraction) / fraction > seconds_left();
+  }
 
  private:
   Clock::time_point end_;
+  bool give_up_early_ = false;
 };
 
 }  // namespace footprint::plan::detail

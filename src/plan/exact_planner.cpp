@@ -77,6 +77,7 @@ Plan plan_exact(std::span<const Buffer> buffers, const Plan& start, const Deadli
   // ends the search. Below the lower bound nothing fits, so the search minimises as usual.
   const bool fit_only = capacity && *capacity >= lo;
   auto over = [&] { return lo >= hi || (fit_only && (hi <= *capacity || lo > *capacity)); };
+  best.proven_bound_bytes = lo;
   if (over() || overlap_pairs(buffers) > kSearchPairLimit) {
     best.optimal = lo >= hi;
     return best;
@@ -120,6 +121,7 @@ Plan plan_exact(std::span<const Buffer> buffers, const Plan& start, const Deadli
   }
   for (const auto& search : searches) best.search_nodes += search->nodes();
   best.optimal = lo >= hi;
+  best.proven_bound_bytes = std::min(lo, hi);
   return best;
 }
 

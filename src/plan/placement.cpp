@@ -1,6 +1,7 @@
 #include "placement.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -107,11 +108,19 @@ Placement place_in_order(std::span<const Buffer> buffers, std::span<const uint32
   }
   std::vector<Span> taken;
   size_t done = 0;
+  const auto begin = Deadline::Clock::now();
+  // A portfolio's part gives up at one of these points if its pace cannot end in time.
+  const size_t checkpoint = std::max<size_t>(1024, order.size() / 32);
   for (const uint32_t i : order) {
     const Buffer& b = buffers[i];
     if (b.fixed_offset || b.size == 0 || below[i]) continue;
     // A clock read costs about as much as a small placement: look every few buffers.
     if (!out.cut_short && (++done & 15) == 0 && deadline.passed()) out.cut_short = true;
+    if (!out.cut_short && done % checkpoint == 0) {
+      const double elapsed = std::chrono::duration<double>(Deadline::Clock::now() - begin).count();
+      const double fraction = static_cast<double>(done) / static_cast<double>(order.size());
+      out.cut_short = deadline.hopeless(elapsed, fraction);
+    }
     if (out.cut_short) {
       out.offsets[i] = aligned_offset(b, top);
     } else {

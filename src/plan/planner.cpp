@@ -107,7 +107,13 @@ Plan plan_buffers(std::span<const Buffer> buffers, std::string_view algorithm,
   if (p.algorithm.empty()) p.algorithm = std::string(algorithm);
   p.arena_bytes = arena_bytes(buffers, p.offsets);
   p.lower_bound_bytes = bound;
-  p.optimal = p.optimal || p.arena_bytes <= p.lower_bound_bytes;
+  p.proven_bound_bytes = std::max(p.proven_bound_bytes, bound);
+  if (p.proven_bound_bytes > p.arena_bytes) {
+    throw Error("internal error: planner '" + std::string(algorithm) + "' claims a bound of " +
+                std::to_string(p.proven_bound_bytes) + " B above its own plan's " +
+                std::to_string(p.arena_bytes) + " B");
+  }
+  p.optimal = p.optimal || p.arena_bytes <= p.proven_bound_bytes;
   return p;
 }
 

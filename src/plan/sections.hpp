@@ -25,6 +25,8 @@ class Sections {
   size_t count() const { return points_.empty() ? 0 : points_.size() - 1; }
   size_t first(const Buffer& b) const { return index_of(b.lower); }
   size_t end(const Buffer& b) const { return index_of(b.upper); }
+  // Where section k begins (k == count(): where the last one ends).
+  int64_t point(size_t k) const { return points_[k]; }
 
  private:
   size_t index_of(int64_t t) const {

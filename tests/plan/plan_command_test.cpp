@@ -21,7 +21,7 @@ constexpr const char* kExample =
 
 std::filesystem::path write_text(const testing::TempDir& dir, const char* name,
                                  const std::string& text) {
-  const auto path = dir.path() / name;
+  auto path = dir.path() / name;
   testing::write_file(path, std::as_bytes(std::span(text.data(), text.size())));
   return path;
 }
@@ -54,6 +54,26 @@ TEST(PlanCommand, JsonFollowsTheContract) {
   while (std::getline(lines, line)) offsets.push_back(std::stoll(line.substr(line.rfind(',') + 1)));
   EXPECT_FALSE(plan::find_violation(buffers, offsets));
   EXPECT_EQ(plan::arena_bytes(buffers, offsets), 12);
+}
+
+// The bound a search proved is printed beside max-live, so the gap is certified: the alignment
+// holes of planners_test.cpp (max-live 3, optimum 9).
+TEST(PlanCommand, ProvenBoundBesideMaxLive) {
+  testing::TempDir dir;
+  const auto in = write_text(dir, "holes.csv",
+                             "id,lower,upper,size,alignment\na,0,2,1,8\nb,0,2,1,8\nc,1,3,1,1\n");
+  const CliRun r = run("plan --json --algo exact " + in.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["lower_bound_bytes"], 3);
+  EXPECT_EQ(j["proven_bound_bytes"], 9);
+  EXPECT_EQ(j["proven_ratio"], 1.0);
+  EXPECT_EQ(j["optimal"], true);
+  const CliRun text = run("plan --algo exact " + in.string());
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("lower bound 3 B   ratio 3.0000   proven bound 9 B (ratio 1.0000)"),
+            std::string::npos)
+      << text.out;
 }
 
 TEST(PlanCommand, EveryAlgorithmAndTheTextSummary) {

@@ -127,6 +127,7 @@ TEST(Planners, ExactProvesOptimaAboveTheLowerBound) {
     expect_valid(buffers, p);
     EXPECT_EQ(p.arena_bytes, optimum);
     EXPECT_TRUE(p.optimal);
+    EXPECT_EQ(p.proven_bound_bytes, optimum);  // the search's proof, beside max-live
   }
 }
 

@@ -14,10 +14,14 @@ struct Plan {
   std::vector<int64_t> offsets;   // offsets[i] belongs to buffers[i]
   int64_t arena_bytes = 0;        // max over buffers of offset + size
   int64_t lower_bound_bytes = 0;  // no plan of these buffers can be smaller (lower_bound.hpp)
-  bool optimal = false;           // proven minimal: arena == lower bound, or a completed search
-  std::string algorithm;          // the algorithm that produced the offsets ("best-fit(heap)", ...)
-  double solve_ms = 0;            // wall time of planning, validation excluded
-  uint64_t search_nodes = 0;      // nodes the exact search expanded (0 for the heuristics)
+  // The best bound known: lower_bound_bytes, or higher where a search proved it (`exact`'s
+  // refuted heights, `auto`'s window bound). No plan is smaller, so arena_bytes over it is a
+  // certified gap.
+  int64_t proven_bound_bytes = 0;
+  bool optimal = false;       // proven minimal: arena == a proven bound, or a completed search
+  std::string algorithm;      // the algorithm that produced the offsets ("best-fit(heap)", ...)
+  double solve_ms = 0;        // wall time of planning, validation excluded
+  uint64_t search_nodes = 0;  // nodes the exact search expanded (0 for the heuristics)
   // The time limit stopped the algorithm before it finished its own work: the plan is the best
   // it had (a heuristic stacks the buffers it had no time for on top). A search that ran to its
   // budget without a proof is not cut short: it did what it was asked.

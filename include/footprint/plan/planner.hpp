@@ -12,9 +12,10 @@
 //   anneal          simulated annealing over the placement order from the best greedy order
 //   exact           complete branch and bound over canonical placements (MiniMalloc's idea)
 //                   with dominance pruning, under a time limit; says when it proved optimality
-//   auto            the default: a portfolio of the above, cheapest first, within a time budget;
-//                   keeps the best plan, stops at the lower bound or the capacity
-//                   (auto_planner.cpp)
+//   auto            the default: a portfolio of the above, cheapest first, within a time budget,
+//                   with repacking of the buffers at the top (repack.cpp) and a bound above
+//                   max-live where a small search proves one (window_bound.cpp); keeps the best
+//                   plan, stops at the best bound or the capacity (auto_planner.cpp)
 //
 // Whatever the algorithm, plan_buffers() validates the plan before returning it (validate.hpp):
 // an invalid plan is a bug and is thrown as an error, never returned.
@@ -59,8 +60,9 @@ std::span<const std::string_view> planner_names();
 // Throws footprint::UsageError listing the names when `name` is not one of them.
 std::unique_ptr<Planner> make_planner(std::string_view name);
 
-// Checks the buffers, plans, validates, and fills in arena_bytes, lower_bound_bytes, optimal
-// (also true whenever the arena meets the lower bound) and solve_ms.
+// Checks the buffers, plans, validates, and fills in arena_bytes, lower_bound_bytes,
+// proven_bound_bytes (at least the lower bound), optimal (also true whenever the arena meets
+// the proven bound) and solve_ms.
 Plan plan_buffers(std::span<const Buffer> buffers, std::string_view algorithm = "auto",
                   const PlanOptions& options = {});
 
