@@ -22,8 +22,9 @@ trap 'rm -f "$table"' EXIT
   echo "onnxruntime-node $ORT_VERSION for the reference outputs. Each model is exported with"
   echo "seeded random weights, BatchNorm statistics calibrated on seeded batches, no all-zero"
   echo "weights; the run check is rtol 1e-3, atol = max(1e-5, 1e-4 x max |reference|), and the"
-  echo "planned arena must equal the arena obtained. The analyze check fails on any size it does"
-  echo "not know (today it counts those as 0 bytes and says so in a warning)."
+  echo "planned arena must equal the arena obtained. analyze fails (exit 1) on any size it neither"
+  echo "knows nor can bound; a data-dependent size is counted at the bound its op declares, and the"
+  echo 'figure is printed as an upper bound (`<=`).'
   echo
   cat "$table"
 } | bench/write_section.py docs/BENCHMARKS.md "## Model zoo: PyTorch exports (issue 15)"
