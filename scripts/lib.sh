@@ -63,15 +63,23 @@ ensure_packages() {
   fi
 }
 
-# build PRESET [TARGET...]: configure (once) and build a CMake preset.
+# build PRESET [TARGET...]: configure (once) and build a CMake preset. Where ccache is installed
+# (it is not a dependency: a fresh machine builds without it), compiles go through it with paths
+# taken relative to this checkout, so a fresh clone on a machine that built footprint before (CI)
+# reuses the objects instead of compiling three presets from nothing.
 build_preset() {
   local preset="$1"
   shift
   cd "$FOOTPRINT_ROOT"
   if [ ! -f "build/$preset/build.ninja" ]; then
     log "configuring $preset"
-    cmake --preset "$preset" >/dev/null
+    local launcher=()
+    if command -v ccache >/dev/null; then
+      launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+    fi
+    cmake --preset "$preset" "${launcher[@]}" >/dev/null
   fi
+  export CCACHE_BASEDIR="$FOOTPRINT_ROOT" CCACHE_NOHASHDIR=true
   log "building $preset"
   if [ $# -gt 0 ]; then
     cmake --build --preset "$preset" --target "$@"
