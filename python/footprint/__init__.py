@@ -66,14 +66,21 @@ def _dims(dims):
     return {str(k): int(v) for k, v in (dims or {}).items()}
 
 
-def analyze(model_or_trace, dims=None, inputs=None, order="stored"):
+def _shapes(shapes):
+    return {str(k): [int(e) for e in v] for k, v in (shapes or {}).items()}
+
+
+def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None):
     """The predicted memory timeline of a model (a Model or a path to an .onnx file) or of a
     trace (a path to a .json file in docs/TRACE_FORMAT.md, or the trace as a dict).
 
     ``dims`` binds named dims ({"N": 8}; unbound ones are 1); ``inputs`` is "caller" (held for
     the whole run) or "donated" (freed after their last use); by default "caller" for a model
     and the trace's own "arguments" for a trace, as the CLI does; ``order`` is "stored" or
-    "memory".
+    "memory"; ``shapes`` gives whole inputs their extents ({"audio": (1, 16000)}, the CLI's
+    ``--shape``): what binds an input whose dims have no name.
+    A size that is neither known nor bounded raises ModelError naming the tensor; sizes that
+    depend on values are counted at their bounds (``to_json()["bounded"]``).
     The result's ``to_json()`` is what ``footprint analyze --json`` prints."""
     if hasattr(model_or_trace, "trace"):  # a footprint.torch Recording
         model_or_trace = model_or_trace.trace
@@ -81,20 +88,21 @@ def analyze(model_or_trace, dims=None, inputs=None, order="stored"):
         return _footprint._analyze_trace(_json.dumps(model_or_trace), "<trace>", inputs)
     if _is_path(model_or_trace) and _os.fspath(model_or_trace).endswith(".json"):
         path = _os.fspath(model_or_trace)
-        if dims or order != "stored":
-            raise UsageError("dims and order apply to models; a trace has concrete sizes")
+        if dims or shapes or order != "stored":
+            raise UsageError("dims, shapes and order apply to models; a trace has concrete sizes")
         with open(path, encoding="utf-8") as f:
             return _footprint._analyze_trace(f.read(), path, inputs)
     model = _model_of(model_or_trace)
     with _Naming(model.name):
-        return _footprint._analyze_model(model, _dims(dims), inputs or "caller", order, None, [])
+        return _footprint._analyze_model(model, _dims(dims), inputs or "caller", order, None, [],
+                                         _shapes(shapes))
 
 
-def sweep(model, dim, values, dims=None, inputs="caller", order="stored"):
+def sweep(model, dim, values, dims=None, inputs="caller", order="stored", shapes=None):
     """The total peak and lower bound for each value of one dim, with the line through them:
     the "sweep" object of ``footprint analyze --sweep DIM=V1,V2,... --json``."""
     a = _footprint._analyze_model(_model_of(model), _dims(dims), inputs, order, str(dim),
-                                  [int(v) for v in values])
+                                  [int(v) for v in values], _shapes(shapes))
     return a.to_json()["sweep"]
 
 

@@ -53,9 +53,11 @@ analysis::InputsPolicy policy(const std::string& s) {
 }
 
 analysis::ModelProgram model_program(const std::shared_ptr<PyModel>& model, const DimBindings& dims,
-                                     const std::string& inputs, const std::string& order) {
+                                     const std::string& inputs, const std::string& order,
+                                     const graph::InputShapes& shapes) {
   analysis::ModelProgramOptions options;
   options.dims = dims;
+  options.shapes = shapes;
   options.inputs = policy(inputs);
   options.order = order;
   runtime::set_intra_op_threads(1);
@@ -101,12 +103,13 @@ std::shared_ptr<PyAnalysis> analyze_model(const std::shared_ptr<PyModel>& model,
                                           const DimBindings& dims, const std::string& inputs,
                                           const std::string& order,
                                           const std::optional<std::string>& sweep_dim,
-                                          const std::vector<int64_t>& sweep_values) {
+                                          const std::vector<int64_t>& sweep_values,
+                                          const graph::InputShapes& shapes) {
   // A sweep's main report is at its first value unless the dim is bound, as in the CLI.
   DimBindings bound = dims;
   if (sweep_dim && !sweep_values.empty()) bound.emplace(*sweep_dim, sweep_values.front());
   const py::gil_scoped_release nogil;
-  auto a = std::make_shared<PyAnalysis>(model_program(model, bound, inputs, order),
+  auto a = std::make_shared<PyAnalysis>(model_program(model, bound, inputs, order, shapes),
                                         model->model().source().name());
   if (sweep_dim) {
     const analysis::ModelProgram& m = *a->model_program();

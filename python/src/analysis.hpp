@@ -20,7 +20,8 @@ analysis::InputsPolicy policy(const std::string& s);
 // kernels' workspace is part of the prediction), sized for one thread as `run` runs by default.
 // Call without the GIL.
 analysis::ModelProgram model_program(const std::shared_ptr<PyModel>& model, const DimBindings& dims,
-                                     const std::string& inputs, const std::string& order);
+                                     const std::string& inputs, const std::string& order,
+                                     const graph::InputShapes& shapes = {});
 
 class PyAnalysis {
  public:

@@ -79,3 +79,12 @@ def test_bad_options_are_usage_errors(mobilenet):
         footprint.analyze(mobilenet, inputs="borrowed")
     with pytest.raises(footprint.UsageError):
         footprint.analyze(mobilenet, order="fastest")
+
+
+def test_shapes_bind_whole_inputs_as_the_cli_does(tiny_cnn):
+    # tiny_cnn's input is x: float[N,1,8,8]; its shape binds N as well.
+    a = footprint.analyze(tiny_cnn, shapes={"x": (3, 1, 8, 8)})
+    assert a.to_json() == cli_json("analyze", tiny_cnn, "--shape", "x=3x1x8x8")
+    assert a.to_json()["bytes"]["inputs"] == 3 * 8 * 8 * 4
+    with pytest.raises(footprint.UsageError, match="--shape nope: the graph has no input"):
+        footprint.analyze(tiny_cnn, shapes={"nope": (1,)})
