@@ -1,9 +1,11 @@
 #include "footprint/analysis/graph_program.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/topo_order.hpp"
 
@@ -117,7 +119,8 @@ class ProgramBuilder {
                 "; footprint prints no figure computed from an unknown size");
   }
 
-  Category category_of(const graph::Value& v) const {
+  Category category_of(graph::ValueId id) const {
+    const graph::Value& v = g_.value(id);
     switch (v.kind) {
       case graph::ValueKind::initializer:
         return Category::weights;
@@ -127,17 +130,14 @@ class ProgramBuilder {
       case graph::ValueKind::intermediate:
         break;
     }
-    if (is_constant(v)) return Category::weights;
+    if (is_constant(id)) return Category::weights;
     return v.is_graph_output ? Category::outputs : Category::activations;
   }
 
   // Compile-time values: inferred constants, and the outputs of Constant nodes. A known value
   // is not enough: Shape of a dynamic tensor is known as [N,3] but computed at run time.
-  bool is_constant(const graph::Value& v) const {
-    if (v.constant) return true;
-    if (v.producer < 0) return false;
-    const graph::Node& n = g_.node(v.producer);
-    return n.op_type == "Constant" && n.domain.empty();
+  bool is_constant(graph::ValueId id) const {
+    return g_.value(id).constant || g_.is_stored_value(id);
   }
 
   void add_tensors() {
@@ -146,7 +146,7 @@ class ProgramBuilder {
     for (const graph::Value& v : g_.values()) {
       ProgramTensor t;
       t.name = v.name;
-      t.category = category_of(v);
+      t.category = category_of(static_cast<graph::ValueId>(tensors.size()));
       t.bytes = bytes_of(v, static_cast<graph::ValueId>(tensors.size()), t);
       // Values read from an enclosing graph are kept alive by that graph.
       t.held = v.kind == graph::ValueKind::outer;
@@ -184,8 +184,9 @@ class ProgramBuilder {
         if (v != graph::kNoValue) s.outputs.push_back(v);
       }
       s.in_place = n.schema != nullptr && n.schema->in_place;
-      s.workspace = std::max(kernel_workspace(n), subgraph_workspace(n, s.name));
+      s.workspace = std::max(kernel_workspace(id), subgraph_workspace(n, s.name));
       out_.program.steps.push_back(std::move(s));
+      out_.step_nodes.push_back(id);
     }
   }
 
@@ -196,31 +197,36 @@ class ProgramBuilder {
     });
   }
 
-  // The kernel's scratch from the registry, with the step's extents under the dim bindings.
-  uint64_t kernel_workspace(const graph::Node& n) const {
-    if (n.schema == nullptr || n.schema->workspace == nullptr) return 0;
-    auto concrete = [&](const std::vector<graph::ValueId>& ids) {
-      std::vector<graph::ConcreteTensor> out;
-      for (graph::ValueId id : ids) {
-        graph::ConcreteTensor t;
-        if (id != graph::kNoValue) {
-          const graph::Value& v = g_.value(id);
-          t.dtype = v.dtype;
-          // A data-dependent extent at its bound: the scratch for the largest case.
-          for (const Dim& d : v.shape.dims) {
-            const auto r = d.range(dims_);
-            t.dims.push_back(r ? std::max<int64_t>(r->second, 0) : 0);
-          }
-        }
-        out.push_back(std::move(t));
+  // The kernel's scratch, asked the way the runtime asks (graph::workspace_bytes), with the
+  // step's extents under the dim bindings.
+  uint64_t kernel_workspace(graph::NodeId id) const {
+    const graph::Node& n = g_.node(id);
+    std::vector<std::vector<int64_t>> extents;
+    extents.reserve(n.inputs.size() + n.outputs.size());
+    auto ref = [&](graph::ValueId v) -> std::optional<graph::TensorRef> {
+      if (v == graph::kNoValue) return std::nullopt;
+      std::vector<int64_t>& dims = extents.emplace_back();
+      // A data-dependent extent at its bound: the scratch for the largest case.
+      for (const Dim& d : g_.value(v).shape.dims) {
+        const auto r = d.range(dims_);
+        dims.push_back(r ? std::max<int64_t>(r->second, 0) : 0);
       }
-      return out;
+      return graph::TensorRef{g_.value(v).dtype, dims, nullptr};
     };
-    return n.schema->workspace(n, concrete(n.inputs), concrete(n.outputs));
+    graph::NodeContext ctx(n, id, 0);
+    for (graph::ValueId v : n.inputs) {
+      const auto t = ref(v);
+      ctx.add_input(t ? &*t : nullptr);
+    }
+    for (graph::ValueId v : n.outputs) {
+      const auto t = ref(v);
+      ctx.add_output(t ? &*t : nullptr);
+    }
+    return graph::workspace_bytes(ctx);
   }
 
-  // Each branch or body runs inside the node's step: its own arena need is the step's scratch,
-  // the largest over branches since only one runs.
+  // Each branch or body runs inside the node's step, in an arena of its own planned inside the
+  // step's scratch: the largest over branches, since only one runs.
   uint64_t subgraph_workspace(const graph::Node& n, const std::string& step_name) {
     uint64_t worst = 0;
     for (size_t i = 0; i < n.subgraphs.size(); ++i) {
@@ -229,14 +235,24 @@ class ProgramBuilder {
       GraphProgramOptions child_options;
       child_options.inputs = InputsPolicy::caller;
       child_options.dims = dims_;
+      child_options.subgraph_arena = options_.subgraph_arena;
       GraphProgram child = build_program(*sub.graph, child_options);
       const Timeline t = simulate(child.program);
-      out_.subgraphs.push_back({step_name, sub.attribute, t.lower_bound_bytes, t.total_peak_bytes});
+      SubgraphMemory m{step_name, sub.attribute, t.lower_bound_bytes, t.total_peak_bytes};
+      m.planned = static_cast<bool>(options_.subgraph_arena);
+      m.arena_bytes =
+          m.planned ? options_.subgraph_arena(*sub.graph, child, t) : m.lower_bound_bytes;
+      out_.subgraphs.push_back(m);
       const std::string where = std::string(step_name).append("/").append(sub.attribute);
+      if (!m.planned) {
+        out_.warnings.push_back(where +
+                                ": its arena is counted at its lower bound (no planner was "
+                                "given for subgraphs); figures that include it are at least");
+      }
       for (auto& w : child.warnings)
         out_.warnings.push_back(std::string(where).append(": ").append(w));
       for (auto& b : child.bounded) out_.bounded.push_back({where + ": " + b.tensor, b.bound_by});
-      worst = std::max(worst, t.lower_bound_bytes);
+      worst = std::max(worst, m.arena_bytes);
     }
     return worst;
   }

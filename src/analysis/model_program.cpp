@@ -53,6 +53,7 @@ ModelProgram build_model_program(std::shared_ptr<const onnx::Model> model,
   m.registry = &registry;
   m.options.inputs = options.inputs;
   m.options.dims = options.dims;
+  m.options.subgraph_arena = options.subgraph_arena;
   m.shapes = options.shapes;
   BoundGraph b = bound_graph(*m.model, registry, m.options.dims, m.shapes);
   m.graph = std::move(b.graph);

@@ -86,12 +86,12 @@ class Collector {
       ++(main ? out_.ops : out_.subgraph_ops)[op_key(n)];
       if (!main) ++out_.subgraph_nodes;
       if (n.schema == nullptr) unknown_.push_back(op_key(n));
-      if (n.op_type == "Constant" && n.domain.empty()) {
-        if (const auto* a = n.attribute("value"); a != nullptr && a->t != nullptr) {
-          ++out_.constant_nodes;
-          out_.constant_bytes += onnx::tensor_storage_bytes(*a->t);
-          tensor(*a->t);
-        }
+      const bool stored =
+          !n.outputs.empty() && n.outputs[0] != graph::kNoValue && g.is_stored_value(n.outputs[0]);
+      if (const onnx::TensorProto* t = stored ? g.constant_tensor(n.outputs[0]) : nullptr) {
+        ++out_.constant_nodes;
+        out_.constant_bytes += onnx::tensor_storage_bytes(*t);
+        tensor(*t);
       }
       for (const graph::Subgraph& s : n.subgraphs) graph(*s.graph, false);
     }

@@ -7,6 +7,7 @@
 
 #include "flags.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 
 namespace footprint::cli {
@@ -48,6 +49,7 @@ ModelProgram load_model_program(const ModelArgs& args) {
   analysis::ModelProgramOptions options;
   options.inputs = policy_of(args.inputs);
   options.order = args.order;
+  options.subgraph_arena = plan::subgraph_arena(args.planner);
   for (const std::string& d : args.dims) {
     const auto [name, value] = split_binding(d, "--dim");
     options.dims[name] = parse_dim_value(value, "--dim");

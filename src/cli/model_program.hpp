@@ -16,6 +16,8 @@ struct ModelArgs {
   std::vector<std::string> shapes;  // "audio=1x16000"
   std::string inputs = "caller";    // caller | donated
   std::string order = "stored";     // stored | memory
+  // Plans each branch's arena, as `footprint run --planner` runs it.
+  std::string planner = "auto";
 };
 
 using analysis::ModelProgram;

@@ -147,8 +147,12 @@ std::string to_text(const PlanCommandOptions& o, const plan::Plan& p, size_t buf
 
 // The model's arena buffers under the chosen order, with warnings on stderr as analyze prints.
 std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, ModelFacts& facts) {
-  const ModelProgram m = load_model_program(
-      {.path = o.input, .dims = o.dims, .shapes = o.shapes, .inputs = o.inputs, .order = o.order});
+  const ModelProgram m = load_model_program({.path = o.input,
+                                             .dims = o.dims,
+                                             .shapes = o.shapes,
+                                             .inputs = o.inputs,
+                                             .order = o.order,
+                                             .planner = o.algo});
   for (const auto& d : m.program.unbound_dims) {
     std::fprintf(stderr, "footprint: warning: dim %s is unbound; using 1 (set --dim %s=V)\n",
                  d.c_str(), d.c_str());

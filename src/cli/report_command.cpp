@@ -250,7 +250,8 @@ void run_report(const ReportOptions& o, bool inputs_given) {
                                                   .dims = o.dims,
                                                   .shapes = o.shapes,
                                                   .inputs = o.inputs,
-                                                  .order = "stored"}));
+                                                  .order = "stored",
+                                                  .planner = o.algo}));
   }
   if (o.json) {
     std::printf("%s\n", summary.dump(2).c_str());

@@ -428,20 +428,6 @@ std::optional<uint64_t> Shape::numel(const DimBindings& bindings) const {
   return n;
 }
 
-std::optional<std::pair<uint64_t, uint64_t>> Shape::numel_range(const DimBindings& bindings) const {
-  if (!ranked) return std::nullopt;
-  std::pair<uint64_t, uint64_t> n{1, 1};
-  for (const Dim& d : dims) {
-    const auto r = d.range(bindings);
-    if (!r || r->first < 0) return std::nullopt;
-    if (__builtin_mul_overflow(n.first, static_cast<uint64_t>(r->first), &n.first) ||
-        __builtin_mul_overflow(n.second, static_cast<uint64_t>(r->second), &n.second)) {
-      return std::nullopt;
-    }
-  }
-  return n;
-}
-
 Dim Shape::numel_expr() const {
   if (!ranked) return Dim::unknown();
   Dim n = Dim::known(1);

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "footprint/core/error.hpp"
-#include "footprint/graph/node_eval.hpp"
+#include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/onnx/model_source.hpp"
 #include "footprint/onnx/writer.hpp"
@@ -231,6 +231,7 @@ struct GraphBuilder::Impl {
       out.push_back(std::move(v));
     }
     std::vector<TensorRef*> out_ptrs;
+    out_ptrs.reserve(out_refs.size());
     for (TensorRef& o : out_refs) out_ptrs.push_back(&o);
     evaluate_node(n, options.opset, refs, out_ptrs, options.threads, id);
     return out;

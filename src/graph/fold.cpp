@@ -11,7 +11,7 @@
 #include "footprint/core/error.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/host_value.hpp"
-#include "footprint/graph/node_eval.hpp"
+#include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/graph/topo_order.hpp"
 #include "footprint/onnx/tensor_data.hpp"
@@ -207,6 +207,7 @@ class Folder {
       values.push_back(std::move(v));
     }
     std::vector<TensorRef*> out_ptrs;
+    out_ptrs.reserve(out.size());
     for (TensorRef& o : out) out_ptrs.push_back(&o);
     try {
       evaluate_node(n, opset_of(n), in_ptrs, out_ptrs, options_.threads, id);

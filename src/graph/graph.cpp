@@ -151,17 +151,26 @@ size_t Graph::subgraph_count() const {
   return n;
 }
 
+bool Graph::is_stored_value(ValueId id) const {
+  const Value& v = values_[id];
+  if (v.producer < 0) return false;
+  const Node& n = nodes_[v.producer];
+  return n.schema != nullptr && !n.schema->stored_value_attribute.empty() && !n.outputs.empty() &&
+         n.outputs[0] == id;
+}
+
+const onnx::TensorProto* Graph::constant_tensor(ValueId id) const {
+  const Value& v = values_[id];
+  if (v.kind == ValueKind::initializer) return v.initializer;
+  if (!is_stored_value(id)) return nullptr;
+  const Node& n = nodes_[v.producer];
+  const onnx::AttributeProto* a = n.attribute(n.schema->stored_value_attribute);
+  return a != nullptr ? a->t : nullptr;
+}
+
 void Graph::replace_constant(ValueId id, std::vector<std::byte> raw) {
   Value& v = values_[id];
-  Node* constant_node = v.producer >= 0 ? &nodes_[v.producer] : nullptr;
-  const onnx::AttributeProto* attr = constant_node != nullptr &&
-                                             constant_node->op_type == "Constant" &&
-                                             constant_node->domain.empty()
-                                         ? constant_node->attribute("value")
-                                         : nullptr;
-  const onnx::TensorProto* old = v.kind == ValueKind::initializer ? v.initializer
-                                 : attr != nullptr                ? attr->t
-                                                                  : nullptr;
+  const onnx::TensorProto* old = constant_tensor(id);
   if (old == nullptr) {
     throw Error("graph " + in_quotes(name_) + ": " + in_quotes(v.name) +
                 " is neither an initializer nor a Constant's value; it cannot be rewritten");
@@ -183,9 +192,10 @@ void Graph::replace_constant(ValueId id, std::vector<std::byte> raw) {
   if (v.kind == ValueKind::initializer) {
     v.initializer = &owned->tensor;
   } else {
+    Node* constant_node = &nodes_[v.producer];
     owned->attributes.assign(constant_node->attributes.begin(), constant_node->attributes.end());
     for (onnx::AttributeProto& a : owned->attributes) {
-      if (a.name == "value") a.t = &owned->tensor;
+      if (a.name == constant_node->schema->stored_value_attribute) a.t = &owned->tensor;
     }
     constant_node->attributes = {owned->attributes.data(),
                                  static_cast<uint32_t>(owned->attributes.size()), 0};

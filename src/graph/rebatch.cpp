@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "footprint/core/error.hpp"
+#include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"
 
 namespace footprint::graph {
@@ -14,17 +15,9 @@ namespace {
 constexpr int64_t kProbeA = 2;
 constexpr int64_t kProbeB = 3;
 
-bool is_op(const Node& n, std::string_view op) {
-  return n.op_type == op && n.domain.empty();
-}
-
-// A shape constant's tensor: an initializer's, or a Constant node's `value`.
-const onnx::TensorProto* constant_tensor(const Graph& g, ValueId id) {
-  const Value& v = g.value(id);
-  if (v.kind == ValueKind::initializer) return v.initializer;
-  if (v.producer < 0 || !is_op(g.node(v.producer), "Constant")) return nullptr;
-  const onnx::AttributeProto* a = g.node(v.producer).attribute("value");
-  return a != nullptr ? a->t : nullptr;
+// The input of `n` that holds its output's extents (Reshape's shape), or -1.
+int shape_input(const Node& n) {
+  return n.schema != nullptr ? n.schema->output_shape_input : -1;
 }
 
 std::vector<std::byte> int64_bytes(const std::vector<int64_t>& values) {
@@ -169,7 +162,7 @@ class Rebatcher {
 
   std::optional<ShapeConstant> shape_constant(ValueId id) const {
     if (id == kNoValue || g_.value(id).is_graph_output) return std::nullopt;
-    const onnx::TensorProto* t = constant_tensor(g_, id);
+    const onnx::TensorProto* t = g_.constant_tensor(id);
     if (t == nullptr || t->data_type != static_cast<int32_t>(DType::int64) || t->dims.size() != 1)
       return std::nullopt;
     const auto known = known_value_of(*t);
@@ -178,8 +171,9 @@ class Rebatcher {
     ShapeConstant c{id, *entries, {}};
     for (NodeId n : g_.value(id).consumers) {
       const Node& node = g_.node(n);
-      const bool as_shape = is_op(node, "Reshape") && node.inputs.size() > 1 &&
-                            node.inputs[1] == id && node.inputs[0] != id;
+      const int at = shape_input(node);
+      const bool as_shape = at >= 0 && static_cast<size_t>(at) < node.inputs.size() &&
+                            node.inputs[static_cast<size_t>(at)] == id && node.inputs[0] != id;
       if (!as_shape) return std::nullopt;
       if (std::find(c.reshapes.begin(), c.reshapes.end(), n) == c.reshapes.end())
         c.reshapes.push_back(n);
@@ -190,9 +184,9 @@ class Rebatcher {
   std::vector<ShapeConstant> shape_constants() const {
     std::vector<ShapeConstant> out;
     for (ValueId id = 0; id < static_cast<ValueId>(g_.values().size()); ++id) {
-      bool read_by_reshape = false;
-      for (NodeId n : g_.value(id).consumers) read_by_reshape |= is_op(g_.node(n), "Reshape");
-      if (!read_by_reshape) continue;
+      bool read_as_shape = false;
+      for (NodeId n : g_.value(id).consumers) read_as_shape |= shape_input(g_.node(n)) >= 0;
+      if (!read_as_shape) continue;
       if (auto c = shape_constant(id)) out.push_back(std::move(*c));
     }
     return out;

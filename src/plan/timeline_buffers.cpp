@@ -40,4 +40,13 @@ std::vector<Buffer> arena_buffers(const analysis::Timeline& timeline,
   return out;
 }
 
+analysis::SubgraphArenaFn subgraph_arena(std::string_view algorithm, const PlanOptions& options) {
+  return [name = std::string(algorithm), options](const graph::Graph& /*graph*/,
+                                                  const analysis::GraphProgram& program,
+                                                  const analysis::Timeline& timeline) {
+    const std::vector<Buffer> buffers = arena_buffers(timeline, program.program);
+    return static_cast<uint64_t>(plan_buffers(buffers, name, options).arena_bytes);
+  };
+}
+
 }  // namespace footprint::plan

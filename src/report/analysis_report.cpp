@@ -114,7 +114,9 @@ nlohmann::json to_json(const AnalysisReport& r) {
     j["subgraphs"].push_back({{"node", s.node},
                               {"attribute", s.attribute},
                               {"lower_bound_bytes", s.lower_bound_bytes},
-                              {"total_peak_bytes", s.total_peak_bytes}});
+                              {"total_peak_bytes", s.total_peak_bytes},
+                              {"arena_bytes", s.arena_bytes},
+                              {"arena_planned", s.planned}});
   }
   if (r.sweep) {
     nlohmann::json points = nlohmann::json::array();
@@ -173,8 +175,9 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
   if (r.constant_nodes > 0)
     line("constants    {} nodes computed once at prepare time", r.constant_nodes);
   for (const auto& s : r.subgraphs) {
-    line("subgraph     {}/{}: lower bound {}, peak {}", s.node, s.attribute,
-         human_bytes(s.lower_bound_bytes), human_bytes(s.total_peak_bytes));
+    line("subgraph     {}/{}: lower bound {}, peak {}, arena {}{}", s.node, s.attribute,
+         human_bytes(s.lower_bound_bytes), human_bytes(s.total_peak_bytes),
+         human_bytes(s.arena_bytes), s.planned ? " (planned)" : " (at least: not planned)");
   }
   if (!t.alive_at_peak.empty()) {
     line("");

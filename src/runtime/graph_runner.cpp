@@ -7,7 +7,7 @@
 #include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
-#include "footprint/graph/node_eval.hpp"
+#include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/onnx/model_source.hpp"
 #include "footprint/plan/planner.hpp"
@@ -97,35 +97,41 @@ void GraphRunner::make_children() {
   }
 }
 
+const GraphRunner* GraphRunner::find_runner(const graph::Graph& sub) const {
+  for (const auto& runners : children_) {
+    for (const auto& child : runners) {
+      if (!child) continue;
+      if (&child->graph() == &sub) return child.get();
+      if (const GraphRunner* deeper = child->find_runner(sub)) return deeper;
+    }
+  }
+  return nullptr;
+}
+
+const GraphRunner& GraphRunner::child_for(const graph::Graph& sub) const {
+  const GraphRunner* r = find_runner(sub);
+  if (r == nullptr) fail("subgraph " + in_quotes(sub.name()) + " has no runner");
+  return *r;
+}
+
 void GraphRunner::build_plan() {
   analysis::GraphProgramOptions po;
   po.inputs = analysis::InputsPolicy::caller;
   po.dims = dims_bindings_;
+  // A branch runs inside its node's step, in the arena its own runner planned.
+  po.subgraph_arena = [this](const graph::Graph& sub, const analysis::GraphProgram&,
+                             const analysis::Timeline&) { return child_for(sub).arena_bytes(); };
   if (options_.order == "memory" && parent_ == nullptr) {
     po.order = analysis::memory_order(g_, po).order;
   }
   program_ = analysis::build_program(g_, po);
-  const auto& tensors = program_.program.tensors;
-  size_t s = 0;
-  for (graph::NodeId id : program_.order) {
+  for (graph::NodeId id : program_.step_nodes) {
     const graph::Node& n = g_.node(id);
-    const bool constant =
-        !n.outputs.empty() && std::all_of(n.outputs.begin(), n.outputs.end(), [&](auto v) {
-          return v == graph::kNoValue || tensors[v].category == Category::weights;
-        });
-    if (constant) continue;
     Step step;
     step.node = id;
     step.view = n.schema != nullptr && n.schema->output_view_of >= 0;
-    // A branch runs inside its node's step: its planned arena is the step's scratch.
-    auto& ps = program_.program.steps.at(s);
-    for (const auto& child : children_[id]) {
-      if (child) ps.workspace = std::max(ps.workspace, child->arena_bytes());
-    }
     steps_.push_back(step);
-    ++s;
   }
-  if (s != program_.program.steps.size()) fail("steps and program disagree");
   timeline_ = analysis::simulate(program_.program);
   const std::vector<plan::Buffer> buffers = plan::arena_buffers(timeline_, program_.program);
   plan_ = plan::plan_buffers(buffers, options_.planner);
@@ -197,9 +203,9 @@ GraphRunner::Placement GraphRunner::place_root(size_t v, const std::vector<int64
   }
 }
 
-std::unique_ptr<StepContext> GraphRunner::make_context(graph::NodeId id) {
+std::unique_ptr<graph::NodeContext> GraphRunner::make_context(graph::NodeId id) {
   const graph::Node& n = g_.node(id);
-  auto ctx = std::make_unique<StepContext>(n, id, opset_of(n), this);
+  auto ctx = std::make_unique<graph::NodeContext>(n, id, opset_of(n), this);
   auto ref_of = [&](graph::ValueId v, const char* role, size_t i) {
     const graph::Value& value = g_.value(v);
     if (!dims_known_[v] && value.shape.ranked &&
@@ -232,7 +238,7 @@ std::unique_ptr<StepContext> GraphRunner::make_context(graph::NodeId id) {
   return ctx;
 }
 
-void GraphRunner::point_context(StepContext& ctx) const {
+void GraphRunner::point_context(graph::NodeContext& ctx) const {
   const graph::Node& n = ctx.node();
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     if (n.inputs[i] != graph::kNoValue) ctx.inputs[i].data = pointers_[n.inputs[i]];
@@ -244,7 +250,7 @@ void GraphRunner::point_context(StepContext& ctx) const {
 
 // Every tensor a step touches has a home before it runs; a null one is a placement bug, caught
 // here rather than as a crash inside a kernel.
-void GraphRunner::check_pointers(const StepContext& ctx) const {
+void GraphRunner::check_pointers(const graph::NodeContext& ctx) const {
   const graph::Node& n = ctx.node();
   // An input the kernel's state replaces (packed weights) may have been released.
   auto check = [&](const std::vector<graph::ValueId>& ids,
@@ -366,13 +372,8 @@ void GraphRunner::evaluate_constant(graph::NodeId id) {
   }
   // The same evaluation the graph builder's value propagation and `footprint fold` use: a heap
   // workspace and the prepare hook's state for this one call.
-  std::vector<const graph::TensorRef*> in;
-  for (size_t i = 0; i < ctx->inputs.size(); ++i)
-    in.push_back(ctx->present_inputs[i] ? &ctx->inputs[i] : nullptr);
-  std::vector<graph::TensorRef*> out;
-  for (size_t i = 0; i < ctx->outputs.size(); ++i)
-    out.push_back(ctx->present_outputs[i] ? &ctx->outputs[i] : nullptr);
-  graph::evaluate_node(n, opset_of(n), in, out, options_.threads, id);
+  ctx->thread_count = options_.threads;
+  graph::evaluate(*ctx);
 }
 
 AlignedBuffer GraphRunner::allocate(graph::ValueId v, const std::string& what) const {
@@ -388,28 +389,14 @@ AlignedBuffer GraphRunner::allocate(graph::ValueId v, const std::string& what) c
 
 // A Constant node whose tensor is stored raw and suitably aligned is read where it lies.
 const std::byte* GraphRunner::constant_in_model(const graph::Node& n) const {
-  if (n.op_type != "Constant" || !n.domain.empty()) return nullptr;
-  const onnx::AttributeProto* a = n.attribute("value");
-  if (a == nullptr || a->t == nullptr) return nullptr;
-  const std::span<const std::byte> view = onnx::tensor_view(*a->t);
-  const size_t align = element_alignment(onnx::tensor_dtype(*a->t));
+  if (n.outputs.empty() || n.outputs[0] == graph::kNoValue || !g_.is_stored_value(n.outputs[0]))
+    return nullptr;
+  const onnx::TensorProto* t = g_.constant_tensor(n.outputs[0]);
+  if (t == nullptr) return nullptr;
+  const std::span<const std::byte> view = onnx::tensor_view(*t);
+  const size_t align = element_alignment(onnx::tensor_dtype(*t));
   if (view.empty() || reinterpret_cast<uintptr_t>(view.data()) % align != 0) return nullptr;
   return view.data();
-}
-
-uint64_t GraphRunner::workspace_of(graph::NodeId id) const {
-  const graph::Node& n = g_.node(id);
-  if (n.schema == nullptr || n.schema->workspace == nullptr) return 0;
-  auto concrete = [&](const std::vector<graph::ValueId>& ids) {
-    std::vector<graph::ConcreteTensor> out;
-    for (auto v : ids) {
-      graph::ConcreteTensor t;
-      if (v != graph::kNoValue) t = {g_.value(v).dtype, dims_[v]};
-      out.push_back(std::move(t));
-    }
-    return out;
-  };
-  return n.schema->workspace(n, concrete(n.inputs), concrete(n.outputs));
 }
 
 void GraphRunner::prepare_kernels() {
@@ -437,13 +424,7 @@ void GraphRunner::prepare_kernels() {
       throw Error("node " + n.label(s.node) + ": footprint has no kernel for " +
                   in_quotes(n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type));
     }
-    std::unique_ptr<graph::KernelState> state;
-    try {
-      if (schema->prepare != nullptr && !aliased) state = schema->prepare(*ctx);
-    } catch (const std::bad_alloc&) {
-      fail("node " + n.label(s.node) + ": out of memory while preparing its kernel for " +
-           first_output_name(n));
-    }
+    std::unique_ptr<graph::KernelState> state = aliased ? nullptr : graph::prepare(*ctx);
     ctx->kernel_state = state.get();
     if (state != nullptr) packed_bytes_ += state->owned_bytes();
     states_.push_back(std::move(state));
@@ -454,25 +435,13 @@ void GraphRunner::prepare_kernels() {
 }
 
 void GraphRunner::run_step(size_t s, std::span<std::byte> arena, int threads) {
-  StepContext& ctx = *contexts_[s];
+  graph::NodeContext& ctx = *contexts_[s];
   point_context(ctx);
   ctx.scratch = arena.subspan(static_cast<size_t>(steps_[s].workspace_offset),
                               static_cast<size_t>(steps_[s].workspace_bytes));
   ctx.thread_count = threads;
   check_pointers(ctx);
-  try {
-    ctx.node().schema->kernel(ctx);
-  } catch (const std::bad_alloc&) {
-    fail("step " + std::to_string(s) + ", node " + ctx.node().label(ctx.node_id()) +
-         ": out of memory while computing " + first_output_name(ctx.node()));
-  }
-}
-
-std::string GraphRunner::first_output_name(const graph::Node& n) const {
-  for (graph::ValueId v : n.outputs) {
-    if (v != graph::kNoValue) return in_quotes(g_.value(v).name);
-  }
-  return "its outputs";
+  graph::run(ctx);
 }
 
 // A computed constant whose every reader holds its own packed copy (KernelState::replaces_input)
@@ -571,11 +540,6 @@ void GraphRunner::run_subgraph(graph::NodeId node, std::string_view attribute,
     return;
   }
   fail("node " + g_.node(node).label(node) + " has no subgraph " + in_quotes(attribute));
-}
-
-void StepContext::run_subgraph(std::string_view attribute, std::span<const graph::TensorRef> in,
-                               std::span<graph::TensorRef> out) {
-  runner_->run_subgraph(id_, attribute, in, out, scratch, thread_count);
 }
 
 }  // namespace footprint::runtime

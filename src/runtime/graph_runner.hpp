@@ -12,15 +12,15 @@
 #include "footprint/analysis/timeline.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/kernel.hpp"
+#include "footprint/graph/node_runner.hpp"
 #include "footprint/onnx/tensor_data.hpp"
 #include "footprint/plan/plan.hpp"
 #include "footprint/runtime/session.hpp"
 #include "footprint/runtime/tensor.hpp"
-#include "step_context.hpp"
 
 namespace footprint::runtime {
 
-class GraphRunner {
+class GraphRunner final : public graph::SubgraphRunner {
  public:
   // `g` has concrete shapes under `dims` (shape inference ran with the inputs' extents bound).
   GraphRunner(const graph::Graph& g, const DimBindings& dims, const SessionOptions& options,
@@ -59,7 +59,7 @@ class GraphRunner {
   // Called by a step's context for its node's subgraph.
   void run_subgraph(graph::NodeId node, std::string_view attribute,
                     std::span<const graph::TensorRef> inputs, std::span<graph::TensorRef> outputs,
-                    std::span<std::byte> scratch, int threads);
+                    std::span<std::byte> scratch, int threads) override;
 
  private:
   // Where a value's bytes are during a run.
@@ -79,15 +79,17 @@ class GraphRunner {
   void bind_extents();
   void make_children();
   void build_plan();
+  // The runner of a subgraph at any depth below this graph (analysis asks for a nested branch's
+  // arena while analysing the branch around it).
+  const GraphRunner& child_for(const graph::Graph& sub) const;
+  const GraphRunner* find_runner(const graph::Graph& sub) const;
   void place_values();
   Placement place_root(size_t v, const std::vector<int64_t>& arena_offset);
   void evaluate_constants();
   void evaluate_constant(graph::NodeId id);
   // Heap bytes for value `v`; an allocation that fails or is refused names `what`.
   AlignedBuffer allocate(graph::ValueId v, const std::string& what) const;
-  std::string first_output_name(const graph::Node& n) const;
   const std::byte* constant_in_model(const graph::Node& n) const;
-  uint64_t workspace_of(graph::NodeId id) const;
   void prepare_kernels();
   // Per value root: reads by steps not yet prepared, and whether some reader needs the tensor.
   struct Readers {
@@ -96,12 +98,12 @@ class GraphRunner {
   };
   Readers count_readers() const;
   void release_replaced(size_t step, Readers& readers);
-  std::unique_ptr<StepContext> make_context(graph::NodeId id);
+  std::unique_ptr<graph::NodeContext> make_context(graph::NodeId id);
   void point_values(std::byte* arena, std::span<const graph::TensorRef> inputs,
                     std::span<const graph::TensorRef> outputs);
-  void point_context(StepContext& ctx) const;
+  void point_context(graph::NodeContext& ctx) const;
   void run_step(size_t s, std::span<std::byte> arena, int threads);
-  void check_pointers(const StepContext& ctx) const;
+  void check_pointers(const graph::NodeContext& ctx) const;
   int64_t opset_of(const graph::Node& n) const;
   [[noreturn]] void fail(const std::string& what) const;
 
@@ -124,8 +126,8 @@ class GraphRunner {
   uint64_t released_mapped_bytes_ = 0;
   uint64_t packed_bytes_ = 0;
   std::vector<Step> steps_;
-  std::vector<std::unique_ptr<StepContext>> contexts_;       // per step
-  std::vector<std::unique_ptr<graph::KernelState>> states_;  // per step
+  std::vector<std::unique_ptr<graph::NodeContext>> contexts_;  // per step
+  std::vector<std::unique_ptr<graph::KernelState>> states_;    // per step
   std::vector<char> skip_;  // per step: a view whose output already is its input
   // Per node, one runner per subgraph (same order as Node::subgraphs).
   std::vector<std::vector<std::unique_ptr<GraphRunner>>> children_;

@@ -150,14 +150,16 @@ struct Inferred {
 
 // ModelProto{ir_version 8, opset_import {"" opset}, graph}, loaded and inferred; with `bind`, the
 // inputs' extents are bound first (graph::bind_input_extents), as analysis and the runtime do.
-inline std::unique_ptr<Inferred> infer(const Wire& graph, int64_t opset = 18,
-                                       const DimBindings* bind = nullptr) {
+// The kernel tests pass runtime::op_registry(), whose rows the node runner runs.
+inline std::unique_ptr<Inferred> infer(
+    const Wire& graph, int64_t opset = 18, const DimBindings* bind = nullptr,
+    const graph::OpRegistry& registry = graph::OpRegistry::builtin()) {
   Wire m;
   m.int_field(1, 8).msg(7, graph).msg(8, Wire().int_field(2, opset));
   auto bytes = m.bytes();
   auto model = onnx::load(onnx::ModelSource::borrow(bytes, "test.onnx"));
   auto r = std::unique_ptr<Inferred>(new Inferred{std::move(bytes), std::move(model), {}, {}});
-  r->graph = graph::Graph::from_onnx(r->model, graph::OpRegistry::builtin());
+  r->graph = graph::Graph::from_onnx(r->model, registry);
   if (bind != nullptr) {
     std::vector<std::string> defaulted;
     graph::bind_input_extents(r->graph, *bind, defaulted);

@@ -21,6 +21,7 @@
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/kernel.hpp"
+#include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "graph/infer_builder.hpp"
@@ -85,7 +86,9 @@ struct AlignedBytes {
         size(n) {}
 };
 
-class PreparedRun : public graph::KernelContext {
+// The node runs through graph::workspace_bytes, graph::prepare and graph::run, as the
+// runtime's steps run.
+class PreparedRun {
  public:
   // `inputs`: nullopt for an omitted optional input; `outputs`: the node's output count (an
   // empty name in `omitted_outputs` positions leaves that output out).
@@ -103,7 +106,7 @@ class PreparedRun : public graph::KernelContext {
     g.node(node_with(op_, {in_names.begin(), in_names.end()}, {out_names.begin(), out_names.end()},
                      attrs, "n0"));
     for (const std::string& o : out_names) g.output(o);
-    model_ = infer(g.graph, opset);
+    model_ = infer(g.graph, opset, nullptr, runtime::op_registry());
     for (auto& in : inputs_) {
       in_refs_.push_back(in ? graph::TensorRef{in->dtype, in->dims, in->bytes.data()}
                             : graph::TensorRef{});
@@ -116,7 +119,13 @@ class PreparedRun : public graph::KernelContext {
       t.bytes.resize(dtype_storage_bytes(t.dtype, t.numel()).value_or(0));
       outputs_.push_back(std::move(t));
     }
-    for (Tensor& t : outputs_) out_refs_.push_back({t.dtype, t.dims, t.bytes.data()});
+    ctx_ = std::make_unique<graph::NodeContext>(node(), 0, opset_);
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      ctx_->add_input(inputs_[i] ? &in_refs_[i] : nullptr);
+    for (Tensor& t : outputs_) {
+      const graph::TensorRef ref{t.dtype, t.dims, t.bytes.data()};
+      ctx_->add_output(&ref);
+    }
   }
 
   // Inputs whose data the PrepareFn sees (weights); the others read as null while preparing.
@@ -134,29 +143,28 @@ class PreparedRun : public graph::KernelContext {
   void run() {
     const graph::OpSchema* s = runtime::op_registry().find("", op_);
     if (s == nullptr || s->kernel == nullptr) throw std::runtime_error("no kernel for " + op_);
-    if (s->workspace != nullptr) {
-      workspace_bytes_ = s->workspace(node(), concrete(in_refs_), concrete(out_refs_));
-    }
+    graph::NodeContext& ctx = *ctx_;
+    ctx.thread_count = threads_;
+    workspace_bytes_ = graph::workspace_bytes(ctx);
     workspace_ = AlignedBytes(workspace_bytes_);
-    preparing_ = true;
-    for (size_t i = 0; i < in_refs_.size(); ++i) {
-      if (!is_constant(i)) in_refs_[i].data = nullptr;
+    ctx.scratch = {workspace_.data.get(), workspace_.size};
+    ctx.kernel_state = nullptr;
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+      if (!is_constant(i)) ctx.inputs[i].data = nullptr;
     }
-    state_ = s->prepare != nullptr ? s->prepare(*this) : nullptr;
-    for (size_t i = 0; i < in_refs_.size(); ++i) {
-      if (inputs_[i]) in_refs_[i].data = inputs_[i]->bytes.data();
-    }
-    preparing_ = false;
+    state_ = graph::prepare(ctx);
+    for (size_t i = 0; i < ctx.inputs.size(); ++i) ctx.inputs[i].data = in_refs_[i].data;
+    ctx.kernel_state = state_.get();
     for (int pass = 0; pass < 2; ++pass) {
       // Garbage first, so an element the kernel forgets to write shows.
       for (Tensor& t : outputs_) std::memset(t.bytes.data(), 0xcd, t.bytes.size());
       const auto before = heap::snapshot().allocations;
-      s->kernel(*this);
+      graph::run(ctx);
       allocations_ = heap::snapshot().allocations - before;
     }
   }
   // The kernel alone on the state the last run() prepared (for timing).
-  void rerun() { runtime::op_registry().find("", op_)->kernel(*this); }
+  void rerun() { graph::run(*ctx_); }
 
   std::string run_error() {
     try {
@@ -171,35 +179,13 @@ class PreparedRun : public graph::KernelContext {
   uint64_t workspace_bytes() const { return workspace_bytes_; }
   uint64_t allocations() const { return allocations_; }  // in the last run (0 without the counter)
   bool has_state() const { return state_ != nullptr; }
+  const graph::KernelState* state() const { return state_.get(); }
 
-  // ---- KernelContext
-  const graph::Node& node() const override { return model_->graph.node(0); }
-  int32_t node_id() const override { return 0; }
-  int64_t opset() const override { return opset_; }
-  size_t input_count() const override { return in_refs_.size(); }
-  size_t output_count() const override { return out_refs_.size(); }
-  const graph::TensorRef* input_or_null(size_t i) const override {
-    return i < inputs_.size() && inputs_[i] ? &in_refs_[i] : nullptr;
-  }
-  graph::TensorRef* output_or_null(size_t i) override {
-    return i < out_refs_.size() ? &out_refs_[i] : nullptr;
-  }
-  std::span<std::byte> workspace() override { return {workspace_.data.get(), workspace_.size}; }
-  int threads() const override { return threads_; }
-  graph::KernelState* state() const override { return preparing_ ? nullptr : state_.get(); }
-  void run_subgraph(std::string_view, std::span<const graph::TensorRef>,
-                    std::span<graph::TensorRef>) override {
-    fail("subgraphs are not supported by the test context");
-  }
+  const graph::Node& node() const { return model_->graph.node(0); }
 
  private:
   bool is_constant(size_t i) const {
     return std::find(constants_.begin(), constants_.end(), i) != constants_.end();
-  }
-  static std::vector<graph::ConcreteTensor> concrete(const std::vector<graph::TensorRef>& refs) {
-    std::vector<graph::ConcreteTensor> out;
-    for (const auto& r : refs) out.push_back({r.dtype, {r.dims.begin(), r.dims.end()}});
-    return out;
   }
   static Wire initializer(std::string_view name, const Tensor& t) {
     Wire w;
@@ -216,12 +202,11 @@ class PreparedRun : public graph::KernelContext {
   std::unique_ptr<Inferred> model_;
   std::vector<graph::TensorRef> in_refs_;
   std::vector<Tensor> outputs_;
-  std::vector<graph::TensorRef> out_refs_;
+  std::unique_ptr<graph::NodeContext> ctx_;
   std::vector<size_t> constants_{1, 2, 3, 4};
   AlignedBytes workspace_;
   uint64_t workspace_bytes_ = 0;
   std::unique_ptr<graph::KernelState> state_;
-  bool preparing_ = false;
   int threads_ = 1;
   uint64_t allocations_ = 0;
 };

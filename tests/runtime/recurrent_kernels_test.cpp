@@ -19,6 +19,7 @@
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/kernel.hpp"
+#include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/onnx/model.hpp"
@@ -61,45 +62,6 @@ struct HostTensor {
   }
 };
 
-class TestContext : public graph::KernelContext {
- public:
-  TestContext(const graph::Node& node, int64_t opset, std::vector<const graph::TensorRef*> in,
-              std::vector<graph::TensorRef*> out, std::span<std::byte> workspace, int threads)
-      : node_(node),
-        opset_(opset),
-        in_(std::move(in)),
-        out_(std::move(out)),
-        workspace_(workspace),
-        threads_(threads) {}
-
-  const graph::Node& node() const override { return node_; }
-  int32_t node_id() const override { return 0; }
-  int64_t opset() const override { return opset_; }
-  size_t input_count() const override { return in_.size(); }
-  size_t output_count() const override { return out_.size(); }
-  const graph::TensorRef* input_or_null(size_t i) const override {
-    return i < in_.size() ? in_[i] : nullptr;
-  }
-  graph::TensorRef* output_or_null(size_t i) override {
-    return i < out_.size() ? out_[i] : nullptr;
-  }
-  std::span<std::byte> workspace() override { return workspace_; }
-  int threads() const override { return threads_; }
-  graph::KernelState* state() const override { return nullptr; }
-  void run_subgraph(std::string_view, std::span<const graph::TensorRef>,
-                    std::span<graph::TensorRef>) override {
-    fail("no subgraphs here");
-  }
-
- private:
-  const graph::Node& node_;
-  int64_t opset_;
-  std::vector<const graph::TensorRef*> in_;
-  std::vector<graph::TensorRef*> out_;
-  std::span<std::byte> workspace_;
-  int threads_;
-};
-
 struct NodeResult {
   std::map<std::string, HostTensor> outputs;  // by value name
   uint64_t workspace_bytes = 0;
@@ -130,54 +92,51 @@ NodeResult run_node(const onnx::Model& model, const std::map<std::string, HostTe
   const graph::Node& node = g.node(0);
   if (node.schema == nullptr || node.schema->kernel == nullptr) throw Error("no kernel");
 
-  std::vector<graph::TensorRef> in_refs(node.inputs.size());
-  std::vector<const graph::TensorRef*> in_ptrs(node.inputs.size(), nullptr);
-  std::vector<graph::ConcreteTensor> in_concrete(node.inputs.size());
+  graph::NodeContext ctx(node, 0, model.opset_version(""));
+  ctx.thread_count = threads;
   for (size_t i = 0; i < node.inputs.size(); ++i) {
-    if (node.inputs[i] == graph::kNoValue) continue;
-    const graph::Value& v = g.value(node.inputs[i]);
-    const HostTensor& t = feeds.at(v.name);
-    in_refs[i] = {t.dtype, t.dims, const_cast<std::byte*>(t.data.data())};
-    in_ptrs[i] = &in_refs[i];
-    in_concrete[i] = {t.dtype, t.dims};
+    if (node.inputs[i] == graph::kNoValue) {
+      ctx.add_input(nullptr);
+      continue;
+    }
+    const HostTensor& t = feeds.at(g.value(node.inputs[i]).name);
+    const graph::TensorRef ref{t.dtype, t.dims, const_cast<std::byte*>(t.data.data())};
+    ctx.add_input(&ref);
   }
 
   NodeResult r;
   std::vector<HostTensor> out_store(node.outputs.size());
-  std::vector<graph::TensorRef> out_refs(node.outputs.size());
-  std::vector<graph::TensorRef*> out_ptrs(node.outputs.size(), nullptr);
-  std::vector<graph::ConcreteTensor> out_concrete(node.outputs.size());
   for (size_t i = 0; i < node.outputs.size(); ++i) {
-    if (node.outputs[i] == graph::kNoValue) continue;
+    if (node.outputs[i] == graph::kNoValue) {
+      ctx.add_output(nullptr);
+      continue;
+    }
     const graph::Value& v = g.value(node.outputs[i]);
     HostTensor& t = out_store[i];
     t.dtype = v.dtype;
     t.dims = concrete_dims(v);
     t.data.resize(t.numel() * sizeof(float));
-    out_refs[i] = {t.dtype, t.dims, t.data.data()};
-    out_ptrs[i] = &out_refs[i];
-    out_concrete[i] = {t.dtype, t.dims};
+    const graph::TensorRef ref{t.dtype, t.dims, t.data.data()};
+    ctx.add_output(&ref);
   }
 
-  r.workspace_bytes =
-      node.schema->workspace ? node.schema->workspace(node, in_concrete, out_concrete) : 0;
+  r.workspace_bytes = graph::workspace_bytes(ctx);
   std::vector<std::byte> workspace(r.workspace_bytes + kGuardBytes, kGuard);
   // Garbage in the scratch: the kernel must not read what it has not written.
   std::fill(workspace.begin(), workspace.begin() + static_cast<ptrdiff_t>(r.workspace_bytes),
             std::byte{0xFF});
-  TestContext ctx(node, model.opset_version(""), in_ptrs, out_ptrs,
-                  std::span(workspace).first(r.workspace_bytes), threads);
+  ctx.scratch = std::span(workspace).first(r.workspace_bytes);
 
   // Twice: the first call may start OpenMP's thread team (threads > 1), which allocates once
   // per process; the second must allocate nothing and, from NaN outputs again, give the same.
   for (int call = 0; call < 2; ++call) {
     for (size_t i = 0; i < out_store.size(); ++i) {
-      if (out_ptrs[i] == nullptr) continue;
+      if (!ctx.present_outputs[i]) continue;
       const std::vector<float> nan(out_store[i].numel(), std::nanf(""));
       std::memcpy(out_store[i].data.data(), nan.data(), nan.size() * sizeof(float));
     }
     const auto before = heap::snapshot().allocations;
-    node.schema->kernel(ctx);
+    graph::run(ctx);
     (call == 0 ? r.first_heap_allocations : r.heap_allocations) =
         heap::snapshot().allocations - before;
   }

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "footprint/core/error.hpp"
-#include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/kernel.hpp"
+#include "footprint/graph/node_runner.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "graph/infer_builder.hpp"
 
@@ -89,8 +89,10 @@ inline TestTensor boolean(std::vector<int64_t> dims, const std::vector<uint8_t>&
   return TestTensor::of(DType::boolean, std::move(dims), v);
 }
 
-// The kernel context over node 0 of a one-node model.
-class KernelRun : public graph::KernelContext {
+// Node 0 of a one-node model, run on tensors the test owns.
+// The node runs through graph::evaluate, as value propagation and folding run it: the row's
+// workspace, its prepare hook on the inputs (all of them known), then the kernel.
+class KernelRun {
  public:
   // `inputs`: nullopt for an omitted optional input. `outputs`: how many outputs the node has.
   KernelRun(std::string op, std::vector<std::optional<TestTensor>> inputs,
@@ -106,7 +108,7 @@ class KernelRun : public graph::KernelContext {
     for (size_t i = 0; i < outputs; ++i) out_names.push_back("out" + std::to_string(i));
     g.node(node_with(op_, views(in_names), views(out_names), attrs, "n0"));
     for (const std::string& o : out_names) g.output(o);
-    model_ = infer(g.graph, opset);
+    model_ = infer(g.graph, opset, nullptr, runtime::op_registry());
     for (const auto& in : inputs_) {
       in_refs_.push_back(in ? graph::TensorRef{in->dtype, in->dims, const_cast<void*>(in->data())}
                             : graph::TensorRef{});
@@ -142,26 +144,28 @@ class KernelRun : public graph::KernelContext {
   void run() {
     const graph::OpSchema* s = runtime::op_registry().find("", op_);
     if (s == nullptr || s->kernel == nullptr) throw std::runtime_error("no kernel for " + op_);
-    out_refs_.clear();
     for (size_t i = 0; i < outputs_.size(); ++i) {
       if (!static_ok_[i]) throw std::runtime_error("output extents are not known");
       // Garbage first, so an element the kernel forgets to write shows.
       std::memset(outputs_[i].data(), 0xcd, outputs_[i].nbytes);
-      out_refs_.push_back({outputs_[i].dtype, outputs_[i].dims, outputs_[i].data()});
+    }
+    graph::NodeContext ctx(node(), 0, opset_);
+    ctx.thread_count = threads_;
+    for (size_t i = 0; i < inputs_.size(); ++i) ctx.add_input(inputs_[i] ? &in_refs_[i] : nullptr);
+    for (TestTensor& o : outputs_) {
+      const graph::TensorRef ref{o.dtype, o.dims, o.data()};
+      ctx.add_output(&ref);
     }
     if (in_place_) {
       in_place_copy_ = *inputs_.at(0);
-      in_refs_[0].data = in_place_copy_.data();
-      out_refs_[0].data = in_place_copy_.data();
+      ctx.inputs[0].data = in_place_copy_.data();
+      ctx.outputs[0].data = in_place_copy_.data();
     }
-    const auto before = heap::snapshot().allocations;
-    s->kernel(*this);
-    allocations_ = heap::snapshot().allocations - before;
-    if (in_place_) {
-      if (outputs_[0].nbytes > 0) {
-        std::memcpy(outputs_[0].data(), in_place_copy_.data(), outputs_[0].nbytes);
-      }
-      in_refs_[0].data = const_cast<void*>(inputs_[0]->data());
+    const graph::NodeRun r = graph::evaluate(ctx);
+    allocations_ = r.kernel_heap_allocations;
+    workspace_bytes_ = r.workspace_bytes;
+    if (in_place_ && outputs_[0].nbytes > 0) {
+      std::memcpy(outputs_[0].data(), in_place_copy_.data(), outputs_[0].nbytes);
     }
   }
   // The message of the error the kernel throws; "" when it does not.
@@ -175,28 +179,12 @@ class KernelRun : public graph::KernelContext {
   }
 
   const TestTensor& out(size_t i) const { return outputs_.at(i); }
-  // Heap allocations during the last run (0 without the heap counter linked).
+  // Heap allocations by the kernel during the last run (0 without the heap counter linked).
   uint64_t allocations() const { return allocations_; }
+  // The scratch the op's row declared for the last run, which the kernel was given.
+  uint64_t workspace_bytes() const { return workspace_bytes_; }
 
-  // ---- KernelContext
-  const graph::Node& node() const override { return model_->graph.node(0); }
-  int32_t node_id() const override { return 0; }
-  int64_t opset() const override { return opset_; }
-  size_t input_count() const override { return in_refs_.size(); }
-  size_t output_count() const override { return outputs_.size(); }
-  const graph::TensorRef* input_or_null(size_t i) const override {
-    return i < inputs_.size() && inputs_[i] ? &in_refs_[i] : nullptr;
-  }
-  graph::TensorRef* output_or_null(size_t i) override {
-    return i < out_refs_.size() ? &out_refs_[i] : nullptr;
-  }
-  std::span<std::byte> workspace() override { return {}; }
-  int threads() const override { return threads_; }
-  graph::KernelState* state() const override { return nullptr; }
-  void run_subgraph(std::string_view /*attribute*/, std::span<const graph::TensorRef> /*inputs*/,
-                    std::span<graph::TensorRef> /*outputs*/) override {
-    fail("subgraphs are not supported by the test context");
-  }
+  const graph::Node& node() const { return model_->graph.node(0); }
 
  private:
   static std::vector<std::string_view> views(const std::vector<std::string>& names) {
@@ -218,11 +206,11 @@ class KernelRun : public graph::KernelContext {
   std::vector<graph::TensorRef> in_refs_;
   std::vector<TestTensor> outputs_;
   std::vector<bool> static_ok_;
-  std::vector<graph::TensorRef> out_refs_;
   TestTensor in_place_copy_;
   int threads_ = 1;
   bool in_place_ = false;
   uint64_t allocations_ = 0;
+  uint64_t workspace_bytes_ = 0;
 };
 
 // One float output of `op` on `in`, with the check every kernel test makes: running allocated

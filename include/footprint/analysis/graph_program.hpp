@@ -2,6 +2,8 @@
 // A model's graph as a MemoryProgram: one tensor per value with its bytes under the given dim
 // bindings and its category, one step per node in the chosen order, views and in-place from the
 // op registry, compile-time constants counted as weights, subgraphs analysed per branch.
+#include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -12,10 +14,21 @@
 
 namespace footprint::analysis {
 
+struct GraphProgram;
+
+// The arena a branch or body runs in, given its graph and its analysed program and timeline:
+// what its plan obtains (plan::subgraph_arena gives a planner's; the runtime answers with the
+// arena it planned), so a control-flow node's scratch is the bytes the runtime hands it.
+using SubgraphArenaFn =
+    std::function<uint64_t(const graph::Graph&, const GraphProgram&, const Timeline&)>;
+
 struct GraphProgramOptions {
   InputsPolicy inputs = InputsPolicy::caller;
   DimBindings dims;                  // values for named dims; unbound ones default to 1
   std::vector<graph::NodeId> order;  // empty: graph::topo_order
+  // Empty: a subgraph's scratch is its lower bound, and every figure that includes it is a
+  // lower bound too (GraphProgram::warnings says so).
+  SubgraphArenaFn subgraph_arena;
 };
 
 // One branch or body of a control-flow node, analysed on its own.
@@ -24,6 +37,8 @@ struct SubgraphMemory {
   std::string attribute;
   uint64_t lower_bound_bytes = 0;
   uint64_t total_peak_bytes = 0;
+  uint64_t arena_bytes = 0;  // the node's scratch for it: planned, or the lower bound
+  bool planned = false;      // arena_bytes came from GraphProgramOptions::subgraph_arena
 };
 
 // A tensor whose size is an upper bound (ProgramTensor::bound_by).
@@ -34,7 +49,8 @@ struct BoundedTensor {
 
 struct GraphProgram {
   MemoryProgram program;
-  std::vector<graph::NodeId> order;       // the nodes behind program.steps
+  std::vector<graph::NodeId> order;       // every node, in the order they run or fold
+  std::vector<graph::NodeId> step_nodes;  // the node behind each of program.steps
   std::vector<std::string> unbound_dims;  // named dims that defaulted to 1
   std::vector<std::string> warnings;
   std::vector<SubgraphMemory> subgraphs;

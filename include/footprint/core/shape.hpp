@@ -88,9 +88,6 @@ struct Shape {
   // The element count as an expression (unknown when any dim is unknown or rank is unknown).
   Dim numel_expr() const;
   std::optional<uint64_t> numel(const DimBindings& bindings) const;
-  // The element count's [smallest, largest] under `bindings` (Dim::range of each dim); nullopt
-  // when a dim is unknown or unbound, or the product overflows.
-  std::optional<std::pair<uint64_t, uint64_t>> numel_range(const DimBindings& bindings) const;
   // "[1,3,N,224]", "[]" for a scalar, "?" when unranked.
   std::string to_string() const;
   friend bool operator==(const Shape&, const Shape&) = default;

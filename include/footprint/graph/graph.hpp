@@ -119,6 +119,11 @@ class Graph {
   const onnx::GraphProto* proto() const { return proto_; }
 
   std::optional<ValueId> find(std::string_view value_name) const;
+  // The tensor a value is stored as in the model: an initializer's, or the one a node keeps in
+  // an attribute (OpSchema::stored_value_attribute: Constant's `value`); nullptr otherwise.
+  const onnx::TensorProto* constant_tensor(ValueId id) const;
+  // Whether `id` is output 0 of a node that stores its value (a Constant node).
+  bool is_stored_value(ValueId id) const;
   // Subgraphs at every depth, counted once each.
   size_t subgraph_count() const;
 

@@ -36,6 +36,12 @@ struct OpSchema {
   int output_view_of = -1;
   // May write its output into input 0's buffer when that buffer is otherwise dead.
   bool in_place = false;
+  // Output 0 is a tensor stored in this attribute of the node (Constant's `value`): it is read
+  // where it lies in the model (Graph::constant_tensor), never computed.
+  std::string_view stored_value_attribute;
+  // This input holds output 0's extents as int64 entries (Reshape's `shape`, where 0 copies an
+  // extent and -1 infers one): graph::rebatch may rewrite a leading entry that is the batch.
+  int output_shape_input = -1;
   // Holds subgraphs in attributes (If, Loop, Scan).
   bool has_subgraphs = false;
   // Same inputs, same outputs. Random ops are not: their outputs are never compile-time

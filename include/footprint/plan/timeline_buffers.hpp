@@ -5,11 +5,21 @@
 //
 //   std::vector<plan::Buffer> b = plan::arena_buffers(timeline, program);
 //   plan::Plan p = plan::plan_buffers(b, "auto");  // p.arena_bytes >= lower_bound_arena_bytes
+//
+// A control-flow node's branches are planned the same way, each in an arena of its own inside
+// the node's scratch; analysis asks for that arena through subgraph_arena():
+//
+//   options.subgraph_arena = plan::subgraph_arena("auto");
+//   analysis::build_program(g, options);  // an If's step scratch = its largest planned branch
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/memory_program.hpp"
 #include "footprint/analysis/timeline.hpp"
 #include "footprint/plan/buffer.hpp"
+#include "footprint/plan/planner.hpp"
 
 namespace footprint::plan {
 
@@ -17,5 +27,10 @@ namespace footprint::plan {
 // [first, last + 1). Ids are tensor names ("workspace:STEP" for scratch), made CSV-safe.
 std::vector<Buffer> arena_buffers(const analysis::Timeline& timeline,
                                   const analysis::MemoryProgram& program);
+
+// The arena `algorithm` plans for a subgraph's program: what the runtime obtains when it runs
+// the subgraph with the same planner (runtime::SessionOptions::planner).
+analysis::SubgraphArenaFn subgraph_arena(std::string_view algorithm,
+                                         const PlanOptions& options = {});
 
 }  // namespace footprint::plan

@@ -192,6 +192,12 @@ void infer_multinomial(const InferContext& ctx, InferResult& r) {
              ranked({batch, Dim::known(ctx.attr_int("sample_size", 1))}));
 }
 
+// Constant's output is the tensor in its `value` attribute.
+OpSchema stored_value(OpSchema s) {
+  s.stored_value_attribute = "value";
+  return s;
+}
+
 OpSchema random(OpSchema s) {
   s.deterministic = false;
   return s;
@@ -200,7 +206,7 @@ OpSchema random(OpSchema s) {
 }  // namespace
 
 void register_generators(OpRegistry& r) {
-  r.add(op("Constant", 0, 0, infer_constant));
+  r.add(stored_value(op("Constant", 0, 0, infer_constant)));
   r.add(op("ConstantOfShape", 1, 1, infer_constant_of_shape));
   r.add(op("Shape", 1, 1, infer_shape));
   r.add(op("Size", 1, 1, infer_size));

@@ -290,10 +290,16 @@ void infer_same(const InferContext& ctx, InferResult& r) {
   same_as_input(ctx, r);
 }
 
+// Reshape's second input is its output's extents (opset 5+).
+OpSchema shaped_by_input(OpSchema s) {
+  s.output_shape_input = 1;
+  return s;
+}
+
 }  // namespace
 
 void register_reshape(OpRegistry& r) {
-  r.add(view("Reshape", 1, 2, infer_reshape));
+  r.add(shaped_by_input(view("Reshape", 1, 2, infer_reshape)));
   r.add(view("Flatten", 1, 1, infer_flatten));
   r.add(view("Squeeze", 1, 2, infer_squeeze));
   r.add(view("Unsqueeze", 1, 2, infer_unsqueeze));

@@ -1,0 +1,110 @@
+#include "footprint/graph/node_runner.hpp"
+
+#include <memory>
+#include <new>
+#include <vector>
+
+#include "footprint/core/error.hpp"
+#include "footprint/core/heap_counter.hpp"
+#include "footprint/graph/op_registry.hpp"
+
+namespace footprint::graph {
+namespace {
+
+std::vector<ConcreteTensor> concrete(const KernelContext& ctx, bool inputs) {
+  const size_t n = inputs ? ctx.input_count() : ctx.output_count();
+  std::vector<ConcreteTensor> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    // output_or_null is non-const: a kernel writes through it. Sizing only reads extents.
+    const TensorRef* r =
+        inputs ? ctx.input_or_null(i) : const_cast<KernelContext&>(ctx).output_or_null(i);
+    if (r != nullptr) out[i] = {r->dtype, {r->dims.begin(), r->dims.end()}};
+  }
+  return out;
+}
+
+struct FreeBytes {
+  void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{64}); }
+};
+
+}  // namespace
+
+void NodeContext::add_input(const TensorRef* t) {
+  inputs.push_back(t != nullptr ? *t : TensorRef{});
+  present_inputs.push_back(t != nullptr ? 1 : 0);
+}
+
+void NodeContext::add_output(const TensorRef* t) {
+  outputs.push_back(t != nullptr ? *t : TensorRef{});
+  present_outputs.push_back(t != nullptr ? 1 : 0);
+}
+
+void NodeContext::run_subgraph(std::string_view attribute, std::span<const TensorRef> in,
+                               std::span<TensorRef> out) {
+  if (subgraphs_ == nullptr) fail("its subgraphs are not run here (only when the model runs)");
+  subgraphs_->run_subgraph(id_, attribute, in, out, scratch, thread_count);
+}
+
+uint64_t workspace_bytes(const KernelContext& ctx) {
+  const OpSchema* s = ctx.node().schema;
+  if (s == nullptr || s->workspace == nullptr) return 0;
+  return s->workspace(ctx.node(), concrete(ctx, true), concrete(ctx, false));
+}
+
+std::unique_ptr<KernelState> prepare(const KernelContext& ctx) {
+  const OpSchema* s = ctx.node().schema;
+  if (s == nullptr || s->prepare == nullptr) return nullptr;
+  try {
+    return s->prepare(ctx);
+  } catch (const std::bad_alloc&) {
+    ctx.fail("out of memory while preparing its kernel");
+  }
+}
+
+void run(KernelContext& ctx) {
+  const OpSchema* s = ctx.node().schema;
+  if (s == nullptr || s->kernel == nullptr) ctx.fail("no kernel to run it with");
+  try {
+    s->kernel(ctx);
+  } catch (const std::bad_alloc&) {
+    ctx.fail("out of memory while running its kernel");
+  }
+}
+
+NodeRun evaluate(NodeContext& ctx) {
+  NodeRun r;
+  r.workspace_bytes = workspace_bytes(ctx);
+  std::unique_ptr<std::byte, FreeBytes> scratch;
+  if (r.workspace_bytes > 0) {
+    scratch.reset(
+        static_cast<std::byte*>(::operator new[](r.workspace_bytes, std::align_val_t{64})));
+    ctx.scratch = {scratch.get(), static_cast<size_t>(r.workspace_bytes)};
+  }
+  const std::unique_ptr<KernelState> state = prepare(ctx);
+  r.prepared = state != nullptr;
+  r.state_bytes = state != nullptr ? state->owned_bytes() : 0;
+  ctx.kernel_state = state.get();
+  const uint64_t before = heap::snapshot().allocations;
+  run(ctx);
+  r.kernel_heap_allocations = heap::snapshot().allocations - before;
+  ctx.kernel_state = nullptr;
+  ctx.scratch = {};
+  return r;
+}
+
+bool can_evaluate(const Node& node) {
+  const OpSchema* s = node.schema;
+  return s != nullptr && s->kernel != nullptr && !s->has_subgraphs && s->deterministic &&
+         node.subgraphs.empty();
+}
+
+void evaluate_node(const Node& node, int64_t opset, std::span<const TensorRef* const> inputs,
+                   std::span<TensorRef* const> outputs, int threads, NodeId node_id) {
+  NodeContext ctx(node, node_id, opset);
+  ctx.thread_count = threads;
+  for (const TensorRef* t : inputs) ctx.add_input(t);
+  for (const TensorRef* t : outputs) ctx.add_output(t);
+  evaluate(ctx);
+}
+
+}  // namespace footprint::graph
