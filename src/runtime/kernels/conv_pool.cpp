@@ -17,8 +17,10 @@
 #include "blocked_layout.hpp"
 #include "depthwise_conv.hpp"
 #include "dnnl_util.hpp"
+#include "dtype_dispatch.hpp"
 #include "families.hpp"
-#include "kernel_util.hpp"
+#include "parallel_for.hpp"
+#include "wide_vectors.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {

@@ -8,24 +8,19 @@
 #include <cmath>
 #include <limits>
 
+#include "dtype_dispatch.hpp"
 #include "families.hpp"
-#include "kernel_util.hpp"
+#include "float16.hpp"
+#include "index_space.hpp"
+#include "parallel_for.hpp"
+#include "strided_copy.hpp"
+#include "tensor_reads.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
 
 using graph::KernelContext;
 using graph::TensorRef;
-
-// Row-major element strides of `dims` into a fixed buffer.
-template <class Buffer>
-void strides_into(std::span<const int64_t> dims, Buffer& s) {
-  int64_t step = 1;
-  for (size_t d = dims.size(); d-- > 0;) {
-    s[d] = step;
-    step *= dims[d];
-  }
-}
 
 // The output's dims in a CopyIndex (for strided_copy).
 CopyIndex copy_dims(std::span<const int64_t> dims) {

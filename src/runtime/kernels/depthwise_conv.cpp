@@ -7,9 +7,10 @@
 #include <cstring>
 
 #include "dnnl_util.hpp"
-#include "kernel_util.hpp"
+#include "parallel_for.hpp"
+#include "wide_vectors.hpp"
 
-// Function multiversioning (an ifunc picks the clone when the program loads) where kernel_util
+// Function multiversioning (an ifunc picks the clone when the program loads) where wide_vectors.hpp
 // compiles wider copies: not in sanitizer builds, whose runtime is not set up yet when ifunc
 // resolvers run.
 #if defined(FOOTPRINT_WIDE_VECTORS) && defined(__x86_64__)

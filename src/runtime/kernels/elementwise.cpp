@@ -3,15 +3,22 @@
 //
 // Every op is a small functor (built once per call from the node's attributes) applied by one of
 // a few loop templates, so each loop is a plain indexed loop the compiler vectorises (float loops
-// at the CPU's widest vectors: with_wide_vectors in kernel_util.hpp). Unary and binary ops are
+// at the CPU's widest vectors: with_wide_vectors in wide_vectors.hpp). Unary and binary ops are
 // in_place in the registry: output 0 may be input 0's buffer, which these loops allow (each
 // element is read before it is written, at the same index).
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
+#include "broadcast.hpp"
+#include "dtype_dispatch.hpp"
 #include "families.hpp"
-#include "kernel_util.hpp"
+#include "float16.hpp"
+#include "index_space.hpp"
+#include "parallel_for.hpp"
+#include "simd_math.hpp"
+#include "tensor_reads.hpp"
+#include "wide_vectors.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {

@@ -6,9 +6,9 @@
 // element by element, so nothing is staged on the heap.
 #include <bit>
 
+#include "dtype_dispatch.hpp"
 #include "families.hpp"
 #include "footprint/onnx/tensor_data.hpp"
-#include "kernel_util.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {

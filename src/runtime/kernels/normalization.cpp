@@ -8,8 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "dtype_dispatch.hpp"
 #include "families.hpp"
-#include "kernel_util.hpp"
+#include "parallel_for.hpp"
+#include "wide_vectors.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {

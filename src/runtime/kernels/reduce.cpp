@@ -7,8 +7,12 @@
 #include <cmath>
 #include <limits>
 
+#include "dtype_dispatch.hpp"
 #include "families.hpp"
-#include "kernel_util.hpp"
+#include "index_space.hpp"
+#include "parallel_for.hpp"
+#include "simd_math.hpp"
+#include "tensor_reads.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -341,16 +345,6 @@ void reduce_kernel(KernelContext& ctx) {
 }
 
 // ---- ArgMax / ArgMin
-
-// The tensor as [outer, extent, inner] around `axis`.
-struct AxisView {
-  size_t outer = 1, extent = 1, inner = 1;
-};
-
-AxisView around(std::span<const int64_t> dims, size_t axis) {
-  return {product(dims, 0, axis), static_cast<size_t>(dims[axis]),
-          product(dims, axis + 1, dims.size())};
-}
 
 template <bool kMax, class T>
 void arg_reduce_as(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
