@@ -16,6 +16,7 @@ const graph::OpRegistry& op_registry() {
     kernels::register_matmul(r);
     kernels::register_normalization(r);
     kernels::register_data_movement(r);
+    kernels::register_resize(r);
     kernels::register_generators(r);
     kernels::register_recurrent(r);
     kernels::register_control_flow(r);

@@ -10,6 +10,7 @@ void register_conv_pool(graph::OpRegistry& r);
 void register_matmul(graph::OpRegistry& r);
 void register_normalization(graph::OpRegistry& r);
 void register_data_movement(graph::OpRegistry& r);
+void register_resize(graph::OpRegistry& r);
 void register_generators(graph::OpRegistry& r);
 void register_recurrent(graph::OpRegistry& r);
 void register_control_flow(graph::OpRegistry& r);
