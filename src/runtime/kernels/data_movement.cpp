@@ -1,4 +1,4 @@
-// Kernels that move elements without computing with them: copies of the view ops, Transpose,
+// Kernels that move elements without computing with them: Transpose,
 // Concat, Split, Slice, the Gather and Scatter families, Pad, Expand, Tile, Shape, Size,
 // DepthToSpace/SpaceToDepth, Trilu and OneHot (Resize, which interpolates, is in resize.cpp).
 //
@@ -36,33 +36,6 @@ void gather_strided(KernelContext& ctx, const TensorRef& x, TensorRef& y, size_t
     using T = decltype(tag);
     strided_copy<T>(rank, dims, strides, x.as<const T>() + offset, y.as<T>(), ctx.threads());
   });
-}
-
-// ---- View ops executed as copies (when their output must be a buffer of its own)
-
-void fill_mask(KernelContext& ctx, TensorRef& mask) {
-  if (mask.dtype == DType::boolean) {
-    std::memset(mask.data, 1, mask.numel());
-    return;
-  }
-  dispatch_or_fail<ArithTypes>(ctx, mask.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    std::fill_n(mask.as<T>(), mask.numel(), T(1));
-  });
-}
-
-void copy_view_kernel(KernelContext& ctx) {
-  const TensorRef& x = ctx.input(0);
-  TensorRef& y = ctx.output(0);
-  if (x.data != y.data) std::memcpy(y.data, x.data, x.bytes());
-  if (ctx.node().op_type != "Dropout") return;
-  // Dropout in training mode drops at random: not what this copy does.
-  if (const TensorRef* t = ctx.input_or_null(2); t != nullptr && scalar_int(ctx, *t) != 0) {
-    const TensorRef* ratio = ctx.input_or_null(1);
-    if (ratio == nullptr || scalar_real(ctx, *ratio) != 0)
-      ctx.fail("training mode is not supported");
-  }
-  if (TensorRef* mask = ctx.output_or_null(1)) fill_mask(ctx, *mask);
 }
 
 // ---- Transpose
@@ -728,10 +701,6 @@ void reverse_sequence_kernel(KernelContext& ctx) {
 
 void register_data_movement(graph::OpRegistry& r) {
   auto set = [&](std::string_view op, graph::KernelFn k) { r.row("", op).kernel = k; };
-  for (std::string_view view :
-       {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity", "Dropout"}) {
-    set(view, copy_view_kernel);
-  }
   set("Transpose", transpose_kernel);
   set("Concat", concat_kernel);
   set("Split", split_kernel);

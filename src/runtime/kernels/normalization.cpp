@@ -1,8 +1,10 @@
 // Normalisations as plain loops: BatchNormalization (inference: one multiply-add per element;
 // training mode: batch statistics), InstanceNormalization and LayerNormalization (statistics per
-// plane or per row, accumulated in double). None needs scratch.
+// plane or per row, accumulated in double) and Dropout (a copy in inference). None needs
+// scratch.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -10,7 +12,9 @@
 
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
+#include "footprint/graph/ops/dropout_mode.hpp"
 #include "parallel_for.hpp"
+#include "tensor_reads.hpp"
 #include "wide_vectors.hpp"
 
 namespace footprint::runtime::kernels {
@@ -379,6 +383,40 @@ void run_layer_norm(graph::KernelContext& ctx) {
   }
 }
 
+// ---- Dropout: a view of its input in inference; run as a copy when its output has a buffer of
+// its own, and its mask is all ones.
+
+void fill_mask(graph::KernelContext& ctx, graph::TensorRef& mask) {
+  if (mask.dtype == DType::boolean) {
+    std::memset(mask.data, 1, mask.numel());
+    return;
+  }
+  dispatch_or_fail<ArithTypes>(ctx, mask.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    std::fill_n(mask.as<T>(), mask.numel(), T(1));
+  });
+}
+
+void dropout_kernel(graph::KernelContext& ctx) {
+  const graph::TensorRef& x = ctx.input(0);
+  graph::TensorRef& y = ctx.output(0);
+  if (x.data != y.data) std::memcpy(y.data, x.data, x.bytes());
+  // Training mode drops at random: not what this copy does.
+  const auto mode = graph::ops::DropoutMode::decode(ctx.opset());
+  const graph::TensorRef* training =
+      mode.training_input >= 0 ? ctx.input_or_null(static_cast<size_t>(mode.training_input))
+                               : nullptr;
+  if (training != nullptr) {
+    const graph::TensorRef* ratio = ctx.input_or_null(static_cast<size_t>(mode.ratio_input));
+    const double r = ratio != nullptr ? scalar_real(ctx, *ratio) : 0.5;
+    if (graph::ops::DropoutMode::drops(
+            graph::ops::DropoutMode::training(scalar_int(ctx, *training)), r)) {
+      ctx.fail("training mode is not supported");
+    }
+  }
+  if (graph::TensorRef* mask = ctx.output_or_null(1)) fill_mask(ctx, *mask);
+}
+
 }  // namespace
 
 void register_normalization(graph::OpRegistry& r) {
@@ -387,6 +425,7 @@ void register_normalization(graph::OpRegistry& r) {
   bn.prepare = bn_prepare;
   r.row("", "InstanceNormalization").kernel = run_instance_norm;
   r.row("", "LayerNormalization").kernel = run_layer_norm;
+  r.row("", "Dropout").kernel = dropout_kernel;
 }
 
 }  // namespace footprint::runtime::kernels
