@@ -241,5 +241,22 @@ TEST(ElementwiseKernels, ClipWhereCast) {
   EXPECT_EQ(like.out(0).values<double>(), (std::vector<double>{3, -4}));
 }
 
+// in_place is declared beside the kernels that honour it, and every view row runs (as a copy
+// when its output has a buffer of its own) without a per-op assignment.
+TEST(RuntimeRegistry, InPlaceAndViewKernelsComeWithTheKernels) {
+  const graph::OpRegistry& r = runtime::op_registry();
+  for (const char* op : {"Relu", "Sigmoid", "Add", "Mul", "Less", "Xor"}) {
+    EXPECT_TRUE(r.find("", op)->in_place) << op;
+  }
+  for (const char* op : {"IsNaN", "Sum", "Where", "Cast", "Softmax", "MatMul"}) {
+    EXPECT_FALSE(r.find("", op)->in_place) << op;
+  }
+  for (const graph::OpSchema& s : r.all()) {
+    if (s.output_view_of >= 0) {
+      EXPECT_NE(s.kernel, nullptr) << s.op_type;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace footprint::testing
