@@ -39,7 +39,8 @@ const graph::OpRegistry& op_registry() {
     kernels::register_conv_pool(r);
     kernels::register_matmul(r);
     kernels::register_normalization(r);
-    kernels::register_data_movement(r);
+    kernels::register_reshape(r);
+    kernels::register_indexing(r);
     kernels::register_resize(r);
     kernels::register_generators(r);
     kernels::register_recurrent(r);

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "dtype_dispatch.hpp"
+#include "footprint/graph/kernel.hpp"
 #include "index_space.hpp"
 #include "parallel_for.hpp"
 
@@ -77,6 +79,23 @@ void strided_copy(size_t rank, const CopyIndex& dims, const CopyIndex& strides, 
         }
       },
       std::max<size_t>(1, 16384 / len));
+}
+
+// The output's dims in a CopyIndex (for strided_copy).
+inline CopyIndex copy_dims(std::span<const int64_t> dims) {
+  CopyIndex c{};
+  std::copy(dims.begin(), dims.end(), c.begin());
+  return c;
+}
+
+// y = x read through `strides` from `offset` (elements), whatever the dtype.
+inline void gather_strided(graph::KernelContext& ctx, const graph::TensorRef& x,
+                           graph::TensorRef& y, size_t rank, const CopyIndex& dims,
+                           const CopyIndex& strides, int64_t offset = 0) {
+  dispatch_bits(ctx, x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    strided_copy<T>(rank, dims, strides, x.as<const T>() + offset, y.as<T>(), ctx.threads());
+  });
 }
 
 }  // namespace footprint::runtime::kernels

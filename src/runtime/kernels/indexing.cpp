@@ -1,18 +1,18 @@
-// Kernels that move elements without computing with them: Transpose,
-// Concat, Split, Slice, the Gather and Scatter families, Pad, Expand, Tile, Shape, Size,
-// DepthToSpace/SpaceToDepth, Trilu and OneHot (Resize, which interpolates, is in resize.cpp).
+// Kernels of the ops that select, place or pad elements by index (graph/ops/indexing.cpp sizes
+// them): Concat and Split, Slice, the Gather and Scatter families, Pad and ReverseSequence.
 //
 // Most are dispatched on the element size only (Bits<n>), so one instantiation serves every
-// dtype of that width. Strided reads (Transpose, Slice, Expand, Tile, DepthToSpace) all go
-// through strided_copy, which merges dims and copies contiguous runs with memcpy.
+// dtype of that width; indices are read through fixed buffers (tensor_reads.hpp), never the
+// heap.
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
 #include "float16.hpp"
 #include "index_space.hpp"
-#include "parallel_for.hpp"
 #include "strided_copy.hpp"
 #include "tensor_reads.hpp"
 
@@ -21,43 +21,6 @@ namespace {
 
 using graph::KernelContext;
 using graph::TensorRef;
-
-// The output's dims in a CopyIndex (for strided_copy).
-CopyIndex copy_dims(std::span<const int64_t> dims) {
-  CopyIndex c{};
-  std::copy(dims.begin(), dims.end(), c.begin());
-  return c;
-}
-
-// y = x read through `strides` from `offset` (elements), whatever the dtype.
-void gather_strided(KernelContext& ctx, const TensorRef& x, TensorRef& y, size_t rank,
-                    const CopyIndex& dims, const CopyIndex& strides, int64_t offset = 0) {
-  dispatch_bits(ctx, x.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    strided_copy<T>(rank, dims, strides, x.as<const T>() + offset, y.as<T>(), ctx.threads());
-  });
-}
-
-// ---- Transpose
-
-void transpose_kernel(KernelContext& ctx) {
-  const TensorRef& x = ctx.input(0);
-  TensorRef& y = ctx.output(0);
-  const size_t rank = x.rank();
-  check_rank(ctx, rank);
-  Index perm{};
-  const size_t n = attr_ints_into(ctx, "perm", perm).value_or(0);
-  if (n == 0) {
-    for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
-  } else if (n != rank) {
-    ctx.fail("perm has " + std::to_string(n) + " entries for rank " + std::to_string(rank));
-  }
-  Index in_strides{};
-  strides_into(x.dims, in_strides);
-  CopyIndex strides{};
-  for (size_t i = 0; i < rank; ++i) strides[i] = in_strides[normalize_axis(ctx, perm[i], rank)];
-  gather_strided(ctx, x, y, rank, copy_dims(y.dims), strides);
-}
 
 // ---- Concat and Split: blocks of whole rows after the axis
 
@@ -508,157 +471,6 @@ void pad_kernel(KernelContext& ctx) {
   });
 }
 
-// ---- Expand and Tile
-
-void expand_kernel(KernelContext& ctx) {
-  const TensorRef& x = ctx.input(0);
-  TensorRef& y = ctx.output(0);
-  check_rank(ctx, y.rank());
-  if (x.rank() > y.rank()) ctx.fail("the input has a higher rank than the output");
-  Index xs{};
-  strides_into(x.dims, xs);
-  CopyIndex strides{};
-  const size_t offset = y.rank() - x.rank();
-  for (size_t d = 0; d < x.rank(); ++d) strides[offset + d] = x.dims[d] == 1 ? 0 : xs[d];
-  gather_strided(ctx, x, y, y.rank(), copy_dims(y.dims), strides);
-}
-
-// Output dim d is [repeats, extent]: a walk of rank 2 x rank whose repeat dims read stride 0.
-void tile_kernel(KernelContext& ctx) {
-  const TensorRef& x = ctx.input(0);
-  TensorRef& y = ctx.output(0);
-  const size_t rank = x.rank();
-  check_rank(ctx, rank);
-  if (y.numel() == 0) return;
-  Index xs{};
-  strides_into(x.dims, xs);
-  CopyIndex dims{};
-  CopyIndex strides{};
-  for (size_t d = 0; d < rank; ++d) {
-    dims[2 * d] = y.dims[d] / x.dims[d];
-    dims[2 * d + 1] = x.dims[d];
-    strides[2 * d] = 0;
-    strides[2 * d + 1] = xs[d];
-  }
-  gather_strided(ctx, x, y, 2 * rank, dims, strides);
-}
-
-// ---- Shape and Size
-
-void shape_kernel(KernelContext& ctx) {
-  const TensorRef& x = ctx.input(0);
-  TensorRef& y = ctx.output(0);
-  const auto rank = static_cast<int64_t>(x.rank());
-  int64_t start = ctx.attr_int("start", 0);
-  if (start < 0) start += rank;
-  start = std::clamp<int64_t>(start, 0, rank);
-  auto* out = y.as<int64_t>();
-  for (size_t i = 0; i < y.numel(); ++i) out[i] = x.dims[static_cast<size_t>(start) + i];
-}
-
-void size_kernel(KernelContext& ctx) {
-  *ctx.output(0).as<int64_t>() = static_cast<int64_t>(ctx.input(0).numel());
-}
-
-// ---- DepthToSpace and SpaceToDepth: transposes of rank-6 views
-
-void depth_space_kernel(KernelContext& ctx) {
-  const TensorRef& x = ctx.input(0);
-  TensorRef& y = ctx.output(0);
-  if (x.rank() != 4) ctx.fail("the input must have rank 4");
-  const int64_t b = ctx.attr_int("blocksize", 0);
-  if (b <= 0) ctx.fail("blocksize must be positive");
-  const int64_t n = x.dims[0], c = x.dims[1], h = x.dims[2], w = x.dims[3];
-  std::array<int64_t, 6> view{};
-  std::array<size_t, 6> perm{};
-  if (ctx.node().op_type == "SpaceToDepth") {
-    view = {n, c, h / b, b, w / b, b};
-    perm = {0, 3, 5, 1, 2, 4};
-  } else if (ctx.attr_string("mode", "DCR") == "CRD") {
-    view = {n, c / (b * b), b, b, h, w};
-    perm = {0, 1, 4, 2, 5, 3};
-  } else {
-    view = {n, b, b, c / (b * b), h, w};
-    perm = {0, 3, 4, 1, 5, 2};
-  }
-  std::array<int64_t, 6> vs{};
-  strides_into(view, vs);
-  CopyIndex dims{};
-  CopyIndex strides{};
-  for (size_t i = 0; i < 6; ++i) {
-    dims[i] = view[perm[i]];
-    strides[i] = vs[perm[i]];
-  }
-  gather_strided(ctx, x, y, 6, dims, strides);
-}
-
-// ---- Trilu
-
-void trilu_kernel(KernelContext& ctx) {
-  const TensorRef& x = ctx.input(0);
-  TensorRef& y = ctx.output(0);
-  if (x.rank() < 2) ctx.fail("the input must have rank 2 or more");
-  const int64_t k = ctx.has_input(1) ? scalar_int(ctx, ctx.input(1)) : 0;
-  const bool upper = ctx.attr_int("upper", 1) != 0;
-  const auto rows = x.dims[x.rank() - 2];
-  const auto cols = x.dims[x.rank() - 1];
-  const size_t mats = product(x.dims, 0, x.rank() - 2);
-  dispatch_bits(ctx, x.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const T* in = x.as<const T>();
-    T* out = y.as<T>();
-    for (size_t m = 0; m < mats; ++m) {
-      for (int64_t i = 0; i < rows; ++i) {
-        const int64_t at = (static_cast<int64_t>(m) * rows + i) * cols;
-        for (int64_t j = 0; j < cols; ++j) {
-          const bool keep = upper ? j - i >= k : j - i <= k;
-          out[at + j] = keep ? in[at + j] : T(0);  // zero bits are zero in every dtype
-        }
-      }
-    }
-  });
-}
-
-// ---- OneHot
-
-// Element i of a numeric tensor as an integer (OneHot takes indices of any numeric dtype).
-int64_t numeric_at(const KernelContext& ctx, const TensorRef& t, size_t i) {
-  int64_t v = 0;
-  dispatch_or_fail<ArithTypes>(ctx, t.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    // int8 values are signed: sign extension is meant.
-    // NOLINTNEXTLINE(bugprone-signed-char-misuse)
-    v = static_cast<int64_t>(t.as<const T>()[i]);
-  });
-  return v;
-}
-
-void one_hot_kernel(KernelContext& ctx) {
-  const TensorRef& idx = ctx.input(0);
-  const TensorRef& values = ctx.input(2);
-  TensorRef& y = ctx.output(0);
-  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", -1), y.rank());
-  const int64_t depth = y.dims[axis];
-  const size_t outer = product(y.dims, 0, axis);
-  const size_t inner = product(y.dims, axis + 1, y.rank());
-  if (values.numel() != 2) ctx.fail("values must have 2 elements");
-  dispatch_bits(ctx, y.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    const T off = values.as<const T>()[0];
-    const T on = values.as<const T>()[1];
-    T* out = y.as<T>();
-    std::fill_n(out, y.numel(), off);
-    for (size_t o = 0; o < outer; ++o) {
-      for (size_t j = 0; j < inner; ++j) {
-        int64_t k = numeric_at(ctx, idx, o * inner + j);
-        if (k < 0) k += depth;
-        if (k >= 0 && k < depth)
-          out[(o * static_cast<size_t>(depth) + static_cast<size_t>(k)) * inner + j] = on;
-      }
-    }
-  });
-}
-
 // ---- ReverseSequence: the first sequence_lens[b] steps of each batch entry reversed
 
 void reverse_sequence_kernel(KernelContext& ctx) {
@@ -699,28 +511,18 @@ void reverse_sequence_kernel(KernelContext& ctx) {
 
 }  // namespace
 
-void register_data_movement(graph::OpRegistry& r) {
-  auto set = [&](std::string_view op, graph::KernelFn k) { r.row("", op).kernel = k; };
-  set("Transpose", transpose_kernel);
-  set("Concat", concat_kernel);
-  set("Split", split_kernel);
-  set("Slice", slice_kernel);
-  set("Gather", gather_kernel);
-  set("GatherElements", gather_elements_kernel);
-  set("GatherND", gather_nd_kernel);
-  set("ScatterElements", scatter_elements_kernel);
-  set("Scatter", scatter_elements_kernel);
-  set("ScatterND", scatter_nd_kernel);
-  set("Pad", pad_kernel);
-  set("Expand", expand_kernel);
-  set("Tile", tile_kernel);
-  set("Shape", shape_kernel);
-  set("Size", size_kernel);
-  set("DepthToSpace", depth_space_kernel);
-  set("SpaceToDepth", depth_space_kernel);
-  set("Trilu", trilu_kernel);
-  set("OneHot", one_hot_kernel);
-  set("ReverseSequence", reverse_sequence_kernel);
+void register_indexing(graph::OpRegistry& r) {
+  r.row("", "Concat").kernel = concat_kernel;
+  r.row("", "Split").kernel = split_kernel;
+  r.row("", "Slice").kernel = slice_kernel;
+  r.row("", "Gather").kernel = gather_kernel;
+  r.row("", "GatherElements").kernel = gather_elements_kernel;
+  r.row("", "GatherND").kernel = gather_nd_kernel;
+  r.row("", "ScatterElements").kernel = scatter_elements_kernel;
+  r.row("", "Scatter").kernel = scatter_elements_kernel;
+  r.row("", "ScatterND").kernel = scatter_nd_kernel;
+  r.row("", "Pad").kernel = pad_kernel;
+  r.row("", "ReverseSequence").kernel = reverse_sequence_kernel;
 }
 
 }  // namespace footprint::runtime::kernels
