@@ -114,7 +114,7 @@ TEST(ElementwiseKernels, BinaryBroadcasting) {
 }
 
 TEST(ElementwiseKernels, BinaryOnLargeTensorsWithThreads) {
-  std::vector<float> a(3 * 5000);
+  std::vector<float> a(size_t{3} * 5000);
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i);
   KernelRun k("Add", {f32({3, 5000}, a), f32({3, 1}, {0, 1, 2})});
   k.threads(2).run();
