@@ -31,13 +31,10 @@ using Nearest = graph::ops::NearestMode;
 using graph::ops::AspectRatioPolicy;
 using graph::ops::ResizeInputs;
 
+// What one run interpolates with: the node's decoded attributes and, per dim, the scale and roi
+// its inputs give.
 struct ResizeParams {
-  Interp interp = Interp::nearest;
-  Coord coord = Coord::half_pixel;
-  Nearest nearest = Nearest::round_prefer_floor;
-  double cubic_a = -0.75;
-  bool exclude_outside = false;
-  double extrapolation = 0;
+  const ResizeInputs& in;
   std::array<double, kMaxRank> scale{};
   std::array<double, kMaxRank> roi_start{};
   std::array<double, kMaxRank> roi_end{};
@@ -57,7 +54,7 @@ double source_coordinate(const ResizeParams& p, size_t d, int64_t x, int64_t in,
   const double s = p.scale[d];
   const auto xo = static_cast<double>(x);
   const double resized = s * static_cast<double>(in);
-  switch (p.coord) {
+  switch (p.in.coordinates) {
     case Coord::half_pixel:
       return (xo + 0.5) / s - 0.5;
     case Coord::half_pixel_symmetric: {
@@ -110,16 +107,16 @@ Taps taps_for(const ResizeParams& p, size_t d, int64_t x, int64_t in, int64_t ou
   Taps t;
   const double c = source_coordinate(p, d, x, in, out);
   const auto last = static_cast<double>(in - 1);
-  if (p.coord == Coord::tf_crop_and_resize && (c < 0 || c > last)) {
+  if (p.in.coordinates == Coord::tf_crop_and_resize && (c < 0 || c > last)) {
     t.outside = true;
     return t;
   }
   auto clamp = [&](int64_t i) { return std::clamp<int64_t>(i, 0, in - 1); };
-  if (p.interp == Interp::nearest) {
+  if (p.in.mode == Interp::nearest) {
     t.count = 1;
-    t.index[0] = clamp(nearest_index(c, p.nearest));
+    t.index[0] = clamp(nearest_index(c, p.in.nearest));
     t.weight[0] = 1;
-  } else if (p.interp == Interp::linear) {
+  } else if (p.in.mode == Interp::linear) {
     const double cc = std::clamp(c, 0.0, last);
     const auto i0 = static_cast<int64_t>(std::floor(cc));
     const double w1 = cc - static_cast<double>(i0);
@@ -128,17 +125,17 @@ Taps taps_for(const ResizeParams& p, size_t d, int64_t x, int64_t in, int64_t ou
     t.weight = {1 - w1, w1, 0, 0};
   } else {
     const auto i0 = static_cast<int64_t>(std::floor(c));
-    const auto w = cubic_coefficients(c - static_cast<double>(i0), p.cubic_a);
+    const auto w = cubic_coefficients(c - static_cast<double>(i0), p.in.cubic_coeff_a);
     t.count = 4;
     double sum = 0;
     for (size_t k = 0; k < 4; ++k) {
       const int64_t i = i0 - 1 + static_cast<int64_t>(k);
       const bool in_range = i >= 0 && i < in;
       t.index[k] = clamp(i);
-      t.weight[k] = p.exclude_outside && !in_range ? 0.0 : w[k];
+      t.weight[k] = p.in.exclude_outside && !in_range ? 0.0 : w[k];
       sum += t.weight[k];
     }
-    if (p.exclude_outside && sum != 0) {
+    if (p.in.exclude_outside && sum != 0) {
       for (double& v : t.weight) v /= sum;
     }
   }
@@ -231,16 +228,10 @@ void resize_scales(const KernelContext& ctx, const ResizeInputs& in, const Tenso
 
 ResizeParams resize_params(const KernelContext& ctx, const ResizeInputs& in, const TensorRef& x,
                            const TensorRef& y) {
-  ResizeParams p;
-  p.interp = in.mode;
-  p.coord = in.coordinates;
-  p.nearest = in.nearest;
-  p.cubic_a = in.cubic_coeff_a;
-  p.exclude_outside = in.exclude_outside;
-  p.extrapolation = in.extrapolation_value;
+  ResizeParams p{in};
   if (in.antialias) ctx.fail("antialias is not supported");
   resize_scales(ctx, in, x, y, p);
-  if (p.coord == Coord::tf_crop_and_resize) {
+  if (in.coordinates == Coord::tf_crop_and_resize) {
     std::array<double, 2 * kMaxRank> roi{};
     const TensorRef* r = in.roi_input >= 0 ? ctx.input_or_null(in.roi_input) : nullptr;
     const size_t n = r != nullptr ? read_reals(ctx, *r, roi) : 0;
@@ -360,7 +351,7 @@ void resize_rows(const KernelContext& ctx, const TensorRef& x, TensorRef& y, con
           T* o = out + r * width + c0;
           for (size_t j = 0; j < len; ++j) {
             const Taps& t = cols[j];
-            double v = p.extrapolation;
+            double v = p.in.extrapolation_value;
             if (!row.outside && !t.outside && combined) {
               v = 0;
               for (size_t c = 0; c < row.count; ++c) {
@@ -422,6 +413,12 @@ std::unique_ptr<graph::KernelState> resize_prepare(const KernelContext& ctx) {
   return std::make_unique<ResizeState>(decode<kOp>(ctx));
 }
 
+void resize_with(KernelContext& ctx, const ResizeInputs& in, const TensorRef& x, TensorRef& y) {
+  const ResizeParams p = resize_params(ctx, in, x, y);
+  dispatch_or_fail<ArithTypes>(ctx, x.dtype,
+                               [&](auto tag) { resize_as<decltype(tag)>(ctx, x, y, p); });
+}
+
 template <graph::ops::ResizeOp kOp>
 void resize_kernel(KernelContext& ctx) {
   const TensorRef& x = ctx.input(0);
@@ -429,13 +426,13 @@ void resize_kernel(KernelContext& ctx) {
   check_rank(ctx, x.rank());
   if (y.numel() == 0) return;
   if (x.numel() == 0) ctx.fail("cannot resize an empty tensor");
+  if (const auto* state = dynamic_cast<const ResizeState*>(ctx.state())) {
+    resize_with(ctx, state->inputs, x, y);
+    return;
+  }
   // Unprepared (a lone kernel run) it decodes here; nothing it reads then allocates unless the
   // node has axes or Upsample-7's scales.
-  const auto* state = dynamic_cast<const ResizeState*>(ctx.state());
-  const ResizeParams p = state != nullptr ? resize_params(ctx, state->inputs, x, y)
-                                          : resize_params(ctx, decode<kOp>(ctx), x, y);
-  dispatch_or_fail<ArithTypes>(ctx, x.dtype,
-                               [&](auto tag) { resize_as<decltype(tag)>(ctx, x, y, p); });
+  resize_with(ctx, decode<kOp>(ctx), x, y);
 }
 
 }  // namespace
