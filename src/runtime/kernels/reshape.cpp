@@ -79,6 +79,7 @@ void tile_kernel(KernelContext& ctx) {
 
 // ---- DepthToSpace and SpaceToDepth: transposes of rank-6 views
 
+template <bool kToSpace>
 void depth_space_kernel(KernelContext& ctx) {
   const TensorRef& x = ctx.input(0);
   TensorRef& y = ctx.output(0);
@@ -88,7 +89,7 @@ void depth_space_kernel(KernelContext& ctx) {
   const int64_t n = x.dims[0], c = x.dims[1], h = x.dims[2], w = x.dims[3];
   std::array<int64_t, 6> view{};
   std::array<size_t, 6> perm{};
-  if (ctx.node().op_type == "SpaceToDepth") {
+  if (!kToSpace) {
     view = {n, c, h / b, b, w / b, b};
     perm = {0, 3, 5, 1, 2, 4};
   } else if (ctx.attr_string("mode", "DCR") == "CRD") {
@@ -142,8 +143,8 @@ void register_reshape(graph::OpRegistry& r) {
   r.row("", "Transpose").kernel = transpose_kernel;
   r.row("", "Expand").kernel = expand_kernel;
   r.row("", "Tile").kernel = tile_kernel;
-  r.row("", "DepthToSpace").kernel = depth_space_kernel;
-  r.row("", "SpaceToDepth").kernel = depth_space_kernel;
+  r.row("", "DepthToSpace").kernel = depth_space_kernel<true>;
+  r.row("", "SpaceToDepth").kernel = depth_space_kernel<false>;
   r.row("", "Trilu").kernel = trilu_kernel;
 }
 
