@@ -2,9 +2,33 @@
 
 #include <omp.h>
 
+#include <cstring>
+
 #include "kernels/families.hpp"
 
 namespace footprint::runtime {
+namespace {
+
+// A view's output aliases its input and allocates nothing; when the plan gives it a buffer of its
+// own (a graph output, an input that must stay), the view runs as this copy. view() rows alias
+// input 0.
+void copy_view_kernel(graph::KernelContext& ctx) {
+  const graph::TensorRef& x = ctx.input(0);
+  graph::TensorRef& y = ctx.output(0);
+  if (x.data != y.data) std::memcpy(y.data, x.data, x.bytes());
+}
+
+// Every view row a family left without a kernel of its own gets the copy: the registry's view
+// declaration decides, not a list of op names.
+void fill_view_kernels(graph::OpRegistry& r) {
+  for (const graph::OpSchema& s : r.all()) {
+    if (s.output_view_of >= 0 && s.kernel == nullptr) {
+      r.row(s.domain, s.op_type).kernel = copy_view_kernel;
+    }
+  }
+}
+
+}  // namespace
 
 const graph::OpRegistry& op_registry() {
   // A copy of the builtin rows with the runtime's hooks filled; built once, never changed after.
@@ -15,10 +39,13 @@ const graph::OpRegistry& op_registry() {
     kernels::register_conv_pool(r);
     kernels::register_matmul(r);
     kernels::register_normalization(r);
-    kernels::register_data_movement(r);
+    kernels::register_reshape(r);
+    kernels::register_indexing(r);
+    kernels::register_resize(r);
     kernels::register_generators(r);
     kernels::register_recurrent(r);
     kernels::register_control_flow(r);
+    fill_view_kernels(r);
     return r;
   }();
   return registry;

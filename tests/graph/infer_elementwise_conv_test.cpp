@@ -3,6 +3,7 @@
 // ceil_mode), concrete and symbolic.
 #include <gtest/gtest.h>
 
+#include "footprint/graph/ops/conv_window.hpp"
 #include "graph/infer_builder.hpp"
 
 namespace footprint {
@@ -153,6 +154,40 @@ std::string pool(std::string_view op, const std::vector<testing::DimSpec>& x,
   g.input("x", DType::float32, x);
   g.node(node_with(op, {"x"}, {"y", "indices"}, attrs)).output("y");
   return infer(g.graph)->type_of(out);
+}
+
+// The window decoder that inference, the workspace hooks and the kernels share: SAME's total
+// padding split with the odd one at the end (SAME_UPPER) or the beginning (SAME_LOWER), and a bad
+// attribute named with its node.
+TEST(ConvWindow, SplitsSamePaddingAndNamesTheNode) {
+  auto decode = [](std::string_view auto_pad) {
+    OneNode g;
+    g.input("x", DType::float32, {1, 1, 5, 5});
+    g.node(node_with("MaxPool", {"x"}, {"y"},
+                     {attr("kernel_shape", Ints{4, 4}), attr("strides", Ints{2, 2}),
+                      attr("auto_pad", auto_pad)},
+                     "pool"))
+        .output("y");
+    const auto r = infer(g.graph);
+    return graph::ops::PoolWindow::decode(r->graph.node(0), 0, 2).window;
+  };
+  // 5 -> 3 windows of 4 at stride 2: (3 - 1) * 2 + 4 - 5 = 3 pads in all.
+  const graph::ops::Pads upper = decode("SAME_UPPER").forward_pads(0, 4, 5, 3);
+  EXPECT_EQ(upper.begin, 1);
+  EXPECT_EQ(upper.end, 2);
+  const graph::ops::Pads lower = decode("SAME_LOWER").forward_pads(0, 4, 5, 3);
+  EXPECT_EQ(lower.begin, 2);
+  EXPECT_EQ(lower.end, 1);
+  EXPECT_EQ(decode("VALID").forward_pads(0, 4, 5, 1).begin, 0);
+
+  OneNode bad;
+  bad.input("x", DType::float32, {1, 1, 5, 5});
+  bad.node(node_with("MaxPool", {"x"}, {"y"},
+                     {attr("kernel_shape", Ints{2, 2}), attr("auto_pad", "SAME_MIDDLE")}, "pool"))
+      .output("y");
+  EXPECT_NE(infer_error(bad.graph).find("node 'pool' (MaxPool): auto_pad 'SAME_MIDDLE'"),
+            std::string::npos)
+      << infer_error(bad.graph);
 }
 
 TEST(InferPool, MaxPoolFloorAndCeilMode) {

@@ -197,6 +197,36 @@ TEST(InferResize, ScalesOrSizesAcrossOpsets) {
   EXPECT_EQ(infer(old.graph, /*opset=*/7)->type_of("up"), "float[1,3,8,12]");
 }
 
+// Sizes under a kept aspect ratio are not the output's extents: one scale (the smallest or the
+// largest of sizes / extent over the resized axes) applies to every resized axis, rounded.
+TEST(InferResize, KeepAspectRatioPolicyScalesEveryResizedAxisAlike) {
+  OneNode g;
+  g.input("x", DType::float32, {"N", 3, 20, 40});
+  g.initializer(int64_tensor("sizes", {2}, {30, 30}));
+  for (const char* policy : {"stretch", "not_larger", "not_smaller"}) {
+    g.node(node_with("Resize", {"x", "", "", "sizes"}, {policy},
+                     {attr("axes", Ints{2, 3}), attr("keep_aspect_ratio_policy", policy)}));
+    g.output(policy);
+  }
+  auto r = infer(g.graph, /*opset=*/18);
+  EXPECT_EQ(r->type_of("stretch"), "float[N,3,30,30]");
+  EXPECT_EQ(r->type_of("not_larger"), "float[N,3,15,30]");   // 0.75 = min(30/20, 30/40)
+  EXPECT_EQ(r->type_of("not_smaller"), "float[N,3,30,60]");  // 1.5 = max(30/20, 30/40)
+}
+
+TEST(InferResize, UnknownPolicyIsNamed) {
+  OneNode g;
+  g.input("x", DType::float32, {1, 1, 2, 2});
+  g.initializer(int64_tensor("sizes", {4}, {1, 1, 4, 4}));
+  g.node(node_with("Resize", {"x", "", "", "sizes"}, {"y"},
+                   {attr("keep_aspect_ratio_policy", "sideways")}, "r0"))
+      .output("y");
+  EXPECT_NE(infer_error(g.graph, /*opset=*/18)
+                .find("node 'r0' (Resize): keep_aspect_ratio_policy 'sideways' is not supported"),
+            std::string::npos)
+      << infer_error(g.graph, /*opset=*/18);
+}
+
 TEST(InferGenerators, ShapeWithStartEndAndSize) {
   OneNode g;
   g.input("x", DType::float32, {"N", 3, "H", "W"});

@@ -114,7 +114,7 @@ TEST(ElementwiseKernels, BinaryBroadcasting) {
 }
 
 TEST(ElementwiseKernels, BinaryOnLargeTensorsWithThreads) {
-  std::vector<float> a(3 * 5000);
+  std::vector<float> a(size_t{3} * 5000);
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<float>(i);
   KernelRun k("Add", {f32({3, 5000}, a), f32({3, 1}, {0, 1, 2})});
   k.threads(2).run();
@@ -239,6 +239,23 @@ TEST(ElementwiseKernels, ClipWhereCast) {
   KernelRun like("CastLike", {i64({2}, {3, -4}), f64({}, {0})});
   like.run();
   EXPECT_EQ(like.out(0).values<double>(), (std::vector<double>{3, -4}));
+}
+
+// in_place is declared beside the kernels that honour it, and every view row runs (as a copy
+// when its output has a buffer of its own) without a per-op assignment.
+TEST(RuntimeRegistry, InPlaceAndViewKernelsComeWithTheKernels) {
+  const graph::OpRegistry& r = runtime::op_registry();
+  for (const char* op : {"Relu", "Sigmoid", "Add", "Mul", "Less", "Xor"}) {
+    EXPECT_TRUE(r.find("", op)->in_place) << op;
+  }
+  for (const char* op : {"IsNaN", "Sum", "Where", "Cast", "Softmax", "MatMul"}) {
+    EXPECT_FALSE(r.find("", op)->in_place) << op;
+  }
+  for (const graph::OpSchema& s : r.all()) {
+    if (s.output_view_of >= 0) {
+      EXPECT_NE(s.kernel, nullptr) << s.op_type;
+    }
+  }
 }
 
 }  // namespace

@@ -6,76 +6,51 @@
 #include <string>
 
 #include "families.hpp"
+#include "footprint/graph/ops/conv_window.hpp"
 #include "infer_util.hpp"
 
 namespace footprint::graph::ops {
 namespace {
 
-struct Window {
-  std::vector<Dim> kernel;
-  std::vector<int64_t> strides;
-  std::vector<int64_t> dilations;
-  std::vector<int64_t> pads;  // begins then ends
-  std::string_view auto_pad = "NOTSET";
-  bool ceil_mode = false;
-};
-
-// Attribute `name` with one entry per spatial dim, or `fallback` repeated.
-std::vector<int64_t> per_axis(const InferContext& ctx, std::string_view name, size_t n,
-                              int64_t fallback) {
-  auto v = ctx.attr_ints(name);
-  if (!v || v->empty()) return std::vector<int64_t>(n, fallback);
-  if (v->size() != n) {
-    ctx.fail("attribute '" + std::string(name) + "' has " + std::to_string(v->size()) +
-             " entries for " + std::to_string(n) + " spatial dims");
+// A window's kernel extents as dims: kernel_shape, else (convolutions) the weights' trailing
+// dims, else unknown.
+std::vector<Dim> kernel_dims(const ConvWindow& w, const Shape* weights) {
+  if (!w.kernel_shape.empty()) {
+    std::vector<Dim> k;
+    for (int64_t e : w.kernel_shape) k.push_back(Dim::known(e));
+    return k;
   }
-  return *v;
+  if (weights != nullptr && weights->ranked && weights->rank() == w.spatial + 2) {
+    return {weights->dims.begin() + 2, weights->dims.end()};
+  }
+  return std::vector<Dim>(w.spatial, Dim::unknown());
 }
 
-// The window of a node whose spatial kernel has `n` dims; `kernel` comes from kernel_shape or,
-// for convolutions without it, from the weights' trailing dims.
-Window read_window(const InferContext& ctx, size_t n, const Shape* weights) {
-  Window w;
-  if (auto k = ctx.attr_ints("kernel_shape")) {
-    if (k->size() != n) ctx.fail("kernel_shape does not match the input's spatial rank");
-    for (int64_t e : *k) w.kernel.push_back(Dim::known(e));
-  } else if (weights != nullptr && weights->ranked && weights->rank() == n + 2) {
-    w.kernel.assign(weights->dims.begin() + 2, weights->dims.end());
-  } else {
-    w.kernel.assign(n, Dim::unknown());
-  }
-  w.strides = per_axis(ctx, "strides", n, 1);
-  w.dilations = per_axis(ctx, "dilations", n, 1);
-  w.pads = per_axis(ctx, "pads", 2 * n, 0);
-  w.auto_pad = ctx.attr_string("auto_pad", "NOTSET");
-  w.ceil_mode = ctx.attr_int("ceil_mode", 0) != 0;
-  for (int64_t s : w.strides) {
-    if (s <= 0) ctx.fail("strides must be positive");
-  }
-  return w;
-}
-
-bool same_padding(std::string_view auto_pad) {
-  return auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+ConvWindow conv_window(const InferContext& ctx, size_t spatial) {
+  return ConvWindow::decode(ctx.node, ctx.node_id, spatial);
 }
 
 // Output extent of spatial dim i for an input extent `in`.
-Dim windowed_extent(const Window& w, size_t i, const Dim& in) {
+Dim windowed_extent(const ConvWindow& w, const std::vector<Dim>& kernel, bool ceil_mode, size_t i,
+                    const Dim& in) {
   const Dim stride = Dim::known(w.strides[i]);
-  if (same_padding(w.auto_pad)) return ceil_div(in, stride);
-  const bool valid = w.auto_pad == "VALID";
+  if (w.same()) return ceil_div(in, stride);
+  const bool valid = w.auto_pad == AutoPad::valid;
   const Dim begin = Dim::known(valid ? 0 : w.pads[i]);
-  const Dim end = Dim::known(valid ? 0 : w.pads[i + w.strides.size()]);
-  const Dim effective = (w.kernel[i] - Dim::known(1)) * Dim::known(w.dilations[i]) + Dim::known(1);
+  const Dim end = Dim::known(valid ? 0 : w.pads[i + w.spatial]);
+  const Dim effective = (kernel[i] - Dim::known(1)) * Dim::known(w.dilations[i]) + Dim::known(1);
   const Dim span = in + begin + end - effective;
-  if (!w.ceil_mode) return floor_div(span, stride) + Dim::known(1);
+  if (!ceil_mode) return floor_div(span, stride) + Dim::known(1);
   // ceil_mode: a last window that would start in the end padding is dropped.
   return min(ceil_div(span, stride) + Dim::known(1), ceil_div(in + begin, stride));
 }
 
-std::vector<Dim> spatial_out(const Window& w, const Shape& x) {
+std::vector<Dim> spatial_out(const ConvWindow& w, const std::vector<Dim>& kernel, bool ceil_mode,
+                             const Shape& x) {
   std::vector<Dim> out;
-  for (size_t i = 0; i < w.strides.size(); ++i) out.push_back(windowed_extent(w, i, x.dims[i + 2]));
+  for (size_t i = 0; i < w.spatial; ++i) {
+    out.push_back(windowed_extent(w, kernel, ceil_mode, i, x.dims[i + 2]));
+  }
   return out;
 }
 
@@ -90,9 +65,9 @@ void conv_shape(const InferContext& ctx, InferResult& r, size_t x_index, size_t 
   }
   if (x.rank() < 3) ctx.fail("the input must have rank 3 or more, has " + x.to_string());
   const size_t n = x.rank() - 2;
-  const Window w = read_window(ctx, n, &wt);
+  const ConvWindow w = conv_window(ctx, n);
   std::vector<Dim> dims{x.dims[0], wt.ranked && wt.rank() > 0 ? wt.dims[0] : Dim::unknown()};
-  for (Dim& d : spatial_out(w, x)) dims.push_back(std::move(d));
+  for (Dim& d : spatial_out(w, kernel_dims(w, &wt), false, x)) dims.push_back(std::move(d));
   set_output(r, 0, dtype, ranked(std::move(dims)));
 }
 
@@ -118,27 +93,25 @@ void infer_conv_transpose(const InferContext& ctx, InferResult& r) {
   }
   if (x.rank() < 3) ctx.fail("the input must have rank 3 or more, has " + x.to_string());
   const size_t n = x.rank() - 2;
-  const Window w = read_window(ctx, n, &wt);
-  const int64_t group = ctx.attr_int("group", 1);
+  const ConvWindow w = conv_window(ctx, n);
+  const std::vector<Dim> kernel = kernel_dims(w, &wt);
   std::vector<Dim> dims{
-      x.dims[0], wt.ranked && wt.rank() > 1 ? wt.dims[1] * Dim::known(group) : Dim::unknown()};
-  const auto output_shape = ctx.attr_ints("output_shape");
-  const std::vector<int64_t> output_padding = per_axis(ctx, "output_padding", n, 0);
+      x.dims[0], wt.ranked && wt.rank() > 1 ? wt.dims[1] * Dim::known(w.group) : Dim::unknown()};
+  const auto& output_shape = w.output_shape;
   for (size_t i = 0; i < n; ++i) {
     if (output_shape && output_shape->size() >= n) {
       dims.push_back(Dim::known((*output_shape)[output_shape->size() - n + i]));
       continue;
     }
     const Dim stride = Dim::known(w.strides[i]);
-    if (same_padding(w.auto_pad)) {
+    if (w.same()) {
       dims.push_back(x.dims[i + 2] * stride);
       continue;
     }
-    const bool valid = w.auto_pad == "VALID";
+    const bool valid = w.auto_pad == AutoPad::valid;
     const Dim pads = Dim::known(valid ? 0 : w.pads[i] + w.pads[i + n]);
-    const Dim effective =
-        (w.kernel[i] - Dim::known(1)) * Dim::known(w.dilations[i]) + Dim::known(1);
-    dims.push_back(stride * (x.dims[i + 2] - Dim::known(1)) + Dim::known(output_padding[i]) +
+    const Dim effective = (kernel[i] - Dim::known(1)) * Dim::known(w.dilations[i]) + Dim::known(1);
+    dims.push_back(stride * (x.dims[i + 2] - Dim::known(1)) + Dim::known(w.output_padding[i]) +
                    effective - pads);
   }
   set_output(r, 0, xt.dtype, ranked(std::move(dims)));
@@ -151,10 +124,11 @@ void infer_pool(const InferContext& ctx, InferResult& r) {
   Shape out = Shape::unranked();
   if (x.ranked) {
     if (x.rank() < 3) ctx.fail("the input must have rank 3 or more, has " + x.to_string());
-    if (!ctx.attr_ints("kernel_shape")) ctx.fail("attribute 'kernel_shape' is required");
-    const Window w = read_window(ctx, x.rank() - 2, nullptr);
+    const PoolWindow p = PoolWindow::decode(ctx.node, ctx.node_id, x.rank() - 2);
     std::vector<Dim> dims{x.dims[0], x.dims[1]};
-    for (Dim& d : spatial_out(w, x)) dims.push_back(std::move(d));
+    for (Dim& d : spatial_out(p.window, kernel_dims(p.window, nullptr), p.ceil_mode, x)) {
+      dims.push_back(std::move(d));
+    }
     out = ranked(std::move(dims));
   }
   set_output(r, 0, xt.dtype, out);
@@ -192,10 +166,11 @@ void infer_max_unpool(const InferContext& ctx, InferResult& r) {
     return;
   }
   const size_t n = x.rank() - 2;
-  const Window w = read_window(ctx, n, nullptr);
+  const ConvWindow w = conv_window(ctx, n);
+  const std::vector<Dim> kernel = kernel_dims(w, nullptr);
   std::vector<Dim> dims{x.dims[0], x.dims[1]};
   for (size_t i = 0; i < n; ++i) {
-    dims.push_back((x.dims[i + 2] - Dim::known(1)) * Dim::known(w.strides[i]) + w.kernel[i] -
+    dims.push_back((x.dims[i + 2] - Dim::known(1)) * Dim::known(w.strides[i]) + kernel[i] -
                    Dim::known(w.pads[i] + w.pads[i + n]));
   }
   set_output(r, 0, xt.dtype, ranked(std::move(dims)));

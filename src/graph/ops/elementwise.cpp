@@ -365,11 +365,6 @@ void infer_cast_like(const InferContext& ctx, InferResult& r) {
   }
 }
 
-OpSchema in_place(OpSchema s) {
-  s.in_place = true;
-  return s;
-}
-
 }  // namespace
 
 void register_elementwise(OpRegistry& r) {
@@ -380,11 +375,12 @@ void register_elementwise(OpRegistry& r) {
         "Reciprocal",  "Relu",      "Round",     "Selu", "Sigmoid", "Sign", "Sin",
         "Sinh",        "Softplus",  "Softsign",  "Sqrt", "Tan",     "Tanh", "ThresholdedRelu",
         "Gelu",        "Celu",      "Shrink"}) {
-    r.add(in_place(op(name, 1, 1, infer_unary)));
+    r.add(op(name, 1, 1, infer_unary));
   }
   r.add(op("IsNaN", 1, 1, infer_is_class));
   r.add(op("IsInf", 1, 1, infer_is_class));
-  for (const BinaryOp& b : kBinaryOps) r.add(in_place(op(b.name, 2, 2, infer_binary)));
+  // in_place is the kernels' promise: runtime/kernels/elementwise.cpp declares it.
+  for (const BinaryOp& b : kBinaryOps) r.add(op(b.name, 2, 2, infer_binary));
   for (const BinaryOp& b : kVariadicOps) r.add(op(b.name, 1, V, infer_variadic));
   r.add(op("Clip", 1, 3, infer_clip));
   r.add(op("Where", 3, 3, infer_where));

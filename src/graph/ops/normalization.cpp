@@ -1,6 +1,7 @@
 // Normalisations (Batch, Instance, Layer, Group, Lp, MeanVariance), the Softmax family and
 // Dropout: the main output keeps the input's type and shape; statistics outputs are per channel.
 #include "families.hpp"
+#include "footprint/graph/ops/dropout_mode.hpp"
 #include "infer_util.hpp"
 
 namespace footprint::graph::ops {
@@ -40,9 +41,13 @@ void infer_dropout(const InferContext& ctx, InferResult& r) {
   set_output(r, 1, ctx.opset >= 10 ? DType::boolean : x.dtype, x.shape);
   // In inference Dropout is the identity (a known input stays known); in training it drops at
   // random, and its outputs are never constants.
-  const auto training = ctx.has_input(2) ? ctx.input_ints(2) : std::vector<int64_t>{0};
-  const bool inference = training && training->size() == 1 && (*training)[0] == 0;
-  if (!inference) {
+  const DropoutMode mode = DropoutMode::decode(ctx.opset);
+  std::optional<int64_t> training = 0;
+  if (mode.training_input >= 0 && ctx.has_input(static_cast<size_t>(mode.training_input))) {
+    const auto t = ctx.input_ints(static_cast<size_t>(mode.training_input));
+    training = t && t->size() == 1 ? std::optional((*t)[0]) : std::nullopt;
+  }
+  if (DropoutMode::training(training)) {
     r.random = true;
   } else if (const KnownValue* v = ctx.value(0)) {
     set_value(r, 0, *v);

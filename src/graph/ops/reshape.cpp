@@ -269,7 +269,9 @@ void infer_tile(const InferContext& ctx, InferResult& r) {
   set_output(r, 0, x.dtype, ranked(std::move(dims)));
 }
 
-// DepthToSpace / SpaceToDepth move blocksize x blocksize between channels and space.
+// DepthToSpace / SpaceToDepth move blocksize x blocksize between channels and space; the row
+// says which way.
+template <bool kToSpace>
 void infer_depth_space(const InferContext& ctx, InferResult& r) {
   const TensorType& x = ctx.input(0);
   if (!x.shape.ranked) {
@@ -280,9 +282,8 @@ void infer_depth_space(const InferContext& ctx, InferResult& r) {
   const Dim b = Dim::known(ctx.attr_int("blocksize", 0));
   const Dim bb = b * b;
   const auto& d = x.shape.dims;
-  const bool to_space = ctx.node.op_type == "DepthToSpace";
   set_output(r, 0, x.dtype,
-             to_space ? ranked({d[0], exact_div(d[1], bb), d[2] * b, d[3] * b})
+             kToSpace ? ranked({d[0], exact_div(d[1], bb), d[2] * b, d[3] * b})
                       : ranked({d[0], d[1] * bb, exact_div(d[2], b), exact_div(d[3], b)}));
 }
 
@@ -307,8 +308,8 @@ void register_reshape(OpRegistry& r) {
   r.add(op("Transpose", 1, 1, infer_transpose));
   r.add(op("Expand", 2, 2, infer_expand));
   r.add(op("Tile", 2, 2, infer_tile));
-  r.add(op("DepthToSpace", 1, 1, infer_depth_space));
-  r.add(op("SpaceToDepth", 1, 1, infer_depth_space));
+  r.add(op("DepthToSpace", 1, 1, infer_depth_space<true>));
+  r.add(op("SpaceToDepth", 1, 1, infer_depth_space<false>));
   r.add(op("Trilu", 1, 2, infer_same));
 }
 

@@ -1,4 +1,5 @@
-// Resize and Upsample: output extents from `sizes` when given, else floor(extent * scale).
+// Resize and Upsample: output extents from `sizes` when given (under a kept aspect ratio, the
+// input's extents times one common scale, rounded), else floor(extent * scale).
 //
 // Scales come from an attribute (Upsample-7), the second input (Resize-10, Upsample-9) or the
 // third (Resize-11+, after roi); an empty tensor stands for "not given". A symbolic extent with
@@ -6,6 +7,7 @@
 #include <cmath>
 
 #include "families.hpp"
+#include "footprint/graph/ops/resize_inputs.hpp"
 #include "infer_util.hpp"
 
 namespace footprint::graph::ops {
@@ -34,55 +36,81 @@ Dim scaled(const Dim& extent, double scale) {
   return Dim::unknown();
 }
 
-// The extents for `x` from known scales (or sizes) over `axes` (all dims when empty).
-void apply(const InferContext& ctx, const Shape& x, const KnownValue* scales,
-           const KnownValue* sizes, std::vector<Dim>& dims) {
+std::vector<size_t> resized_axes(const InferContext& ctx, const ResizeInputs& in, size_t rank) {
+  if (!in.axes.empty()) return normalize_axes(ctx, in.axes, rank);
   std::vector<size_t> axes;
-  if (auto a = ctx.attr_ints("axes")) {
-    axes = normalize_axes(ctx, *a, x.rank());
-  } else {
-    for (size_t i = 0; i < x.rank(); ++i) axes.push_back(i);
-  }
-  const KnownValue* v = sizes != nullptr ? sizes : scales;
-  if (v->numel() != axes.size()) {
-    ctx.fail(std::string(sizes != nullptr ? "sizes" : "scales") + " has " +
-             std::to_string(v->numel()) + " entries for " + std::to_string(axes.size()) + " axes");
-  }
-  for (size_t i = 0; i < axes.size(); ++i) {
-    if (sizes != nullptr) {
-      dims[axes[i]] = sizes->ints[i];
-    } else if (const auto s = scales->real(i)) {
-      dims[axes[i]] = scaled(x.dims[axes[i]], *s);
-    } else {
-      dims[axes[i]] = Dim::unknown();
-    }
+  for (size_t i = 0; i < rank; ++i) axes.push_back(i);
+  return axes;
+}
+
+void check_count(const InferContext& ctx, const KnownValue& v, std::string_view what, size_t axes) {
+  if (v.numel() != axes) {
+    ctx.fail(std::string(what) + " has " + std::to_string(v.numel()) + " entries for " +
+             std::to_string(axes) + " axes");
   }
 }
 
+// The extents for known sizes: the sizes themselves, or with a kept aspect ratio the input's
+// extents under one common scale (the extents must be known to compute it).
+void apply_sizes(const InferContext& ctx, const ResizeInputs& in, const Shape& x,
+                 const KnownValue& sizes, std::vector<Dim>& dims) {
+  const std::vector<size_t> axes = resized_axes(ctx, in, x.rank());
+  check_count(ctx, sizes, "sizes", axes.size());
+  if (in.policy == AspectRatioPolicy::stretch) {
+    for (size_t i = 0; i < axes.size(); ++i) dims[axes[i]] = sizes.ints[i];
+    return;
+  }
+  std::vector<int64_t> requested;
+  std::vector<int64_t> extents;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const auto s = sizes.ints[i].value();
+    const auto e = x.dims[axes[i]].value();
+    if (!s || !e) {
+      for (size_t axis : axes) dims[axis] = Dim::unknown();
+      return;
+    }
+    requested.push_back(*s);
+    extents.push_back(*e);
+  }
+  const double scale = kept_aspect_scale(in.policy, requested, extents);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    dims[axes[i]] = Dim::known(kept_aspect_extent(scale, extents[i]));
+  }
+}
+
+void apply_scales(const InferContext& ctx, const ResizeInputs& in, const Shape& x,
+                  const KnownValue& scales, std::vector<Dim>& dims) {
+  const std::vector<size_t> axes = resized_axes(ctx, in, x.rank());
+  check_count(ctx, scales, "scales", axes.size());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const auto s = scales.real(i);
+    dims[axes[i]] = s ? scaled(x.dims[axes[i]], *s) : Dim::unknown();
+  }
+}
+
+template <ResizeOp kOp>
 void infer_resize(const InferContext& ctx, InferResult& r) {
   const TensorType& x = ctx.input(0);
   if (!x.shape.ranked) {
     set_output(r, 0, x.dtype, Shape::unranked());
     return;
   }
-  const bool upsample_attr = ctx.node.op_type == "Upsample" && !ctx.has_input(1);
-  const size_t scales_at = ctx.node.op_type == "Resize" && ctx.opset >= 11 ? 2 : 1;
+  const ResizeInputs in = ResizeInputs::decode(ctx.node, ctx.node_id, ctx.opset, kOp);
   std::vector<Dim> dims(x.shape.rank());
-  if (upsample_attr) {
-    const auto s = ctx.attr_floats("scales");
-    if (!s || s->size() != x.shape.rank()) {
-      ctx.fail("attribute 'scales' must have one entry per dim");
-    }
-    for (size_t i = 0; i < dims.size(); ++i) dims[i] = scaled(x.shape.dims[i], (*s)[i]);
-  } else if (scales_at == 2 && given(ctx, 3)) {
-    if (const KnownValue* sizes = ctx.value(3); sizes != nullptr && sizes->is_integer()) {
+  if (in.scales_attribute) {
+    const std::vector<float>& s = in.attribute_scales;
+    if (s.size() != x.shape.rank()) ctx.fail("attribute 'scales' must have one entry per dim");
+    for (size_t i = 0; i < dims.size(); ++i) dims[i] = scaled(x.shape.dims[i], s[i]);
+  } else if (in.sizes_input >= 0 && given(ctx, static_cast<size_t>(in.sizes_input))) {
+    const KnownValue* sizes = ctx.value(static_cast<size_t>(in.sizes_input));
+    if (sizes != nullptr && sizes->is_integer()) {
       dims = x.shape.dims;
-      apply(ctx, x.shape, nullptr, sizes, dims);
+      apply_sizes(ctx, in, x.shape, *sizes, dims);
     }
-  } else if (given(ctx, scales_at)) {
-    if (const KnownValue* scales = ctx.value(scales_at)) {
+  } else if (given(ctx, static_cast<size_t>(in.scales_input))) {
+    if (const KnownValue* scales = ctx.value(static_cast<size_t>(in.scales_input))) {
       dims = x.shape.dims;
-      apply(ctx, x.shape, scales, nullptr, dims);
+      apply_scales(ctx, in, x.shape, *scales, dims);
     }
   }
   set_output(r, 0, x.dtype, ranked(std::move(dims)));
@@ -91,8 +119,8 @@ void infer_resize(const InferContext& ctx, InferResult& r) {
 }  // namespace
 
 void register_resize(OpRegistry& r) {
-  r.add(op("Resize", 1, 4, infer_resize));
-  r.add(op("Upsample", 1, 2, infer_resize));
+  r.add(op("Resize", 1, 4, infer_resize<ResizeOp::resize>));
+  r.add(op("Upsample", 1, 2, infer_resize<ResizeOp::upsample>));
 }
 
 }  // namespace footprint::graph::ops

@@ -17,8 +17,11 @@
 #include "blocked_layout.hpp"
 #include "depthwise_conv.hpp"
 #include "dnnl_util.hpp"
+#include "dtype_dispatch.hpp"
 #include "families.hpp"
-#include "kernel_util.hpp"
+#include "footprint/graph/ops/conv_window.hpp"
+#include "parallel_for.hpp"
+#include "wide_vectors.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -31,42 +34,28 @@ struct Window {
   memory::dims kernel, strides, dilations, pad_begin, pad_end, onnx_pad_end;
 };
 
-// Attribute `name` with one entry per spatial dim (or `fallback` repeated).
-memory::dims per_axis(const graph::Node& n, std::string_view name, size_t count, int64_t fallback) {
-  auto v = node_ints(n, name);
-  if (!v || v->empty()) return memory::dims(count, fallback);
-  if (v->size() != count) {
-    node_fail(n, "attribute '" + std::string(name) + "' has " + std::to_string(v->size()) +
-                     " entries, expected " + std::to_string(count));
-  }
-  return *v;
-}
-
 int64_t effective_kernel(const Window& w, size_t i) {
   return (w.kernel[i] - 1) * w.dilations[i] + 1;
 }
 
-// Fills pad_begin and the pads ONNX implies at the end, for a forward window from `in` to `out`
-// spatial extents; auto_pad SAME splits the total padding as ONNX does (the odd one at the end
-// for SAME_UPPER).
-void forward_pads(const graph::Node& n, Window& w, const memory::dims& in,
-                  const memory::dims& out) {
-  const size_t nd = in.size();
-  const std::string_view auto_pad = node_string(n, "auto_pad", "NOTSET");
-  const memory::dims pads = per_axis(n, "pads", 2 * nd, 0);
+// The oneDNN window of a forward window from `in` to `out` spatial extents: ONNX's pads (see
+// ConvWindow::forward_pads), and at the end the pad that gives exactly `out` windows.
+Window forward_window(const graph::Node& n, const graph::ops::ConvWindow& cw,
+                      const memory::dims& kernel, const memory::dims& in, const memory::dims& out) {
+  Window w;
+  const size_t nd = kernel.size();
+  w.kernel = kernel;
+  w.strides = cw.strides;
+  w.dilations = cw.dilations;
   w.pad_begin.assign(nd, 0);
   w.onnx_pad_end.assign(nd, 0);
   w.pad_end.assign(nd, 0);
   for (size_t i = 0; i < nd; ++i) {
+    if (w.kernel[i] <= 0) node_fail(n, "kernel, strides and dilations must be positive");
     const int64_t eff = effective_kernel(w, i);
-    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t total = std::max<int64_t>(0, (out[i] - 1) * w.strides[i] + eff - in[i]);
-      w.pad_begin[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      w.onnx_pad_end[i] = total - w.pad_begin[i];
-    } else if (auto_pad != "VALID") {
-      w.pad_begin[i] = pads[i];
-      w.onnx_pad_end[i] = pads[i + nd];
-    }
+    const graph::ops::Pads pads = cw.forward_pads(i, kernel[i], in[i], out[i]);
+    w.pad_begin[i] = pads.begin;
+    w.onnx_pad_end[i] = pads.end;
     // ceil_mode (and a stride that does not divide) give an extent the ONNX end pad does not:
     // oneDNN then needs the end pad that produces exactly `out` windows.
     const int64_t span = in[i] - eff + w.pad_begin[i] + w.onnx_pad_end[i];
@@ -74,21 +63,6 @@ void forward_pads(const graph::Node& n, Window& w, const memory::dims& in,
     w.pad_end[i] =
         exact ? w.onnx_pad_end[i] : (out[i] - 1) * w.strides[i] + eff - in[i] - w.pad_begin[i];
   }
-}
-
-Window read_window(const graph::Node& n, const memory::dims& kernel, const memory::dims& in,
-                   const memory::dims& out) {
-  Window w;
-  const size_t nd = kernel.size();
-  w.kernel = kernel;
-  w.strides = per_axis(n, "strides", nd, 1);
-  w.dilations = per_axis(n, "dilations", nd, 1);
-  for (size_t i = 0; i < nd; ++i) {
-    if (w.strides[i] <= 0 || w.dilations[i] <= 0 || w.kernel[i] <= 0) {
-      node_fail(n, "kernel, strides and dilations must be positive");
-    }
-  }
-  forward_pads(n, w, in, out);
   return w;
 }
 
@@ -120,6 +94,11 @@ void require_conv_rank(const graph::Node& n, const Extents& e) {
   if (e.in[1].size() != rank) node_fail(n, "the weights' rank differs from the input's");
 }
 
+graph::ops::ConvWindow conv_window(const graph::Node& n, const Extents& e) {
+  require_conv_rank(n, e);
+  return graph::ops::ConvWindow::decode(n, -1, e.in[0].size() - 2);
+}
+
 // ---- Conv: x [N, C, D...] * w [M, C/group, k...] (+ b [M]) -> y [N, M, O...]
 
 // The convolution of node `n` on plain layouts, or with `blocked` on the layouts oneDNN prefers
@@ -131,8 +110,9 @@ dnnl::convolution_forward::primitive_desc conv_pd_on(const graph::Node& n, const
   const auto& x = e.in[0];
   const auto& wt = e.in[1];
   const auto& y = e.out[0];
-  const int64_t group = node_int(n, "group", 1);
-  if (group <= 0 || wt[0] % group != 0 || wt[1] * group != x[1]) {
+  const graph::ops::ConvWindow cw = conv_window(n, e);
+  const int64_t group = cw.group;
+  if (wt[0] % group != 0 || wt[1] * group != x[1]) {
     node_fail(n, "group " + std::to_string(group) + " does not fit " + std::to_string(x[1]) +
                      " input and " + std::to_string(wt[0]) + " output channels");
   }
@@ -146,7 +126,7 @@ dnnl::convolution_forward::primitive_desc conv_pd_on(const graph::Node& n, const
     return blocked ? memory::desc(d, memory::data_type::f32, memory::format_tag::any)
                    : plain_desc(d);
   };
-  const Window w = read_window(n, spatial(wt), spatial(x), spatial(y));
+  const Window w = forward_window(n, cw, spatial(wt), spatial(x), spatial(y));
   const memory::desc bias = e.has_in(2) ? plain_desc({wt[0]}) : memory::desc();
   return make_pd(n, "convolution", [&] {
     const dnnl::convolution_forward::desc d(
@@ -167,7 +147,7 @@ dnnl::convolution_forward::primitive_desc conv_pd(const graph::Node& n, const Ex
 std::optional<dnnl::convolution_forward::primitive_desc> blocked_conv_pd(const graph::Node& n,
                                                                          const Extents& e) {
   if (e.in.size() < 2 || e.in[0].size() != 4 || e.in[1].size() != 4) return std::nullopt;
-  if (e.in_dtype[0] != DType::float32 || node_int(n, "group", 1) != 1) return std::nullopt;
+  if (e.in_dtype[0] != DType::float32 || conv_window(n, e).group != 1) return std::nullopt;
   if (e.in[1][2] * e.in[1][3] == 1) return std::nullopt;
   auto pd = conv_pd_on(n, e, true);
   if (std::string_view(pd.impl_info_str()).find("gemm") != std::string_view::npos) {
@@ -190,13 +170,16 @@ std::unique_ptr<graph::KernelState> weighted_state(const Pd& pd, dnnl::primitive
   return std::make_unique<DnnlState>(pd, std::move(prim), args);
 }
 
-bool depthwise(const graph::Node& n, const Extents& e) {
-  return e.in.size() > 1 && is_depthwise_2d(n, e.in[0], e.in[1], e.in_dtype[0]);
+bool depthwise(const graph::ops::ConvWindow& cw, const Extents& e) {
+  return e.in.size() > 1 && is_depthwise_2d(cw, e.in[0], e.in[1], e.in_dtype[0]);
 }
 
 std::unique_ptr<graph::KernelState> conv_prepare(const graph::KernelContext& ctx) {
   const Extents e = extents_of(ctx);
-  if (!all_positive(e) || depthwise(ctx.node(), e)) return nullptr;
+  if (!all_positive(e)) return nullptr;
+  if (const auto cw = conv_window(ctx.node(), e); depthwise(cw, e)) {
+    return depthwise_conv_2d_prepare(cw, e.in[0], e.in[1], e.out[0]);
+  }
   if (const auto pd = blocked_conv_pd(ctx.node(), e)) {
     return std::make_unique<BlockedState>(*pd, plain_desc(e.in[0]), plain_desc(e.in[1]),
                                           plain_desc(e.out[0]), e.has_in(2),
@@ -216,8 +199,17 @@ uint64_t blocked_or_plain_workspace(const graph::Node& n, const Extents& e) {
 
 uint64_t conv_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
                         const std::vector<graph::ConcreteTensor>& out) {
-  if (depthwise(n, extents_of(in, out))) {
-    return out.empty() ? 0 : depthwise_conv_2d_workspace(n, in[0].dims, in[1].dims, out[0].dims);
+  const Extents e = extents_of(in, out);
+  // Only a 2-D convolution can be depthwise; an attribute that does not decode plans no scratch,
+  // as in workspace_of.
+  if (e.in.size() > 1 && e.in[0].size() == 4 && !out.empty()) {
+    try {
+      if (const auto cw = conv_window(n, e); depthwise(cw, e)) {
+        return depthwise_conv_2d_workspace(cw, in[0].dims, in[1].dims, out[0].dims);
+      }
+    } catch (const Error&) {
+      return 0;
+    }
   }
   return workspace_of(blocked_or_plain_workspace, n, in, out);
 }
@@ -225,11 +217,7 @@ uint64_t conv_workspace(const graph::Node& n, const std::vector<graph::ConcreteT
 void run_weighted(graph::KernelContext& ctx);
 
 void run_conv(graph::KernelContext& ctx) {
-  const graph::TensorRef& x = ctx.input(0);
-  if (x.numel() > 0 && is_depthwise_2d(ctx.node(), x.dims, ctx.input(1).dims, x.dtype)) {
-    depthwise_conv_2d(ctx);
-    return;
-  }
+  if (run_depthwise_conv_2d(ctx)) return;
   if (auto* blocked = dynamic_cast<BlockedState*>(ctx.state())) {
     blocked->run(ctx);
     return;
@@ -249,45 +237,20 @@ void run_weighted(graph::KernelContext& ctx) {
 
 // ---- ConvTranspose: x [N, C, D...] * w [C, M/group, k...] (+ b [M]) -> y [N, M, O...]
 
-int64_t floor_half(int64_t v) {
-  return v >= 0 ? v / 2 : -((-v + 1) / 2);
-}
-
-// The begin pads of a transposed window. With output_shape or auto_pad SAME the total padding
-// follows from the extents and is split as the ONNX reference does; otherwise pads apply.
-memory::dims transposed_pad_begin(const graph::Node& n, const Window& w, const memory::dims& in,
-                                  const memory::dims& out) {
-  const size_t nd = in.size();
-  const std::string_view auto_pad = node_string(n, "auto_pad", "NOTSET");
-  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
-  const bool derived = same || node_ints(n, "output_shape").has_value();
-  const memory::dims pads = per_axis(n, "pads", 2 * nd, 0);
-  const memory::dims output_padding = per_axis(n, "output_padding", nd, 0);
-  memory::dims begin(nd, 0);
-  for (size_t i = 0; i < nd; ++i) {
-    if (derived) {
-      const int64_t total =
-          w.strides[i] * (in[i] - 1) + output_padding[i] + effective_kernel(w, i) - out[i];
-      begin[i] = auto_pad == "SAME_UPPER" ? floor_half(total) : total - floor_half(total);
-    } else if (auto_pad != "VALID") {
-      begin[i] = pads[i];
-    }
-  }
-  return begin;
-}
-
 // The window of a ConvTranspose. Only the begin pads place the output; oneDNN wants the end pads
 // that make its extent check exact, which may be negative (output_padding) but above -stride.
-Window transposed_window(const graph::Node& n, const memory::dims& kernel, const memory::dims& in,
+Window transposed_window(const graph::Node& n, const graph::ops::ConvWindow& cw,
+                         const memory::dims& kernel, const memory::dims& in,
                          const memory::dims& out) {
   Window w;
   const size_t nd = kernel.size();
   w.kernel = kernel;
-  w.strides = per_axis(n, "strides", nd, 1);
-  w.dilations = per_axis(n, "dilations", nd, 1);
-  w.pad_begin = transposed_pad_begin(n, w, in, out);
+  w.strides = cw.strides;
+  w.dilations = cw.dilations;
+  w.pad_begin.assign(nd, 0);
   w.pad_end.assign(nd, 0);
   for (size_t i = 0; i < nd; ++i) {
+    w.pad_begin[i] = cw.transposed_pad_begin(i, kernel[i], in[i], out[i]);
     w.pad_end[i] = w.strides[i] * (in[i] - 1) + effective_kernel(w, i) - out[i] - w.pad_begin[i];
     if (w.pad_begin[i] < 0 || w.pad_end[i] <= -w.strides[i]) {
       node_fail(n, "an output of extent " + std::to_string(out[i]) + " on axis " +
@@ -303,8 +266,9 @@ dnnl::deconvolution_forward::primitive_desc deconv_pd(const graph::Node& n, cons
   const auto& x = e.in[0];
   const auto& wt = e.in[1];
   const auto& y = e.out[0];
-  const int64_t group = node_int(n, "group", 1);
-  if (group <= 0 || wt[0] != x[1] || x[1] % group != 0 || wt[1] * group != y[1]) {
+  const graph::ops::ConvWindow cw = conv_window(n, e);
+  const int64_t group = cw.group;
+  if (wt[0] != x[1] || x[1] % group != 0 || wt[1] * group != y[1]) {
     node_fail(n, "group " + std::to_string(group) + " does not fit " + std::to_string(x[1]) +
                      " input and " + std::to_string(y[1]) + " output channels");
   }
@@ -323,7 +287,7 @@ dnnl::deconvolution_forward::primitive_desc deconv_pd(const graph::Node& n, cons
   }
   wdims.insert(wdims.end(), k.begin(), k.end());
   wstrides.insert(wstrides.end(), ks.begin(), ks.end());
-  const Window w = transposed_window(n, k, spatial(x), spatial(y));
+  const Window w = transposed_window(n, cw, k, spatial(x), spatial(y));
   const memory::desc bias = e.has_in(2) ? plain_desc({y[1]}) : memory::desc();
   return make_pd(n, "transposed convolution", [&] {
     const dnnl::deconvolution_forward::desc d(
@@ -348,41 +312,45 @@ uint64_t deconv_workspace(const graph::Node& n, const std::vector<graph::Concret
 
 // ---- MaxPool, AveragePool
 
-Window pool_window(const graph::Node& n, const Extents& e) {
+enum class PoolKind : uint8_t { max, average };
+
+// A pooling decoded once: what the node asks for, and its window as oneDNN takes it.
+struct Pooling {
+  PoolKind kind = PoolKind::max;
+  graph::ops::PoolWindow decoded;
+  Window w;
+
+  // ONNX counts padding only in an average, and only with count_include_pad.
+  bool counts_padding() const { return kind == PoolKind::average && decoded.count_include_pad; }
+};
+
+Pooling pooling(const graph::Node& n, const Extents& e, PoolKind kind) {
   const size_t rank = e.in[0].size();
   if (rank < 3) node_fail(n, "the input must have rank 3 or more");
-  const auto kernel = node_ints(n, "kernel_shape");
-  if (!kernel || kernel->size() != rank - 2) {
-    node_fail(n, "attribute 'kernel_shape' must have one entry per spatial dim");
-  }
-  return read_window(n, *kernel, spatial(e.in[0]), spatial(e.out[0]));
-}
-
-bool is_max_pool(const graph::Node& n) {
-  return n.op_type == "MaxPool";
-}
-
-bool counts_padding(const graph::Node& n) {
-  return !is_max_pool(n) && node_int(n, "count_include_pad", 0) != 0;
+  Pooling p{kind, graph::ops::PoolWindow::decode(n, -1, rank - 2), {}};
+  p.w = forward_window(n, p.decoded.window, p.decoded.window.kernel_shape, spatial(e.in[0]),
+                       spatial(e.out[0]));
+  return p;
 }
 
 // oneDNN pools float32 over 1 to 3 spatial dims without indices. An average that counts padding
 // must not count the end padding ceil_mode adds (ONNX counts only the pads given).
-bool pool_uses_onednn(const graph::Node& n, const Extents& e, const Window& w) {
+bool pool_uses_onednn(const Extents& e, const Pooling& p) {
+  const Window& w = p.w;
   if (e.in_dtype[0] != DType::float32 || e.has_out(1)) return false;
   if (w.kernel.empty() || w.kernel.size() > 3) return false;
   for (size_t i = 0; i < w.kernel.size(); ++i) {
-    if (counts_padding(n) && w.pad_end[i] > w.onnx_pad_end[i]) return false;
+    if (p.counts_padding() && w.pad_end[i] > w.onnx_pad_end[i]) return false;
   }
   return true;
 }
 
 // Throws dnnl::error where oneDNN refuses; the caller then uses the loop.
-dnnl::pooling_v2_forward::primitive_desc pool_pd(const graph::Node& n, const Extents& e,
-                                                 const Window& w) {
-  const dnnl::algorithm alg = is_max_pool(n)      ? dnnl::algorithm::pooling_max
-                              : counts_padding(n) ? dnnl::algorithm::pooling_avg_include_padding
-                                                  : dnnl::algorithm::pooling_avg_exclude_padding;
+dnnl::pooling_v2_forward::primitive_desc pool_pd(const Extents& e, const Pooling& p) {
+  const Window& w = p.w;
+  const dnnl::algorithm alg = p.kind == PoolKind::max ? dnnl::algorithm::pooling_max
+                              : p.counts_padding()    ? dnnl::algorithm::pooling_avg_include_padding
+                                                   : dnnl::algorithm::pooling_avg_exclude_padding;
   const dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg,
                                          plain_desc(e.in[0]), plain_desc(e.out[0]), w.strides,
                                          w.kernel, minus_one(w.dilations), w.pad_begin, w.pad_end);
@@ -407,7 +375,8 @@ class PoolLoopState final : public graph::KernelState {
   PoolGeometry geometry;
 };
 
-PoolGeometry pool_geometry(const graph::Node& n, const Extents& e, const Window& w) {
+PoolGeometry pool_geometry(const graph::Node& n, const Extents& e, const Pooling& p) {
+  const Window& w = p.w;
   PoolGeometry g;
   g.nd = w.kernel.size();
   if (g.nd > kMaxSpatial) node_fail(n, "more than 8 spatial dims are not supported");
@@ -425,9 +394,9 @@ PoolGeometry pool_geometry(const graph::Node& n, const Extents& e, const Window&
     g.out_size *= g.out[i];
     g.kernel_size *= g.kernel[i];
   }
-  g.is_max = is_max_pool(n);
-  g.include_pad = counts_padding(n);
-  g.column_major = node_int(n, "storage_order", 0) != 0;
+  g.is_max = p.kind == PoolKind::max;
+  g.include_pad = p.counts_padding();
+  g.column_major = p.decoded.column_major;
   return g;
 }
 
@@ -584,50 +553,51 @@ void pool_loop(graph::KernelContext& ctx, const PoolGeometry& g) {
 }
 
 // The loop's element types: MaxPool also takes 8-bit integers.
-bool pool_loop_supports(const graph::Node& n, DType t) {
+bool pool_loop_supports(PoolKind kind, DType t) {
   if (t == DType::float32 || t == DType::float64) return true;
-  return is_max_pool(n) && (t == DType::int8 || t == DType::uint8);
+  return kind == PoolKind::max && (t == DType::int8 || t == DType::uint8);
 }
 
 // The oneDNN pooling for the node, where oneDNN has one worth using: in 2-D only its JIT kernels
 // beat the loop (its generic simple_nchw took 5x the loop's time on VGG-19's 224x224 pool).
-std::optional<dnnl::pooling_v2_forward::primitive_desc> onednn_pool(const graph::Node& n,
-                                                                    const Extents& e,
-                                                                    const Window& w) {
-  if (!pool_uses_onednn(n, e, w)) return std::nullopt;
+std::optional<dnnl::pooling_v2_forward::primitive_desc> onednn_pool(const Extents& e,
+                                                                    const Pooling& p) {
+  if (!pool_uses_onednn(e, p)) return std::nullopt;
   try {
-    auto pd = pool_pd(n, e, w);
+    auto pd = pool_pd(e, p);
     const bool jit = std::string_view(pd.impl_info_str()).starts_with("jit");
-    if (w.kernel.size() == 2 && !jit) return std::nullopt;
+    if (p.w.kernel.size() == 2 && !jit) return std::nullopt;
     return pd;
   } catch (const dnnl::error&) {
     return std::nullopt;  // beyond oneDNN's padding limits: the loop computes it
   }
 }
 
+template <PoolKind kKind>
 std::unique_ptr<graph::KernelState> pool_prepare(const graph::KernelContext& ctx) {
   const graph::Node& n = ctx.node();
   const Extents e = extents_of(ctx);
   if (!all_positive(e)) return nullptr;
-  const Window w = pool_window(n, e);
-  if (const auto pd = onednn_pool(n, e, w)) {
+  const Pooling p = pooling(n, e, kKind);
+  if (const auto pd = onednn_pool(e, p)) {
     return std::make_unique<DnnlState>(
         *pd, dnnl::pooling_v2_forward(*pd),
         std::vector<std::pair<int, memory::desc>>{{DNNL_ARG_SRC, pd->src_desc()},
                                                   {DNNL_ARG_DST, pd->dst_desc()}});
   }
-  if (!pool_loop_supports(n, e.in_dtype[0])) {
+  if (!pool_loop_supports(kKind, e.in_dtype[0])) {
     ctx.fail("dtype " + dtype_label(e.in_dtype[0]) + " is not supported");
   }
-  return std::make_unique<PoolLoopState>(pool_geometry(n, e, w));
+  return std::make_unique<PoolLoopState>(pool_geometry(n, e, p));
 }
 
+template <PoolKind kKind>
 uint64_t pool_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
                         const std::vector<graph::ConcreteTensor>& out) {
   const Extents e = extents_of(in, out);
   if (!all_positive(e)) return 0;
   try {
-    const auto pd = onednn_pool(n, e, pool_window(n, e));
+    const auto pd = onednn_pool(e, pooling(n, e, kKind));
     return pd ? pd->scratchpad_desc().get_size() : 0;  // the loop needs no scratch
   } catch (const Error&) {
     return 0;
@@ -782,8 +752,9 @@ void set(graph::OpSchema& row, graph::KernelFn kernel, graph::PrepareFn prepare 
 void register_conv_pool(graph::OpRegistry& r) {
   set(r.row("", "Conv"), run_conv, conv_prepare, conv_workspace);
   set(r.row("", "ConvTranspose"), run_weighted, deconv_prepare, deconv_workspace);
-  set(r.row("", "MaxPool"), run_pool, pool_prepare, pool_workspace);
-  set(r.row("", "AveragePool"), run_pool, pool_prepare, pool_workspace);
+  set(r.row("", "MaxPool"), run_pool, pool_prepare<PoolKind::max>, pool_workspace<PoolKind::max>);
+  set(r.row("", "AveragePool"), run_pool, pool_prepare<PoolKind::average>,
+      pool_workspace<PoolKind::average>);
   set(r.row("", "GlobalAveragePool"), run_global_pool<false>);
   set(r.row("", "GlobalMaxPool"), run_global_pool<true>);
   set(r.row("", "LRN"), run_src_dst, lrn_prepare, lrn_workspace);

@@ -7,9 +7,10 @@
 #include <cstring>
 
 #include "dnnl_util.hpp"
-#include "kernel_util.hpp"
+#include "parallel_for.hpp"
+#include "wide_vectors.hpp"
 
-// Function multiversioning (an ifunc picks the clone when the program loads) where kernel_util
+// Function multiversioning (an ifunc picks the clone when the program loads) where wide_vectors.hpp
 // compiles wider copies: not in sanitizer builds, whose runtime is not set up yet when ifunc
 // resolvers run.
 #if defined(FOOTPRINT_WIDE_VECTORS) && defined(__x86_64__)
@@ -39,20 +40,8 @@ struct Geometry {
   std::array<int64_t, kMaxKernelWidth> tap{};  // where tap k's column k * dw is in a packed row
 };
 
-// Element i of an ints attribute, without building a vector (this runs on every step).
-int64_t attr_at(const graph::Node& n, std::string_view name, size_t i, int64_t fallback) {
-  const onnx::AttributeProto* a = n.attribute(name);
-  if (a == nullptr) return fallback;
-  int64_t out = fallback;
-  size_t k = 0;
-  a->ints.for_each([&](uint64_t raw) {
-    if (k++ == i) out = static_cast<int64_t>(raw);
-  });
-  return out;
-}
-
-Geometry geometry_of(const graph::Node& n, std::span<const int64_t> x, std::span<const int64_t> wt,
-                     std::span<const int64_t> y) {
+Geometry geometry_of(const graph::ops::ConvWindow& cw, std::span<const int64_t> x,
+                     std::span<const int64_t> wt, std::span<const int64_t> y) {
   Geometry g;
   g.c = x[1];
   g.h = x[2];
@@ -61,20 +50,12 @@ Geometry geometry_of(const graph::Node& n, std::span<const int64_t> x, std::span
   g.ow = y[3];
   g.kh = wt[2];
   g.kw = wt[3];
-  g.sh = attr_at(n, "strides", 0, 1);
-  g.sw = attr_at(n, "strides", 1, 1);
-  g.dh = attr_at(n, "dilations", 0, 1);
-  g.dw = attr_at(n, "dilations", 1, 1);
-  const std::string_view auto_pad = graph::attr_string(n, "auto_pad", "NOTSET");
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    const int64_t th = std::max<int64_t>(0, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1 - g.h);
-    const int64_t tw = std::max<int64_t>(0, (g.ow - 1) * g.sw + (g.kw - 1) * g.dw + 1 - g.w);
-    g.ph = auto_pad == "SAME_UPPER" ? th / 2 : th - th / 2;
-    g.pw = auto_pad == "SAME_UPPER" ? tw / 2 : tw - tw / 2;
-  } else if (auto_pad != "VALID") {
-    g.ph = attr_at(n, "pads", 0, 0);
-    g.pw = attr_at(n, "pads", 1, 0);
-  }
+  g.sh = cw.strides[0];
+  g.sw = cw.strides[1];
+  g.dh = cw.dilations[0];
+  g.dw = cw.dilations[1];
+  g.ph = cw.forward_pads(0, g.kh, g.h, g.oh).begin;
+  g.pw = cw.forward_pads(1, g.kw, g.w, g.ow).begin;
   g.hp = std::max(g.ph + g.h, (g.oh - 1) * g.sh + (g.kh - 1) * g.dh + 1);
   g.owv = (g.ow + kLanes - 1) / kLanes * kLanes;
   g.wl = std::max(g.pw + g.w, (g.owv - 1) * g.sw + (g.kw - 1) * g.dw + 1);
@@ -175,31 +156,49 @@ void convolve_plane(const Geometry& g, const float* x, const float* w, float bia
   for (; oh < g.oh; ++oh) rows_of<1>(g, plane, w, bias, oh, y);
 }
 
+// The loop's geometry, computed once when the model is prepared.
+class DepthwiseState final : public graph::KernelState {
+ public:
+  explicit DepthwiseState(const Geometry& g) : geometry(g) {}
+  Geometry geometry;
+};
+
+bool positive(std::span<const int64_t> dims) {
+  return std::all_of(dims.begin(), dims.end(), [](int64_t d) { return d > 0; });
+}
+
 }  // namespace
 
-bool is_depthwise_2d(const graph::Node& n, std::span<const int64_t> x, std::span<const int64_t> w,
-                     DType dtype) {
+bool is_depthwise_2d(const graph::ops::ConvWindow& cw, std::span<const int64_t> x,
+                     std::span<const int64_t> w, DType dtype) {
   if (dtype != DType::float32 || x.size() != 4 || w.size() != 4) return false;
-  const int64_t group = node_int(n, "group", 1);
+  const int64_t group = cw.group;
   return group > 1 && group == x[1] && w[0] == group && w[1] == 1 && w[3] <= kMaxKernelWidth;
 }
 
-uint64_t depthwise_conv_2d_workspace(const graph::Node& n, std::span<const int64_t> x,
+uint64_t depthwise_conv_2d_workspace(const graph::ops::ConvWindow& cw, std::span<const int64_t> x,
                                      std::span<const int64_t> w, std::span<const int64_t> y) {
-  if (y.size() != 4) return 0;
-  for (int64_t d : y) {
-    if (d <= 0) return 0;
-  }
+  if (y.size() != 4 || !positive(y)) return 0;
   const auto threads = static_cast<uint64_t>(std::max(1, omp_get_max_threads()));
-  return threads * scratch_bytes(geometry_of(n, x, w, y));
+  return threads * scratch_bytes(geometry_of(cw, x, w, y));
 }
 
-void depthwise_conv_2d(graph::KernelContext& ctx) {
+std::unique_ptr<graph::KernelState> depthwise_conv_2d_prepare(const graph::ops::ConvWindow& cw,
+                                                              std::span<const int64_t> x,
+                                                              std::span<const int64_t> w,
+                                                              std::span<const int64_t> y) {
+  if (y.size() != 4 || !positive(y)) return nullptr;
+  return std::make_unique<DepthwiseState>(geometry_of(cw, x, w, y));
+}
+
+bool run_depthwise_conv_2d(graph::KernelContext& ctx) {
+  const auto* state = dynamic_cast<const DepthwiseState*>(ctx.state());
+  if (state == nullptr) return false;
   const graph::TensorRef& x = ctx.input(0);
   const graph::TensorRef& wt = ctx.input(1);
   graph::TensorRef& y = ctx.output(0);
-  const Geometry g = geometry_of(ctx.node(), x.dims, wt.dims, y.dims);
-  if (y.numel() == 0) return;
+  const Geometry& g = state->geometry;
+  if (y.numel() == 0) return true;
   const std::span<std::byte> workspace = ctx.workspace();
   const uint64_t per_thread = scratch_bytes(g);
   const auto slots = static_cast<size_t>(workspace.size() / per_thread);
@@ -227,6 +226,7 @@ void depthwise_conv_2d(graph::KernelContext& ctx) {
         }
       },
       1);
+  return true;
 }
 
 }  // namespace footprint::runtime::kernels

@@ -7,22 +7,31 @@
 // multiply-add over 16 contiguous output columns, whatever the stride. The workspace hook reports
 // that scratch (one plane per thread) to the planner.
 #include <cstdint>
+#include <memory>
 #include <span>
 
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/kernel.hpp"
+#include "footprint/graph/ops/conv_window.hpp"
 
 namespace footprint::runtime::kernels {
 
 // x [N, C, H, W], w [C, 1, kh, kw], float32: the direct loop applies.
-bool is_depthwise_2d(const graph::Node& n, std::span<const int64_t> x, std::span<const int64_t> w,
-                     DType dtype);
+bool is_depthwise_2d(const graph::ops::ConvWindow& cw, std::span<const int64_t> x,
+                     std::span<const int64_t> w, DType dtype);
 
-// The workspace depthwise_conv_2d needs for these extents with the current intra-op thread count.
-uint64_t depthwise_conv_2d_workspace(const graph::Node& n, std::span<const int64_t> x,
+// The workspace the loop needs for these extents with the current intra-op thread count.
+uint64_t depthwise_conv_2d_workspace(const graph::ops::ConvWindow& cw, std::span<const int64_t> x,
                                      std::span<const int64_t> w, std::span<const int64_t> y);
 
-// Runs Conv on ctx when is_depthwise_2d holds for its inputs.
-void depthwise_conv_2d(graph::KernelContext& ctx);
+// The loop's state for these extents (its geometry, so that a run decodes nothing); nullptr
+// when there is nothing to compute.
+std::unique_ptr<graph::KernelState> depthwise_conv_2d_prepare(const graph::ops::ConvWindow& cw,
+                                                              std::span<const int64_t> x,
+                                                              std::span<const int64_t> w,
+                                                              std::span<const int64_t> y);
+
+// Runs Conv on ctx when its prepared state is the loop's; false when it is not.
+bool run_depthwise_conv_2d(graph::KernelContext& ctx);
 
 }  // namespace footprint::runtime::kernels

@@ -3,15 +3,22 @@
 //
 // Every op is a small functor (built once per call from the node's attributes) applied by one of
 // a few loop templates, so each loop is a plain indexed loop the compiler vectorises (float loops
-// at the CPU's widest vectors: with_wide_vectors in kernel_util.hpp). Unary and binary ops are
-// in_place in the registry: output 0 may be input 0's buffer, which these loops allow (each
-// element is read before it is written, at the same index).
+// at the CPU's widest vectors: with_wide_vectors in wide_vectors.hpp). Unary and binary ops are
+// declared in_place here, beside their kernels: output 0 may be input 0's buffer, which these
+// loops allow (each element is read before it is written, at the same index).
 #include <cmath>
 #include <limits>
 #include <type_traits>
 
+#include "broadcast.hpp"
+#include "dtype_dispatch.hpp"
 #include "families.hpp"
-#include "kernel_util.hpp"
+#include "float16.hpp"
+#include "index_space.hpp"
+#include "parallel_for.hpp"
+#include "simd_math.hpp"
+#include "tensor_reads.hpp"
+#include "wide_vectors.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -677,8 +684,16 @@ void cast_kernel(KernelContext& ctx) {
 template <class Types, auto F, auto V = nullptr>
 constexpr graph::KernelFn pure = unary_kernel<Pure<Types, F, V>>;
 
+// An elementwise loop reads each element before it writes the same index: output 0 may be input
+// 0's buffer (in_place), a promise these kernels make and the planner relies on.
+void set_in_place(graph::OpRegistry& r, std::string_view op, graph::KernelFn k) {
+  graph::OpSchema& row = r.row("", op);
+  row.kernel = k;
+  row.in_place = true;
+}
+
 void register_unary(graph::OpRegistry& r) {
-  auto set = [&](std::string_view op, graph::KernelFn k) { r.row("", op).kernel = k; };
+  auto set = [&](std::string_view op, graph::KernelFn k) { set_in_place(r, op, k); };
   set("Abs", pure<ArithTypes, kAbs>);
   set("Neg", pure<SignedTypes, kNeg>);
   set("Sign", pure<ArithTypes, kSign>);
@@ -721,28 +736,30 @@ void register_unary(graph::OpRegistry& r) {
   set("ThresholdedRelu", unary_kernel<ThresholdedRelu>);
   set("Shrink", unary_kernel<Shrink>);
   set("Gelu", unary_kernel<Gelu>);
-  set("IsNaN", classify_kernel<IsNaN>);
-  set("IsInf", classify_kernel<IsInf>);
+  // A bool output: never the input's buffer.
+  r.row("", "IsNaN").kernel = classify_kernel<IsNaN>;
+  r.row("", "IsInf").kernel = classify_kernel<IsInf>;
 }
 
 void register_binary(graph::OpRegistry& r) {
+  auto in_place = [&](std::string_view op, graph::KernelFn k) { set_in_place(r, op, k); };
+  in_place("Add", binary_kernel<Arith<ArithTypes, kAdd>>);
+  in_place("Sub", binary_kernel<Arith<ArithTypes, kSub>>);
+  in_place("Mul", binary_kernel<Arith<ArithTypes, kMul>>);
+  in_place("Div", binary_kernel<Arith<ArithTypes, kDiv>>);
+  in_place("PRelu", binary_kernel<Arith<SignedTypes, kPRelu>>);
+  in_place("Mod", binary_kernel<Mod>);
+  in_place("BitShift", binary_kernel<BitShift>);
+  in_place("Pow", pow_kernel);
+  in_place("Equal", binary_kernel<Predicate<NumericTypes, kEqual>>);
+  in_place("Less", binary_kernel<Predicate<ArithTypes, kLess>>);
+  in_place("LessOrEqual", binary_kernel<Predicate<ArithTypes, kLessOrEqual>>);
+  in_place("Greater", binary_kernel<Predicate<ArithTypes, kGreater>>);
+  in_place("GreaterOrEqual", binary_kernel<Predicate<ArithTypes, kGreaterOrEqual>>);
+  in_place("And", binary_kernel<Predicate<TypeList<bool>, kAnd>>);
+  in_place("Or", binary_kernel<Predicate<TypeList<bool>, kOr>>);
+  in_place("Xor", binary_kernel<Predicate<TypeList<bool>, kXor>>);
   auto set = [&](std::string_view op, graph::KernelFn k) { r.row("", op).kernel = k; };
-  set("Add", binary_kernel<Arith<ArithTypes, kAdd>>);
-  set("Sub", binary_kernel<Arith<ArithTypes, kSub>>);
-  set("Mul", binary_kernel<Arith<ArithTypes, kMul>>);
-  set("Div", binary_kernel<Arith<ArithTypes, kDiv>>);
-  set("PRelu", binary_kernel<Arith<SignedTypes, kPRelu>>);
-  set("Mod", binary_kernel<Mod>);
-  set("BitShift", binary_kernel<BitShift>);
-  set("Pow", pow_kernel);
-  set("Equal", binary_kernel<Predicate<NumericTypes, kEqual>>);
-  set("Less", binary_kernel<Predicate<ArithTypes, kLess>>);
-  set("LessOrEqual", binary_kernel<Predicate<ArithTypes, kLessOrEqual>>);
-  set("Greater", binary_kernel<Predicate<ArithTypes, kGreater>>);
-  set("GreaterOrEqual", binary_kernel<Predicate<ArithTypes, kGreaterOrEqual>>);
-  set("And", binary_kernel<Predicate<TypeList<bool>, kAnd>>);
-  set("Or", binary_kernel<Predicate<TypeList<bool>, kOr>>);
-  set("Xor", binary_kernel<Predicate<TypeList<bool>, kXor>>);
   set("Sum", variadic_kernel<kAdd>);
   set("Mean", variadic_kernel<kAdd, true>);
   set("Max", variadic_kernel<kMax>);

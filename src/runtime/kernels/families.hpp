@@ -1,5 +1,9 @@
 #pragma once
-// Each kernel family fills its ops' rows of the runtime's registry (kernel, prepare, workspace).
+// Each kernel family fills its ops' rows of the runtime's registry (kernel, prepare, workspace,
+// in_place). A family's file mirrors the graph layer's: src/runtime/kernels/X.cpp runs the ops
+// whose rows and inference src/graph/ops/X.cpp adds. Families without kernels yet (detection,
+// losses, quantization, signal) have no file here; blocked_layout and depthwise_conv are helpers
+// of conv_pool.
 #include "footprint/graph/op_registry.hpp"
 
 namespace footprint::runtime::kernels {
@@ -9,7 +13,9 @@ void register_reduce(graph::OpRegistry& r);
 void register_conv_pool(graph::OpRegistry& r);
 void register_matmul(graph::OpRegistry& r);
 void register_normalization(graph::OpRegistry& r);
-void register_data_movement(graph::OpRegistry& r);
+void register_reshape(graph::OpRegistry& r);
+void register_indexing(graph::OpRegistry& r);
+void register_resize(graph::OpRegistry& r);
 void register_generators(graph::OpRegistry& r);
 void register_recurrent(graph::OpRegistry& r);
 void register_control_flow(graph::OpRegistry& r);

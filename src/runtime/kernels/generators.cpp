@@ -1,14 +1,17 @@
-// Kernels whose outputs are made rather than computed from input elements: Constant (every
-// numeric value_* attribute), ConstantOfShape, Range and EyeLike.
+// Kernels whose outputs are made rather than computed from input elements (graph/ops/generators.cpp
+// sizes them): Constant (every numeric value_* attribute), ConstantOfShape, Range, EyeLike, Shape,
+// Size and OneHot.
 //
 // Tensor attributes are decoded straight into the output buffer: a view of the payload (raw
 // data, external data or a packed float/double run) is copied, and varint fields are decoded
 // element by element, so nothing is staged on the heap.
 #include <bit>
 
+#include "dtype_dispatch.hpp"
 #include "families.hpp"
 #include "footprint/onnx/tensor_data.hpp"
-#include "kernel_util.hpp"
+#include "index_space.hpp"
+#include "tensor_reads.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -123,6 +126,63 @@ void eye_like_kernel(KernelContext& ctx) {
   });
 }
 
+// ---- Shape and Size
+
+void shape_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  const auto rank = static_cast<int64_t>(x.rank());
+  int64_t start = ctx.attr_int("start", 0);
+  if (start < 0) start += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  auto* out = y.as<int64_t>();
+  for (size_t i = 0; i < y.numel(); ++i) out[i] = x.dims[static_cast<size_t>(start) + i];
+}
+
+void size_kernel(KernelContext& ctx) {
+  *ctx.output(0).as<int64_t>() = static_cast<int64_t>(ctx.input(0).numel());
+}
+
+// ---- OneHot
+
+// Element i of a numeric tensor as an integer (OneHot takes indices of any numeric dtype).
+int64_t numeric_at(const KernelContext& ctx, const TensorRef& t, size_t i) {
+  int64_t v = 0;
+  dispatch_or_fail<ArithTypes>(ctx, t.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    // int8 values are signed: sign extension is meant.
+    // NOLINTNEXTLINE(bugprone-signed-char-misuse)
+    v = static_cast<int64_t>(t.as<const T>()[i]);
+  });
+  return v;
+}
+
+void one_hot_kernel(KernelContext& ctx) {
+  const TensorRef& idx = ctx.input(0);
+  const TensorRef& values = ctx.input(2);
+  TensorRef& y = ctx.output(0);
+  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", -1), y.rank());
+  const int64_t depth = y.dims[axis];
+  const size_t outer = product(y.dims, 0, axis);
+  const size_t inner = product(y.dims, axis + 1, y.rank());
+  if (values.numel() != 2) ctx.fail("values must have 2 elements");
+  dispatch_bits(ctx, y.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T off = values.as<const T>()[0];
+    const T on = values.as<const T>()[1];
+    T* out = y.as<T>();
+    std::fill_n(out, y.numel(), off);
+    for (size_t o = 0; o < outer; ++o) {
+      for (size_t j = 0; j < inner; ++j) {
+        int64_t k = numeric_at(ctx, idx, o * inner + j);
+        if (k < 0) k += depth;
+        if (k >= 0 && k < depth)
+          out[(o * static_cast<size_t>(depth) + static_cast<size_t>(k)) * inner + j] = on;
+      }
+    }
+  });
+}
+
 }  // namespace
 
 void register_generators(graph::OpRegistry& r) {
@@ -130,6 +190,9 @@ void register_generators(graph::OpRegistry& r) {
   r.row("", "ConstantOfShape").kernel = constant_of_shape_kernel;
   r.row("", "Range").kernel = range_kernel;
   r.row("", "EyeLike").kernel = eye_like_kernel;
+  r.row("", "Shape").kernel = shape_kernel;
+  r.row("", "Size").kernel = size_kernel;
+  r.row("", "OneHot").kernel = one_hot_kernel;
 }
 
 }  // namespace footprint::runtime::kernels

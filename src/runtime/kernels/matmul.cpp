@@ -6,8 +6,8 @@
 #include <string>
 
 #include "dnnl_util.hpp"
+#include "dtype_dispatch.hpp"
 #include "families.hpp"
-#include "kernel_util.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {

@@ -1,15 +1,24 @@
 // Normalisations as plain loops: BatchNormalization (inference: one multiply-add per element;
 // training mode: batch statistics), InstanceNormalization and LayerNormalization (statistics per
-// plane or per row, accumulated in double). None needs scratch.
+// plane or per row, accumulated in double), the Softmax family (one row at a time along the
+// axis) and Dropout (a copy in inference). None needs scratch. The ops are those of
+// graph/ops/normalization.cpp, whose inference sizes them.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "dtype_dispatch.hpp"
 #include "families.hpp"
-#include "kernel_util.hpp"
+#include "footprint/graph/ops/dropout_mode.hpp"
+#include "index_space.hpp"
+#include "parallel_for.hpp"
+#include "simd_math.hpp"
+#include "tensor_reads.hpp"
+#include "wide_vectors.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -377,6 +386,125 @@ void run_layer_norm(graph::KernelContext& ctx) {
   }
 }
 
+// ---- Softmax, LogSoftmax, Hardmax
+
+enum class Normalize { softmax, log_softmax, hardmax };
+
+// A contiguous float row with its maximum m: exp four lanes at a time (y holds the
+// exponentials first; Softmax is not in place, so y is not x).
+template <Normalize kind>
+void normalize_float_row(const float* x, float* y, size_t n, float m) {
+  simd::map(x, y, n, [m](simd::f32x4 v) { return simd::exp(v - m); });
+  float sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += y[i];
+  if constexpr (kind == Normalize::softmax) {
+    const float scale = 1.0f / sum;
+    for (size_t i = 0; i < n; ++i) y[i] *= scale;
+  } else {
+    const float shift = m + std::log(sum);
+    for (size_t i = 0; i < n; ++i) y[i] = x[i] - shift;
+  }
+}
+
+// One row of n elements `stride` apart.
+template <Normalize kind, class T>
+void normalize_row(const T* x, T* y, size_t n, size_t stride) {
+  T m = x[0];
+  size_t arg = 0;
+  for (size_t i = 1; i < n; ++i) {
+    if (x[i * stride] > m) {
+      m = x[i * stride];
+      arg = i;
+    }
+  }
+  if constexpr (kind == Normalize::hardmax) {
+    for (size_t i = 0; i < n; ++i) y[i * stride] = i == arg ? T(1) : T(0);
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (stride == 1) return normalize_float_row<kind>(x, y, n, m);
+  }
+  if constexpr (kind == Normalize::softmax) {
+    T sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+      y[i * stride] = std::exp(x[i * stride] - m);
+      sum += y[i * stride];
+    }
+    const T scale = T(1) / sum;
+    for (size_t i = 0; i < n; ++i) y[i * stride] *= scale;
+  } else {
+    T sum = 0;
+    for (size_t i = 0; i < n; ++i) sum += std::exp(x[i * stride] - m);
+    const T shift = m + std::log(sum);
+    for (size_t i = 0; i < n; ++i) y[i * stride] = x[i * stride] - shift;
+  }
+}
+
+template <Normalize kind, class T>
+void normalize_as(graph::KernelContext& ctx, const graph::TensorRef& x, graph::TensorRef& y) {
+  if (x.numel() == 0) return;
+  const bool legacy = ctx.opset() < 13;
+  const size_t rank = x.rank();
+  const size_t axis =
+      rank == 0 ? 0 : normalize_axis(ctx, ctx.attr_int("axis", legacy ? 1 : -1), rank);
+  // Before opset 13 the input is coerced to 2-D at `axis`: each row is everything from it on.
+  AxisView v = rank == 0 ? AxisView{} : around(x.dims, axis);
+  if (legacy) v = {product(x.dims, 0, axis), product(x.dims, axis, rank), 1};
+  const T* in = x.as<const T>();
+  T* out = y.as<T>();
+  parallel_for(
+      ctx.threads(), v.outer * v.inner,
+      [&](size_t begin, size_t end) {
+        for (size_t r = begin; r < end; ++r) {
+          const size_t at = (r / v.inner) * v.extent * v.inner + r % v.inner;
+          normalize_row<kind>(in + at, out + at, v.extent, v.inner);
+        }
+      },
+      std::max<size_t>(1, 4096 / v.extent));
+}
+
+template <Normalize kind>
+void normalize_kernel(graph::KernelContext& ctx) {
+  const graph::TensorRef& x = ctx.input(0);
+  graph::TensorRef& y = ctx.output(0);
+  dispatch_or_fail<RealTypes>(ctx, x.dtype,
+                              [&](auto tag) { normalize_as<kind, decltype(tag)>(ctx, x, y); });
+}
+
+// ---- Dropout: a view of its input in inference; run as a copy when its output has a buffer of
+// its own, and its mask is all ones.
+
+void fill_mask(graph::KernelContext& ctx, graph::TensorRef& mask) {
+  if (mask.dtype == DType::boolean) {
+    std::memset(mask.data, 1, mask.numel());
+    return;
+  }
+  dispatch_or_fail<ArithTypes>(ctx, mask.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    std::fill_n(mask.as<T>(), mask.numel(), T(1));
+  });
+}
+
+void dropout_kernel(graph::KernelContext& ctx) {
+  const graph::TensorRef& x = ctx.input(0);
+  graph::TensorRef& y = ctx.output(0);
+  if (x.data != y.data) std::memcpy(y.data, x.data, x.bytes());
+  // Training mode drops at random: not what this copy does.
+  const auto mode = graph::ops::DropoutMode::decode(ctx.opset());
+  const graph::TensorRef* training =
+      mode.training_input >= 0 ? ctx.input_or_null(static_cast<size_t>(mode.training_input))
+                               : nullptr;
+  if (training != nullptr) {
+    const graph::TensorRef* ratio = ctx.input_or_null(static_cast<size_t>(mode.ratio_input));
+    const double r = ratio != nullptr ? scalar_real(ctx, *ratio) : 0.5;
+    if (graph::ops::DropoutMode::drops(
+            graph::ops::DropoutMode::training(scalar_int(ctx, *training)), r)) {
+      ctx.fail("training mode is not supported");
+    }
+  }
+  if (graph::TensorRef* mask = ctx.output_or_null(1)) fill_mask(ctx, *mask);
+}
+
 }  // namespace
 
 void register_normalization(graph::OpRegistry& r) {
@@ -385,6 +513,10 @@ void register_normalization(graph::OpRegistry& r) {
   bn.prepare = bn_prepare;
   r.row("", "InstanceNormalization").kernel = run_instance_norm;
   r.row("", "LayerNormalization").kernel = run_layer_norm;
+  r.row("", "Softmax").kernel = normalize_kernel<Normalize::softmax>;
+  r.row("", "LogSoftmax").kernel = normalize_kernel<Normalize::log_softmax>;
+  r.row("", "Hardmax").kernel = normalize_kernel<Normalize::hardmax>;
+  r.row("", "Dropout").kernel = dropout_kernel;
 }
 
 }  // namespace footprint::runtime::kernels

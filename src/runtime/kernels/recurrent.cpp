@@ -24,9 +24,10 @@
 #include <string_view>
 #include <vector>
 
+#include "dtype_dispatch.hpp"
 #include "families.hpp"
 #include "footprint/graph/graph.hpp"
-#include "kernel_util.hpp"
+#include "parallel_for.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {

@@ -1,4 +1,4 @@
-// Reductions (Reduce*, ArgMax/ArgMin), the Softmax family and CumSum.
+// Reductions (Reduce*, ArgMax/ArgMin), TopK and CumSum.
 //
 // Reduce* merges the input's dims into alternating groups of kept and reduced dims, then takes
 // one of two loops: when the innermost group is reduced, each output element reduces contiguous
@@ -7,8 +7,11 @@
 #include <cmath>
 #include <limits>
 
+#include "dtype_dispatch.hpp"
 #include "families.hpp"
-#include "kernel_util.hpp"
+#include "index_space.hpp"
+#include "parallel_for.hpp"
+#include "tensor_reads.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -342,16 +345,6 @@ void reduce_kernel(KernelContext& ctx) {
 
 // ---- ArgMax / ArgMin
 
-// The tensor as [outer, extent, inner] around `axis`.
-struct AxisView {
-  size_t outer = 1, extent = 1, inner = 1;
-};
-
-AxisView around(std::span<const int64_t> dims, size_t axis) {
-  return {product(dims, 0, axis), static_cast<size_t>(dims[axis]),
-          product(dims, axis + 1, dims.size())};
-}
-
 template <bool kMax, class T>
 void arg_reduce_as(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
   const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), x.rank());
@@ -381,91 +374,6 @@ void arg_reduce_kernel(KernelContext& ctx) {
   if (x.numel() == 0) return;
   dispatch_or_fail<ArithTypes>(ctx, x.dtype,
                                [&](auto tag) { arg_reduce_as<kMax, decltype(tag)>(ctx, x, y); });
-}
-
-// ---- Softmax, LogSoftmax, Hardmax
-
-enum class Normalize { softmax, log_softmax, hardmax };
-
-// A contiguous float row with its maximum m: exp four lanes at a time (y holds the
-// exponentials first; Softmax is not in place, so y is not x).
-template <Normalize kind>
-void normalize_float_row(const float* x, float* y, size_t n, float m) {
-  simd::map(x, y, n, [m](simd::f32x4 v) { return simd::exp(v - m); });
-  float sum = 0;
-  for (size_t i = 0; i < n; ++i) sum += y[i];
-  if constexpr (kind == Normalize::softmax) {
-    const float scale = 1.0f / sum;
-    for (size_t i = 0; i < n; ++i) y[i] *= scale;
-  } else {
-    const float shift = m + std::log(sum);
-    for (size_t i = 0; i < n; ++i) y[i] = x[i] - shift;
-  }
-}
-
-// One row of n elements `stride` apart.
-template <Normalize kind, class T>
-void normalize_row(const T* x, T* y, size_t n, size_t stride) {
-  T m = x[0];
-  size_t arg = 0;
-  for (size_t i = 1; i < n; ++i) {
-    if (x[i * stride] > m) {
-      m = x[i * stride];
-      arg = i;
-    }
-  }
-  if constexpr (kind == Normalize::hardmax) {
-    for (size_t i = 0; i < n; ++i) y[i * stride] = i == arg ? T(1) : T(0);
-    return;
-  }
-  if constexpr (std::is_same_v<T, float>) {
-    if (stride == 1) return normalize_float_row<kind>(x, y, n, m);
-  }
-  if constexpr (kind == Normalize::softmax) {
-    T sum = 0;
-    for (size_t i = 0; i < n; ++i) {
-      y[i * stride] = std::exp(x[i * stride] - m);
-      sum += y[i * stride];
-    }
-    const T scale = T(1) / sum;
-    for (size_t i = 0; i < n; ++i) y[i * stride] *= scale;
-  } else {
-    T sum = 0;
-    for (size_t i = 0; i < n; ++i) sum += std::exp(x[i * stride] - m);
-    const T shift = m + std::log(sum);
-    for (size_t i = 0; i < n; ++i) y[i * stride] = x[i * stride] - shift;
-  }
-}
-
-template <Normalize kind, class T>
-void normalize_as(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
-  if (x.numel() == 0) return;
-  const bool legacy = ctx.opset() < 13;
-  const size_t rank = x.rank();
-  const size_t axis =
-      rank == 0 ? 0 : normalize_axis(ctx, ctx.attr_int("axis", legacy ? 1 : -1), rank);
-  // Before opset 13 the input is coerced to 2-D at `axis`: each row is everything from it on.
-  AxisView v = rank == 0 ? AxisView{} : around(x.dims, axis);
-  if (legacy) v = {product(x.dims, 0, axis), product(x.dims, axis, rank), 1};
-  const T* in = x.as<const T>();
-  T* out = y.as<T>();
-  parallel_for(
-      ctx.threads(), v.outer * v.inner,
-      [&](size_t begin, size_t end) {
-        for (size_t r = begin; r < end; ++r) {
-          const size_t at = (r / v.inner) * v.extent * v.inner + r % v.inner;
-          normalize_row<kind>(in + at, out + at, v.extent, v.inner);
-        }
-      },
-      std::max<size_t>(1, 4096 / v.extent));
-}
-
-template <Normalize kind>
-void normalize_kernel(KernelContext& ctx) {
-  const TensorRef& x = ctx.input(0);
-  TensorRef& y = ctx.output(0);
-  dispatch_or_fail<RealTypes>(ctx, x.dtype,
-                              [&](auto tag) { normalize_as<kind, decltype(tag)>(ctx, x, y); });
 }
 
 // ---- TopK: the K best along an axis, by a heap kept in the indices output itself
@@ -600,9 +508,6 @@ void register_reduce(graph::OpRegistry& r) {
   set("ReduceLogSumExp", reduce_kernel<LogSumExpOf, RealTypes>);
   set("ArgMax", arg_reduce_kernel<true>);
   set("ArgMin", arg_reduce_kernel<false>);
-  set("Softmax", normalize_kernel<Normalize::softmax>);
-  set("LogSoftmax", normalize_kernel<Normalize::log_softmax>);
-  set("Hardmax", normalize_kernel<Normalize::hardmax>);
   set("CumSum", cumsum_kernel);
   set("TopK", top_k_kernel);
 }

@@ -1,0 +1,528 @@
+// Kernels of the ops that select, place or pad elements by index (graph/ops/indexing.cpp sizes
+// them): Concat and Split, Slice, the Gather and Scatter families, Pad and ReverseSequence.
+//
+// Most are dispatched on the element size only (Bits<n>), so one instantiation serves every
+// dtype of that width; indices are read through fixed buffers (tensor_reads.hpp), never the
+// heap.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "dtype_dispatch.hpp"
+#include "families.hpp"
+#include "float16.hpp"
+#include "index_space.hpp"
+#include "strided_copy.hpp"
+#include "tensor_reads.hpp"
+
+namespace footprint::runtime::kernels {
+namespace {
+
+using graph::KernelContext;
+using graph::TensorRef;
+
+// ---- Concat and Split: blocks of whole rows after the axis
+
+void concat_kernel(KernelContext& ctx) {
+  TensorRef& y = ctx.output(0);
+  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), y.rank());
+  const size_t esize = element_size(y.dtype);
+  if (esize == 0) fail_dtype(ctx, y.dtype);
+  const size_t outer = product(y.dims, 0, axis);
+  const size_t out_row = product(y.dims, axis, y.rank()) * esize;
+  auto* out = static_cast<std::byte*>(y.data);
+  size_t at = 0;
+  for (size_t i = 0; i < ctx.input_count(); ++i) {
+    const TensorRef* x = ctx.input_or_null(i);
+    if (x == nullptr) continue;
+    const size_t row = product(x->dims, axis, x->rank()) * esize;
+    const auto* in = static_cast<const std::byte*>(x->data);
+    for (size_t o = 0; o < outer && row > 0; ++o)
+      std::memcpy(out + o * out_row + at, in + o * row, row);
+    at += row;
+  }
+}
+
+void split_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), x.rank());
+  const size_t esize = element_size(x.dtype);
+  if (esize == 0) fail_dtype(ctx, x.dtype);
+  const size_t outer = product(x.dims, 0, axis);
+  const size_t in_row = product(x.dims, axis, x.rank()) * esize;
+  const auto* in = static_cast<const std::byte*>(x.data);
+  size_t at = 0;
+  for (size_t i = 0; i < ctx.output_count(); ++i) {
+    TensorRef* y = ctx.output_or_null(i);
+    if (y == nullptr) continue;
+    const size_t row = product(y->dims, axis, y->rank()) * esize;
+    auto* out = static_cast<std::byte*>(y->data);
+    for (size_t o = 0; o < outer && row > 0; ++o)
+      std::memcpy(out + o * row, in + o * in_row + at, row);
+    at += row;
+  }
+}
+
+// ---- Slice
+
+// The first index along a dim of `extent` for `start`, clamped as ONNX specifies.
+int64_t slice_first(int64_t extent, int64_t start, int64_t step) {
+  if (start < 0) start += extent;
+  return step > 0 ? std::clamp<int64_t>(start, 0, extent)
+                  : std::clamp<int64_t>(start, -1, extent - 1);
+}
+
+void slice_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  const size_t rank = x.rank();
+  check_rank(ctx, rank);
+  Index starts{}, axes{}, steps{};
+  size_t n = 0;
+  size_t n_axes = 0;
+  size_t n_steps = 0;
+  if (ctx.opset() >= 10 || ctx.input_count() > 1) {
+    n = read_ints(ctx, ctx.input(1), starts);
+    if (const TensorRef* a = ctx.input_or_null(3)) n_axes = read_ints(ctx, *a, axes);
+    if (const TensorRef* s = ctx.input_or_null(4)) n_steps = read_ints(ctx, *s, steps);
+  } else {
+    n = attr_ints_into(ctx, "starts", starts).value_or(0);
+    n_axes = attr_ints_into(ctx, "axes", axes).value_or(0);
+  }
+  if ((n_axes != 0 && n_axes != n) || (n_steps != 0 && n_steps != n)) {
+    ctx.fail("starts, axes and steps differ in length");
+  }
+  Index first{};
+  Index step{};
+  step.fill(1);
+  for (size_t i = 0; i < n; ++i) {
+    const size_t axis = n_axes == 0 ? i : normalize_axis(ctx, axes[i], rank);
+    step[axis] = n_steps == 0 ? 1 : steps[i];
+    if (step[axis] == 0) ctx.fail("a step is 0");
+    first[axis] = slice_first(x.dims[axis], starts[i], step[axis]);
+  }
+  Index in_strides{};
+  strides_into(x.dims, in_strides);
+  CopyIndex strides{};
+  int64_t offset = 0;
+  for (size_t d = 0; d < rank; ++d) {
+    strides[d] = in_strides[d] * step[d];
+    if (y.dims[d] > 0) offset += first[d] * in_strides[d];
+  }
+  if (y.numel() == 0) return;
+  gather_strided(ctx, x, y, rank, copy_dims(y.dims), strides, offset);
+}
+
+// ---- Gather family
+
+// An index tensor's element i (int32 or int64), made non-negative against `extent`; fails when
+// out of range.
+int64_t index_at(const KernelContext& ctx, const TensorRef& idx, size_t i, int64_t extent) {
+  int64_t v = idx.dtype == DType::int64 ? idx.as<const int64_t>()[i] : idx.as<const int32_t>()[i];
+  if (v < 0) v += extent;
+  if (v < 0 || v >= extent) {
+    ctx.fail("index " + std::to_string(v) + " is out of range for extent " +
+             std::to_string(extent));
+  }
+  return v;
+}
+
+void check_index_dtype(const KernelContext& ctx, const TensorRef& idx) {
+  if (idx.dtype != DType::int64 && idx.dtype != DType::int32) {
+    ctx.fail("indices must be int32 or int64, are " + dtype_label(idx.dtype));
+  }
+}
+
+void gather_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const TensorRef& idx = ctx.input(1);
+  TensorRef& y = ctx.output(0);
+  check_index_dtype(ctx, idx);
+  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), x.rank());
+  const size_t esize = element_size(x.dtype);
+  if (esize == 0) fail_dtype(ctx, x.dtype);
+  const size_t outer = product(x.dims, 0, axis);
+  const int64_t extent = x.dims[axis];
+  const size_t block = product(x.dims, axis + 1, x.rank()) * esize;
+  const size_t count = idx.numel();
+  const auto* in = static_cast<const std::byte*>(x.data);
+  auto* out = static_cast<std::byte*>(y.data);
+  for (size_t o = 0; o < outer; ++o) {
+    for (size_t i = 0; i < count; ++i) {
+      const auto k = static_cast<size_t>(index_at(ctx, idx, i, extent));
+      std::memcpy(out + (o * count + i) * block, in + (o * static_cast<size_t>(extent) + k) * block,
+                  block);
+    }
+  }
+}
+
+// Calls f(index_position, data_offset) for every element of `idx` (same rank as the data), where
+// data_offset addresses the data element whose `axis` coordinate is the index's value.
+template <class F>
+void for_each_element_index(const KernelContext& ctx, const TensorRef& data, const TensorRef& idx,
+                            size_t axis, F&& f) {
+  check_rank(ctx, idx.rank());
+  if (idx.rank() != data.rank()) ctx.fail("indices and data differ in rank");
+  Index ds{};
+  strides_into(data.dims, ds);
+  Index at{};
+  const size_t n = idx.numel();
+  const size_t rank = idx.rank();
+  int64_t base = 0;  // offset of `at` in the data, the axis coordinate left out
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t k = index_at(ctx, idx, i, data.dims[axis]);
+    f(i, base + k * ds[axis]);
+    for (size_t d = rank; d-- > 0;) {
+      if (d != axis) base += ds[d];
+      if (++at[d] < idx.dims[d]) break;
+      if (d != axis) base -= at[d] * ds[d];
+      at[d] = 0;
+    }
+  }
+}
+
+void gather_elements_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const TensorRef& idx = ctx.input(1);
+  TensorRef& y = ctx.output(0);
+  check_index_dtype(ctx, idx);
+  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), x.rank());
+  dispatch_bits(ctx, x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.as<const T>();
+    T* out = y.as<T>();
+    for_each_element_index(ctx, x, idx, axis, [&](size_t i, int64_t off) { out[i] = in[off]; });
+  });
+}
+
+// GatherND / ScatterND address slabs of the data: indices [..., k] pick the first k coordinates
+// (after batch_dims), and each tuple names a slab of the remaining dims.
+struct NdLayout {
+  size_t batches = 1;      // product of the batch dims
+  size_t tuples = 1;       // index tuples per batch
+  size_t k = 0;            // coordinates per tuple
+  size_t slab = 1;         // elements per slab
+  size_t batch_elems = 1;  // data elements per batch
+  Index strides{};         // data strides of the k addressed dims, in elements
+};
+
+NdLayout nd_layout(const KernelContext& ctx, const TensorRef& data, const TensorRef& idx,
+                   size_t batch_dims) {
+  check_index_dtype(ctx, idx);
+  check_rank(ctx, data.rank());
+  if (idx.rank() == 0) ctx.fail("indices must have rank 1 or more");
+  NdLayout l;
+  l.k = static_cast<size_t>(idx.dims[idx.rank() - 1]);
+  if (batch_dims + l.k > data.rank()) ctx.fail("indices address more dims than the data has");
+  l.batches = product(data.dims, 0, batch_dims);
+  l.tuples = product(idx.dims, batch_dims, idx.rank() - 1);
+  l.slab = product(data.dims, batch_dims + l.k, data.rank());
+  l.batch_elems = product(data.dims, batch_dims, data.rank());
+  for (size_t j = 0; j < l.k; ++j) {
+    l.strides[j] = static_cast<int64_t>(product(data.dims, batch_dims + j + 1, data.rank()));
+  }
+  return l;
+}
+
+// The data offset (within its batch) of tuple t of batch b.
+int64_t nd_offset(const KernelContext& ctx, const NdLayout& l, const TensorRef& data,
+                  const TensorRef& idx, size_t batch_dims, size_t b, size_t t) {
+  int64_t off = 0;
+  const size_t first = (b * l.tuples + t) * l.k;
+  for (size_t j = 0; j < l.k; ++j) {
+    off += index_at(ctx, idx, first + j, data.dims[batch_dims + j]) * l.strides[j];
+  }
+  return off;
+}
+
+void gather_nd_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const TensorRef& idx = ctx.input(1);
+  TensorRef& y = ctx.output(0);
+  const auto batch_dims = static_cast<size_t>(ctx.attr_int("batch_dims", 0));
+  const NdLayout l = nd_layout(ctx, x, idx, batch_dims);
+  dispatch_bits(ctx, x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.as<const T>();
+    T* out = y.as<T>();
+    for (size_t b = 0; b < l.batches; ++b) {
+      for (size_t t = 0; t < l.tuples; ++t) {
+        const int64_t off = nd_offset(ctx, l, x, idx, batch_dims, b, t);
+        std::copy_n(in + b * l.batch_elems + static_cast<size_t>(off), l.slab,
+                    out + (b * l.tuples + t) * l.slab);
+      }
+    }
+  });
+}
+
+// ---- Scatter family: a copy of the data, then updates written (or combined) at indices
+
+enum class Combine { none, add, mul, max, min };
+
+Combine combine_of(const KernelContext& ctx) {
+  const std::string_view r = ctx.attr_string("reduction", "none");
+  if (r == "none") return Combine::none;
+  if (r == "add") return Combine::add;
+  if (r == "mul") return Combine::mul;
+  if (r == "max") return Combine::max;
+  if (r == "min") return Combine::min;
+  ctx.fail("reduction '" + std::string(r) + "' is not supported");
+}
+
+template <class T>
+void combine_into(T& dst, T v, Combine c) {
+  switch (c) {
+    case Combine::none:
+      dst = v;
+      return;
+    case Combine::add:
+      dst = static_cast<T>(dst + v);
+      return;
+    case Combine::mul:
+      dst = static_cast<T>(dst * v);
+      return;
+    case Combine::max:
+      dst = std::max(dst, v);
+      return;
+    case Combine::min:
+      dst = std::min(dst, v);
+      return;
+  }
+}
+
+// Calls f(T{}) with the data's type: its bits when only assigning, its arithmetic type otherwise.
+template <class F>
+void dispatch_scatter(const KernelContext& ctx, DType t, Combine c, F&& f) {
+  if (c == Combine::none) return dispatch_bits(ctx, t, f);
+  dispatch_or_fail<ArithTypes>(ctx, t, f);
+}
+
+void copy_data(const TensorRef& x, TensorRef& y) {
+  if (x.data != y.data) std::memcpy(y.data, x.data, x.bytes());
+}
+
+void scatter_elements_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const TensorRef& idx = ctx.input(1);
+  const TensorRef& upd = ctx.input(2);
+  TensorRef& y = ctx.output(0);
+  check_index_dtype(ctx, idx);
+  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), x.rank());
+  const Combine c = combine_of(ctx);
+  copy_data(x, y);
+  dispatch_scatter(ctx, x.dtype, c, [&](auto tag) {
+    using T = decltype(tag);
+    const T* u = upd.as<const T>();
+    T* out = y.as<T>();
+    for_each_element_index(ctx, x, idx, axis,
+                           [&](size_t i, int64_t off) { combine_into(out[off], u[i], c); });
+  });
+}
+
+void scatter_nd_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const TensorRef& idx = ctx.input(1);
+  const TensorRef& upd = ctx.input(2);
+  TensorRef& y = ctx.output(0);
+  const Combine c = combine_of(ctx);
+  const NdLayout l = nd_layout(ctx, x, idx, 0);
+  copy_data(x, y);
+  dispatch_scatter(ctx, x.dtype, c, [&](auto tag) {
+    using T = decltype(tag);
+    const T* u = upd.as<const T>();
+    T* out = y.as<T>();
+    for (size_t t = 0; t < l.tuples; ++t) {
+      T* dst = out + nd_offset(ctx, l, x, idx, 0, 0, t);
+      for (size_t e = 0; e < l.slab; ++e) combine_into(dst[e], u[t * l.slab + e], c);
+    }
+  });
+}
+
+// ---- Pad
+
+enum class PadMode { constant, reflect, edge, wrap };
+
+// Where output coordinate i of a padded dim reads: -1 for the constant.
+int64_t pad_source(int64_t i, int64_t begin, int64_t extent, PadMode mode) {
+  int64_t s = i - begin;
+  if (s >= 0 && s < extent) return s;
+  if (extent == 0) return -1;
+  switch (mode) {
+    case PadMode::constant:
+      return -1;
+    case PadMode::edge:
+      return std::clamp<int64_t>(s, 0, extent - 1);
+    case PadMode::wrap:
+      return ((s % extent) + extent) % extent;
+    case PadMode::reflect:
+      if (extent == 1) return 0;
+      // Reflect without repeating the edge, bouncing as often as needed.
+      s = std::abs(s) % (2 * (extent - 1));
+      return s < extent ? s : 2 * (extent - 1) - s;
+  }
+  return -1;
+}
+
+PadMode pad_mode(const KernelContext& ctx) {
+  const std::string_view m = ctx.attr_string("mode", "constant");
+  if (m == "constant") return PadMode::constant;
+  if (m == "reflect") return PadMode::reflect;
+  if (m == "edge") return PadMode::edge;
+  if (m == "wrap") return PadMode::wrap;
+  ctx.fail("mode '" + std::string(m) + "' is not supported");
+}
+
+// The begin pads per dim: from the pads input (opset 11, with optional axes from 18) or the
+// pads / paddings attribute.
+Index pad_begins(const KernelContext& ctx, size_t rank) {
+  std::array<int64_t, 2 * kMaxRank> pads{};
+  Index axes{};
+  size_t n = 0;
+  size_t n_axes = rank;
+  if (ctx.opset() >= 11) {
+    n = read_ints(ctx, ctx.input(1), pads);
+    if (const TensorRef* a = ctx.input_or_null(3)) {
+      n_axes = read_ints(ctx, *a, axes);
+    } else {
+      for (size_t d = 0; d < rank; ++d) axes[d] = static_cast<int64_t>(d);
+    }
+  } else {
+    auto got = attr_ints_into(ctx, "pads", pads);
+    if (!got) got = attr_ints_into(ctx, "paddings", pads);
+    n = got.value_or(0);
+    for (size_t d = 0; d < rank; ++d) axes[d] = static_cast<int64_t>(d);
+  }
+  if (n != 2 * n_axes) ctx.fail("pads has " + std::to_string(n) + " entries");
+  Index begins{};
+  for (size_t i = 0; i < n_axes; ++i) begins[normalize_axis(ctx, axes[i], rank)] = pads[i];
+  return begins;
+}
+
+// The constant's bits in the data's dtype: the constant_value input (same dtype) or the float
+// `value` attribute before opset 11.
+uint64_t pad_constant(const KernelContext& ctx, DType dtype) {
+  uint64_t bits = 0;
+  if (ctx.opset() >= 11) {
+    const TensorRef* v = ctx.input_or_null(2);
+    if (v != nullptr && v->numel() > 0) std::memcpy(&bits, v->data, element_size(v->dtype));
+    return bits;
+  }
+  const float value = ctx.attr_float("value", 0.0f);
+  if (dtype == DType::float16) return to_float16(value).bits;
+  dispatch_or_fail<NumericTypes>(ctx, dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const auto v = static_cast<T>(value);
+    std::memcpy(&bits, &v, sizeof(T));
+  });
+  return bits;
+}
+
+template <class T>
+void pad_as(const TensorRef& x, TensorRef& y, const Index& begins, PadMode mode, T value) {
+  const size_t rank = x.rank();
+  const T* in = x.as<const T>();
+  T* out = y.as<T>();
+  Index xs{};
+  strides_into(x.dims, xs);
+  const size_t last = rank - 1;
+  const auto width = static_cast<size_t>(y.dims[last]);
+  const size_t rows = width == 0 ? 0 : y.numel() / width;
+  Index at{};
+  for (size_t r = 0; r < rows; ++r) {
+    // The source row, or none when an outer coordinate falls in the constant.
+    int64_t base = 0;
+    bool inside = true;
+    for (size_t d = 0; d < last; ++d) {
+      const int64_t s = pad_source(at[d], begins[d], x.dims[d], mode);
+      inside = inside && s >= 0;
+      base += s * xs[d];
+    }
+    T* row = out + r * width;
+    for (size_t j = 0; j < width; ++j) {
+      const int64_t s =
+          inside ? pad_source(static_cast<int64_t>(j), begins[last], x.dims[last], mode) : -1;
+      row[j] = s >= 0 ? in[base + s] : value;
+    }
+    for (size_t d = last; d-- > 0;) {
+      if (++at[d] < y.dims[d]) break;
+      at[d] = 0;
+    }
+  }
+}
+
+void pad_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  const size_t rank = x.rank();
+  check_rank(ctx, rank);
+  const PadMode mode = pad_mode(ctx);
+  const Index begins = pad_begins(ctx, rank);
+  if (rank == 0) return copy_data(x, y);
+  if (mode != PadMode::constant && x.numel() == 0 && y.numel() > 0) {
+    ctx.fail("cannot pad an empty tensor in mode " + std::string(ctx.attr_string("mode", "")));
+  }
+  const uint64_t bits = pad_constant(ctx, x.dtype);
+  dispatch_bits(ctx, x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T value{};
+    std::memcpy(&value, &bits, sizeof(T));
+    pad_as<T>(x, y, begins, mode, value);
+  });
+}
+
+// ---- ReverseSequence: the first sequence_lens[b] steps of each batch entry reversed
+
+void reverse_sequence_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const TensorRef& lens = ctx.input(1);
+  TensorRef& y = ctx.output(0);
+  check_rank(ctx, x.rank());
+  const size_t batch_axis = normalize_axis(ctx, ctx.attr_int("batch_axis", 1), x.rank());
+  const size_t time_axis = normalize_axis(ctx, ctx.attr_int("time_axis", 0), x.rank());
+  if (batch_axis == time_axis) ctx.fail("batch_axis and time_axis are the same");
+  if (lens.numel() != static_cast<size_t>(x.dims[batch_axis])) {
+    ctx.fail("sequence_lens must have one entry per batch entry");
+  }
+  Index xs{};
+  strides_into(x.dims, xs);
+  dispatch_bits(ctx, x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.as<const T>();
+    T* out = y.as<T>();
+    Index at{};
+    int64_t src = 0;  // the source offset of `at`, its time coordinate left out
+    for (size_t i = 0; i < y.numel(); ++i) {
+      const int64_t t = at[time_axis];
+      const int64_t len =
+          std::clamp<int64_t>(index_at(ctx, lens, static_cast<size_t>(at[batch_axis]),
+                                       std::numeric_limits<int64_t>::max()),
+                              0, x.dims[time_axis]);
+      out[i] = in[src + (t < len ? len - 1 - t : t) * xs[time_axis]];
+      for (size_t d = x.rank(); d-- > 0;) {
+        if (d != time_axis) src += xs[d];
+        if (++at[d] < x.dims[d]) break;
+        if (d != time_axis) src -= at[d] * xs[d];
+        at[d] = 0;
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void register_indexing(graph::OpRegistry& r) {
+  r.row("", "Concat").kernel = concat_kernel;
+  r.row("", "Split").kernel = split_kernel;
+  r.row("", "Slice").kernel = slice_kernel;
+  r.row("", "Gather").kernel = gather_kernel;
+  r.row("", "GatherElements").kernel = gather_elements_kernel;
+  r.row("", "GatherND").kernel = gather_nd_kernel;
+  r.row("", "ScatterElements").kernel = scatter_elements_kernel;
+  r.row("", "Scatter").kernel = scatter_elements_kernel;
+  r.row("", "ScatterND").kernel = scatter_nd_kernel;
+  r.row("", "Pad").kernel = pad_kernel;
+  r.row("", "ReverseSequence").kernel = reverse_sequence_kernel;
+}
+
+}  // namespace footprint::runtime::kernels

@@ -1,0 +1,151 @@
+// Kernels of the ops that rearrange elements without reading their values (graph/ops/reshape.cpp
+// sizes them): Transpose, Expand, Tile, DepthToSpace/SpaceToDepth, and Trilu, which zeroes a
+// triangle. The views of that family (Reshape, Flatten, ...) need no kernel of their own: the
+// registry's view declaration gives them the copy (runtime/op_kernels.cpp).
+//
+// Each is dispatched on the element size only (Bits<n>), so one instantiation serves every dtype
+// of that width; strided reads all go through gather_strided (strided_copy.hpp), which merges
+// dims and copies contiguous runs with memcpy.
+#include <algorithm>
+#include <cstring>
+
+#include "dtype_dispatch.hpp"
+#include "families.hpp"
+#include "index_space.hpp"
+#include "strided_copy.hpp"
+#include "tensor_reads.hpp"
+
+namespace footprint::runtime::kernels {
+namespace {
+
+using graph::KernelContext;
+using graph::TensorRef;
+
+// ---- Transpose
+
+void transpose_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  const size_t rank = x.rank();
+  check_rank(ctx, rank);
+  Index perm{};
+  const size_t n = attr_ints_into(ctx, "perm", perm).value_or(0);
+  if (n == 0) {
+    for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+  } else if (n != rank) {
+    ctx.fail("perm has " + std::to_string(n) + " entries for rank " + std::to_string(rank));
+  }
+  Index in_strides{};
+  strides_into(x.dims, in_strides);
+  CopyIndex strides{};
+  for (size_t i = 0; i < rank; ++i) strides[i] = in_strides[normalize_axis(ctx, perm[i], rank)];
+  gather_strided(ctx, x, y, rank, copy_dims(y.dims), strides);
+}
+
+// ---- Expand and Tile
+
+void expand_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  check_rank(ctx, y.rank());
+  if (x.rank() > y.rank()) ctx.fail("the input has a higher rank than the output");
+  Index xs{};
+  strides_into(x.dims, xs);
+  CopyIndex strides{};
+  const size_t offset = y.rank() - x.rank();
+  for (size_t d = 0; d < x.rank(); ++d) strides[offset + d] = x.dims[d] == 1 ? 0 : xs[d];
+  gather_strided(ctx, x, y, y.rank(), copy_dims(y.dims), strides);
+}
+
+// Output dim d is [repeats, extent]: a walk of rank 2 x rank whose repeat dims read stride 0.
+void tile_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  const size_t rank = x.rank();
+  check_rank(ctx, rank);
+  if (y.numel() == 0) return;
+  Index xs{};
+  strides_into(x.dims, xs);
+  CopyIndex dims{};
+  CopyIndex strides{};
+  for (size_t d = 0; d < rank; ++d) {
+    dims[2 * d] = y.dims[d] / x.dims[d];
+    dims[2 * d + 1] = x.dims[d];
+    strides[2 * d] = 0;
+    strides[2 * d + 1] = xs[d];
+  }
+  gather_strided(ctx, x, y, 2 * rank, dims, strides);
+}
+
+// ---- DepthToSpace and SpaceToDepth: transposes of rank-6 views
+
+template <bool kToSpace>
+void depth_space_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  if (x.rank() != 4) ctx.fail("the input must have rank 4");
+  const int64_t b = ctx.attr_int("blocksize", 0);
+  if (b <= 0) ctx.fail("blocksize must be positive");
+  const int64_t n = x.dims[0], c = x.dims[1], h = x.dims[2], w = x.dims[3];
+  std::array<int64_t, 6> view{};
+  std::array<size_t, 6> perm{};
+  if (!kToSpace) {
+    view = {n, c, h / b, b, w / b, b};
+    perm = {0, 3, 5, 1, 2, 4};
+  } else if (ctx.attr_string("mode", "DCR") == "CRD") {
+    view = {n, c / (b * b), b, b, h, w};
+    perm = {0, 1, 4, 2, 5, 3};
+  } else {
+    view = {n, b, b, c / (b * b), h, w};
+    perm = {0, 3, 4, 1, 5, 2};
+  }
+  std::array<int64_t, 6> vs{};
+  strides_into(view, vs);
+  CopyIndex dims{};
+  CopyIndex strides{};
+  for (size_t i = 0; i < 6; ++i) {
+    dims[i] = view[perm[i]];
+    strides[i] = vs[perm[i]];
+  }
+  gather_strided(ctx, x, y, 6, dims, strides);
+}
+
+// ---- Trilu
+
+void trilu_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  if (x.rank() < 2) ctx.fail("the input must have rank 2 or more");
+  const int64_t k = ctx.has_input(1) ? scalar_int(ctx, ctx.input(1)) : 0;
+  const bool upper = ctx.attr_int("upper", 1) != 0;
+  const auto rows = x.dims[x.rank() - 2];
+  const auto cols = x.dims[x.rank() - 1];
+  const size_t mats = product(x.dims, 0, x.rank() - 2);
+  dispatch_bits(ctx, x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    const T* in = x.as<const T>();
+    T* out = y.as<T>();
+    for (size_t m = 0; m < mats; ++m) {
+      for (int64_t i = 0; i < rows; ++i) {
+        const int64_t at = (static_cast<int64_t>(m) * rows + i) * cols;
+        for (int64_t j = 0; j < cols; ++j) {
+          const bool keep = upper ? j - i >= k : j - i <= k;
+          out[at + j] = keep ? in[at + j] : T(0);  // zero bits are zero in every dtype
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void register_reshape(graph::OpRegistry& r) {
+  r.row("", "Transpose").kernel = transpose_kernel;
+  r.row("", "Expand").kernel = expand_kernel;
+  r.row("", "Tile").kernel = tile_kernel;
+  r.row("", "DepthToSpace").kernel = depth_space_kernel<true>;
+  r.row("", "SpaceToDepth").kernel = depth_space_kernel<false>;
+  r.row("", "Trilu").kernel = trilu_kernel;
+}
+
+}  // namespace footprint::runtime::kernels
