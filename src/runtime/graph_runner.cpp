@@ -12,6 +12,7 @@
 #include "footprint/onnx/model_source.hpp"
 #include "footprint/plan/planner.hpp"
 #include "footprint/plan/timeline_buffers.hpp"
+#include "footprint/runtime/op_kernels.hpp"
 
 namespace footprint::runtime {
 namespace {
@@ -411,16 +412,12 @@ void GraphRunner::prepare_kernels() {
       throw Error("node " + n.label(s.node) + ": the op " + in_quotes(n.op_type) +
                   " is unknown to footprint");
     }
-    // A view with nothing else to write (Dropout's mask is a second output) and no training
-    // switch (Dropout's third input) does nothing when its output already is its input.
-    const bool only_output = std::count_if(n.outputs.begin(), n.outputs.end(),
-                                           [](auto v) { return v != graph::kNoValue; }) == 1;
-    const bool training_switch = n.inputs.size() > 2 && n.inputs[2] != graph::kNoValue;
+    // A view whose output already is its input has nothing to write.
     const bool aliased =
-        s.view && only_output && !training_switch && n.outputs[0] != graph::kNoValue &&
+        s.view && runtime::runs_as_view_copy(*schema) && n.outputs[0] != graph::kNoValue &&
         timeline_.storage[n.outputs[0]] ==
             timeline_.storage[n.inputs[static_cast<size_t>(schema->output_view_of)]];
-    if (schema->kernel == nullptr && !aliased) {
+    if (schema->kernel == nullptr) {
       throw Error("node " + n.label(s.node) + ": footprint has no kernel for " +
                   in_quotes(n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type));
     }

@@ -59,4 +59,8 @@ bool is_executable(const graph::OpSchema& schema) {
   return schema.kernel != nullptr || schema.output_view_of >= 0;
 }
 
+bool runs_as_view_copy(const graph::OpSchema& schema) {
+  return schema.output_view_of >= 0 && schema.kernel == copy_view_kernel;
+}
+
 }  // namespace footprint::runtime

@@ -19,4 +19,9 @@ void set_intra_op_threads(int threads);
 // Whether the runtime can execute the op: it has a kernel or is a view.
 bool is_executable(const graph::OpSchema& schema);
 
+// Whether the op's kernel is the registry's view copy, which writes nothing when the output
+// already is its input: such a step is skipped then. A view with a kernel of its own (Dropout
+// fills a mask and checks its training switch) always runs it.
+bool runs_as_view_copy(const graph::OpSchema& schema);
+
 }  // namespace footprint::runtime
