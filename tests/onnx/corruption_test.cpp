@@ -39,6 +39,7 @@
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/model_source.hpp"
 #include "footprint/onnx/tensor_file.hpp"
+#include "footprint/onnx/wire_writer.hpp"
 #include "test_support.hpp"
 #include "tiny_cnn.hpp"
 
@@ -70,8 +71,7 @@ constexpr uint64_t kHeapSlack = 4096;
 // ---- Building wire bytes
 // --------------------------------------------------------------------------
 
-constexpr uint8_t kVarint = 0;
-constexpr uint8_t kLen = 2;
+constexpr uint32_t kLen = onnx::kWireLen;
 
 struct Wire {
   std::vector<std::byte> b;
@@ -85,32 +85,32 @@ struct Wire {
     return *this;
   }
   Wire& varint(uint64_t v) {
-    while (v >= 0x80) {
-      b.push_back(static_cast<std::byte>((v & 0x7f) | 0x80));
-      v >>= 7;
-    }
-    b.push_back(static_cast<std::byte>(v));
+    w().varint(v);
     return *this;
   }
-  Wire& tag(uint32_t field, uint8_t wire) { return varint((uint64_t{field} << 3) | wire); }
-  Wire& i(uint32_t field, uint64_t v) { return tag(field, kVarint).varint(v); }
+  Wire& tag(uint32_t field, uint32_t wire) {
+    w().tag(field, wire);
+    return *this;
+  }
+  Wire& i(uint32_t field, uint64_t v) {
+    w().int_field(field, static_cast<int64_t>(v));
+    return *this;
+  }
   Wire& s(uint32_t field, std::string_view text) {
-    tag(field, kLen).varint(text.size());
-    for (char c : text) b.push_back(static_cast<std::byte>(c));
+    w().string_field(field, text);
     return *this;
   }
   Wire& msg(uint32_t field, const Wire& payload) {
-    tag(field, kLen).varint(payload.b.size());
-    return append(payload.b);
+    w().bytes_field(field, payload.b);
+    return *this;
   }
   size_t size() const { return b.size(); }
+
+ private:
+  onnx::WireWriter<onnx::VectorSink> w() { return onnx::WireWriter(onnx::VectorSink{&b}); }
 };
 
-size_t varint_size(uint64_t v) {
-  size_t n = 1;
-  for (; v >= 0x80; v >>= 7) ++n;
-  return n;
-}
+using onnx::varint_size;
 
 // ModelProto fields: ir_version 1, graph 7, opset_import 8.
 Wire model_with_graph(const Wire& graph) {
@@ -431,7 +431,8 @@ bool run_child(const std::string& label, Reading reading, size_t first,
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     pending.append(buf, static_cast<size_t>(n));
-    for (size_t eol; (eol = pending.find('\n')) != std::string::npos; pending.erase(0, eol + 1)) {
+    for (size_t eol = 0; (eol = pending.find('\n')) != std::string::npos;
+         pending.erase(0, eol + 1)) {
       const std::string line = pending.substr(0, eol);
       const std::string text = line.size() > 2 ? line.substr(2) : std::string();
       switch (line.empty() ? ' ' : line[0]) {
@@ -719,7 +720,7 @@ std::string load_error(std::span<const std::byte> bytes, CountingResource& memor
   try {
     (void)onnx::load(onnx::ModelSource::borrow(bytes, "bad.onnx"), options);
   } catch (const Error& e) {
-    const std::string m = e.what();
+    std::string m = e.what();
     EXPECT_EQ(m.rfind("bad.onnx: offset ", 0), 0u) << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
     return m;
@@ -732,7 +733,7 @@ std::string tensor_file_error(std::span<const std::byte> bytes, CountingResource
   try {
     (void)onnx::TensorFile::load(onnx::ModelSource::borrow(bytes, "bad.pb"), {.memory = &memory});
   } catch (const Error& e) {
-    const std::string m = e.what();
+    std::string m = e.what();
     EXPECT_EQ(m.rfind("bad.pb: offset ", 0), 0u) << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
     return m;
