@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "footprint/core/error.hpp"
+#include "footprint/graph/graph_export.hpp"
 #include "footprint/graph/node_eval.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/onnx/model_source.hpp"
@@ -414,27 +415,6 @@ void GraphBuilder::output(const Var& v, std::string name) {
   impl_->outputs.push_back(out);
 }
 
-namespace {
-
-const onnx::TypeProto* type_proto(BumpArena& arena, const TensorType& t) {
-  auto* p = arena.make<onnx::TypeProto>();
-  p->kind = onnx::TypeProto::Kind::tensor;
-  p->elem_type = static_cast<int32_t>(t.dtype);
-  p->has_shape = t.shape.ranked;
-  auto dims = arena.make_array<onnx::DimensionProto>(t.shape.dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) {
-    const Dim& d = t.shape.dims[i];
-    dims[i].has_value = d.is_known();
-    dims[i].value = d.value().value_or(0);
-    dims[i].has_param = !d.is_known() && !d.is_unknown();
-    if (dims[i].has_param) dims[i].param = arena.copy(d.to_string());
-  }
-  p->shape = onnx::array_of(dims);
-  return p;
-}
-
-}  // namespace
-
 const onnx::GraphProto* GraphBuilder::export_graph(BumpArena& arena) const {
   const Impl& m = *impl_;
   auto names = [&](const std::vector<ValueId>& ids) {
@@ -447,7 +427,8 @@ const onnx::GraphProto* GraphBuilder::export_graph(BumpArena& arena) const {
     auto out = arena.make_array<onnx::ValueInfoProto>(ids.size());
     for (size_t i = 0; i < ids.size(); ++i) {
       out[i].name = arena.copy(m.values[ids[i]].name);
-      out[i].type = type_proto(arena, m.values[ids[i]].type);
+      out[i].type =
+          tensor_type_proto(arena, m.values[ids[i]].type.dtype, m.values[ids[i]].type.shape);
     }
     return onnx::array_of(out);
   };
