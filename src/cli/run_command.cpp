@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -16,6 +15,7 @@
 
 #include "commands.hpp"
 #include "flags.hpp"
+#include "footprint/bench/percentile.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/onnx/model.hpp"
@@ -94,12 +94,6 @@ std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
   return inputs;
 }
 
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(std::ceil(q * v.size())) - 1);
-  return v[i];
-}
-
 struct RunResult {
   runtime::PreparedStats prepared;
   runtime::RunStats first_run;
@@ -160,8 +154,8 @@ nlohmann::json to_json(const RunCommandOptions& o, const RunResult& r) {
         {"released_mapped_bytes", p.released_mapped_bytes}}},
       {"latency_ms",
        {{"min", *std::min_element(r.latencies.begin(), r.latencies.end())},
-        {"median", percentile(r.latencies, 0.5)},
-        {"p90", percentile(r.latencies, 0.9)},
+        {"median", bench::percentile(r.latencies, 0.5)},
+        {"p90", bench::percentile(r.latencies, 0.9)},
         {"runs", r.latencies.size()}}},
       {"outputs", outputs},
       {"load_ms", r.load_ms},
@@ -218,9 +212,9 @@ std::string to_text(const RunCommandOptions& o, const RunResult& r) {
                      human_bytes(r.end->file_backed_bytes));
   }
   t += fmt::format("latency      median {:.3f} ms, min {:.3f}, p90 {:.3f} over {} runs\n",
-                   percentile(r.latencies, 0.5),
+                   bench::percentile(r.latencies, 0.5),
                    *std::min_element(r.latencies.begin(), r.latencies.end()),
-                   percentile(r.latencies, 0.9), r.latencies.size());
+                   bench::percentile(r.latencies, 0.9), r.latencies.size());
   for (size_t i = 0; i < r.outputs.size(); ++i) {
     std::string shape;
     for (int64_t d : r.outputs[i].dims()) shape += (shape.empty() ? "" : ",") + std::to_string(d);
