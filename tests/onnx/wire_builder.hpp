@@ -43,7 +43,12 @@ class Wire {
     for (uint8_t x : b) bytes_.push_back(static_cast<std::byte>(x));
     return *this;
   }
+  Wire& append(std::span<const std::byte> b) {
+    bytes_.insert(bytes_.end(), b.begin(), b.end());
+    return *this;
+  }
   const std::vector<std::byte>& bytes() const { return bytes_; }
+  size_t size() const { return bytes_.size(); }
 
  private:
   onnx::WireWriter<onnx::VectorSink> w() { return onnx::WireWriter(onnx::VectorSink{&bytes_}); }
