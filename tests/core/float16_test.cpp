@@ -49,11 +49,13 @@ TEST(Float16, EveryHalfWidensExactlyAndRoundTrips) {
   }
 }
 
-TEST(Float16, QuietNaNKeepsItsPayloadAndSignallingStaysNaN) {
-  EXPECT_EQ(half_from_float(float_from_half(0x7e01)), 0x7e01);
+TEST(Float16, NaNBecomesTheQuietNaNOfItsSign) {
+  EXPECT_EQ(half_from_float(float_from_half(0x7e01)), 0x7e00);
   EXPECT_EQ(half_from_float(float_from_half(0xfe00)), 0xfe00);
+  EXPECT_EQ(half_from_float(float_from_half(0x7c01)), 0x7e00);  // signalling: quiet now
   // A float NaN whose payload lies only in bits a half cannot hold.
-  EXPECT_TRUE(is_nan_half(half_from_float(std::bit_cast<float>(0x7f800001u))));
+  EXPECT_EQ(half_from_float(std::bit_cast<float>(0x7f800001u)), 0x7e00);
+  EXPECT_EQ(half_from_float(std::bit_cast<float>(0xffffffffu)), 0xfe00);
 }
 
 TEST(Float16, InfinityOverflowAndSubnormals) {

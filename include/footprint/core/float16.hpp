@@ -9,7 +9,8 @@
 //
 // Widening is exact (every half and bfloat16 is a float). Narrowing rounds to nearest, ties to
 // even, as IEEE conversion and numpy's astype do; finite values past the largest half (65504) by
-// half an ulp or more become infinity; NaN stays NaN (quiet, sign and top payload bits kept).
+// half an ulp or more become infinity; NaN stays NaN and quiet, with its sign (to half: the one
+// quiet NaN 0x7e00 of that sign; to bfloat16: the top payload bits kept).
 #include <bit>
 #include <cstdint>
 
@@ -33,9 +34,9 @@ constexpr uint16_t half_from_float(float f) {
   const uint32_t x = std::bit_cast<uint32_t>(f);
   const auto sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
   const uint32_t magnitude = x & 0x7fffffffu;
-  if (magnitude > 0x7f800000u) {
-    return static_cast<uint16_t>(sign | 0x7e00u | ((magnitude >> 13) & 0x3ffu));
-  }
+  // NaN: the quiet NaN of that sign. (A float payload mostly lies in bits a half drops, so
+  // keeping only some of it would say nothing; the kernels have always written this one.)
+  if (magnitude > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);
   // 65520 (0x477ff000) is halfway from 65504 to the next binade; 65504 is odd, so it rounds up.
   if (magnitude >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);
   // At most 2^-25, half of the smallest subnormal: a tie there goes to the even 0.
