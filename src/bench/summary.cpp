@@ -2,6 +2,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "footprint/bench/percentile.hpp"
 #include "footprint/bench/record.hpp"
 
 namespace footprint::bench {
@@ -13,7 +14,7 @@ Summary summarize(const std::vector<double>& samples) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();
   s.min = v.front();
-  s.median = n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+  s.median = percentile_of_sorted(v, 0.5);
   s.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(n);
   if (n > 1) {
     double ss = 0;

@@ -1,12 +1,9 @@
 // `footprint fold MODEL -o OUT.onnx [--max-fold-bytes B] [--external-data] [--threads T]
 //  [--json]`: evaluates the model's constant subgraphs once and writes them as initializers,
 // reporting what folding cost in heap and resident memory.
-#include <fmt/format.h>
-
 #include <chrono>
 #include <cstdio>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "commands.hpp"
@@ -15,6 +12,7 @@
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/fold.hpp"
 #include "footprint/onnx/model.hpp"
+#include "footprint/report/fold_report.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/process_memory.hpp"
 
@@ -37,40 +35,22 @@ void fold(const FoldCommandOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   const onnx::Model model = onnx::load_file(o.model);
   runtime::set_intra_op_threads(o.threads);
-  const graph::FoldReport r = graph::fold_model(
+  report::FoldRun r;
+  r.fold = graph::fold_model(
       model, runtime::op_registry(), o.output,
       {.max_fold_bytes = o.max_fold_bytes, .external_data = o.external_data, .threads = o.threads});
-  const double ms =
-      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-  const uint64_t peak_heap = heap::snapshot().peak_bytes - before.current_bytes;
+  r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  r.peak_heap_bytes = heap::snapshot().peak_bytes - before.current_bytes;
   const auto mem = runtime::read_process_memory();
-  const uint64_t peak_rss = mem ? mem->peak_rss_bytes : 0;
+  r.peak_rss_bytes = mem ? mem->peak_rss_bytes : 0;
+  r.model = o.model;
+  r.output = o.output;
+  r.external_data = o.external_data;
   if (o.json) {
-    nlohmann::json j = {{"model", o.model},
-                        {"output", o.output},
-                        {"folded_nodes", r.folded_nodes},
-                        {"kept_nodes", r.kept_nodes},
-                        {"folded_initializers", r.folded_initializers},
-                        {"folded_bytes", r.folded_bytes},
-                        {"weight_bytes", r.weight_bytes},
-                        {"largest_in_flight_bytes", r.largest_in_flight_bytes},
-                        {"peak_heap_bytes", peak_heap},
-                        {"peak_rss_bytes", peak_rss},
-                        {"external_data", o.external_data},
-                        {"data_file", r.data_file.string()},
-                        {"fold_ms", ms}};
-    std::printf("%s\n", j.dump(2).c_str());
-    return;
+    std::printf("%s\n", report::fold_json(r).dump(2).c_str());
+  } else {
+    std::printf("%s", report::fold_text(r).c_str());
   }
-  std::printf("%s",
-              fmt::format("folded       {} nodes into {} initializers ({} bytes); {} nodes "
-                          "kept\nweights      {} bytes{}\npeak heap    {} bytes   peak "
-                          "RSS {} bytes   {:.0f} ms\nwrote        {}\n",
-                          r.folded_nodes, r.folded_initializers, r.folded_bytes, r.kept_nodes,
-                          r.weight_bytes,
-                          r.data_file.empty() ? "" : "  (external: " + r.data_file.string() + ")",
-                          peak_heap, peak_rss, ms, o.output)
-                  .c_str());
 }
 
 }  // namespace

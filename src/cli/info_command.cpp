@@ -44,32 +44,19 @@ void run_info(const InfoOptions& o) {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   const auto heap_after = heap::snapshot();
   const analysis::ModelSummary summary = analysis::summarize(model, g);
-  const auto os = runtime::read_process_memory();
-
-  if (o.json) {
-    nlohmann::json j = report::to_json(summary);
-    nlohmann::json load = {{"source", o.load}, {"ms", load_ms}};
-    if (heap::available()) {
-      load["heap_peak_bytes"] = heap_after.peak_bytes - heap_before.current_bytes;
-      load["heap_retained_bytes"] = heap_after.current_bytes - heap_before.current_bytes;
-    }
-    if (os) {
-      load["peak_rss_bytes"] = os->peak_rss_bytes;
-      load["private_bytes"] = os->private_bytes;
-      load["file_backed_bytes"] = os->file_backed_bytes;
-    }
-    j["load"] = load;
-    std::printf("%s\n", j.dump(2).c_str());
-    return;
-  }
-  std::string text = report::to_text(summary);
-  text += "loaded in " +
-          std::to_string(static_cast<int64_t>(load_ms * 1000) / 1000.0).substr(0, 6) + " ms";
+  report::LoadFigures load;
+  load.source = o.load;
+  load.ms = load_ms;
   if (heap::available()) {
-    text += ", heap peak " + report::human_bytes(heap_after.peak_bytes - heap_before.current_bytes);
+    load.heap_peak_bytes = heap_after.peak_bytes - heap_before.current_bytes;
+    load.heap_retained_bytes = heap_after.current_bytes - heap_before.current_bytes;
   }
-  if (os) text += ", peak RSS " + report::human_bytes(os->peak_rss_bytes);
-  std::printf("%s\n", text.c_str());
+  load.process = runtime::read_process_memory();
+  if (o.json) {
+    std::printf("%s\n", report::to_json(summary, load).dump(2).c_str());
+  } else {
+    std::printf("%s\n", report::to_text(summary, load).c_str());
+  }
 }
 
 }  // namespace

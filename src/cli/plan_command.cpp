@@ -5,14 +5,12 @@
 // Plans a model's or a trace's arena (its activations and workspace, from the analysis timeline)
 // or a buffer list (MiniMalloc's CSV) with one of the planners. Every plan printed or written
 // has passed the validator: plan_buffers() throws rather than return an invalid plan.
-#include <fmt/format.h>
-
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "commands.hpp"
@@ -23,8 +21,7 @@
 #include "footprint/plan/buffer_csv.hpp"
 #include "footprint/plan/planner.hpp"
 #include "footprint/plan/timeline_buffers.hpp"
-#include "footprint/report/analysis_report.hpp"
-#include "footprint/report/model_summary_report.hpp"
+#include "footprint/report/plan_report.hpp"
 #include "model_program.hpp"
 
 namespace footprint::cli {
@@ -45,14 +42,7 @@ struct PlanCommandOptions {
   std::string order = "stored";
 };
 
-// Where a model's buffers came from, for the report.
-struct ModelFacts {
-  std::string order;
-  uint64_t lower_bound_bytes = 0;
-  uint64_t lower_bound_arena_bytes = 0;
-  std::optional<uint64_t> stored_lower_bound_bytes;
-  std::vector<analysis::BoundedTensor> bounded;  // data-dependent sizes, planned at their bounds
-};
+using report::PlanSource;
 
 bool is_model_path(const std::string& path) {
   return std::filesystem::path(path).extension() == ".onnx";
@@ -62,91 +52,8 @@ bool is_trace_path(const std::string& path) {
   return std::filesystem::path(path).extension() == ".json";
 }
 
-nlohmann::json to_json(const PlanCommandOptions& o, const plan::Plan& p, size_t buffers,
-                       const std::optional<ModelFacts>& model) {
-  nlohmann::json j = {
-      {"input", o.input},
-      {"algo", o.algo},
-      {"algorithm", p.algorithm},
-      {"arena_bytes", p.arena_bytes},
-      {"lower_bound_bytes", p.lower_bound_bytes},
-      {"ratio", p.lower_bound_bytes > 0
-                    ? static_cast<double>(p.arena_bytes) / static_cast<double>(p.lower_bound_bytes)
-                    : 1.0},
-      {"proven_bound_bytes", p.proven_bound_bytes},
-      {"proven_ratio", p.proven_bound_bytes > 0 ? static_cast<double>(p.arena_bytes) /
-                                                      static_cast<double>(p.proven_bound_bytes)
-                                                : 1.0},
-      {"buffers", buffers},
-      {"solve_ms", p.solve_ms},
-      {"optimal", p.optimal},
-      {"search_nodes", p.search_nodes},
-      {"cut_short", p.cut_short},
-  };
-  if (o.time_limit_s) j["time_limit_s"] = *o.time_limit_s;
-  if (o.capacity_bytes) {
-    j["capacity_bytes"] = *o.capacity_bytes;
-    j["fits"] = p.arena_bytes <= *o.capacity_bytes;
-  }
-  if (!o.output.empty()) j["output"] = o.output;
-  if (model) {
-    j["model"] = o.input;
-    j["order"] = model->order;
-    j["inputs"] = o.inputs;
-    j["timeline_lower_bound_bytes"] = model->lower_bound_bytes;
-    j["timeline_lower_bound_arena_bytes"] = model->lower_bound_arena_bytes;
-    if (model->stored_lower_bound_bytes) {
-      j["stored_lower_bound_bytes"] = *model->stored_lower_bound_bytes;
-    }
-    j["bounded_tensors"] = model->bounded.size();
-  }
-  return j;
-}
-
-std::string to_text(const PlanCommandOptions& o, const plan::Plan& p, size_t buffers,
-                    const std::optional<ModelFacts>& model) {
-  std::string text =
-      fmt::format("plan        {}: {} buffers, {} ({})\n", o.input, buffers, o.algo, p.algorithm);
-  if (model) {
-    text += fmt::format("order       {} (lower bound {} B", model->order, model->lower_bound_bytes);
-    if (model->stored_lower_bound_bytes) {
-      text += fmt::format("; stored order {} B", *model->stored_lower_bound_bytes);
-    }
-    text += ")\n";
-  }
-  text += fmt::format("arena       {} B ({})", p.arena_bytes, report::human_bytes(p.arena_bytes));
-  text += fmt::format("   lower bound {} B", p.lower_bound_bytes);
-  if (p.lower_bound_bytes > 0) {
-    text += fmt::format("   ratio {:.4f}", static_cast<double>(p.arena_bytes) /
-                                               static_cast<double>(p.lower_bound_bytes));
-  }
-  if (p.proven_bound_bytes > p.lower_bound_bytes) {
-    text +=
-        fmt::format("   proven bound {} B (ratio {:.4f})", p.proven_bound_bytes,
-                    static_cast<double>(p.arena_bytes) / static_cast<double>(p.proven_bound_bytes));
-  }
-  text += p.optimal ? "   optimal\n" : "\n";
-  if (model && !model->bounded.empty()) {
-    // The plan is exact for the bounds; a run uses at most what it places.
-    text +=
-        fmt::format("bounded     {} tensors of data-dependent size are planned at their bounds:\n",
-                    model->bounded.size());
-    for (const std::string& b : report::bound_lines(model->bounded))
-      text += "              " + b + "\n";
-  }
-  if (o.capacity_bytes) {
-    text += fmt::format("capacity    {} B: {}\n", *o.capacity_bytes,
-                        p.arena_bytes <= *o.capacity_bytes ? "fits" : "does not fit");
-  }
-  text += fmt::format("solved in   {:.1f} ms", p.solve_ms);
-  if (p.search_nodes > 0) text += fmt::format(" ({} search nodes)", p.search_nodes);
-  if (p.cut_short) text += "; cut short by the time limit: the best plan found by then";
-  if (!o.output.empty()) text += "\nwritten to  " + o.output;
-  return text;
-}
-
 // The model's arena buffers under the chosen order, with warnings on stderr as analyze prints.
-std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, ModelFacts& facts) {
+std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, PlanSource& facts) {
   const ModelProgram m = load_model_program({.path = o.input,
                                              .dims = o.dims,
                                              .shapes = o.shapes,
@@ -162,6 +69,7 @@ std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, ModelFacts&
     for (const std::string& w : *list) std::fprintf(stderr, "footprint: warning: %s\n", w.c_str());
   }
   facts.order = m.order;
+  facts.inputs_policy = o.inputs;
   facts.lower_bound_bytes = m.timeline.lower_bound_bytes;
   facts.lower_bound_arena_bytes = m.timeline.lower_bound_arena_bytes;
   facts.stored_lower_bound_bytes = m.stored_lower_bound_bytes;
@@ -170,7 +78,7 @@ std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, ModelFacts&
 }
 
 // A trace's arena buffers (docs/TRACE_FORMAT.md), in the trace's own order.
-std::vector<plan::Buffer> trace_buffers(const PlanCommandOptions& o, ModelFacts& facts) {
+std::vector<plan::Buffer> trace_buffers(const PlanCommandOptions& o, PlanSource& facts) {
   if (!o.dims.empty() || !o.shapes.empty() || o.order != "stored") {
     throw UsageError(
         "--dim, --shape and --order apply to models; a trace has its own sizes and order");
@@ -179,13 +87,14 @@ std::vector<plan::Buffer> trace_buffers(const PlanCommandOptions& o, ModelFacts&
   if (o.inputs_given) trace.program.inputs = policy_of(o.inputs);
   const analysis::Timeline t = analysis::simulate(trace.program);
   facts.order = "trace";
+  facts.inputs_policy = o.inputs;
   facts.lower_bound_bytes = t.lower_bound_bytes;
   facts.lower_bound_arena_bytes = t.lower_bound_arena_bytes;
   return plan::arena_buffers(t, trace.program);
 }
 
 void run_plan(const PlanCommandOptions& o) {
-  std::optional<ModelFacts> facts;
+  std::optional<PlanSource> facts;
   std::vector<plan::Buffer> buffers;
   if (is_model_path(o.input)) {
     facts.emplace();
@@ -206,10 +115,19 @@ void run_plan(const PlanCommandOptions& o) {
   options.seed = o.seed;
   const plan::Plan p = plan::plan_buffers(buffers, o.algo, options);
   if (!o.output.empty()) plan::write_plan_csv(o.output, buffers, p.offsets);
+  report::PlanReport r;
+  r.input = o.input;
+  r.algo = o.algo;
+  r.plan = &p;
+  r.buffers = buffers.size();
+  r.time_limit_s = o.time_limit_s;
+  r.capacity_bytes = o.capacity_bytes;
+  r.output = o.output;
+  r.source = std::move(facts);
   if (o.json) {
-    std::printf("%s\n", to_json(o, p, buffers.size(), facts).dump(2).c_str());
+    std::printf("%s\n", report::plan_json(r).dump(2).c_str());
   } else {
-    std::printf("%s\n", to_text(o, p, buffers.size(), facts).c_str());
+    std::printf("%s\n", report::plan_text(r).c_str());
   }
 }
 

@@ -1,25 +1,21 @@
 // `footprint run MODEL [--input NAME=FILE.pb]... [--data-dir DIR] [--repeat N] [--threads T]
 //  [--dim N=V]... [--seed S] [-o OUT_DIR] [--json]`: runs the model inside its plan and sets
 // the prediction beside what the counting allocator and the OS measured.
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
-#include <nlohmann/json.hpp>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "commands.hpp"
 #include "flags.hpp"
+#include "footprint/bench/percentile.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/onnx/model.hpp"
-#include "footprint/report/model_summary_report.hpp"
+#include "footprint/report/run_report.hpp"
 #include "footprint/runtime/output_check.hpp"
 #include "footprint/runtime/process_memory.hpp"
 #include "footprint/runtime/random_inputs.hpp"
@@ -94,149 +90,6 @@ std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
   return inputs;
 }
 
-double percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(std::ceil(q * v.size())) - 1);
-  return v[i];
-}
-
-struct RunResult {
-  runtime::PreparedStats prepared;
-  runtime::RunStats first_run;
-  runtime::RunStats last_run;
-  std::vector<double> latencies;
-  std::vector<runtime::Tensor> outputs;
-  std::vector<std::string> output_files;
-  std::optional<runtime::OutputCheck> check;
-  uint64_t load_peak_heap_bytes = 0;
-  double load_ms = 0;
-  double prepare_ms = 0;
-  std::optional<runtime::ProcessMemory> after_prepare;
-  std::optional<runtime::ProcessMemory> end;
-  std::string input_source;
-};
-
-nlohmann::json to_json(const RunCommandOptions& o, const RunResult& r) {
-  using nlohmann::json;
-  const auto& p = r.prepared;
-  const uint64_t predicted_run = p.planned_arena_bytes + p.outputs_bytes;
-  json outputs = json::array();
-  for (size_t i = 0; i < r.outputs.size(); ++i) {
-    json item = {{"name", r.outputs[i].name()},
-                 {"shape", r.outputs[i].dims()},
-                 {"dtype", std::string(dtype_name(r.outputs[i].dtype()))}};
-    if (i < r.output_files.size()) item["file"] = r.output_files[i];
-    outputs.push_back(std::move(item));
-  }
-  json j = {
-      {"model", o.model},
-      {"inputs", r.input_source},
-      {"threads", o.threads},
-      {"dims", p.dims},
-      {"rebatched", p.rebatched},
-      {"predicted",
-       {{"arena_bytes", p.planned_arena_bytes},
-        {"lower_bound_bytes", p.lower_bound_bytes},
-        {"activations_peak_bytes", p.activations_peak_bytes},
-        {"workspace_peak_bytes", p.workspace_peak_bytes},
-        {"outputs_bytes", p.outputs_bytes},
-        {"weights_bytes", p.weights_bytes},
-        {"run_heap_bytes", predicted_run},
-        {"total_peak_bytes", p.total_peak_bytes},
-        {"planner", p.planner}}},
-      {"measured",
-       {{"arena_bytes", r.first_run.arena_bytes},
-        {"peak_heap_bytes", r.first_run.peak_heap_bytes},
-        {"run_overhead_bytes",
-         static_cast<int64_t>(r.first_run.peak_heap_bytes) - static_cast<int64_t>(predicted_run)},
-        {"last_run_peak_heap_bytes", r.last_run.peak_heap_bytes},
-        {"last_run_overhead_bytes",
-         static_cast<int64_t>(r.last_run.peak_heap_bytes) - static_cast<int64_t>(p.outputs_bytes)},
-        {"load_peak_heap_bytes", r.load_peak_heap_bytes},
-        {"prepare_peak_heap_bytes", p.prepare_peak_heap_bytes},
-        {"constant_bytes", p.constant_bytes},
-        {"packed_weights_bytes", p.packed_weights_bytes},
-        {"released_constant_bytes", p.released_constant_bytes},
-        {"released_mapped_bytes", p.released_mapped_bytes}}},
-      {"latency_ms",
-       {{"min", *std::min_element(r.latencies.begin(), r.latencies.end())},
-        {"median", percentile(r.latencies, 0.5)},
-        {"p90", percentile(r.latencies, 0.9)},
-        {"runs", r.latencies.size()}}},
-      {"outputs", outputs},
-      {"load_ms", r.load_ms},
-      {"prepare_ms", r.prepare_ms},
-  };
-  if (r.end) {
-    j["measured"]["peak_rss_bytes"] = r.end->peak_rss_bytes;
-    j["measured"]["private_bytes"] = r.end->private_bytes;
-    j["measured"]["file_backed_bytes"] = r.end->file_backed_bytes;
-  }
-  if (r.after_prepare)
-    j["measured"]["peak_rss_after_prepare_bytes"] = r.after_prepare->peak_rss_bytes;
-  if (r.check) {
-    j["match"] = r.check->match;
-    j["max_abs_error"] = r.check->max_abs_error;
-    j["max_rel_error"] = r.check->max_rel_error;
-    j["rtol"] = o.rtol;
-    j["atol"] = o.atol;
-    if (!r.check->problem.empty()) j["mismatch"] = r.check->problem;
-  }
-  return j;
-}
-
-std::string to_text(const RunCommandOptions& o, const RunResult& r) {
-  using report::human_bytes;
-  const auto& p = r.prepared;
-  const uint64_t predicted_run = p.planned_arena_bytes + p.outputs_bytes;
-  std::string t = fmt::format("model        {}   (inputs: {}, threads {})\n", o.model,
-                              r.input_source, o.threads);
-  t += fmt::format("load         {:.1f} ms, prepare {:.1f} ms\n", r.load_ms, r.prepare_ms);
-  t += fmt::format("steps        {} per run, {} constant nodes evaluated when preparing\n", p.steps,
-                   p.constant_nodes);
-  t += fmt::format("arena        planned {} B ({}), obtained {} B   [{}; lower bound {} B]\n",
-                   p.planned_arena_bytes, human_bytes(p.planned_arena_bytes),
-                   r.first_run.arena_bytes, p.planner, p.lower_bound_bytes);
-  t += fmt::format(
-      "run heap     first run: predicted {} (arena + outputs), measured {} (+{} B); later runs "
-      "(arena kept): +{} B over the outputs\n",
-      human_bytes(predicted_run), human_bytes(r.first_run.peak_heap_bytes),
-      static_cast<int64_t>(r.first_run.peak_heap_bytes) - static_cast<int64_t>(predicted_run),
-      static_cast<int64_t>(r.last_run.peak_heap_bytes) - static_cast<int64_t>(p.outputs_bytes));
-  t += fmt::format("weights      {} ({} computed when preparing)\n", human_bytes(p.weights_bytes),
-                   human_bytes(p.constant_bytes));
-  if (p.packed_weights_bytes > 0) {
-    t += fmt::format(
-        "packed       {} of convolution weights in oneDNN's blocked layouts (originals released: "
-        "{} from the heap, {} of mapped pages)\n",
-        human_bytes(p.packed_weights_bytes), human_bytes(p.released_constant_bytes),
-        human_bytes(p.released_mapped_bytes));
-  }
-  if (r.end) {
-    t += fmt::format("peak RSS     {} (private {}, file-backed {})\n",
-                     human_bytes(r.end->peak_rss_bytes), human_bytes(r.end->private_bytes),
-                     human_bytes(r.end->file_backed_bytes));
-  }
-  t += fmt::format("latency      median {:.3f} ms, min {:.3f}, p90 {:.3f} over {} runs\n",
-                   percentile(r.latencies, 0.5),
-                   *std::min_element(r.latencies.begin(), r.latencies.end()),
-                   percentile(r.latencies, 0.9), r.latencies.size());
-  for (size_t i = 0; i < r.outputs.size(); ++i) {
-    std::string shape;
-    for (int64_t d : r.outputs[i].dims()) shape += (shape.empty() ? "" : ",") + std::to_string(d);
-    t += fmt::format("output       {} {}[{}]{}\n", r.outputs[i].name(),
-                     dtype_name(r.outputs[i].dtype()), shape,
-                     i < r.output_files.size() ? "  -> " + r.output_files[i] : "");
-  }
-  if (r.check) {
-    t += fmt::format(
-        "match        {}   max abs error {:.3g}, max rel error {:.3g} (rtol {}, atol {}){}\n",
-        r.check->match ? "yes" : "NO", r.check->max_abs_error, r.check->max_rel_error, o.rtol,
-        o.atol, r.check->problem.empty() ? "" : "   " + r.check->problem);
-  }
-  return t;
-}
-
 void run_model(const RunCommandOptions& o) {
   if (o.repeat < 1) throw UsageError("--repeat must be at least 1");
   DimBindings dims;
@@ -244,7 +97,7 @@ void run_model(const RunCommandOptions& o) {
     const auto [name, value] = split_binding(d, "--dim");
     dims[name] = parse_dim_value(value, "--dim");
   }
-  RunResult r;
+  report::RunReport r;
   const heap::Stats before_load = heap::snapshot();
   heap::reset_peak();
   using Clock = std::chrono::steady_clock;
@@ -265,10 +118,15 @@ void run_model(const RunCommandOptions& o) {
   r.outputs = session.run(inputs);
   r.first_run = session.last_run();
   for (int i = 0; i < o.warmup; ++i) (void)session.run(inputs);
+  std::vector<double> latencies;
   for (int i = 0; i < o.repeat; ++i) {
     (void)session.run(inputs);
-    r.latencies.push_back(session.last_run().latency_ms);
+    latencies.push_back(session.last_run().latency_ms);
   }
+  r.latency_ms.min = *std::min_element(latencies.begin(), latencies.end());
+  r.latency_ms.median = bench::percentile(latencies, 0.5);
+  r.latency_ms.p90 = bench::percentile(latencies, 0.9);
+  r.latency_ms.runs = latencies.size();
   r.last_run = session.last_run();
   r.end = runtime::read_process_memory();
   if (!o.data_dir.empty()) {
@@ -283,10 +141,16 @@ void run_model(const RunCommandOptions& o) {
       r.output_files.push_back(f.string());
     }
   }
+  // Filled only now: an allocation before the runs (the model's path) would shift the heap's
+  // layout and so the usable sizes the counting allocator measures, by a few bytes.
+  r.model = o.model;
+  r.threads = o.threads;
+  r.rtol = o.rtol;
+  r.atol = o.atol;
   if (o.json) {
-    std::printf("%s\n", to_json(o, r).dump(2).c_str());
+    std::printf("%s\n", report::run_json(r).dump(2).c_str());
   } else {
-    std::printf("%s", to_text(o, r).c_str());
+    std::printf("%s", report::run_text(r).c_str());
   }
   if (r.check && !r.check->match) {
     throw Error("outputs differ from " + o.data_dir + ": " + r.check->problem);

@@ -1,49 +1,41 @@
 #include "footprint/graph/builder.hpp"
 
-#include <bit>
+#include <span>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 
 #include "footprint/core/error.hpp"
+#include "footprint/graph/graph_export.hpp"
 #include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/onnx/model_source.hpp"
+#include "footprint/onnx/wire_writer.hpp"
 #include "footprint/onnx/writer.hpp"
 #include "footprint/version.hpp"
 
 namespace footprint::graph {
 namespace {
 
-void put_varint(std::vector<std::byte>& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<std::byte>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<std::byte>(v));
-}
-
 // A repeated scalar field as one packed run, the encoding the reader produces views of.
-onnx::RepeatedScalar packed(BumpArena& arena, uint32_t field, onnx::ScalarKind kind,
-                            const std::vector<uint64_t>& raw) {
-  std::vector<std::byte> payload;
-  for (uint64_t v : raw) {
-    if (kind == onnx::ScalarKind::varint) {
-      put_varint(payload, v);
-    } else {
-      for (int b = 0; b < 4; ++b) payload.push_back(static_cast<std::byte>((v >> (8 * b)) & 0xff));
-    }
-  }
+template <class T>
+onnx::RepeatedScalar packed(BumpArena& arena, uint32_t field, std::span<const T> values) {
   std::vector<std::byte> message;
-  put_varint(message, (uint64_t{field} << 3) | 2);
-  put_varint(message, payload.size());
-  message.insert(message.end(), payload.begin(), payload.end());
+  onnx::WireWriter w{onnx::VectorSink{&message}};
+  onnx::ScalarKind kind = onnx::ScalarKind::varint;
+  if constexpr (std::is_same_v<T, float>) {
+    w.packed_floats(field, values);
+    kind = onnx::ScalarKind::fixed32;
+  } else {
+    w.packed_varints(field, values);
+  }
   auto stored = arena.make_array<std::byte>(message.size());
   std::copy(message.begin(), message.end(), stored.begin());
   onnx::RepeatedScalar r;
   r.message = stored;
   r.field = field;
-  r.count = static_cast<uint32_t>(raw.size());
+  r.count = static_cast<uint32_t>(values.size());
   r.kind = kind;
   r.single_run = true;
   return r;
@@ -172,15 +164,8 @@ struct GraphBuilder::Impl {
       p.i = a.i;
       p.f = a.f;
       if (a.type == Type::string) p.s = arena.copy(a.s);
-      if (a.type == Type::ints) {
-        std::vector<uint64_t> raw(a.ints.begin(), a.ints.end());
-        p.ints = packed(arena, 8, onnx::ScalarKind::varint, raw);
-      }
-      if (a.type == Type::floats) {
-        std::vector<uint64_t> raw;
-        for (float f : a.floats) raw.push_back(std::bit_cast<uint32_t>(f));
-        p.floats = packed(arena, 7, onnx::ScalarKind::fixed32, raw);
-      }
+      if (a.type == Type::ints) p.ints = packed(arena, 8, std::span<const int64_t>(a.ints));
+      if (a.type == Type::floats) p.floats = packed(arena, 7, std::span<const float>(a.floats));
       if (a.type == Type::tensor) {
         if (!a.tensor) throw Error("attribute " + in_quotes(a.name) + " has no tensor");
         attribute_tensors.push_back(a.tensor);
@@ -430,27 +415,6 @@ void GraphBuilder::output(const Var& v, std::string name) {
   impl_->outputs.push_back(out);
 }
 
-namespace {
-
-const onnx::TypeProto* type_proto(BumpArena& arena, const TensorType& t) {
-  auto* p = arena.make<onnx::TypeProto>();
-  p->kind = onnx::TypeProto::Kind::tensor;
-  p->elem_type = static_cast<int32_t>(t.dtype);
-  p->has_shape = t.shape.ranked;
-  auto dims = arena.make_array<onnx::DimensionProto>(t.shape.dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) {
-    const Dim& d = t.shape.dims[i];
-    dims[i].has_value = d.is_known();
-    dims[i].value = d.value().value_or(0);
-    dims[i].has_param = !d.is_known() && !d.is_unknown();
-    if (dims[i].has_param) dims[i].param = arena.copy(d.to_string());
-  }
-  p->shape = onnx::array_of(dims);
-  return p;
-}
-
-}  // namespace
-
 const onnx::GraphProto* GraphBuilder::export_graph(BumpArena& arena) const {
   const Impl& m = *impl_;
   auto names = [&](const std::vector<ValueId>& ids) {
@@ -463,7 +427,8 @@ const onnx::GraphProto* GraphBuilder::export_graph(BumpArena& arena) const {
     auto out = arena.make_array<onnx::ValueInfoProto>(ids.size());
     for (size_t i = 0; i < ids.size(); ++i) {
       out[i].name = arena.copy(m.values[ids[i]].name);
-      out[i].type = type_proto(arena, m.values[ids[i]].type);
+      out[i].type =
+          tensor_type_proto(arena, m.values[ids[i]].type.dtype, m.values[ids[i]].type.shape);
     }
     return onnx::array_of(out);
   };

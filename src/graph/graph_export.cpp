@@ -94,20 +94,7 @@ class Exporter {
   const onnx::TypeProto* type(const Value& v) {
     if (v.declared_type != nullptr) return v.declared_type;
     if (!v.has_declared_type && v.kind != ValueKind::initializer) return nullptr;
-    auto* t = arena_.make<onnx::TypeProto>();
-    t->kind = onnx::TypeProto::Kind::tensor;
-    t->elem_type = static_cast<int32_t>(v.dtype);
-    t->has_shape = v.shape.ranked;
-    auto dims = arena_.make_array<onnx::DimensionProto>(v.shape.dims.size());
-    for (size_t i = 0; i < dims.size(); ++i) {
-      const Dim& d = v.shape.dims[i];
-      dims[i].has_value = d.is_known();
-      dims[i].value = d.value().value_or(0);
-      dims[i].has_param = !d.is_known() && !d.is_unknown();
-      if (dims[i].has_param) dims[i].param = arena_.copy(d.to_string());
-    }
-    t->shape = onnx::array_of(dims);
-    return t;
+    return tensor_type_proto(arena_, v.dtype, v.shape);
   }
 
   BumpArena& arena_;
@@ -115,6 +102,23 @@ class Exporter {
 };
 
 }  // namespace
+
+const onnx::TypeProto* tensor_type_proto(BumpArena& arena, DType dtype, const Shape& shape) {
+  auto* t = arena.make<onnx::TypeProto>();
+  t->kind = onnx::TypeProto::Kind::tensor;
+  t->elem_type = static_cast<int32_t>(dtype);
+  t->has_shape = shape.ranked;
+  auto dims = arena.make_array<onnx::DimensionProto>(shape.dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const Dim& d = shape.dims[i];
+    dims[i].has_value = d.is_known();
+    dims[i].value = d.value().value_or(0);
+    dims[i].has_param = !d.is_known() && !d.is_unknown();
+    if (dims[i].has_param) dims[i].param = arena.copy(d.to_string());
+  }
+  t->shape = onnx::array_of(dims);
+  return t;
+}
 
 ExportedModel export_onnx(const Graph& g, const ExportOptions& options,
                           std::pmr::memory_resource* memory) {

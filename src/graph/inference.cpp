@@ -1,10 +1,9 @@
 #include "footprint/graph/inference.hpp"
 
-#include <bit>
-#include <cmath>
 #include <cstring>
 
 #include "footprint/core/error.hpp"
+#include "footprint/core/float16.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/node_attributes.hpp"
 #include "footprint/onnx/tensor_data.hpp"
@@ -17,20 +16,6 @@ T load(const std::byte* p) {
   T v;
   std::memcpy(&v, p, sizeof(T));
   return v;
-}
-
-// IEEE half to double (subnormals, infinities and NaN included).
-double half_to_double(uint16_t h) {
-  const int sign = (h >> 15) != 0 ? -1 : 1;
-  const int exponent = (h >> 10) & 0x1f;
-  const int mantissa = h & 0x3ff;
-  if (exponent == 0) return sign * std::ldexp(mantissa, -24);
-  if (exponent == 31) return mantissa == 0 ? sign * INFINITY : NAN;
-  return sign * std::ldexp(mantissa + 1024, exponent - 25);
-}
-
-double bfloat16_to_double(uint16_t b) {
-  return std::bit_cast<float>(static_cast<uint32_t>(b) << 16);
 }
 
 // Element i of a little-endian payload as an integer; false for dtypes held as reals.
@@ -75,10 +60,10 @@ bool read_real(DType t, const std::byte* p, double& out) {
       out = load<double>(p);
       return true;
     case DType::float16:
-      out = half_to_double(load<uint16_t>(p));
+      out = float_from_half(load<uint16_t>(p));
       return true;
     case DType::bfloat16:
-      out = bfloat16_to_double(load<uint16_t>(p));
+      out = float_from_bfloat16(load<uint16_t>(p));
       return true;
     default:
       return false;

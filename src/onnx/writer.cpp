@@ -10,45 +10,15 @@
 
 #include "footprint/core/error.hpp"
 #include "footprint/onnx/user_files.hpp"
+#include "footprint/onnx/wire_writer.hpp"
 
 namespace footprint::onnx {
 namespace {
 
-constexpr uint32_t kVarint = 0;
-constexpr uint32_t kLen = 2;
-constexpr uint32_t kFixed32 = 5;
-
-uint64_t varint_size(uint64_t v) {
-  uint64_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
-// Sinks: one that only counts (to learn a nested message's length), and one per destination.
-struct CountingSink {
-  uint64_t written = 0;
-  void put(const void*, size_t n) { written += n; }
-};
-
 struct StreamSink {
-  std::ostream& out;
-  uint64_t written = 0;
+  std::ostream* out;
   void put(const void* p, size_t n) {
-    out.write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
-    written += n;
-  }
-};
-
-struct VectorSink {
-  std::vector<std::byte>& out;
-  uint64_t written = 0;
-  void put(const void* p, size_t n) {
-    const auto* b = static_cast<const std::byte*>(p);
-    out.insert(out.end(), b, b + n);
-    written += n;
+    out->write(static_cast<const char*>(p), static_cast<std::streamsize>(n));
   }
 };
 
@@ -58,48 +28,27 @@ struct VectorSink {
 template <class S>
 class Encoder {
  public:
-  Encoder(S& sink, const WriteOptions& options) : s_(sink), options_(options) {}
+  Encoder(S sink, const WriteOptions& options) : w_(std::move(sink)), options_(options) {}
 
-  void varint(uint64_t v) {
-    uint8_t buf[10];
-    size_t n = 0;
-    while (v >= 0x80) {
-      buf[n++] = static_cast<uint8_t>(v | 0x80);
-      v >>= 7;
-    }
-    buf[n++] = static_cast<uint8_t>(v);
-    s_.put(buf, n);
-  }
-  void tag(uint32_t field, uint32_t wire) { varint((uint64_t{field} << 3) | wire); }
-  void int_field(uint32_t field, int64_t v) {
-    tag(field, kVarint);
-    varint(static_cast<uint64_t>(v));
-  }
+  // Only for an Encoder<CountingSink>: what it has measured.
+  uint64_t counted() { return w_.sink().written; }
+
+  void int_field(uint32_t field, int64_t v) { w_.int_field(field, v); }
   void int_if(uint32_t field, int64_t v) {
     if (v != 0) int_field(field, v);
   }
-  void bytes_field(uint32_t field, const void* p, size_t n) {
-    tag(field, kLen);
-    varint(n);
-    s_.put(p, n);
-  }
-  void str(uint32_t field, std::string_view v) { bytes_field(field, v.data(), v.size()); }
+  void bytes_field(uint32_t field, const void* p, size_t n) { w_.bytes_field(field, p, n); }
+  void str(uint32_t field, std::string_view v) { w_.string_field(field, v); }
   void str_if(uint32_t field, std::string_view v) {
     if (!v.empty()) str(field, v);
-  }
-  void float_field(uint32_t field, float v) {
-    tag(field, kFixed32);
-    s_.put(&v, 4);
   }
 
   // A nested message: its length first (measured by encoding it once into a counter).
   template <class T, class Fn>
   void message(uint32_t field, const T& value, Fn fn) {
-    CountingSink counter;
-    Encoder<CountingSink> measure(counter, options_);
+    Encoder<CountingSink> measure(CountingSink{}, options_);
     fn(measure, value);
-    tag(field, kLen);
-    varint(counter.written);
+    w_.len_header(field, measure.counted());
     fn(*this, value);
   }
   template <class T, class Fn>
@@ -112,19 +61,23 @@ class Encoder {
     if (r.kind == ScalarKind::varint) {
       uint64_t len = 0;
       r.for_each([&](uint64_t v) { len += varint_size(v); });
-      tag(field, kLen);
-      varint(len);
-      r.for_each([&](uint64_t v) { varint(v); });
+      w_.len_header(field, len);
+      r.for_each([&](uint64_t v) { w_.varint(v); });
       return;
     }
-    const size_t width = r.kind == ScalarKind::fixed32 ? 4 : 8;
-    tag(field, kLen);
-    varint(uint64_t{r.count} * width);
+    const bool narrow = r.kind == ScalarKind::fixed32;
+    w_.len_header(field, uint64_t{r.count} * (narrow ? 4 : 8));
     if (const auto run = r.packed_fixed(); !run.empty()) {
-      s_.put(run.data(), run.size());
+      w_.raw(run);
       return;
     }
-    r.for_each([&](uint64_t v) { s_.put(&v, width); });
+    r.for_each([&](uint64_t v) {
+      if (narrow) {
+        w_.fixed32(static_cast<uint32_t>(v));
+      } else {
+        w_.fixed64(v);
+      }
+    });
   }
 
   void string_entry(const StringEntry& e) {
@@ -140,12 +93,10 @@ class Encoder {
     for (int64_t d : t.dims) int_field(1, d);
     int_field(2, t.data_type);
     if (t.has_segment) {
-      CountingSink c;
-      Encoder<CountingSink> m(c, options_);
+      Encoder<CountingSink> m(CountingSink{}, options_);
       m.int_field(1, t.segment_begin);
       m.int_field(2, t.segment_end);
-      tag(3, kLen);
-      varint(c.written);
+      w_.len_header(3, m.counted());
       int_field(1, t.segment_begin);
       int_field(2, t.segment_end);
     }
@@ -224,7 +175,7 @@ class Encoder {
   void attribute(const AttributeProto& a) {
     using T = AttributeProto::Type;
     str_if(1, a.name);
-    if (a.type == T::float_ || a.f != 0) float_field(2, a.f);
+    if (a.type == T::float_ || a.f != 0) w_.float_field(2, a.f);
     if (a.type == T::int_ || a.i != 0) int_field(3, a.i);
     if (a.type == T::string || !a.s.empty()) str(4, a.s);
     if (a.t != nullptr) message(5, *a.t, FP_ENC(tensor));
@@ -310,7 +261,7 @@ class Encoder {
   }
 
  private:
-  S& s_;
+  WireWriter<S> w_;
   const WriteOptions& options_;
 };
 
@@ -319,21 +270,19 @@ class Encoder {
 }  // namespace
 
 uint64_t serialized_size(const ModelProto& model, const WriteOptions& options) {
-  CountingSink sink;
-  Encoder<CountingSink>(sink, options).model(model);
-  return sink.written;
+  Encoder<CountingSink> enc(CountingSink{}, options);
+  enc.model(model);
+  return enc.counted();
 }
 
 void write_model(const ModelProto& model, std::ostream& out, const WriteOptions& options) {
-  StreamSink sink{out};
-  Encoder<StreamSink>(sink, options).model(model);
+  Encoder<StreamSink>(StreamSink{&out}, options).model(model);
 }
 
 std::vector<std::byte> serialize_model(const ModelProto& model, const WriteOptions& options) {
   std::vector<std::byte> out;
   out.reserve(serialized_size(model, options));
-  VectorSink sink{out};
-  Encoder<VectorSink>(sink, options).model(model);
+  Encoder<VectorSink>(VectorSink{&out}, options).model(model);
   return out;
 }
 
@@ -343,14 +292,12 @@ void write_model_file(const ModelProto& model, const std::filesystem::path& path
 }
 
 void write_tensor(const TensorProto& tensor, std::ostream& out, const WriteOptions& options) {
-  StreamSink sink{out};
-  Encoder<StreamSink>(sink, options).tensor(tensor);
+  Encoder<StreamSink>(StreamSink{&out}, options).tensor(tensor);
 }
 
 std::vector<std::byte> serialize_tensor(const TensorProto& tensor, const WriteOptions& options) {
   std::vector<std::byte> out;
-  VectorSink sink{out};
-  Encoder<VectorSink>(sink, options).tensor(tensor);
+  Encoder<VectorSink>(VectorSink{&out}, options).tensor(tensor);
   return out;
 }
 

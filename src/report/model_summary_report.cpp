@@ -136,4 +136,28 @@ std::string to_text(const analysis::ModelSummary& s) {
   return out;
 }
 
+nlohmann::json to_json(const analysis::ModelSummary& s, const LoadFigures& load) {
+  nlohmann::json j = to_json(s);
+  nlohmann::json l = {{"source", load.source}, {"ms", load.ms}};
+  if (load.heap_peak_bytes) l["heap_peak_bytes"] = *load.heap_peak_bytes;
+  if (load.heap_retained_bytes) l["heap_retained_bytes"] = *load.heap_retained_bytes;
+  if (load.process) {
+    l["peak_rss_bytes"] = load.process->peak_rss_bytes;
+    l["private_bytes"] = load.process->private_bytes;
+    l["file_backed_bytes"] = load.process->file_backed_bytes;
+  }
+  j["load"] = l;
+  return j;
+}
+
+std::string to_text(const analysis::ModelSummary& s, const LoadFigures& load) {
+  std::string text = to_text(s);
+  // Milliseconds cut (not rounded) to three decimals, then to six characters.
+  text += "loaded in " +
+          std::to_string(static_cast<int64_t>(load.ms * 1000) / 1000.0).substr(0, 6) + " ms";
+  if (load.heap_peak_bytes) text += ", heap peak " + human_bytes(*load.heap_peak_bytes);
+  if (load.process) text += ", peak RSS " + human_bytes(load.process->peak_rss_bytes);
+  return text;
+}
+
 }  // namespace footprint::report

@@ -1,9 +1,9 @@
 #include "footprint/runtime/output_check.hpp"
 
 #include <cmath>
-#include <cstring>
 
 #include "footprint/core/error.hpp"
+#include "footprint/core/float16.hpp"
 
 namespace footprint::runtime {
 namespace {
@@ -13,35 +13,12 @@ double element(const Tensor& t, size_t i) {
   return static_cast<double>(reinterpret_cast<const T*>(t.data())[i]);
 }
 
-// IEEE half and bfloat16 widened to float (exact).
-double half_to_double(uint16_t h) {
-  const int sign = (h >> 15) & 1;
-  const int exp = (h >> 10) & 0x1f;
-  const int frac = h & 0x3ff;
-  double v = 0;
-  if (exp == 0) {
-    v = std::ldexp(frac, -24);
-  } else if (exp == 31) {
-    v = frac != 0 ? NAN : INFINITY;
-  } else {
-    v = std::ldexp(frac + 1024, exp - 25);
-  }
-  return sign != 0 ? -v : v;
-}
-
-double bfloat16_to_double(uint16_t b) {
-  const uint32_t bits = static_cast<uint32_t>(b) << 16;
-  float f = 0;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-
 double element_as_double(const Tensor& t, size_t i) {
   switch (t.dtype()) {
     case DType::float16:
-      return half_to_double(reinterpret_cast<const uint16_t*>(t.data())[i]);
+      return float_from_half(reinterpret_cast<const uint16_t*>(t.data())[i]);
     case DType::bfloat16:
-      return bfloat16_to_double(reinterpret_cast<const uint16_t*>(t.data())[i]);
+      return float_from_bfloat16(reinterpret_cast<const uint16_t*>(t.data())[i]);
     case DType::float32:
       return element<float>(t, i);
     case DType::float64:
@@ -130,6 +107,7 @@ OutputCheck check_outputs(std::span<const Tensor> got,
                           const std::vector<std::filesystem::path>& want_files, double rtol,
                           double atol) {
   std::vector<Tensor> want;
+  want.reserve(want_files.size());
   for (const auto& f : want_files) want.push_back(read_tensor_file(f));
   return check_outputs(got, want, rtol, atol);
 }

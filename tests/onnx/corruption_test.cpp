@@ -39,8 +39,10 @@
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/model_source.hpp"
 #include "footprint/onnx/tensor_file.hpp"
+#include "footprint/onnx/wire_writer.hpp"
 #include "test_support.hpp"
 #include "tiny_cnn.hpp"
+#include "wire_builder.hpp"
 
 namespace footprint {
 namespace {
@@ -70,61 +72,24 @@ constexpr uint64_t kHeapSlack = 4096;
 // ---- Building wire bytes
 // --------------------------------------------------------------------------
 
-constexpr uint8_t kVarint = 0;
-constexpr uint8_t kLen = 2;
+constexpr uint32_t kLen = onnx::kWireLen;
 
-struct Wire {
-  std::vector<std::byte> b;
-
-  Wire& raw(std::initializer_list<uint8_t> bytes) {
-    for (uint8_t x : bytes) b.push_back(static_cast<std::byte>(x));
-    return *this;
-  }
-  Wire& append(std::span<const std::byte> bytes) {
-    b.insert(b.end(), bytes.begin(), bytes.end());
-    return *this;
-  }
-  Wire& varint(uint64_t v) {
-    while (v >= 0x80) {
-      b.push_back(static_cast<std::byte>((v & 0x7f) | 0x80));
-      v >>= 7;
-    }
-    b.push_back(static_cast<std::byte>(v));
-    return *this;
-  }
-  Wire& tag(uint32_t field, uint8_t wire) { return varint((uint64_t{field} << 3) | wire); }
-  Wire& i(uint32_t field, uint64_t v) { return tag(field, kVarint).varint(v); }
-  Wire& s(uint32_t field, std::string_view text) {
-    tag(field, kLen).varint(text.size());
-    for (char c : text) b.push_back(static_cast<std::byte>(c));
-    return *this;
-  }
-  Wire& msg(uint32_t field, const Wire& payload) {
-    tag(field, kLen).varint(payload.b.size());
-    return append(payload.b);
-  }
-  size_t size() const { return b.size(); }
-};
-
-size_t varint_size(uint64_t v) {
-  size_t n = 1;
-  for (; v >= 0x80; v >>= 7) ++n;
-  return n;
-}
+using onnx::varint_size;
+using testing::Wire;
 
 // ModelProto fields: ir_version 1, graph 7, opset_import 8.
 Wire model_with_graph(const Wire& graph) {
   Wire opset;
-  opset.s(1, "").i(2, 17);
+  opset.str(1, "").int_field(2, 17);
   Wire m;
-  m.i(1, 8).msg(8, opset).msg(7, graph);
+  m.int_field(1, 8).msg(8, opset).msg(7, graph);
   return m;
 }
 
 // A float tensor named `name`; its other fields are whatever `extra` holds.
 Wire float_tensor(std::string_view name, const Wire& extra) {
   Wire t;
-  t.s(8, name).i(2, 1).append(extra.b);
+  t.str(8, name).int_field(2, 1).append(extra.bytes());
   return t;
 }
 
@@ -431,7 +396,8 @@ bool run_child(const std::string& label, Reading reading, size_t first,
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     pending.append(buf, static_cast<size_t>(n));
-    for (size_t eol; (eol = pending.find('\n')) != std::string::npos; pending.erase(0, eol + 1)) {
+    for (size_t eol = 0; (eol = pending.find('\n')) != std::string::npos;
+         pending.erase(0, eol + 1)) {
       const std::string line = pending.substr(0, eol);
       const std::string text = line.size() > 2 ? line.substr(2) : std::string();
       switch (line.empty() ? ' ' : line[0]) {
@@ -625,14 +591,14 @@ class VariantGenerator {
         Wire w;
         if (n > (2u << 20)) {  // copying a big model per variant is slow: overwrite in place
           w.varint(claim);
-          for (size_t k = 0; k < w.size() && at + k < n; ++k) set(at + k, w.b[k]);
+          for (size_t k = 0; k < w.size() && at + k < n; ++k) set(at + k, w.bytes()[k]);
           what = "varint " + std::to_string(claim) + " written over " + std::to_string(at);
           break;
         }
         w.append(std::span(original_).first(at)).varint(claim);
         w.append(std::span(original_).subspan(std::min(n, at + 1)));
-        checker.check(
-            w.b, "byte " + std::to_string(at) + " replaced by varint " + std::to_string(claim));
+        checker.check(w.bytes(), "byte " + std::to_string(at) + " replaced by varint " +
+                                     std::to_string(claim));
         return;
       }
     }
@@ -719,7 +685,7 @@ std::string load_error(std::span<const std::byte> bytes, CountingResource& memor
   try {
     (void)onnx::load(onnx::ModelSource::borrow(bytes, "bad.onnx"), options);
   } catch (const Error& e) {
-    const std::string m = e.what();
+    std::string m = e.what();
     EXPECT_EQ(m.rfind("bad.onnx: offset ", 0), 0u) << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
     return m;
@@ -732,7 +698,7 @@ std::string tensor_file_error(std::span<const std::byte> bytes, CountingResource
   try {
     (void)onnx::TensorFile::load(onnx::ModelSource::borrow(bytes, "bad.pb"), {.memory = &memory});
   } catch (const Error& e) {
-    const std::string m = e.what();
+    std::string m = e.what();
     EXPECT_EQ(m.rfind("bad.pb: offset ", 0), 0u) << m;
     EXPECT_EQ(m.find('\n'), std::string::npos) << m;
     return m;
@@ -760,9 +726,9 @@ std::vector<std::byte> nested_graph_model(size_t levels) {
     prefixes.push_back(std::move(p));
   }
   Wire m;
-  m.i(1, 8).tag(7, kLen).varint(inner);
-  for (auto it = prefixes.rbegin(); it != prefixes.rend(); ++it) m.append(it->b);
-  return m.b;
+  m.int_field(1, 8).tag(7, kLen).varint(inner);
+  for (auto it = prefixes.rbegin(); it != prefixes.rend(); ++it) m.append(it->bytes());
+  return m.bytes();
 }
 
 TEST(CorruptionTargeted, TenThousandNestedSubgraphsAreRejectedAtTheDepthBound) {
@@ -792,7 +758,7 @@ TEST(CorruptionTargeted, TenThousandNestedSequenceTypesAreRejectedAtTheDepthBoun
   // above: TypeProto { sequence_type (4) { elem_type (1) { TypeProto ... } } }.
   Wire type;
   Wire innermost;
-  innermost.msg(1, Wire{}.i(1, 1));  // tensor_type { elem_type: FLOAT }
+  innermost.msg(1, Wire{}.int_field(1, 1));  // tensor_type { elem_type: FLOAT }
   std::vector<Wire> prefixes;
   uint64_t inner = innermost.size();
   for (int l = 0; l < 10'000; ++l) {
@@ -802,14 +768,14 @@ TEST(CorruptionTargeted, TenThousandNestedSequenceTypesAreRejectedAtTheDepthBoun
     inner = 1 + varint_size(seq) + seq;
     prefixes.push_back(std::move(p));
   }
-  for (auto it = prefixes.rbegin(); it != prefixes.rend(); ++it) type.append(it->b);
-  type.append(innermost.b);
+  for (auto it = prefixes.rbegin(); it != prefixes.rend(); ++it) type.append(it->bytes());
+  type.append(innermost.bytes());
   ASSERT_EQ(type.size(), inner);
   Wire input;
-  input.s(1, "x").msg(2, type);
+  input.str(1, "x").msg(2, type);
   Wire graph;
   graph.msg(11, input);
-  const auto bytes = model_with_graph(graph).b;
+  const auto bytes = model_with_graph(graph).bytes();
   CountingResource memory;
   const std::string m = load_error(bytes, memory);
   EXPECT_TRUE(contains(m, "nested more than 64 messages deep")) << m;
@@ -819,11 +785,11 @@ TEST(CorruptionTargeted, TenThousandNestedSequenceTypesAreRejectedAtTheDepthBoun
 TEST(CorruptionTargeted, SevenHundredMegabyteLengthInAHundredByteFile) {
   // ModelProto.graph claiming 700,000,000 bytes, followed by 90 bytes of anything.
   Wire w;
-  w.i(1, 8).tag(7, kLen).varint(700'000'000);
+  w.int_field(1, 8).tag(7, kLen).varint(700'000'000);
   while (w.size() < 100) w.raw({0x0a});
   ASSERT_EQ(w.size(), 100u);
   CountingResource memory;
-  const std::string m = load_error(w.b, memory);
+  const std::string m = load_error(w.bytes(), memory);
   // ir_version (2 bytes), then the graph's tag (1) and its 5-byte length: 92 bytes remain.
   EXPECT_TRUE(contains(m,
                        "bad.onnx: offset 2: (top level): field 7 claims 700000000 bytes but "
@@ -834,16 +800,18 @@ TEST(CorruptionTargeted, SevenHundredMegabyteLengthInAHundredByteFile) {
 
   // The same claim one level down names the field path and its own offset.
   Wire tensor;
-  tensor.s(8, "w").i(2, 1).raw({0x08, 0x04});  // name, FLOAT, dims: [4]
+  tensor.str(8, "w").int_field(2, 1).raw({0x08, 0x04});  // name, FLOAT, dims: [4]
   tensor.tag(9, kLen).varint(700'000'000).raw({0, 0, 0, 0});
   Wire graph;
-  graph.s(2, "g").append(Wire{}.tag(5, kLen).varint(tensor.size()).b).append(tensor.b);
+  graph.str(2, "g")
+      .append(Wire{}.tag(5, kLen).varint(tensor.size()).bytes())
+      .append(tensor.bytes());
   const Wire model = model_with_graph(graph);
   // offset of the raw_data tag: everything before the tensor's own field 9.
   const size_t tensor_at = model.size() - tensor.size();
   const size_t raw_at = tensor_at + 2 + 1 + 2 + 2;  // name "w", data_type, dims
   CountingResource memory2;
-  const std::string m2 = load_error(model.b, memory2);
+  const std::string m2 = load_error(model.bytes(), memory2);
   EXPECT_TRUE(contains(m2, "offset " + std::to_string(raw_at) +
                                ": graph.initializer[0]: field 9 claims 700000000 bytes"))
       << m2;
@@ -853,10 +821,10 @@ TEST(CorruptionTargeted, SevenHundredMegabyteLengthInAHundredByteFile) {
 TEST(CorruptionTargeted, PackedDimsClaimingTwoToTheThirtyOneVarints) {
   // TensorProto.dims packed (field 1, wire type 2) claiming 2^31 bytes: 2^31 one-byte varints.
   Wire tensor;
-  tensor.s(8, "t").i(2, 1).tag(1, kLen).varint(uint64_t{1} << 31).raw({0x02, 0x03});
+  tensor.str(8, "t").int_field(2, 1).tag(1, kLen).varint(uint64_t{1} << 31).raw({0x02, 0x03});
   {
     CountingResource memory;
-    const std::string m = tensor_file_error(tensor.b, memory);
+    const std::string m = tensor_file_error(tensor.bytes(), memory);
     EXPECT_TRUE(contains(m,
                          "bad.pb: offset 5: TensorProto: field 1 claims 2147483648 bytes but "
                          "only 2 remain"))
@@ -869,7 +837,7 @@ TEST(CorruptionTargeted, PackedDimsClaimingTwoToTheThirtyOneVarints) {
   const Wire model = model_with_graph(graph);
   const size_t dims_at = model.size() - tensor.size() + 5;
   CountingResource memory;
-  const std::string m = load_error(model.b, memory);
+  const std::string m = load_error(model.bytes(), memory);
   EXPECT_TRUE(contains(m, "offset " + std::to_string(dims_at) +
                               ": graph.initializer[0]: field 1 claims 2147483648 bytes"))
       << m;
@@ -877,9 +845,9 @@ TEST(CorruptionTargeted, PackedDimsClaimingTwoToTheThirtyOneVarints) {
 
   // A packed run whose last varint never ends.
   Wire unended;
-  unended.s(8, "t").i(2, 1).tag(1, kLen).varint(3).raw({0x02, 0x83, 0x80});
+  unended.str(8, "t").int_field(2, 1).tag(1, kLen).varint(3).raw({0x02, 0x83, 0x80});
   CountingResource memory3;
-  const std::string m3 = tensor_file_error(unended.b, memory3);
+  const std::string m3 = tensor_file_error(unended.bytes(), memory3);
   EXPECT_TRUE(contains(m3, "offset 5: TensorProto: packed varints end in the middle of a value"))
       << m3;
 }
@@ -889,13 +857,13 @@ TEST(CorruptionTargeted, DimsProductOverflow) {
   Wire dims;
   for (int k = 0; k < 3; ++k) dims.varint(uint64_t{1} << 32);
   Wire extra;
-  extra.msg(1, dims).s(9, "");
+  extra.msg(1, dims).str(9, "");
   Wire graph;
   graph.msg(5, float_tensor("big", extra));
   const Wire model = model_with_graph(graph);
   const size_t tensor_at = model.size() - float_tensor("big", extra).size();
   CountingResource memory;
-  const std::string m = load_error(model.b, memory);
+  const std::string m = load_error(model.bytes(), memory);
   EXPECT_TRUE(contains(m, "offset " + std::to_string(tensor_at) +
                               ": graph.initializer[0]: the product of dims overflows 64 bits"))
       << m;
@@ -904,10 +872,10 @@ TEST(CorruptionTargeted, DimsProductOverflow) {
   Wire dims2;
   dims2.varint(uint64_t{1} << 31).varint(uint64_t{1} << 31);
   Wire extra2;
-  extra2.msg(1, dims2).s(9, "abcd");
+  extra2.msg(1, dims2).str(9, "abcd");
   CountingResource memory2;
   const std::string m2 =
-      load_error(model_with_graph(Wire{}.msg(5, float_tensor("big", extra2))).b, memory2);
+      load_error(model_with_graph(Wire{}.msg(5, float_tensor("big", extra2))).bytes(), memory2);
   EXPECT_TRUE(contains(m2,
                        "graph.initializer[0]: raw_data holds 4 bytes; a float tensor of "
                        "4611686018427387904 elements needs"))
@@ -916,33 +884,33 @@ TEST(CorruptionTargeted, DimsProductOverflow) {
 
 TEST(CorruptionTargeted, NegativeDim) {
   Wire extra;
-  extra.i(1, 2).i(1, static_cast<uint64_t>(int64_t{-3})).s(9, "");  // dims [2, -3], unpacked
+  extra.int_field(1, 2).int_field(1, -3).str(9, "");  // dims [2, -3], unpacked
   Wire graph;
-  graph.s(2, "g").msg(5, float_tensor("neg", extra));
+  graph.str(2, "g").msg(5, float_tensor("neg", extra));
   const Wire model = model_with_graph(graph);
   const size_t tensor_at = model.size() - float_tensor("neg", extra).size();
   CountingResource memory;
-  const std::string m = load_error(model.b, memory);
+  const std::string m = load_error(model.bytes(), memory);
   EXPECT_TRUE(contains(m, "offset " + std::to_string(tensor_at) +
                               ": graph.initializer[0]: dims[1] is -3; tensor dims must be >= 0"))
       << m;
 
   // The same tensor as a .pb file: the path is the file's one message.
   CountingResource memory2;
-  const std::string m2 = tensor_file_error(float_tensor("neg", extra).b, memory2);
+  const std::string m2 = tensor_file_error(float_tensor("neg", extra).bytes(), memory2);
   EXPECT_TRUE(contains(m2, "bad.pb: offset 0: TensorProto: dims[1] is -3")) << m2;
 }
 
 TEST(CorruptionTargeted, RawDataSizeMismatch) {
   Wire extra;
-  extra.i(1, 2).i(1, 3).s(9, std::string(20, '\0'));  // float[2,3] needs 24 bytes
+  extra.int_field(1, 2).int_field(1, 3).str(9, std::string(20, '\0'));  // float[2,3] needs 24 bytes
   Wire graph;
-  graph.s(2, "g").msg(5, float_tensor("ok", Wire{}.i(1, 1).s(9, std::string(4, '\0'))));
+  graph.str(2, "g").msg(5, float_tensor("ok", Wire{}.int_field(1, 1).str(9, std::string(4, '\0'))));
   graph.msg(5, float_tensor("short", extra));
   const Wire model = model_with_graph(graph);
   const size_t tensor_at = model.size() - float_tensor("short", extra).size();
   CountingResource memory;
-  const std::string m = load_error(model.b, memory);
+  const std::string m = load_error(model.bytes(), memory);
   EXPECT_TRUE(contains(m, "offset " + std::to_string(tensor_at) +
                               ": graph.initializer[1]: raw_data holds 20 bytes; a float tensor "
                               "of 6 elements needs 24"))
@@ -970,7 +938,7 @@ TEST(CorruptionTargeted, ManyEmptyMessagesAllocateNoMoreThanTheFile) {
   CountingResource memory;
   try {
     auto model =
-        onnx::load(onnx::ModelSource::borrow(m.b, "empty-nodes.onnx"), {.memory = &memory});
+        onnx::load(onnx::ModelSource::borrow(m.bytes(), "empty-nodes.onnx"), {.memory = &memory});
     EXPECT_EQ(model.graph().nodes.size(), 48u);
   } catch (const Error& e) {
     SUCCEED() << e.what();
@@ -981,11 +949,11 @@ TEST(CorruptionTargeted, ManyEmptyMessagesAllocateNoMoreThanTheFile) {
 
   // Packed dims: one byte per dim in the file, eight in the tree.
   Wire t;
-  t.s(8, "t").i(2, 1).tag(1, kLen).varint(1000);
+  t.str(8, "t").int_field(2, 1).tag(1, kLen).varint(1000);
   for (int k = 0; k < 1000; ++k) t.raw({0x00});
   CountingResource memory2;
   try {
-    (void)onnx::TensorFile::load(onnx::ModelSource::borrow(t.b, "zero-dims.pb"),
+    (void)onnx::TensorFile::load(onnx::ModelSource::borrow(t.bytes(), "zero-dims.pb"),
                                  {.memory = &memory2});
   } catch (const Error& e) {
     SUCCEED() << e.what();
@@ -998,22 +966,23 @@ TEST(CorruptionTargeted, ManyEmptyMessagesAllocateNoMoreThanTheFile) {
 // Strings from the file end up in messages; the message must stay one line.
 TEST(CorruptionTargeted, ErrorMessagesStayOneLineWhenTheFileHoldsNewlines) {
   Wire entry;
-  entry.s(1, "location").s(2, "weights\nINJECTED LINE");
+  entry.str(1, "location").str(2, "weights\nINJECTED LINE");
   Wire extra;
-  extra.i(1, 4).msg(13, entry).i(14, 1);  // dims [4], external_data, data_location EXTERNAL
+  extra.int_field(1, 4).msg(13, entry).int_field(
+      14, 1);  // dims [4], external_data, data_location EXTERNAL
   Wire graph;
-  graph.s(2, "g").msg(5, float_tensor("w", extra));
+  graph.str(2, "g").msg(5, float_tensor("w", extra));
   CountingResource memory;
-  (void)load_error(model_with_graph(graph).b, memory);  // checks the one-line shape
+  (void)load_error(model_with_graph(graph).bytes(), memory);  // checks the one-line shape
 
   // Graph errors naming a node whose name or op_type holds a newline.
   using NameAndOp = std::pair<std::string_view, std::string_view>;
   for (const auto& [name, op] : {NameAndOp{"evil\nname", "Relu"}, NameAndOp{"n", "Re\nlu"}}) {
     Wire node;
-    node.s(1, "missing").s(2, "y").s(3, name).s(4, op);
+    node.str(1, "missing").str(2, "y").str(3, name).str(4, op);
     Wire graph2;
-    graph2.s(2, "g").msg(1, node);
-    const auto bytes = model_with_graph(graph2).b;
+    graph2.str(2, "g").msg(1, node);
+    const auto bytes = model_with_graph(graph2).bytes();
     auto model = onnx::load(onnx::ModelSource::borrow(bytes, "nl.onnx"));
     try {
       (void)graph::Graph::from_onnx(model, graph::OpRegistry::builtin());

@@ -2,47 +2,57 @@
 // Hand-assembles protobuf wire bytes, so tests can state exactly which bytes a file holds.
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "footprint/onnx/wire_writer.hpp"
+
 namespace footprint::testing {
 
+// Chainable, copyable bytes over the library's encoder (onnx/wire_writer.hpp).
 class Wire {
  public:
   Wire& varint(uint64_t v) {
-    while (v >= 0x80) {
-      bytes_.push_back(static_cast<std::byte>(v | 0x80));
-      v >>= 7;
-    }
-    bytes_.push_back(static_cast<std::byte>(v));
+    w().varint(v);
     return *this;
   }
-  Wire& tag(uint32_t field, uint32_t wire) { return varint((uint64_t{field} << 3) | wire); }
+  Wire& tag(uint32_t field, uint32_t wire) {
+    w().tag(field, wire);
+    return *this;
+  }
   Wire& int_field(uint32_t field, int64_t v) {
-    return tag(field, 0).varint(static_cast<uint64_t>(v));
+    w().int_field(field, v);
+    return *this;
   }
   Wire& bytes_field(uint32_t field, std::span<const std::byte> b) {
-    tag(field, 2).varint(b.size());
-    bytes_.insert(bytes_.end(), b.begin(), b.end());
+    w().bytes_field(field, b);
     return *this;
   }
   Wire& str(uint32_t field, std::string_view s) {
-    return bytes_field(field, std::as_bytes(std::span<const char>(s.data(), s.size())));
+    w().string_field(field, s);
+    return *this;
   }
   Wire& msg(uint32_t field, const Wire& inner) { return bytes_field(field, inner.bytes()); }
   Wire& fixed32(uint32_t field, uint32_t v) {
-    tag(field, 5);
-    for (int i = 0; i < 4; ++i) bytes_.push_back(static_cast<std::byte>(v >> (8 * i)));
+    w().fixed32_field(field, v);
     return *this;
   }
   Wire& raw(std::initializer_list<uint8_t> b) {
     for (uint8_t x : b) bytes_.push_back(static_cast<std::byte>(x));
     return *this;
   }
+  Wire& append(std::span<const std::byte> b) {
+    bytes_.insert(bytes_.end(), b.begin(), b.end());
+    return *this;
+  }
   const std::vector<std::byte>& bytes() const { return bytes_; }
+  size_t size() const { return bytes_.size(); }
 
  private:
+  onnx::WireWriter<onnx::VectorSink> w() { return onnx::WireWriter(onnx::VectorSink{&bytes_}); }
+
   std::vector<std::byte> bytes_;
 };
 

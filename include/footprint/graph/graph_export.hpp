@@ -36,6 +36,10 @@ class ExportedModel {
   const onnx::ModelProto* proto_ = nullptr;
 };
 
+// A tensor TypeProto in `arena`: symbolic dims become dim_param (their expression's text), unknown
+// ones stay unset. The builder's export writes its values' types with it too.
+const onnx::TypeProto* tensor_type_proto(BumpArena& arena, DType dtype, const Shape& shape);
+
 ExportedModel export_onnx(const Graph& g, const ExportOptions& options = {},
                           std::pmr::memory_resource* memory = nullptr);
 

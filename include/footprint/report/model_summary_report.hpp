@@ -1,14 +1,31 @@
 #pragma once
 // `footprint info` output: the JSON contract of DESIGN.md and a human-readable table.
+#include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "footprint/analysis/model_summary.hpp"
+#include "footprint/runtime/process_memory.hpp"
 
 namespace footprint::report {
 
 nlohmann::json to_json(const analysis::ModelSummary& s);
 std::string to_text(const analysis::ModelSummary& s);
+
+// What loading the model cost, as `info` prints it after the summary.
+struct LoadFigures {
+  std::string source = "mmap";  // how the bytes were obtained: "mmap" or "read"
+  double ms = 0;                // reading, parsing and checking the graph
+  // Counting allocator, above what the heap held before; absent when the process lacks it.
+  std::optional<uint64_t> heap_peak_bytes;
+  std::optional<uint64_t> heap_retained_bytes;
+  std::optional<runtime::ProcessMemory> process;  // absent where /proc is unavailable
+};
+
+// The summary with a "load" object beside it, and the text with a "loaded in" line.
+nlohmann::json to_json(const analysis::ModelSummary& s, const LoadFigures& load);
+std::string to_text(const analysis::ModelSummary& s, const LoadFigures& load);
 
 // "1.5 MiB", "312 B": a byte count for people.
 std::string human_bytes(uint64_t bytes);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+
+#include "footprint/core/float16.hpp"
 
 namespace footprint::graph::ops {
 
@@ -229,18 +232,14 @@ bool is_integral(DType t) {
 
 double round_to(DType t, double x) {
   if (t == DType::float32) return static_cast<float>(x);
-  if ((t != DType::float16 && t != DType::bfloat16) || !std::isfinite(x) || x == 0) return x;
-  // Round to nearest even at the type's precision: 11 significant bits and normals from 2^-14
-  // for float16, 8 bits and float's exponent range for bfloat16.
-  const bool half = t == DType::float16;
-  int exponent = 0;
-  std::frexp(x, &exponent);
-  const int lowest = half ? -14 : -126;
-  const int bits = half ? 10 : 7;
-  const double quantum = std::ldexp(1.0, std::max(exponent - 1, lowest) - bits);
-  const double r = std::nearbyint(x / quantum) * quantum;
-  if (half && std::fabs(r) > 65504) return std::copysign(INFINITY, x);
-  return r;
+  if (t != DType::float16 && t != DType::bfloat16) return x;
+  // Through float, as the Cast kernel converts, so a propagated value equals the computed one
+  // (rounding twice can differ from rounding once next to a tie). Beyond float's range both types
+  // are infinite anyway.
+  const bool beyond = std::isfinite(x) && std::fabs(x) > std::numeric_limits<float>::max();
+  const float f = beyond ? (x > 0 ? INFINITY : -INFINITY) : static_cast<float>(x);
+  return t == DType::float16 ? float_from_half(half_from_float(f))
+                             : float_from_bfloat16(bfloat16_from_float(f));
 }
 
 std::optional<KnownValue> cast_value(const KnownValue& v, DType to) {

@@ -1,0 +1,131 @@
+#include "footprint/report/run_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "footprint/report/model_summary_report.hpp"
+
+namespace footprint::report {
+
+nlohmann::json run_json(const RunReport& r) {
+  using nlohmann::json;
+  const auto& p = r.prepared;
+  const uint64_t predicted_run = p.planned_arena_bytes + p.outputs_bytes;
+  json outputs = json::array();
+  for (size_t i = 0; i < r.outputs.size(); ++i) {
+    json item = {{"name", r.outputs[i].name()},
+                 {"shape", r.outputs[i].dims()},
+                 {"dtype", std::string(dtype_name(r.outputs[i].dtype()))}};
+    if (i < r.output_files.size()) item["file"] = r.output_files[i];
+    outputs.push_back(std::move(item));
+  }
+  json j = {
+      {"model", r.model},
+      {"inputs", r.input_source},
+      {"threads", r.threads},
+      {"dims", p.dims},
+      {"rebatched", p.rebatched},
+      {"predicted",
+       {{"arena_bytes", p.planned_arena_bytes},
+        {"lower_bound_bytes", p.lower_bound_bytes},
+        {"activations_peak_bytes", p.activations_peak_bytes},
+        {"workspace_peak_bytes", p.workspace_peak_bytes},
+        {"outputs_bytes", p.outputs_bytes},
+        {"weights_bytes", p.weights_bytes},
+        {"run_heap_bytes", predicted_run},
+        {"total_peak_bytes", p.total_peak_bytes},
+        {"planner", p.planner}}},
+      {"measured",
+       {{"arena_bytes", r.first_run.arena_bytes},
+        {"peak_heap_bytes", r.first_run.peak_heap_bytes},
+        {"run_overhead_bytes",
+         static_cast<int64_t>(r.first_run.peak_heap_bytes) - static_cast<int64_t>(predicted_run)},
+        {"last_run_peak_heap_bytes", r.last_run.peak_heap_bytes},
+        {"last_run_overhead_bytes",
+         static_cast<int64_t>(r.last_run.peak_heap_bytes) - static_cast<int64_t>(p.outputs_bytes)},
+        {"load_peak_heap_bytes", r.load_peak_heap_bytes},
+        {"prepare_peak_heap_bytes", p.prepare_peak_heap_bytes},
+        {"constant_bytes", p.constant_bytes},
+        {"packed_weights_bytes", p.packed_weights_bytes},
+        {"released_constant_bytes", p.released_constant_bytes},
+        {"released_mapped_bytes", p.released_mapped_bytes}}},
+      {"latency_ms",
+       {{"min", r.latency_ms.min},
+        {"median", r.latency_ms.median},
+        {"p90", r.latency_ms.p90},
+        {"runs", r.latency_ms.runs}}},
+      {"outputs", outputs},
+      {"load_ms", r.load_ms},
+      {"prepare_ms", r.prepare_ms},
+  };
+  if (r.end) {
+    j["measured"]["peak_rss_bytes"] = r.end->peak_rss_bytes;
+    j["measured"]["private_bytes"] = r.end->private_bytes;
+    j["measured"]["file_backed_bytes"] = r.end->file_backed_bytes;
+  }
+  if (r.after_prepare)
+    j["measured"]["peak_rss_after_prepare_bytes"] = r.after_prepare->peak_rss_bytes;
+  if (r.check) {
+    j["match"] = r.check->match;
+    j["max_abs_error"] = r.check->max_abs_error;
+    j["max_rel_error"] = r.check->max_rel_error;
+    j["rtol"] = r.rtol;
+    j["atol"] = r.atol;
+    if (!r.check->problem.empty()) j["mismatch"] = r.check->problem;
+  }
+  return j;
+}
+
+std::string run_text(const RunReport& r) {
+  const auto& p = r.prepared;
+  const uint64_t predicted_run = p.planned_arena_bytes + p.outputs_bytes;
+  std::string t = fmt::format("model        {}   (inputs: {}, threads {})\n", r.model,
+                              r.input_source, r.threads);
+  t += fmt::format("load         {:.1f} ms, prepare {:.1f} ms\n", r.load_ms, r.prepare_ms);
+  t += fmt::format("steps        {} per run, {} constant nodes evaluated when preparing\n", p.steps,
+                   p.constant_nodes);
+  t += fmt::format("arena        planned {} B ({}), obtained {} B   [{}; lower bound {} B]\n",
+                   p.planned_arena_bytes, human_bytes(p.planned_arena_bytes),
+                   r.first_run.arena_bytes, p.planner, p.lower_bound_bytes);
+  t += fmt::format(
+      "run heap     first run: predicted {} (arena + outputs), measured {} (+{} B); later runs "
+      "(arena kept): +{} B over the outputs\n",
+      human_bytes(predicted_run), human_bytes(r.first_run.peak_heap_bytes),
+      static_cast<int64_t>(r.first_run.peak_heap_bytes) - static_cast<int64_t>(predicted_run),
+      static_cast<int64_t>(r.last_run.peak_heap_bytes) - static_cast<int64_t>(p.outputs_bytes));
+  t += fmt::format("weights      {} ({} computed when preparing)\n", human_bytes(p.weights_bytes),
+                   human_bytes(p.constant_bytes));
+  if (p.packed_weights_bytes > 0) {
+    t += fmt::format(
+        "packed       {} of convolution weights in oneDNN's blocked layouts (originals released: "
+        "{} from the heap, {} of mapped pages)\n",
+        human_bytes(p.packed_weights_bytes), human_bytes(p.released_constant_bytes),
+        human_bytes(p.released_mapped_bytes));
+  }
+  if (r.end) {
+    t += fmt::format("peak RSS     {} (private {}, file-backed {})\n",
+                     human_bytes(r.end->peak_rss_bytes), human_bytes(r.end->private_bytes),
+                     human_bytes(r.end->file_backed_bytes));
+  }
+  t += fmt::format("latency      median {:.3f} ms, min {:.3f}, p90 {:.3f} over {} runs\n",
+                   r.latency_ms.median, r.latency_ms.min, r.latency_ms.p90, r.latency_ms.runs);
+  for (size_t i = 0; i < r.outputs.size(); ++i) {
+    std::string shape;
+    for (int64_t d : r.outputs[i].dims()) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+    t += fmt::format("output       {} {}[{}]{}\n", r.outputs[i].name(),
+                     dtype_name(r.outputs[i].dtype()), shape,
+                     i < r.output_files.size() ? "  -> " + r.output_files[i] : "");
+  }
+  if (r.check) {
+    t += fmt::format(
+        "match        {}   max abs error {:.3g}, max rel error {:.3g} (rtol {}, atol {}){}\n",
+        r.check->match ? "yes" : "NO", r.check->max_abs_error, r.check->max_rel_error, r.rtol,
+        r.atol, r.check->problem.empty() ? "" : "   " + r.check->problem);
+  }
+  return t;
+}
+
+}  // namespace footprint::report
