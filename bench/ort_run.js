@@ -243,9 +243,14 @@ function vmHwm() {
   return m ? Number(m[1]) * 1024 : null;
 }
 
+// The definition footprint reports (include/footprint/bench/percentile.hpp): linear
+// interpolation between the closest ranks, so both runtimes' medians are the same statistic.
 function percentile(v, q) {
   const s = [...v].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.ceil(q * s.length) - 1)];
+  const h = q * (s.length - 1);
+  const lo = Math.floor(h);
+  const hi = Math.min(lo + 1, s.length - 1);
+  return s[lo] + (h - lo) * (s[hi] - s[lo]);
 }
 
 async function main() {
