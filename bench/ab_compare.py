@@ -2,7 +2,8 @@
 """Two builds of footprint side by side, for changes that must not change behaviour (refactors).
 
     bench/ab_compare.py OLD_BINARY NEW_BINARY [--reps 3] [--repeat 10] [--models GLOB ...]
-        [--doc docs/BENCHMARKS.md --heading "## ..."]
+        [--planners greedy-size best-fit auto] [--plan-reps 1] [--no-plans]
+    [--doc docs/BENCHMARKS.md --heading "## ..."]
 
 Runtime: every model folder of ../shared/models/{light,random,real} (model.onnx, input_*.pb,
 output_*.pb) through `footprint run --data-dir --json`, the two binaries interleaved (A B A B ...)
@@ -149,6 +150,9 @@ def main():
     ap.add_argument("--models", nargs="*",
                     default=["light/*", "random/*", "real/*"])
     ap.add_argument("--planners", nargs="*", default=["greedy-size", "best-fit", "auto"])
+    ap.add_argument("--plan-reps", type=int, default=1,
+                    help="processes per instance, planner and binary (plans are deterministic "
+                         "but for `auto`'s time budget; solve times are medians)")
     ap.add_argument("--no-plans", action="store_true")
     ap.add_argument("--doc")
     ap.add_argument("--heading", default="## Before and after: a refactor")
@@ -166,7 +170,7 @@ def main():
     plan_rows = []
     if not args.no_plans:
         instances = sorted(glob.glob(os.path.join(shared, "benchmarks", "minimalloc", "*.csv")))
-        plan_rows = compare_plans(args.old, args.new, instances, args.planners, args.reps)
+        plan_rows = compare_plans(args.old, args.new, instances, args.planners, args.plan_reps)
     load_end = " ".join(open("/proc/loadavg").read().split()[:3])
     text = section(args, model_rows, plan_rows, load_start, load_end)
     if args.doc:
