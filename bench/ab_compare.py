@@ -21,6 +21,7 @@ import glob
 import json
 import os
 import platform
+import shlex
 import statistics
 import subprocess
 import sys
@@ -113,7 +114,7 @@ def section(args, model_rows, plan_rows, load_start, load_end):
     out.append("Produced by:")
     out.append("")
     out.append("```sh")
-    out.append(" ".join(["bench/ab_compare.py"] + sys.argv[1:]))
+    out.append(shlex.join(["bench/ab_compare.py"] + sys.argv[1:]))
     out.append("```")
     out.append("")
     out.append(f"`old` is `{args.old_label}`, `new` is `{args.new_label}`. Each model ran "
