@@ -129,8 +129,18 @@ def section(args, model_rows, plan_rows, load_start, load_end):
         out.append(f"| {name} | {mo:.2f} | {mn:.2f} | {r:.3f} | {'yes' if same else 'NO'} | "
                    f"{ex['match']} | {ex['planned_arena']} |")
     out.append("")
-    out.append(f"Latency ratio new/old, geometric mean: {geomean([r[3] for r in model_rows]):.3f}.")
+    ratios = [r[3] for r in model_rows]
+    out.append(f"Latency ratio new/old, geometric mean: {geomean(ratios):.3f}; single models from "
+               f"{min(ratios):.2f} to {max(ratios):.2f}. The binaries ran interleaved, so load "
+               "hits both alike; with the load average above the core count, read single "
+               "ratios as noise.")
     if plan_rows:
+        out.append("")
+        out.append(f"Planner: `footprint plan --json --algo ALGO` (validated plans) on every "
+                   f"instance of `../shared/benchmarks/minimalloc`, {args.plan_reps} process(es) "
+                   "per instance, planner and binary; solve times are medians. Arenas must be "
+                   "equal (the script exits 1 otherwise); `auto` runs to its time budget where it "
+                   "proves no optimum.")
         out.append("")
         out.append("| instance | planner | old arena | new arena | old ms | new ms |")
         out.append("| --- | --- | ---: | ---: | ---: | ---: |")

@@ -11,14 +11,11 @@
 namespace footprint::graph {
 namespace {
 
-std::vector<ConcreteTensor> concrete(const KernelContext& ctx, bool inputs) {
-  const size_t n = inputs ? ctx.input_count() : ctx.output_count();
-  std::vector<ConcreteTensor> out(n);
-  for (size_t i = 0; i < n; ++i) {
-    // output_or_null is non-const: a kernel writes through it. Sizing only reads extents.
-    const TensorRef* r =
-        inputs ? ctx.input_or_null(i) : const_cast<KernelContext&>(ctx).output_or_null(i);
-    if (r != nullptr) out[i] = {r->dtype, {r->dims.begin(), r->dims.end()}};
+std::vector<ConcreteTensor> concrete(const std::vector<TensorRef>& refs,
+                                     const std::vector<char>& present) {
+  std::vector<ConcreteTensor> out(refs.size());
+  for (size_t i = 0; i < refs.size(); ++i) {
+    if (present[i] != 0) out[i] = {refs[i].dtype, {refs[i].dims.begin(), refs[i].dims.end()}};
   }
   return out;
 }
@@ -45,10 +42,11 @@ void NodeContext::run_subgraph(std::string_view attribute, std::span<const Tenso
   subgraphs_->run_subgraph(id_, attribute, in, out, scratch, thread_count);
 }
 
-uint64_t workspace_bytes(const KernelContext& ctx) {
+uint64_t workspace_bytes(const NodeContext& ctx) {
   const OpSchema* s = ctx.node().schema;
   if (s == nullptr || s->workspace == nullptr) return 0;
-  return s->workspace(ctx.node(), concrete(ctx, true), concrete(ctx, false));
+  return s->workspace(ctx.node(), concrete(ctx.inputs, ctx.present_inputs),
+                      concrete(ctx.outputs, ctx.present_outputs));
 }
 
 std::unique_ptr<KernelState> prepare(const KernelContext& ctx) {

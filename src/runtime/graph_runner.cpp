@@ -126,11 +126,10 @@ void GraphRunner::build_plan() {
     po.order = analysis::memory_order(g_, po).order;
   }
   program_ = analysis::build_program(g_, po);
+  steps_.reserve(program_.step_nodes.size());
   for (graph::NodeId id : program_.step_nodes) {
-    const graph::Node& n = g_.node(id);
     Step step;
     step.node = id;
-    step.view = n.schema != nullptr && n.schema->output_view_of >= 0;
     steps_.push_back(step);
   }
   timeline_ = analysis::simulate(program_.program);
@@ -414,7 +413,7 @@ void GraphRunner::prepare_kernels() {
     }
     // A view whose output already is its input has nothing to write.
     const bool aliased =
-        s.view && runtime::runs_as_view_copy(*schema) && n.outputs[0] != graph::kNoValue &&
+        runtime::runs_as_view_copy(*schema) && n.outputs[0] != graph::kNoValue &&
         timeline_.storage[n.outputs[0]] ==
             timeline_.storage[n.inputs[static_cast<size_t>(schema->output_view_of)]];
     if (schema->kernel == nullptr) {

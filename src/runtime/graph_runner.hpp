@@ -73,7 +73,6 @@ class GraphRunner final : public graph::SubgraphRunner {
     graph::NodeId node = -1;
     int64_t workspace_offset = 0;
     uint64_t workspace_bytes = 0;
-    bool view = false;  // a view op: runs only when its output is not already its input
   };
 
   void bind_extents();

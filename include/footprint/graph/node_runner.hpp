@@ -84,7 +84,7 @@ class NodeContext final : public KernelContext {
 // The scratch bytes one run of the node needs with the context's extents (its row's
 // WorkspaceFn; 0 when it declares none): what analysis plans, the runtime hands the kernel and
 // evaluate() allocates. Data pointers are not read, so analysis asks with extents only.
-uint64_t workspace_bytes(const KernelContext& ctx);
+uint64_t workspace_bytes(const NodeContext& ctx);
 
 // The kernel's per-node state (its row's PrepareFn), or nullptr when it builds none. Throws
 // footprint::Error naming the node when preparing runs out of memory.
