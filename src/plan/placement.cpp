@@ -23,30 +23,45 @@ int64_t top_of(const Buffer& b, int64_t offset) {
   return add_or_throw(offset, b.size, "end of buffer " + in_quotes(b.id) + " (offset + size)");
 }
 
+bool OffsetChooser::fits(const Span& s) {
+  at_ = aligned_offset(b_, cursor_);
+  return at_ <= s.begin - b_.size;  // at + size <= begin, without forming at + size
+}
+
+int64_t OffsetChooser::offset() const {
+  const int64_t at = best_ >= 0 ? best_ : aligned_offset(b_, cursor_);
+  top_of(b_, at);  // the caller will form the top: refuse here if it cannot be formed
+  return at;
+}
+
 int64_t choose_offset(std::vector<Span>& taken, const Buffer& b, Fit fit) {
   const auto by_begin = [](const Span& x, const Span& y) { return x.begin < y.begin; };
   if (!std::is_sorted(taken.begin(), taken.end(), by_begin)) {
     std::sort(taken.begin(), taken.end(), by_begin);
   }
-  int64_t best = -1;
-  int64_t best_gap = std::numeric_limits<int64_t>::max();
-  int64_t cursor = 0;  // everything below is taken or already considered
+  OffsetChooser chooser(b, fit);
   for (const Span& s : taken) {
-    if (s.begin > cursor) {
-      const int64_t at = aligned_offset(b, cursor);
-      if (at <= s.begin - b.size) {  // at + size <= begin, without forming at + size
-        if (fit == Fit::lowest) return at;
-        if (s.begin - cursor < best_gap) {
-          best_gap = s.begin - cursor;
-          best = at;
-        }
-      }
-    }
-    cursor = std::max(cursor, s.end);
+    if (!chooser.see(s)) break;
   }
-  const int64_t at = best >= 0 ? best : aligned_offset(b, cursor);
-  top_of(b, at);  // the caller will form the top: refuse here if it cannot be formed
-  return at;
+  return chooser.offset();
+}
+
+int64_t choose_offset(std::span<const Span> a, std::span<const Span> b, const Buffer& buffer,
+                      Fit fit) {
+  // `a` is the long run: its spans between two of b's are read in a loop of their own, which
+  // mispredicts once a span of b rather than at every turn of a merge.
+  OffsetChooser chooser(buffer, fit);
+  size_t i = 0;
+  for (const Span& s : b) {
+    for (; i < a.size() && a[i].begin < s.begin; ++i) {
+      if (!chooser.see(a[i])) return chooser.offset();
+    }
+    if (!chooser.see(s)) return chooser.offset();
+  }
+  for (; i < a.size(); ++i) {
+    if (!chooser.see(a[i])) return chooser.offset();
+  }
+  return chooser.offset();
 }
 
 namespace {
@@ -106,7 +121,6 @@ Placement place_in_order(std::span<const Buffer> buffers, std::span<const uint32
       placed->add(i, {out.offsets[i], out.offsets[i] + buffers[i].size});
     }
   }
-  std::vector<Span> taken;
   size_t done = 0;
   const auto begin = Deadline::Clock::now();
   // A portfolio's part gives up at one of these points if its pace cannot end in time.
@@ -124,8 +138,7 @@ Placement place_in_order(std::span<const Buffer> buffers, std::span<const uint32
     if (out.cut_short) {
       out.offsets[i] = aligned_offset(b, top);
     } else {
-      placed->taken_meeting(i, taken);
-      out.offsets[i] = choose_offset(taken, b, fit);
+      out.offsets[i] = placed->choose_offset(i, fit);
       placed->add(i, {out.offsets[i], out.offsets[i] + b.size});
     }
     top = std::max(top, top_of(b, out.offsets[i]));

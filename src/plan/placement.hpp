@@ -2,6 +2,7 @@
 // Building blocks the planners share: choosing an offset among the space other buffers take,
 // placing buffers one by one in a given order, and who conflicts with whom.
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -31,9 +32,44 @@ inline int64_t align_up(int64_t value, int64_t alignment) {
 // greedy planners). Without a fitting gap both go on top of everything.
 enum class Fit { lowest, tightest };
 
+// Chooses an offset for one buffer from the spans others take, seen in order of begin (they may
+// overlap one another).
+class OffsetChooser {
+ public:
+  OffsetChooser(const Buffer& b, Fit fit) : b_(b), fit_(fit) {}
+  // Takes the next span; false once the choice is made (first fit: the lowest gap that fits).
+  bool see(const Span& s) {
+    // Only a gap as long as the buffer, and (best fit) tighter than the best so far, is worth
+    // aligning: on a training trace most of a thousand gaps are neither.
+    const int64_t gap = s.begin - cursor_;
+    if (gap > 0 && gap >= b_.size && (fit_ == Fit::lowest || gap < best_gap_) && fits(s)) {
+      best_gap_ = gap;
+      best_ = at_;
+      if (fit_ == Fit::lowest || gap == b_.size) return false;  // none can be tighter
+    }
+    if (s.end > cursor_) cursor_ = s.end;
+    return true;
+  }
+  // The chosen gap's offset, else on top of every span seen (SizeOverflow when its top cannot be
+  // formed).
+  int64_t offset() const;
+
+ private:
+  bool fits(const Span& s);  // b aligned at the cursor ends by s.begin (sets at_)
+  const Buffer& b_;
+  Fit fit_;
+  int64_t cursor_ = 0;  // everything below is taken or already considered
+  int64_t at_ = 0;
+  int64_t best_ = -1;
+  int64_t best_gap_ = std::numeric_limits<int64_t>::max();
+};
+
 // An aligned offset where `b` overlaps none of `taken` (sorted by begin in place unless it is
 // already; spans may overlap one another).
 int64_t choose_offset(std::vector<Span>& taken, const Buffer& b, Fit fit);
+// The same for the spans of two runs, each sorted by begin, read as one without merging them.
+int64_t choose_offset(std::span<const Span> a, std::span<const Span> b, const Buffer& buffer,
+                      Fit fit);
 
 struct Placement {
   std::vector<int64_t> offsets;
