@@ -8,7 +8,8 @@
 //      in lifetime order, each O(n log n) index updates plus the spans its queries read (about
 //      the same for every order, so when one is cut short the others are not started). Each
 //      gives up early once the pace of its first buffers shows it cannot end within the budget
-//      (Deadline::giving_up_early), leaving the time to the parts after it;
+//      even if the rest goes 2.5x faster (its first buffers are its dearest; Deadline::hopeless),
+//      leaving the time to the parts after it;
 //   4. where a gap is left, the window bound (window_bound.cpp), a small share of the budget: a
 //      bound above max-live where a small search proves one, so that a plan meeting it ends the
 //      portfolio;
