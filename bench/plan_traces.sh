@@ -9,7 +9,8 @@
 # each with the same --time-limit for every algorithm (TIME_LIMIT, LARGE_TIME_LIMIT at 10^6), the
 # ratio to the lower bound, the planning time (median of REPS; one run at 10^6), CPU time and
 # peak RSS; then `auto --capacity 1048576` on the MiniMalloc eleven, and `--time-limit 1/5/20`
-# against the wall time actually taken on the largest instance.
+# against the wall time actually taken on the largest instance, and the greedy placements with no
+# time limit on the real trace and the training-like ones up to 10^5 buffers.
 #
 #   bench/plan_traces.sh            # raw results in build/release/plan_traces/
 #
@@ -80,6 +81,13 @@ done <"$OUT/instances.txt"
 for limit in 1 5 20; do
   run "limit$limit" training/1000000 "$OUT/csv/training_1000000.csv" --time-limit "$limit"
 done
+# The greedy placements with no time limit (a heuristic's default): how long each takes to end.
+while read -r name file; do
+  case $name in iopddl_Y_1 | training/10000 | training/100000) ;; *) continue ;; esac
+  for algo in greedy-size greedy-breadth best-fit; do
+    for _ in $(seq "$REPS"); do run "whole-$algo" "$name" "$file" --algo "$algo"; done
+  done
+done <"$OUT/instances.txt"
 
 python3 bench/plan_traces_table.py "$OUT/results.jsonl" "$REPS" "$TIME_LIMIT" "$LARGE_TIME_LIMIT" \
   "$(cat "$OUT/load_start.txt")" >"$OUT/section.md"

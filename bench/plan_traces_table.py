@@ -116,23 +116,33 @@ for lim in (1, 5, 20):
       f"{'yes' if r['solve_ms'] / 1000 <= lim * 1.05 else 'NO'} | {'yes' if r['cut_short'] else 'no'} | "
       f"{r['arena_bytes'] / r['lower_bound_bytes']:.5f} |")
 w("")
-w("The process wall time adds reading the CSV (about 1.5 s for a million rows), the lower bound "
-  "and the validator to the planning time.")
+if by.get(("training/1000000", "naive")):
+    nw, ns = med("training/1000000", "naive", "wall_s"), med("training/1000000", "naive", "solve_ms") / 1000
+    w(f"The process wall time adds reading the CSV, the lower bound, the validator and the JSON to the "
+      f"planning time: `naive` on the same file took {nw:.2f} s in all, {ns:.2f} s of it planning.")
 w("")
-w("### Where the global orders spend their time")
+w("### The greedy placements with no time limit")
 w("")
-w("Profiled by hand (`perf record -g taskset -c 0 build/release/bin/footprint plan --algo greedy-size "
-  "training_100000.csv`, and a build counting what each query of the time index returns): 54% of the "
-  "samples in `TimeIndex::taken_meeting`, 28% in `choose_offset`/`aligned_offset`, 6% copying spans. "
-  "A query returns about 3,000 spans (the unions of the ~34 index nodes it reads), and their union "
-  "still has about 1,100 gaps, 1,110 of them wide enough for the buffer: the free space at one time "
-  "of a training trace is genuinely in a thousand pieces, so a rule that picks the tightest of them "
-  "(TFLite's greedy by size, XLA's global best fit) has that many to look at, whatever the index. "
-  "The index updates are O(log n) node updates, but a query is O(spans met), not O(log n); the "
-  "cheap parts at this scale are the heap simulation (O(n log n) events) and repacking (a band of "
-  "buffers at the top, O(band · k log n)), which is why `auto` runs them first, and lets a "
-  "global order give up as soon as the pace of its first buffers shows it cannot end within the budget "
-  "(then the orders after it are not started, since they cost the same).")
+w("Each greedy order run to its end (`--algo A`, no `--time-limit`), median of the runs: ratio to "
+  "the lower bound (planning s). Each places the buffers one by one into the tightest gap among the "
+  "placed buffers it meets in time, read from the time index (`src/plan/time_index.hpp`): two "
+  "segment trees over the time axis holding unions of spans, with the union of each query path's "
+  "top part kept and brought up to date from a log of what was added above it. The free space at "
+  "one time of a training trace is in a thousand pieces or more, and a rule that picks the tightest "
+  "(TFLite's greedy by size, XLA's global best fit) looks at each of them: a query costs O(log n) "
+  "plus the spans of its union, so a placement is O(n log n + k) for the k spans its queries read, "
+  "and the fragmentation grows with the number of layers alive at once.")
+w("")
+whole = [n for n in names if (n, "whole-greedy-size") in by]
+greedy = ["greedy-size", "greedy-breadth", "best-fit"]
+w("| instance | buffers | " + " | ".join(greedy) + " | slowest |")
+w("| --- | ---: | " + " | ".join("---:" for _ in greedy) + " | ---: |")
+for n in whole:
+    lb = by[(n, "whole-greedy-size")][0]["lower_bound_bytes"]
+    cells = [f"{arena(n, 'whole-' + a) / lb:.5f} ({med(n, 'whole-' + a, 'solve_ms') / 1000:.3f})" for a in greedy]
+    slowest = max(med(n, "whole-" + a, "solve_ms") for a in greedy) / 1000
+    w(f"| {n} | {by[(n, 'whole-greedy-size')][0]['buffers']:,} | " + " | ".join(cells) + f" | {slowest:.3f} |")
+w("")
 
 # Issue 17's targets, checked against the rows above (planning time, `solve_ms`).
 def target(name, run, ratio, seconds):
@@ -155,4 +165,9 @@ w(f"- MiniMalloc's eleven within 1,048,576 bytes with `--capacity`: {'all fit' i
   f"{total / 1000:.2f} s planning in total ({total_cpu:.2f} s CPU, reading included) against <= 5 s: "
   f"{'met' if allfit and total <= 5000 else 'NOT met'}")
 w("- `auto` <= the best single algorithm on every row: " + ("met" if not failures else "NOT met"))
+for n in whole:
+    for a in greedy:
+        got = med(n, "whole-" + a, "solve_ms") / 1000
+        w(f"- {a} to its end on {n} ({by[(n, 'whole-' + a)][0]['buffers']:,} buffers): {got:.2f} s "
+          f"against well under a second (< 1 s): {'met' if got < 1 else 'NOT met'}")
 print("\n".join(out))
