@@ -10,6 +10,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "footprint/plan/buffer.hpp"
@@ -35,28 +36,7 @@ std::vector<Buffer> mixed_trace(uint64_t seed, size_t n, int64_t horizon) {
   return out;
 }
 
-// The spans of the placed buffers meeting buffers[i], by a scan, joined into a sorted union.
-std::vector<Span> union_by_scan(const std::vector<Buffer>& buffers,
-                                const std::vector<int64_t>& offsets,
-                                const std::vector<uint32_t>& placed, uint32_t i) {
-  std::vector<Span> spans;
-  for (const uint32_t j : placed) {
-    if (conflict(buffers[i], buffers[j]))
-      spans.push_back({offsets[j], offsets[j] + buffers[j].size});
-  }
-  std::sort(spans.begin(), spans.end(),
-            [](const Span& a, const Span& b) { return a.begin < b.begin; });
-  std::vector<Span> joined;
-  for (const Span& s : spans) {
-    if (!joined.empty() && s.begin <= joined.back().end) {
-      joined.back().end = std::max(joined.back().end, s.end);
-    } else {
-      joined.push_back(s);
-    }
-  }
-  return joined;
-}
-
+// Spans joined into their union, sorted and disjoint.
 std::vector<Span> joined(std::vector<Span> spans) {
   std::sort(spans.begin(), spans.end(),
             [](const Span& a, const Span& b) { return a.begin < b.begin; });
@@ -69,6 +49,18 @@ std::vector<Span> joined(std::vector<Span> spans) {
     }
   }
   return out;
+}
+
+// The space taken by the placed buffers meeting buffers[i], by a scan of every placed buffer.
+std::vector<Span> union_by_scan(const std::vector<Buffer>& buffers,
+                                const std::vector<int64_t>& offsets,
+                                const std::vector<uint32_t>& placed, uint32_t i) {
+  std::vector<Span> spans;
+  for (const uint32_t j : placed) {
+    if (conflict(buffers[i], buffers[j]))
+      spans.push_back({offsets[j], offsets[j] + buffers[j].size});
+  }
+  return joined(std::move(spans));
 }
 
 bool same(const std::vector<Span>& a, const std::vector<Span>& b) {
