@@ -70,7 +70,20 @@ def _shapes(shapes):
     return {str(k): [int(e) for e in v] for k, v in (shapes or {}).items()}
 
 
-def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None):
+def _shapes_with_files(model, shapes, data_dir):
+    """``shapes`` and, with ``data_dir``, the extents of its input_*.pb (the CLI's ``--data-dir``);
+    an input given by both is a UsageError."""
+    out = _shapes(shapes)
+    if data_dir is None:
+        return out
+    for name, extents in _footprint._input_shapes(model, _os.fspath(data_dir)).items():
+        if name in out:
+            raise UsageError(f"input '{name}' is given by shapes and by data_dir")
+        out[name] = list(extents)
+    return out
+
+
+def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None, data_dir=None):
     """The predicted memory timeline of a model (a Model or a path to an .onnx file) or of a
     trace (a path to a .json file in docs/TRACE_FORMAT.md, or the trace as a dict).
 
@@ -78,7 +91,8 @@ def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None)
     the whole run) or "donated" (freed after their last use); by default "caller" for a model
     and the trace's own "arguments" for a trace, as the CLI does; ``order`` is "stored" or
     "memory"; ``shapes`` gives whole inputs their extents ({"audio": (1, 16000)}, the CLI's
-    ``--shape``): what binds an input whose dims have no name.
+    ``--shape``): what binds an input whose dims have no name; ``data_dir`` gives them the
+    extents of a folder's input_0.pb, input_1.pb, ... (the CLI's ``--data-dir``).
     A size that is neither known nor bounded raises ModelError naming the tensor; sizes that
     depend on values are counted at their bounds (``to_json()["bounded"]``).
     The result's ``to_json()`` is what ``footprint analyze --json`` prints."""
@@ -88,21 +102,24 @@ def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None)
         return _footprint._analyze_trace(_json.dumps(model_or_trace), "<trace>", inputs)
     if _is_path(model_or_trace) and _os.fspath(model_or_trace).endswith(".json"):
         path = _os.fspath(model_or_trace)
-        if dims or shapes or order != "stored":
-            raise UsageError("dims, shapes and order apply to models; a trace has concrete sizes")
+        if dims or shapes or data_dir is not None or order != "stored":
+            raise UsageError(
+                "dims, shapes, data_dir and order apply to models; a trace has concrete sizes")
         with open(path, encoding="utf-8") as f:
             return _footprint._analyze_trace(f.read(), path, inputs)
     model = _model_of(model_or_trace)
     with _Naming(model.name):
         return _footprint._analyze_model(model, _dims(dims), inputs or "caller", order, None, [],
-                                         _shapes(shapes))
+                                         _shapes_with_files(model, shapes, data_dir))
 
 
-def sweep(model, dim, values, dims=None, inputs="caller", order="stored", shapes=None):
+def sweep(model, dim, values, dims=None, inputs="caller", order="stored", shapes=None,
+          data_dir=None):
     """The total peak and lower bound for each value of one dim, with the line through them:
     the "sweep" object of ``footprint analyze --sweep DIM=V1,V2,... --json``."""
-    a = _footprint._analyze_model(_model_of(model), _dims(dims), inputs, order, str(dim),
-                                  [int(v) for v in values], _shapes(shapes))
+    m = _model_of(model)
+    a = _footprint._analyze_model(m, _dims(dims), inputs, order, str(dim),
+                                  [int(v) for v in values], _shapes_with_files(m, shapes, data_dir))
     return a.to_json()["sweep"]
 
 

@@ -10,6 +10,7 @@
 
 #include "bindings.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/graph/input_files.hpp"
 #include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 
@@ -172,6 +173,14 @@ void bind_analysis(py::module_& m) {
           "What `footprint analyze --json` prints.")
       .def("__str__", [](const A& a) { return report::to_text(a.report()); });
   m.def("_analyze_model", &analyze_model);
+  m.def(
+      "_input_shapes",
+      [](const std::shared_ptr<PyModel>& model, const std::string& dir) {
+        const auto files = graph::numbered_tensor_files(dir, "input");
+        if (files.empty()) throw Error(dir + ": no input_0.pb");
+        return graph::input_shapes_from_files(model->model(), files);
+      },
+      "The extents DIR's input_*.pb give the model's inputs (`--data-dir`).");
   m.def("_analyze_trace", &analyze_trace);
 }
 

@@ -88,3 +88,15 @@ def test_shapes_bind_whole_inputs_as_the_cli_does(tiny_cnn):
     assert a.to_json()["bytes"]["inputs"] == 3 * 8 * 8 * 4
     with pytest.raises(footprint.UsageError, match="--shape nope: the graph has no input"):
         footprint.analyze(tiny_cnn, shapes={"nope": (1,)})
+
+
+def test_data_dir_gives_the_files_extents_as_the_cli_does(tiny_cnn, tmp_path):
+    footprint.write_tensor(tmp_path / "input_0.pb", np.zeros((3, 1, 8, 8), np.float32))
+    a = footprint.analyze(tiny_cnn, data_dir=tmp_path)
+    assert a.to_json() == cli_json("analyze", tiny_cnn, "--data-dir", str(tmp_path))
+    assert a.to_json()["bytes"]["inputs"] == 3 * 8 * 8 * 4
+    assert a.to_json() == footprint.analyze(tiny_cnn, shapes={"x": (3, 1, 8, 8)}).to_json()
+    with pytest.raises(footprint.UsageError, match="given by shapes and by data_dir"):
+        footprint.analyze(tiny_cnn, shapes={"x": (3, 1, 8, 8)}, data_dir=tmp_path)
+    with pytest.raises(footprint.ModelError, match="no input_0.pb"):
+        footprint.analyze(tiny_cnn, data_dir=tmp_path / "missing")

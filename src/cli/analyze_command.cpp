@@ -26,6 +26,7 @@ struct AnalyzeOptions {
   std::string input;
   std::vector<std::string> dims;
   std::vector<std::string> shapes;
+  std::string data_dir;
   std::string sweep;
   std::string inputs = "caller";
   std::string order = "stored";
@@ -50,8 +51,9 @@ void emit(const report::AnalysisReport& r, bool json) {
 }
 
 void analyze_trace(const AnalyzeOptions& o, bool inputs_given) {
-  if (!o.dims.empty() || !o.shapes.empty() || !o.sweep.empty()) {
-    throw UsageError("--dim, --shape and --sweep apply to models; a trace has concrete sizes");
+  if (!o.dims.empty() || !o.shapes.empty() || !o.data_dir.empty() || !o.sweep.empty()) {
+    throw UsageError(
+        "--dim, --shape, --data-dir and --sweep apply to models; a trace has concrete sizes");
   }
   analysis::Trace trace = analysis::read_trace_file(o.input);
   if (inputs_given) trace.program.inputs = policy_of(o.inputs);
@@ -94,8 +96,12 @@ void analyze_model(const AnalyzeOptions& o) {
   if (!sweep_dim.empty() && !sweep_values.empty() && !sweep_bound) {
     dims.push_back(sweep_dim + "=" + std::to_string(sweep_values.front()));
   }
-  const ModelProgram m = load_model_program(
-      {.path = o.input, .dims = dims, .shapes = o.shapes, .inputs = o.inputs, .order = o.order});
+  const ModelProgram m = load_model_program({.path = o.input,
+                                             .dims = dims,
+                                             .shapes = o.shapes,
+                                             .data_dir = o.data_dir,
+                                             .inputs = o.inputs,
+                                             .order = o.order});
   report::AnalysisReport r = report::analysis_report(m, o.input);
   if (!sweep_dim.empty()) r.sweep = analysis::sweep_model(m, sweep_dim, sweep_values);
   emit(r, o.json);
@@ -119,6 +125,7 @@ void add_analyze_command(CLI::App& app) {
       "--dim", opts->dims,
       std::string("Bind a named dim: --dim N=8 (repeatable; unbound dims are 1)") + kRebatchHelp);
   cmd->add_option("--shape", opts->shapes, kShapeHelp);
+  cmd->add_option("--data-dir", opts->data_dir, kDataDirHelp);
   cmd->add_option(
       "--sweep", opts->sweep,
       std::string("Peak for each value of one dim, with slope and intercept: --sweep N=1,8,32") +

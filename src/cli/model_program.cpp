@@ -7,6 +7,7 @@
 
 #include "flags.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/graph/input_files.hpp"
 #include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 
@@ -60,6 +61,14 @@ ModelProgram load_model_program(const ModelArgs& args) {
       throw UsageError("--shape " + name + " is given twice");
   }
   auto model = std::make_shared<const onnx::Model>(onnx::load_file(args.path));
+  if (!args.data_dir.empty()) {
+    const auto files = graph::numbered_tensor_files(args.data_dir, "input");
+    if (files.empty()) throw Error(args.data_dir + ": no input_0.pb");
+    for (auto& [name, extents] : graph::input_shapes_from_files(*model, files)) {
+      if (!options.shapes.emplace(name, std::move(extents)).second)
+        throw UsageError("input " + in_quotes(name) + " is given by --shape and by --data-dir");
+    }
+  }
   // The runtime's registry: the kernels' workspace is part of the prediction, sized for one
   // thread as `footprint run` runs by default.
   runtime::set_intra_op_threads(1);

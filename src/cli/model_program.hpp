@@ -14,6 +14,7 @@ struct ModelArgs {
   std::string path;
   std::vector<std::string> dims;    // "N=8"
   std::vector<std::string> shapes;  // "audio=1x16000"
+  std::string data_dir;             // its input_*.pb give inputs their extents
   std::string inputs = "caller";    // caller | donated
   std::string order = "stored";     // stored | memory
   // Plans each branch's arena, as `footprint run --planner` runs it.
@@ -31,6 +32,9 @@ std::pair<std::string, std::string> split_binding(const std::string& text, const
 int64_t parse_dim_value(const std::string& text, const char* flag);
 // "audio=1x16000" -> ("audio", {1, 16000}); a usage error naming --shape otherwise.
 std::pair<std::string, std::vector<int64_t>> parse_shape(const std::string& text);
+inline constexpr const char* kDataDirHelp =
+    "Give the inputs the extents of DIR's input_0.pb, input_1.pb, ... (what `run --data-dir` "
+    "feeds the model): by the tensor's name, or unnamed ones in the model's input order";
 inline constexpr const char* kShapeHelp =
     "Give an input its extents: --shape NAME=1x16000 (repeatable); what binds an input whose "
     "dims have no name, and its named dims for every other input";

@@ -37,6 +37,7 @@ struct PlanCommandOptions {
   bool json = false;
   std::vector<std::string> dims;    // models only
   std::vector<std::string> shapes;  // models only
+  std::string data_dir;             // models only
   std::string inputs = "caller";
   bool inputs_given = false;  // a trace keeps its own "arguments" unless --inputs is given
   std::string order = "stored";
@@ -57,6 +58,7 @@ std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, PlanSource&
   const ModelProgram m = load_model_program({.path = o.input,
                                              .dims = o.dims,
                                              .shapes = o.shapes,
+                                             .data_dir = o.data_dir,
                                              .inputs = o.inputs,
                                              .order = o.order,
                                              .planner = o.algo});
@@ -79,9 +81,10 @@ std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, PlanSource&
 
 // A trace's arena buffers (docs/TRACE_FORMAT.md), in the trace's own order.
 std::vector<plan::Buffer> trace_buffers(const PlanCommandOptions& o, PlanSource& facts) {
-  if (!o.dims.empty() || !o.shapes.empty() || o.order != "stored") {
+  if (!o.dims.empty() || !o.shapes.empty() || !o.data_dir.empty() || o.order != "stored") {
     throw UsageError(
-        "--dim, --shape and --order apply to models; a trace has its own sizes and order");
+        "--dim, --shape, --data-dir and --order apply to models; a trace has its own sizes and "
+        "order");
   }
   analysis::Trace trace = analysis::read_trace_file(o.input);
   if (o.inputs_given) trace.program.inputs = policy_of(o.inputs);
@@ -103,9 +106,10 @@ void run_plan(const PlanCommandOptions& o) {
     facts.emplace();
     buffers = trace_buffers(o, *facts);
   } else {
-    if (!o.dims.empty() || !o.shapes.empty() || o.order != "stored") {
+    if (!o.dims.empty() || !o.shapes.empty() || !o.data_dir.empty() || o.order != "stored") {
       throw UsageError(
-          "--dim, --shape and --order apply to models; a buffer list has fixed lifetimes");
+          "--dim, --shape, --data-dir and --order apply to models; a buffer list has fixed "
+          "lifetimes");
     }
     buffers = plan::read_buffers_csv(o.input);
   }
@@ -146,6 +150,7 @@ void add_plan_command(CLI::App& app) {
   cmd->add_option("--dim", opts->dims,
                   std::string("Model: bind a named dim, --dim N=8 (repeatable)") + kRebatchHelp);
   cmd->add_option("--shape", opts->shapes, std::string("Model: ") + kShapeHelp);
+  cmd->add_option("--data-dir", opts->data_dir, std::string("Model: ") + kDataDirHelp);
   auto* inputs = cmd->add_option("--inputs", opts->inputs,
                                  "Model or trace: caller (inputs held by the caller; a model's "
                                  "default) or donated (a trace's default is its own)")

@@ -22,6 +22,7 @@
 #include "footprint/analysis/trace_format.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
+#include "footprint/graph/input_files.hpp"
 #include "footprint/onnx/writer.hpp"
 #include "footprint/plan/planner.hpp"
 #include "footprint/plan/timeline_buffers.hpp"
@@ -30,6 +31,7 @@
 #include "footprint/report/model_summary_report.hpp"
 #include "footprint/runtime/random_inputs.hpp"
 #include "footprint/runtime/session.hpp"
+#include "footprint/runtime/tensor.hpp"
 #include "model_program.hpp"
 #include "report_page.hpp"
 
@@ -109,8 +111,8 @@ report::OrderComparison load_model(const ReportOptions& o, ModelProgram&& progra
 
 void load_trace(const ReportOptions& o, analysis::Trace&& trace, ReportInputs& in,
                 report::HtmlReport& r) {
-  if (!o.dims.empty() || !o.shapes.empty()) {
-    throw UsageError("--dim and --shape apply to models; a trace has concrete sizes");
+  if (!o.dims.empty() || !o.shapes.empty() || !o.data_dir.empty()) {
+    throw UsageError("--dim, --shape and --data-dir apply to models; a trace has concrete sizes");
   }
   if (o.order != "stored") {
     throw UsageError("--order memory applies to models; a trace has its own order");
@@ -180,7 +182,8 @@ std::string summary_text(const nlohmann::json& j) {
   return text;
 }
 
-// --run: runs the model once (seeded random inputs, one thread, the report's order and dims)
+// --run: runs the model once (--data-dir's inputs, else seeded random ones; one thread, the
+// report's order and dims)
 // and draws what it held after each step: the heap the runtime allocated since it was created
 // (graph, evaluated constants, kernel state, arena, inputs, outputs) plus the weights it reads in
 // place from the model's bytes.
@@ -191,8 +194,13 @@ void add_measurement(const ReportOptions& o, const ModelProgram& m, report::Html
   so.dims = m.options.dims;
   const auto before = heap::snapshot().current_bytes;
   runtime::Session session(*m.model, so);
-  const std::vector<runtime::Tensor> inputs =
-      runtime::random_inputs(session.inputs(), m.options.dims, 1);
+  std::vector<runtime::Tensor> inputs;
+  if (!o.data_dir.empty()) {
+    for (const auto& f : graph::numbered_tensor_files(o.data_dir, "input"))
+      inputs.push_back(runtime::read_tensor_file(f));
+  } else {
+    inputs = runtime::random_inputs(session.inputs(), m.options.dims, 1);
+  }
   (void)session.run(inputs);
   const std::vector<uint64_t>& after_step = session.last_run().step_heap_bytes;
   if (after_step.empty()) {
@@ -249,6 +257,7 @@ void run_report(const ReportOptions& o, bool inputs_given) {
     summary = write_report(o, load_model_program({.path = o.input,
                                                   .dims = o.dims,
                                                   .shapes = o.shapes,
+                                                  .data_dir = o.data_dir,
                                                   .inputs = o.inputs,
                                                   .order = "stored",
                                                   .planner = o.algo}));
@@ -296,6 +305,7 @@ void add_report_command(CLI::App& app) {
       ->allow_extra_args(false);
   cmd->add_option("--shape", opts->shapes, std::string("Model: ") + kShapeHelp)
       ->allow_extra_args(false);
+  cmd->add_option("--data-dir", opts->data_dir, std::string("Model: ") + kDataDirHelp);
   auto* inputs = cmd->add_option("--inputs", opts->inputs,
                                  "caller (inputs held by the caller, default) or donated")
                      ->check(CLI::IsMember({"caller", "donated"}));

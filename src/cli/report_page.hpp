@@ -18,6 +18,7 @@ struct ReportOptions {
   std::string output;
   std::vector<std::string> dims;
   std::vector<std::string> shapes;
+  std::string data_dir;  // the inputs' extents, and with --run the inputs the run is fed
   std::string inputs = "caller";
   std::string order = "stored";
   std::string algo = "auto";

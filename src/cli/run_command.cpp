@@ -14,6 +14,7 @@
 #include "footprint/bench/percentile.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
+#include "footprint/graph/input_files.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/report/run_report.hpp"
 #include "footprint/runtime/output_check.hpp"
@@ -56,22 +57,12 @@ struct RunCommandOptions {
   bool json = false;
 };
 
-std::vector<fs::path> numbered_files(const fs::path& dir, const std::string& stem) {
-  std::vector<fs::path> out;
-  for (int i = 0;; ++i) {
-    fs::path p = dir / (stem + "_" + std::to_string(i) + ".pb");
-    if (!fs::exists(p)) break;
-    out.push_back(std::move(p));
-  }
-  return out;
-}
-
 std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
                                          const runtime::Session& session, const DimBindings& dims,
                                          std::string& source) {
   std::vector<runtime::Tensor> inputs;
   if (!o.data_dir.empty()) {
-    const auto files = numbered_files(o.data_dir, "input");
+    const auto files = graph::numbered_tensor_files(o.data_dir, "input");
     if (files.empty()) throw Error(o.data_dir + ": no input_0.pb");
     for (const auto& f : files) inputs.push_back(runtime::read_tensor_file(f));
     source = o.data_dir;
@@ -130,7 +121,7 @@ void run_model(const RunCommandOptions& o) {
   r.last_run = session.last_run();
   r.end = runtime::read_process_memory();
   if (!o.data_dir.empty()) {
-    const auto expected = numbered_files(o.data_dir, "output");
+    const auto expected = graph::numbered_tensor_files(o.data_dir, "output");
     if (!expected.empty()) r.check = runtime::check_outputs(r.outputs, expected, o.rtol, o.atol);
   }
   if (!o.output_dir.empty()) {

@@ -6,6 +6,7 @@
 #include "cli/cli_runner.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/runtime/op_kernels.hpp"
+#include "footprint/runtime/tensor.hpp"
 
 namespace footprint {
 namespace {
@@ -206,6 +207,62 @@ TEST(AnalyzeCommand, ShapeBindsAnInputWithoutDimNames) {
   EXPECT_EQ(run(std::string("analyze --shape x=3xQ ") + FOOTPRINT_EXAMPLE_MODEL).exit_code, 2);
   const auto j = analyze_json(std::string("--shape x=3x1x8x8 ") + FOOTPRINT_EXAMPLE_MODEL);
   EXPECT_EQ(j["bytes"]["inputs"], 3 * 8 * 8 * 4);
+}
+
+// --data-dir: the extents of the inputs a run would be fed (input_0.pb, ...), for analyze, plan
+// and report; the same figures as --shape gives, and a one-line error naming the file otherwise.
+TEST(AnalyzeCommand, DataDirGivesTheInputsTheirFilesExtents) {
+  const testing::TempDir dir;
+  const auto folder = [&](const std::string& name) {
+    const auto d = dir.path() / name;
+    std::filesystem::create_directory(d);
+    return d;
+  };
+  const std::string model = FOOTPRINT_EXAMPLE_MODEL;
+  const auto named = folder("named");
+  runtime::write_tensor_file(named / "input_0.pb",
+                             runtime::Tensor("x", DType::float32, {3, 1, 8, 8}));
+  const auto unnamed = folder("unnamed");
+  runtime::write_tensor_file(unnamed / "input_0.pb",
+                             runtime::Tensor("", DType::float32, {3, 1, 8, 8}));
+  const auto by_shape = analyze_json("--shape x=3x1x8x8 " + model);
+  for (const auto& d : {named, unnamed}) {
+    const auto j = analyze_json("--data-dir " + d.string() + " " + model);
+    EXPECT_EQ(j["bytes"]["inputs"], 3 * 8 * 8 * 4) << d;
+    EXPECT_EQ(j["bytes"], by_shape["bytes"]) << d;
+    EXPECT_EQ(j["steps"], by_shape["steps"]) << d;
+    EXPECT_EQ(run("plan --data-dir " + d.string() + " " + model).exit_code, 0) << d;
+  }
+  const CliRun report = run("report --run --data-dir " + named.string() + " " + model + " -o " +
+                            (dir.path() / "r.html").string());
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+
+  const auto expect_error = [&](const std::string& args, int code, const std::string& text) {
+    const CliRun r = run("analyze " + args + " " + model);
+    EXPECT_EQ(r.exit_code, code) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(text), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.out.find("total peak"), std::string::npos) << args;
+  };
+  const auto wrong_type = folder("wrong_type");
+  runtime::write_tensor_file(wrong_type / "input_0.pb",
+                             runtime::Tensor("x", DType::int64, {3, 1, 8, 8}));
+  expect_error("--data-dir " + wrong_type.string(), 1,
+               (wrong_type / "input_0.pb").string() +
+                   ": input 'x': the model declares float, the tensor is int64");
+  const auto stranger = folder("stranger");
+  runtime::write_tensor_file(stranger / "input_0.pb", runtime::Tensor("nope", DType::float32, {1}));
+  expect_error("--data-dir " + stranger.string(), 1, "'nope' is not an input of the model");
+  const auto two = folder("two");
+  runtime::write_tensor_file(two / "input_0.pb", runtime::Tensor("", DType::float32, {3, 1, 8, 8}));
+  runtime::write_tensor_file(two / "input_1.pb", runtime::Tensor("", DType::float32, {3, 1, 8, 8}));
+  expect_error("--data-dir " + two.string(), 1,
+               (two / "input_1.pb").string() + ": more tensor files than the model has inputs (1)");
+  expect_error("--shape x=3x1x8x8 --data-dir " + named.string(), 2,
+               "input 'x' is given by --shape and by --data-dir");
+  expect_error("--data-dir " + folder("empty").string(), 1, "no input_0.pb");
+  const CliRun trace =
+      run("analyze --data-dir " + named.string() + " " + kTraces + "seed_mul_list.json");
+  EXPECT_EQ(trace.exit_code, 2) << trace.err;
 }
 
 }  // namespace
