@@ -49,6 +49,8 @@ def test_sweep_is_the_cli_sweep(mobilenet):
     expected = cli_json("analyze", mobilenet, "--sweep", "N=1,8,32")["sweep"]
     assert got == expected
     assert got["total_peak"]["linear"]
+    law = footprint.sweep(mobilenet, "N", [1, 2, 4, 8, 32])["total_peak_law"]
+    assert law["exact"] and law["dominant"]["polynomial"] == "6680360 + 995328*N"
 
 
 def test_a_trace_from_a_file_and_a_dict(tmp_path):

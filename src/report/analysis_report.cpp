@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "footprint/core/error.hpp"
 #include "footprint/report/model_summary_report.hpp"
 
 namespace footprint::report {
@@ -12,6 +13,31 @@ namespace {
 
 nlohmann::json fit_json(const analysis::LinearFit& f) {
   return {{"linear", f.linear}, {"slope", f.slope}, {"intercept", f.intercept}};
+}
+
+nlohmann::json piece_json(const analysis::PeakPiece& p, const std::string& dim, bool range) {
+  nlohmann::json coefficients = nlohmann::json::array();
+  for (const auto& c : p.coefficients) coefficients.push_back(c.to_string());
+  nlohmann::json j = {
+      {"step", p.step}, {"coefficients", coefficients}, {"polynomial", p.to_string(dim)}};
+  if (range) {
+    j["from"] = p.from;
+    j["to"] = p.to;
+  }
+  return j;
+}
+
+nlohmann::json law_json(const analysis::PeakLaw& law, const std::string& dim) {
+  nlohmann::json j = {{"exact", law.exact}, {"max_degree", analysis::PeakLaw::kMaxPeakDegree}};
+  if (!law.exact) {
+    j["why_not"] = law.why_not;
+    return j;
+  }
+  nlohmann::json pieces = nlohmann::json::array();
+  for (const auto& p : law.pieces) pieces.push_back(piece_json(p, dim, true));
+  j["pieces"] = pieces;
+  j["dominant"] = piece_json(law.dominant, dim, false);
+  return j;
 }
 
 }  // namespace
@@ -128,7 +154,8 @@ nlohmann::json to_json(const AnalysisReport& r) {
     j["sweep"] = {{"dim", r.sweep->dim},
                   {"points", points},
                   {"total_peak", fit_json(r.sweep->total_peak)},
-                  {"lower_bound", fit_json(r.sweep->lower_bound)}};
+                  {"lower_bound", fit_json(r.sweep->lower_bound)},
+                  {"total_peak_law", law_json(r.sweep->total_peak_law, r.sweep->dim)}};
   }
   return j;
 }
@@ -203,6 +230,21 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
       line("  total peak = {:.0f} + {:.0f} x {} bytes", f.intercept, f.slope, r.sweep->dim);
     } else {
       line("  total peak is not linear in {}", r.sweep->dim);
+    }
+    const analysis::PeakLaw& law = r.sweep->total_peak_law;
+    const std::string& dim = r.sweep->dim;
+    if (law.exact) {
+      line("  total peak in bytes, exact at every value above (each step's total is a polynomial");
+      line("  of degree <= {} through all of them):", analysis::PeakLaw::kMaxPeakDegree);
+      for (const auto& p : law.pieces) {
+        const std::string range = p.from == p.to ? fmt::format("{}={}", dim, p.from)
+                                                 : fmt::format("{} in [{}, {}]", dim, p.from, p.to);
+        line("    {}: {}   (step {})", range, p.to_string(dim), in_quotes(p.step));
+      }
+      line("    as {} grows: {}   (step {})", dim, law.dominant.to_string(dim),
+           in_quotes(law.dominant.step));
+    } else if (!law.why_not.empty()) {
+      line("  no polynomial law: {}", law.why_not);
     }
   }
   return out;

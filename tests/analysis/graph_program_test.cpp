@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "footprint/analysis/dim_sweep.hpp"
 #include "footprint/analysis/timeline.hpp"
 #include "footprint/core/error.hpp"
@@ -88,6 +90,96 @@ TEST(GraphProgram, SweepFindsTheLinearLaw) {
   EXPECT_DOUBLE_EQ(s.total_peak.slope, 96.0) << "x, a and y: 3 x 8 floats per unit of N";
   EXPECT_DOUBLE_EQ(s.total_peak.intercept, 0.0);
   EXPECT_EQ(s.points[3].total_peak_bytes, 96u * 32);
+}
+
+// Timelines whose step k has total bytes totals[k](x) at each x.
+std::vector<Timeline> timelines_of(const std::vector<int64_t>& xs,
+                                   const std::vector<std::function<uint64_t(int64_t)>>& totals) {
+  std::vector<Timeline> out;
+  for (const int64_t x : xs) {
+    Timeline t;
+    for (size_t k = 0; k < totals.size(); ++k) {
+      StepMemory m;
+      m.node = "s" + std::to_string(k);
+      m.total_bytes = totals[k](x);
+      t.steps.push_back(m);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+TEST(GraphProgram, PeakLawIsPiecewiseAndExact) {
+  const std::vector<int64_t> xs = {1, 2, 4, 8, 16, 32};
+  // A linear step that peaks while x is small, a quadratic one (attention's scores) after.
+  const auto law = peak_law(xs, timelines_of(xs, {[](int64_t x) { return 100 + 10 * x; },
+                                                  [](int64_t x) { return 5 * x * x; }}));
+  ASSERT_TRUE(law.exact) << law.why_not;
+  ASSERT_EQ(law.pieces.size(), 2u);
+  EXPECT_EQ(law.pieces[0].step, "s0");
+  EXPECT_EQ(law.pieces[0].from, 1);
+  EXPECT_EQ(law.pieces[0].to, 4);
+  EXPECT_EQ(law.pieces[0].to_string("x"), "100 + 10*x");
+  EXPECT_EQ(law.pieces[1].step, "s1");
+  EXPECT_EQ(law.pieces[1].from, 8);
+  EXPECT_EQ(law.pieces[1].to, 32);
+  EXPECT_EQ(law.pieces[1].to_string("x"), "5*x^2");
+  EXPECT_EQ(law.dominant.step, "s1");
+
+  // Rational coefficients: x(x+1)/2 bytes, exact as fractions.
+  const auto half = peak_law(xs, timelines_of(xs, {[](int64_t x) { return x * (x + 1) / 2; }}));
+  ASSERT_TRUE(half.exact) << half.why_not;
+  EXPECT_EQ(half.pieces[0].to_string("x"), "1/2*x + 1/2*x^2");
+  EXPECT_EQ(half.pieces[0].coefficients[1], (Fraction{1, 2}));
+
+  // The step that peaks at the last values is not always the one that grows fastest.
+  const auto later = peak_law(xs, timelines_of(xs, {[](int64_t x) { return 1000000 + x; },
+                                                    [](int64_t x) { return x * x * x; }}));
+  ASSERT_TRUE(later.exact);
+  EXPECT_EQ(later.pieces.size(), 1u);
+  EXPECT_EQ(later.dominant.step, "s1") << "x^3 passes 10^6 + x beyond the swept values";
+}
+
+TEST(GraphProgram, PeakLawSaysWhyThereIsNone) {
+  const std::vector<int64_t> xs = {1, 2, 3, 4, 5, 6, 7};
+  // A strided window's extent, floor(x / 3): no polynomial through seven points.
+  const auto floor = peak_law(
+      xs, timelines_of(xs, {[](int64_t x) { return 10 + x; }, [](int64_t x) { return x / 3; }}));
+  EXPECT_FALSE(floor.exact);
+  EXPECT_NE(floor.why_not.find("step 's1' fits no polynomial of degree <= 3 through the 7"),
+            std::string::npos)
+      << floor.why_not;
+  // A quadratic needs five points (three, and two to spare): four are not enough.
+  const std::vector<int64_t> four = {1, 2, 3, 4};
+  EXPECT_FALSE(peak_law(four, timelines_of(four, {[](int64_t x) { return x * x; }})).exact);
+  EXPECT_TRUE(peak_law(four, timelines_of(four, {[](int64_t x) { return 3 * x; }})).exact);
+  // A kernel that packs past a threshold: its workspace jumps, the rest of the step is linear.
+  const std::vector<int64_t> seven = {8, 16, 32, 64, 128, 256, 512};
+  auto packed = timelines_of(seven, {[](int64_t x) { return 1000 + 4 * x; }});
+  for (size_t k = 0; k < seven.size(); ++k) {
+    auto& step = packed[k].steps[0];
+    step.workspace_bytes = seven[k] < 512 ? 640 : 17152;
+    step.total_bytes += step.workspace_bytes;
+  }
+  const auto jump = peak_law(seven, packed);
+  EXPECT_FALSE(jump.exact);
+  EXPECT_NE(jump.why_not.find("the workspace of step 's0' is no polynomial in the dim (640 B at 8"),
+            std::string::npos)
+      << jump.why_not;
+  // Timelines whose steps differ (another order at another value) have no common law.
+  auto differ = timelines_of(four, {[](int64_t x) { return x; }});
+  differ[2].steps[0].node = "other";
+  EXPECT_EQ(peak_law(four, differ).why_not, "the steps differ between the swept values");
+}
+
+TEST(GraphProgram, SweepGivesThePeakLaw) {
+  Model m = build(chain());
+  const DimSweep s = sweep_dim(m.graph, {}, "N", {1, 2, 8, 32});
+  ASSERT_TRUE(s.total_peak_law.exact) << s.total_peak_law.why_not;
+  ASSERT_EQ(s.total_peak_law.pieces.size(), 1u);
+  EXPECT_EQ(s.total_peak_law.pieces[0].to_string("N"), "96*N");
+  EXPECT_FALSE(sweep_dim(m.graph, {}, "N", {8, 2, 1, 32}).total_peak_law.exact)
+      << "values out of order";
 }
 
 TEST(GraphProgram, FitLineRejectsCurves) {

@@ -116,6 +116,42 @@ TEST(AnalyzeCommand, SweepReportsTheLinearLaw) {
   }
 }
 
+// The exact law: every swept point's peak is its piece's polynomial at that value.
+TEST(AnalyzeCommand, SweepReportsTheExactPeakLaw) {
+  const auto j = analyze_json(std::string("--sweep N=1,2,4,8,16 ") + FOOTPRINT_EXAMPLE_MODEL);
+  const auto& law = j["sweep"]["total_peak_law"];
+  ASSERT_TRUE(law["exact"].get<bool>()) << law.dump();
+  EXPECT_EQ(law["max_degree"], 3);
+  const auto fraction = [](const std::string& text) {
+    const auto slash = text.find('/');
+    return slash == std::string::npos
+               ? std::stod(text)
+               : std::stod(text.substr(0, slash)) / std::stod(text.substr(slash + 1));
+  };
+  size_t covered = 0;
+  for (const auto& p : j["sweep"]["points"]) {
+    const int64_t x = p["value"];
+    for (const auto& piece : law["pieces"]) {
+      if (x < piece["from"].get<int64_t>() || x > piece["to"].get<int64_t>()) continue;
+      double value = 0;
+      double power = 1;
+      for (const auto& c : piece["coefficients"]) {
+        value += fraction(c.get<std::string>()) * power;
+        power *= static_cast<double>(x);
+      }
+      EXPECT_DOUBLE_EQ(value, p["total_peak_bytes"].get<double>()) << piece.dump();
+      ++covered;
+    }
+  }
+  EXPECT_EQ(covered, 5u) << "each point in exactly one piece";
+  const CliRun text = run(std::string("analyze --sweep N=1,2,4,8,16 ") + FOOTPRINT_EXAMPLE_MODEL);
+  EXPECT_NE(text.out.find("exact at every value above"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("as N grows: "), std::string::npos) << text.out;
+  // Three points leave no two to spare beyond a line.
+  const auto few = analyze_json(std::string("--sweep N=1,2,8 ") + FOOTPRINT_EXAMPLE_MODEL);
+  EXPECT_FALSE(few["sweep"]["total_peak_law"]["exact"].get<bool>());
+}
+
 TEST(AnalyzeCommand, UnboundDimsWarnOnStderr) {
   const CliRun r = run(std::string("analyze ") + FOOTPRINT_EXAMPLE_MODEL);
   EXPECT_EQ(r.exit_code, 0);
