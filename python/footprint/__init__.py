@@ -26,7 +26,7 @@ __version__ = _footprint.__version__
 
 __all__ = [
     "AliveTensor", "Analysis", "FootprintError", "GraphBuilder", "Model", "ModelError", "Plan",
-    "Session", "UsageError", "Var", "analyze", "heap_in_use", "load", "plan", "planners",
+    "Session", "UsageError", "Var", "analyze", "fit", "heap_in_use", "load", "plan", "planners",
     "read_tensor", "report", "sweep", "write_tensor",
 ]
 
@@ -121,6 +121,37 @@ def sweep(model, dim, values, dims=None, inputs="caller", order="stored", shapes
     a = _footprint._analyze_model(m, _dims(dims), inputs, order, str(dim),
                                   [int(v) for v in values], _shapes_with_files(m, shapes, data_dir))
     return a.to_json()["sweep"]
+
+
+_UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
+
+
+def _bytes(budget):
+    """An int, or the CLI's text: "67108864", "64MiB", "1.5GiB"."""
+    if isinstance(budget, int) and not isinstance(budget, bool) and budget >= 0:
+        return budget
+    import fractions
+    import re
+    m = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)(B|KiB|MiB|GiB|TiB)?", str(budget))
+    if not m:
+        raise UsageError(f"budget: {budget!r} is not a byte count (67108864, '64MiB', '1.5GiB')")
+    value = fractions.Fraction(m.group(1)) * _UNITS[m.group(2) or ""]
+    if value.denominator != 1:
+        raise UsageError(f"budget: {budget!r} is not a whole number of bytes")
+    return int(value)
+
+
+def fit(model, budget, dim, dims=None, figure="total", inputs="caller", order="stored",
+        shapes=None, data_dir=None, low=1, limit=1 << 40):
+    """The largest value of ``dim`` whose predicted figure ("total" peak, "activations" peak or
+    "arena" lower bound) fits ``budget`` (bytes, or "64MiB"): what ``footprint fit --json``
+    prints, with the value above the answer and why it does not fit (over the budget, or a value
+    the model refuses)."""
+    m = _model_of(model)
+    with _Naming(m.name):
+        return _footprint._fit_model(m, m.name or "", _dims(dims), inputs, order,
+                                     _shapes_with_files(m, shapes, data_dir), str(dim), str(figure),
+                                     _bytes(budget), int(low), int(limit))
 
 
 def report(model_or_trace, path, dims=None, inputs=None, order="stored", algo="auto",

@@ -9,9 +9,11 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "footprint/analysis/dim_fit.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/graph/input_files.hpp"
 #include "footprint/plan/timeline_buffers.hpp"
+#include "footprint/report/fit_report.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 
 namespace footprint::python {
@@ -173,6 +175,35 @@ void bind_analysis(py::module_& m) {
           "What `footprint analyze --json` prints.")
       .def("__str__", [](const A& a) { return report::to_text(a.report()); });
   m.def("_analyze_model", &analyze_model);
+  m.def(
+      "_fit_model",
+      [](const std::shared_ptr<PyModel>& model, const std::string& name, DimBindings dims,
+         const std::string& inputs, const std::string& order, const graph::InputShapes& shapes,
+         const std::string& dim, const std::string& figure, uint64_t budget, int64_t low,
+         int64_t limit) {
+        if (dims.contains(dim)) throw UsageError("dims binds " + dim + ", the dim solved for");
+        const analysis::FitFigure f =
+            figure == "activations" ? analysis::FitFigure::activations_peak
+            : figure == "arena"     ? analysis::FitFigure::arena
+            : figure == "total"     ? analysis::FitFigure::total_peak
+                                    : throw UsageError("figure: total, activations or arena");
+        nlohmann::json j;
+        {
+          const py::gil_scoped_release nogil;
+          dims[dim] = low;
+          const analysis::ModelProgram program = model_program(model, dims, inputs, order, shapes);
+          const analysis::DimFit fit = analysis::fit_dim(
+              [&](int64_t v) {
+                DimBindings at = program.options.dims;
+                at[dim] = v;
+                return analysis::timeline_at(program, at);
+              },
+              dim, f, budget, low, limit);
+          j = report::fit_json(name, fit);
+        }
+        return to_python(j);
+      },
+      "What `footprint fit --json` prints.");
   m.def(
       "_input_shapes",
       [](const std::shared_ptr<PyModel>& model, const std::string& dir) {

@@ -102,3 +102,16 @@ def test_data_dir_gives_the_files_extents_as_the_cli_does(tiny_cnn, tmp_path):
         footprint.analyze(tiny_cnn, shapes={"x": (3, 1, 8, 8)}, data_dir=tmp_path)
     with pytest.raises(footprint.ModelError, match="no input_0.pb"):
         footprint.analyze(tiny_cnn, data_dir=tmp_path / "missing")
+
+
+def test_fit_is_the_cli_fit(tiny_cnn):
+    got = footprint.fit(tiny_cnn, "64KiB", "N")
+    expected = cli_json("fit", tiny_cnn, "--budget", "65536", "--solve", "N")
+    got["model"] = expected["model"]  # a path here, the loaded model's name there
+    assert got == expected
+    assert got["bytes_at_largest"] <= 65536 < got["bytes_above"]
+    assert footprint.fit(tiny_cnn, 65536, "N", figure="arena")["figure"] == "arena lower bound"
+    with pytest.raises(footprint.UsageError, match="not a byte count"):
+        footprint.fit(tiny_cnn, "64MB", "N")
+    with pytest.raises(footprint.UsageError, match="the dim solved for"):
+        footprint.fit(tiny_cnn, 65536, "N", dims={"N": 2})

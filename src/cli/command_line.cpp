@@ -21,6 +21,7 @@ int run_command_line(int argc, char** argv) {
   app.require_subcommand(1, 1);
   add_info_command(app);
   add_analyze_command(app);
+  add_fit_command(app);
   add_plan_command(app);
   add_report_command(app);
   add_run_command(app);

@@ -10,6 +10,7 @@ int run_command_line(int argc, char** argv);
 
 void add_info_command(CLI::App& app);
 void add_analyze_command(CLI::App& app);
+void add_fit_command(CLI::App& app);
 void add_plan_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_run_command(CLI::App& app);

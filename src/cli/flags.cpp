@@ -5,6 +5,9 @@
 #include "footprint/core/error.hpp"
 
 namespace footprint::cli {
+namespace {
+__extension__ typedef unsigned __int128 Wide;  // a mantissa times a unit, exactly
+}  // namespace
 
 std::optional<int64_t> parse_int64(const std::string& text) {
   size_t used = 0;
@@ -16,6 +19,42 @@ std::optional<int64_t> parse_int64(const std::string& text) {
   }
   if (used != text.size()) return std::nullopt;
   return v;
+}
+
+uint64_t parse_bytes(const std::string& text, const char* flag) {
+  auto bad = [&] {
+    return UsageError(std::string(flag) + ": " + in_quotes(text) +
+                      " is not a byte count (67108864, 64MiB, 1.5GiB)");
+  };
+  size_t i = 0;
+  Wide mantissa = 0;
+  Wide scale = 1;  // 10^(digits after the point)
+  bool digits = false;
+  bool point = false;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '.' && !point) {
+      point = true;
+      continue;
+    }
+    if (c < '0' || c > '9') break;
+    digits = true;
+    mantissa = mantissa * 10 + static_cast<unsigned>(c - '0');
+    if (point) scale *= 10;
+    if (mantissa > Wide{1} << 100 || scale > Wide{1} << 60) throw bad();
+  }
+  if (!digits) throw bad();
+  const std::string unit = text.substr(i);
+  Wide factor = 0;
+  if (unit.empty() || unit == "B") factor = 1;
+  if (unit == "KiB") factor = uint64_t{1} << 10;
+  if (unit == "MiB") factor = uint64_t{1} << 20;
+  if (unit == "GiB") factor = uint64_t{1} << 30;
+  if (unit == "TiB") factor = uint64_t{1} << 40;
+  if (factor == 0) throw bad();
+  const Wide bytes = mantissa * factor;
+  if (bytes % scale != 0 || bytes / scale > Wide{1} << 63) throw bad();
+  return static_cast<uint64_t>(bytes / scale);
 }
 
 CLI::Validator thread_count() {

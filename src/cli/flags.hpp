@@ -14,6 +14,9 @@ inline constexpr int kMaxThreads = 256;
 
 // `text` as a whole base-10 integer; nullopt for anything else (a sign, a suffix, an overflow).
 std::optional<int64_t> parse_int64(const std::string& text);
+// A byte count: digits, optionally with a fraction and a binary unit (B, KiB, MiB, GiB, TiB):
+// "67108864", "64MiB", "1.5GiB". A usage error naming `flag` for anything else or past 2^63.
+uint64_t parse_bytes(const std::string& text, const char* flag);
 // --threads T for one count.
 CLI::Validator thread_count();
 // One value of a --threads list ("1,2,4"): a usage error naming `flag` outside 1..kMaxThreads.

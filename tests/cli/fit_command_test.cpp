@@ -1,0 +1,60 @@
+// `footprint fit` as a user runs it: the answer agrees with `analyze` at it and one above, the
+// budget's units, and the errors.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_runner.hpp"
+
+namespace footprint {
+namespace {
+
+uint64_t total_peak_at(int64_t n) {
+  const CliRun r =
+      run("analyze --json --dim N=" + std::to_string(n) + " " + FOOTPRINT_EXAMPLE_MODEL);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return nlohmann::json::parse(r.out)["bytes"]["total_peak"].get<uint64_t>();
+}
+
+TEST(FitCommand, TheAnswerFitsAndOneMoreDoesNot) {
+  const uint64_t budget = total_peak_at(37);  // the example model's peak grows with N
+  const CliRun r = run("fit --json --budget " + std::to_string(budget) + " --solve N " +
+                       FOOTPRINT_EXAMPLE_MODEL);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  const int64_t n = j["largest"];
+  EXPECT_GE(n, 37);
+  EXPECT_EQ(j["bytes_at_largest"], total_peak_at(n));
+  EXPECT_LE(j["bytes_at_largest"].get<uint64_t>(), budget);
+  EXPECT_EQ(j["above"], n + 1);
+  EXPECT_EQ(j["bytes_above"], total_peak_at(n + 1));
+  EXPECT_GT(j["bytes_above"].get<uint64_t>(), budget);
+  EXPECT_EQ(j["figure"], "total peak");
+  EXPECT_LT(j["probes"].size(), 30u);
+
+  const CliRun text =
+      run("fit --budget 1MiB --solve N --figure arena " + std::string(FOOTPRINT_EXAMPLE_MODEL));
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("budget       1048576 B (1.0 MiB) for the arena lower bound"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("over the budget"), std::string::npos) << text.out;
+}
+
+TEST(FitCommand, BadUsageAndNothingFits) {
+  const std::string model = FOOTPRINT_EXAMPLE_MODEL;
+  for (const char* budget : {"64MB", "-1", "1.3B", "MiB", "1e6"}) {
+    const CliRun r = run("fit --budget " + std::string(budget) + " --solve N " + model);
+    EXPECT_EQ(r.exit_code, 2) << budget << ": " << r.err;
+    EXPECT_NE(r.err.find("is not a byte count"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(run("fit --budget 1.5KiB --solve N --dim N=2 " + model).exit_code, 2);
+  EXPECT_EQ(run("fit --budget 1GiB " + model).exit_code, 2) << "--solve is required";
+  const CliRun none = run("fit --budget 100 --solve N " + model);
+  EXPECT_EQ(none.exit_code, 1) << none.err;
+  EXPECT_NE(none.out.find("fit          none: at N=1 the total peak is already"), std::string::npos)
+      << none.out;
+}
+
+}  // namespace
+}  // namespace footprint
