@@ -8,7 +8,31 @@ extension, which also samples it from a thread of its own for peaks). It counts 
 the process (the library's, numpy's data buffers, Python objects too big for pymalloc), not
 pymalloc's own arenas (mapped directly)."""
 
+import ctypes
+
 from . import _footprint
+
+
+class _HeapStats(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in ("current", "peak", "allocations", "largest")]
+
+
+def heap_counter():
+    """footprint's counting malloc when it is preloaded into the interpreter
+    (``LD_PRELOAD=build/release/lib/libfootprint_heap.so``): every allocation of the process,
+    current and peak bytes, read through the library's C entry points; as (stats, reset_peak)
+    callables, or None when it is not preloaded."""
+    process = ctypes.CDLL(None)
+    if not hasattr(process, "footprint_heap_stats"):
+        return None
+    stats_fn, reset = process.footprint_heap_stats, process.footprint_heap_reset_peak
+    stats_fn.restype, reset.restype = None, None
+
+    def stats():
+        s = _HeapStats()
+        stats_fn(ctypes.byref(s))
+        return s
+    return stats, reset
 
 
 def heap_in_use():

@@ -32,6 +32,8 @@ from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from ._heap import heap_counter as _heap_counter
+
 __all__ = ["Recording", "fit", "measure", "predict", "record"]
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
@@ -494,28 +496,6 @@ def record(module=None, name="torch", optimizers=(), saved=True):
     rec._note_gradients()
     for opt in optimizers:
         rec._note_optimizer(opt)
-
-
-class _HeapStats(__import__("ctypes").Structure):
-    _fields_ = [(name, __import__("ctypes").c_uint64)
-                for name in ("current", "peak", "allocations", "largest")]
-
-
-def _heap_counter():
-    """footprint's counting malloc when it is preloaded (LD_PRELOAD=.../libfootprint_heap.so),
-    as (stats, reset_peak) callables; None otherwise."""
-    import ctypes
-    process = ctypes.CDLL(None)
-    if not hasattr(process, "footprint_heap_stats"):
-        return None
-    stats_fn, reset = process.footprint_heap_stats, process.footprint_heap_reset_peak
-    stats_fn.restype, reset.restype = None, None
-
-    def stats():
-        s = _HeapStats()
-        stats_fn(ctypes.byref(s))
-        return s
-    return stats, reset
 
 
 class Measurement:
