@@ -192,6 +192,7 @@ void bind_analysis(py::module_& m) {
           const py::gil_scoped_release nogil;
           dims[dim] = low;
           const analysis::ModelProgram program = model_program(model, dims, inputs, order, shapes);
+          analysis::check_fit_dim(program, dim);
           const analysis::DimFit fit = analysis::fit_dim(
               [&](int64_t v) {
                 DimBindings at = program.options.dims;

@@ -115,3 +115,5 @@ def test_fit_is_the_cli_fit(tiny_cnn):
         footprint.fit(tiny_cnn, "64MB", "N")
     with pytest.raises(footprint.UsageError, match="the dim solved for"):
         footprint.fit(tiny_cnn, 65536, "N", dims={"N": 2})
+    with pytest.raises(footprint.UsageError, match="no input of the model has a dim of that name"):
+        footprint.fit(tiny_cnn, 65536, "seq")

@@ -135,4 +135,20 @@ DimFit fit_dim(const std::function<Timeline(int64_t)>& timeline_at, const std::s
   return fit;
 }
 
+void check_fit_dim(const ModelProgram& m, const std::string& dim) {
+  std::vector<std::string> named;
+  for (const onnx::ValueInfoProto& v : m.model->graph().inputs) {
+    if (v.type == nullptr) continue;
+    for (const onnx::DimensionProto& d : v.type->shape) {
+      if (d.has_param && std::find(named.begin(), named.end(), d.param) == named.end())
+        named.emplace_back(d.param);
+    }
+  }
+  if (std::find(named.begin(), named.end(), dim) != named.end() || !m.rebatched.empty()) return;
+  std::string list;
+  for (const std::string& n : named) list += (list.empty() ? "" : ", ") + n;
+  throw UsageError("--solve " + dim + ": no input of the model has a dim of that name" +
+                   (list.empty() ? std::string(" (it names none)") : " (it names " + list + ")"));
+}
+
 }  // namespace footprint::analysis

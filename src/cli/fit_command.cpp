@@ -46,6 +46,7 @@ void run_fit(const FitOptions& o) {
                                              .data_dir = o.data_dir,
                                              .inputs = o.inputs,
                                              .order = o.order});
+  analysis::check_fit_dim(m, o.solve);
   const analysis::FitFigure figure = o.figure == "activations"
                                          ? analysis::FitFigure::activations_peak
                                      : o.figure == "arena" ? analysis::FitFigure::arena

@@ -50,6 +50,12 @@ TEST(FitCommand, BadUsageAndNothingFits) {
   }
   EXPECT_EQ(run("fit --budget 1.5KiB --solve N --dim N=2 " + model).exit_code, 2);
   EXPECT_EQ(run("fit --budget 1GiB " + model).exit_code, 2) << "--solve is required";
+  const CliRun stranger = run("fit --budget 1GiB --solve seq " + model);
+  EXPECT_EQ(stranger.exit_code, 2) << stranger.err;
+  EXPECT_NE(stranger.err.find("--solve seq: no input of the model has a dim of that name (it "
+                              "names N)"),
+            std::string::npos)
+      << stranger.err;
   const CliRun none = run("fit --budget 100 --solve N " + model);
   EXPECT_EQ(none.exit_code, 1) << none.err;
   EXPECT_NE(none.out.find("fit          none: at N=1 the total peak is already"), std::string::npos)

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/analysis/model_program.hpp"
 #include "footprint/analysis/timeline.hpp"
 
 namespace footprint::analysis {
@@ -55,5 +56,9 @@ struct DimFit {
 DimFit fit_dim(const std::function<Timeline(int64_t)>& timeline_at, const std::string& dim,
                FitFigure figure, uint64_t budget_bytes, int64_t low = 1,
                int64_t limit = int64_t{1} << 40);
+
+// Throws footprint::UsageError when no input of m's model names `dim` and no re-batching made
+// it: a dim nothing reads leaves every figure as it is, and the search would run to its limit.
+void check_fit_dim(const ModelProgram& m, const std::string& dim);
 
 }  // namespace footprint::analysis
