@@ -3,7 +3,9 @@
 The interpreter's switch interval is made long, so the worker thread gives the GIL away only
 where a C call releases it; the main thread gives it back at every iteration (time.sleep(0)).
 A call that held the GIL would then see no iteration of the main thread between its start and
-its end (`sorted` of a long list sees none); the test counts those iterations."""
+its end (`sorted` of a long list sees none); the test counts those iterations. How many a
+releasing call sees depends on the machine's load (hundreds when idle, 82 once under a parallel
+ctest run on 2 cores), so the bound, RELEASED, is far below that and far above none."""
 
 import sys
 import threading
@@ -12,6 +14,8 @@ import time
 import numpy as np
 
 import footprint
+
+RELEASED = 20  # iterations a releasing call sees at the least; a holding one sees 0
 
 
 def iterations_inside(work, calls=8):
@@ -47,9 +51,9 @@ def test_session_run_releases_the_gil(mobilenet):
     session = footprint.Session(mobilenet, dims={"N": 8})
     x = np.zeros((8, 3, 96, 96), dtype=np.float32)
     session.run({"x": x})  # prepared before timing
-    assert iterations_inside(lambda: session.run({"x": x})) > 100
+    assert iterations_inside(lambda: session.run({"x": x})) > RELEASED
 
 
 def test_analyze_releases_the_gil(mobilenet):
     model = footprint.load(mobilenet)
-    assert iterations_inside(lambda: footprint.analyze(model, order="memory")) > 100
+    assert iterations_inside(lambda: footprint.analyze(model, order="memory")) > RELEASED
