@@ -21,20 +21,6 @@ constexpr size_t kCachedSpansAtLeast = 1 << 16;
 
 const auto by_begin = [](const Span& x, const Span& y) { return x.begin < y.begin; };
 
-// Joins the overlapping and touching spans of a run sorted by begin: a kept union is read by
-// many queries, so it is made as short as it can be once.
-void collapse(std::vector<Span>& spans) {
-  size_t kept = 0;
-  for (size_t k = 0; k < spans.size(); ++k) {
-    if (kept > 0 && spans[k].begin <= spans[kept - 1].end) {
-      spans[kept - 1].end = std::max(spans[kept - 1].end, spans[k].end);
-    } else {
-      spans[kept++] = spans[k];
-    }
-  }
-  spans.resize(kept);
-}
-
 // Adds `s` to a sorted union of disjoint spans, merging what it overlaps or touches.
 void unite(std::vector<Span>& spans, Span s) {
   // The first span that ends at or after s.begin: everything before it stays as it is.
@@ -137,13 +123,13 @@ const std::vector<Span>& TimeIndex::path_union(uint32_t top) {
   const bool logged_since = made > 0 && made > log_floor_;
   if (logged_since && made > changed) return kept;
   if (logged_since) {  // add what was added since
+    kept_spans_ -= std::min(kept_spans_, kept.capacity());
     for (uint32_t node = top; node >= 1; node >>= 1) {
       const std::vector<Logged>& log = log_[node];
       auto since = std::upper_bound(log.begin(), log.end(), made,
                                     [](uint64_t at, const Logged& e) { return at < e.stamp; });
       for (; since != log.end(); ++since) unite(kept, since->span);
     }
-    kept_spans_ -= std::min(kept_spans_, kept.capacity());
     made_at_[slot] = ++clock_;
     kept_spans_ += kept.capacity();
     return kept;
@@ -157,8 +143,7 @@ const std::vector<Span>& TimeIndex::path_union(uint32_t top) {
     work.insert(work.end(), covers_[node].begin(), covers_[node].end());
     bounds_.push_back(work.size());
   }
-  merge_runs(work, bounds_, scratch_);
-  collapse(work);
+  merge_runs(work, bounds_, scratch_);  // disjoint: the nodes' unions are, and so are merges
   if (kept_spans_ + work.size() > kept_limit_) return work;  // used once, not kept
   kept_spans_ -= std::min(kept_spans_, kept.capacity());
   kept.assign(work.begin(), work.end());

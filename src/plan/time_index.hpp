@@ -64,8 +64,6 @@ class TimeIndex {
   // The union of covers_ on the path from the root to node `top` (a node kCachedBelow levels
   // above the leaves, or the root), merged again if a node on it changed since.
   const std::vector<Span>& path_union(uint32_t top);
-  // Merges the runs appended to `out` so far (bounds_) into one run sorted by begin.
-  void merge_appended(std::vector<Span>& out);
 
   std::span<const Buffer> buffers_;
   uint32_t leaves_ = 1;       // a power of two >= the number of sections
