@@ -4,6 +4,7 @@ record of representations, times and memory; the run written by the C++ runner's
 import collections.abc
 import json
 import math
+import os
 import time
 import tracemalloc
 from dataclasses import dataclass, field
@@ -351,9 +352,13 @@ def _run_benchmark(bi, b, last, run_params, cache, meter, o, evict, emit):
 
 def _context():
     # The C++ run id is the start second and the pid: unique per process, but one Python
-    # process may start several runs in a second. The nanoseconds keep them unique and ordered.
+    # process may start several runs in a second. The nanoseconds keep them unique and ordered,
+    # and so the date and the nanoseconds come from one clock reading: a C++ date taken just
+    # before a second ends, beside nanoseconds read just after, would order that run first.
     context = _footprint._run_context()
-    context["run_id"] += f".{time.time_ns() % 1_000_000_000:09d}"
+    now = time.time_ns()
+    context["date"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(now // 1_000_000_000))
+    context["run_id"] = f"{context['date']}-{os.getpid()}.{now % 1_000_000_000:09d}"
     return context
 
 
