@@ -42,11 +42,15 @@ TEST(ElementwiseKernels, UnaryMath) {
               {-0.5f, 0, 1.5f});
 }
 
-// Exp, Sigmoid, Tanh and Erf (so Gelu) take a four-lane path for float: it agrees with libm within
-// a few ulp, tails (n not a multiple of 4) and extremes included.
+// Exp, Sigmoid, Tanh and Erf (so Gelu) take a vector path for float, 4, 8 or 16 lanes as the CPU
+// has them: it agrees with libm within a few ulp, whole vectors, tails (n not a multiple of the
+// lanes) and extremes included.
 TEST(ElementwiseKernels, VectorisedFloatMath) {
-  const std::vector<float> x = {-100, -20, -3.5f, -0.7f, -1e-3f, 0, 0.3f, 0.625f, 2, 9, 50, 88};
-  for (size_t n : {size_t{7}, x.size()}) {
+  const std::vector<float> base = {-100, -20, -3.5f, -0.7f, -1e-3f, 0, 0.3f, 0.625f, 2, 9, 50, 88};
+  std::vector<float> x;
+  for (size_t i = 0; i < 37; ++i)
+    x.push_back(base[i % 12] * (1.0f - 0.01f * static_cast<float>(i / 12)));
+  for (size_t n : {size_t{7}, size_t{12}, size_t{16}, x.size()}) {
     const std::vector<float> part(x.begin(), x.begin() + static_cast<long>(n));
     const auto e = run_f32("Exp", {f32({static_cast<int64_t>(n)}, part)});
     const auto s = run_f32("Sigmoid", {f32({static_cast<int64_t>(n)}, part)});

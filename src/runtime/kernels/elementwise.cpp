@@ -31,7 +31,7 @@ constexpr bool is_16bit_float = std::is_same_v<T, Float16> || std::is_same_v<T, 
 
 // ---- Unary
 
-// Whether Op has a four-lane float form (exp, sigmoid, tanh: loops over libm calls do not
+// Whether Op has a vector float form (exp, sigmoid, tanh: loops over libm calls do not
 // vectorise).
 template <class Op>
 concept HasVectorForm = requires(const Op& op, simd::f32x4 v) {
@@ -45,7 +45,7 @@ void map_unary(const KernelContext& ctx, const TensorRef& x, TensorRef& y, const
   T* out = y.as<T>();
   parallel_for(ctx.threads(), x.numel(), [&](size_t begin, size_t end) {
     if constexpr (std::is_same_v<T, float> && HasVectorForm<Op>) {
-      simd::map(in + begin, out + begin, end - begin, [&](simd::f32x4 v) { return op.vec(v); });
+      simd::map(in + begin, out + begin, end - begin, [&](auto v) { return op.vec(v); });
     } else if constexpr (std::is_same_v<T, float>) {
       with_wide_vectors([&] {
         for (size_t i = begin; i < end; ++i) out[i] = static_cast<T>(op(in[i]));
@@ -86,7 +86,7 @@ void unary_kernel(KernelContext& ctx) {
                                        [&](auto tag) { map_unary<decltype(tag)>(ctx, x, y, op); });
 }
 
-// An op without attributes: F over the dtypes in Types, and V on four floats when given.
+// An op without attributes: F over the dtypes in Types, and V on float vectors when given.
 template <class Types, auto F, auto V = nullptr>
 struct Pure {
   using types = Types;
@@ -95,7 +95,8 @@ struct Pure {
   T operator()(T x) const {
     return static_cast<T>(F(x));
   }
-  simd::f32x4 vec(simd::f32x4 x) const requires(!std::is_same_v<decltype(V), std::nullptr_t>) {
+  template <class Vec>
+  Vec vec(Vec x) const requires(!std::is_same_v<decltype(V), std::nullptr_t>) {
     return V(x);
   }
 };
@@ -232,7 +233,8 @@ struct Gelu {
     }
     return T(0.5) * x * (T(1) + std::erf(x * static_cast<T>(0.7071067811865476)));
   }
-  simd::f32x4 vec(simd::f32x4 x) const {
+  template <class Vec>
+  Vec vec(Vec x) const {
     if (tanh_form) {
       return 0.5f * x * (1.0f + simd::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
     }
@@ -703,8 +705,8 @@ void register_unary(graph::OpRegistry& r) {
   // Round half to even: nearbyint in the default rounding mode.
   set("Round", pure<RealTypes, [](auto x) { return std::nearbyint(x); }>);
   set("Sqrt", pure<RealTypes, [](auto x) { return std::sqrt(x); }>);
-  set("Exp", pure<RealTypes, [](auto x) { return std::exp(x); },
-                  [](simd::f32x4 v) { return simd::exp(v); }>);
+  set("Exp",
+      pure<RealTypes, [](auto x) { return std::exp(x); }, [](auto v) { return simd::exp(v); }>);
   set("Log", pure<RealTypes, [](auto x) { return std::log(x); }>);
   set("Reciprocal", pure<RealTypes, [](auto x) { return decltype(x)(1) / x; }>);
   set("Sin", pure<RealTypes, [](auto x) { return std::sin(x); }>);
@@ -718,11 +720,11 @@ void register_unary(graph::OpRegistry& r) {
   set("Asinh", pure<RealTypes, [](auto x) { return std::asinh(x); }>);
   set("Acosh", pure<RealTypes, [](auto x) { return std::acosh(x); }>);
   set("Atanh", pure<RealTypes, [](auto x) { return std::atanh(x); }>);
-  set("Tanh", pure<RealTypes, [](auto x) { return std::tanh(x); },
-                   [](simd::f32x4 v) { return simd::tanh(v); }>);
-  set("Erf", pure<RealTypes, [](auto x) { return std::erf(x); },
-                  [](simd::f32x4 v) { return simd::erf(v); }>);
-  set("Sigmoid", pure<RealTypes, kSigmoid, [](simd::f32x4 v) { return simd::sigmoid(v); }>);
+  set("Tanh",
+      pure<RealTypes, [](auto x) { return std::tanh(x); }, [](auto v) { return simd::tanh(v); }>);
+  set("Erf",
+      pure<RealTypes, [](auto x) { return std::erf(x); }, [](auto v) { return simd::erf(v); }>);
+  set("Sigmoid", pure<RealTypes, kSigmoid, [](auto v) { return simd::sigmoid(v); }>);
   set("Softplus", pure<RealTypes, kSoftplus>);
   set("Softsign", pure<RealTypes, [](auto x) { return x / (decltype(x)(1) + std::abs(x)); }>);
   set("Mish", pure<RealTypes, [](auto x) { return x * std::tanh(kSoftplus(x)); }>);

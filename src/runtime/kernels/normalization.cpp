@@ -390,11 +390,11 @@ void run_layer_norm(graph::KernelContext& ctx) {
 
 enum class Normalize { softmax, log_softmax, hardmax };
 
-// A contiguous float row with its maximum m: exp four lanes at a time (y holds the
+// A contiguous float row with its maximum m: exp a vector at a time (y holds the
 // exponentials first; Softmax is not in place, so y is not x).
 template <Normalize kind>
 void normalize_float_row(const float* x, float* y, size_t n, float m) {
-  simd::map(x, y, n, [m](simd::f32x4 v) { return simd::exp(v - m); });
+  simd::map(x, y, n, [m](auto v) { return simd::exp(v - m); });
   float sum = 0;
   for (size_t i = 0; i < n; ++i) sum += y[i];
   if constexpr (kind == Normalize::softmax) {
