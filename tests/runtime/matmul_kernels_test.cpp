@@ -122,9 +122,19 @@ std::vector<float> ref_matmul(const Tensor& a, const Tensor& b) {
 
 TEST(MatMulKernel, BroadcastsBatchesAndPromotesVectors) {
   const std::vector<std::pair<Ints, Ints>> cases{
-      {{3, 4}, {4, 5}},       {{2, 3, 4}, {2, 4, 5}}, {{2, 1, 3, 4}, {1, 5, 4, 6}},
-      {{3, 4}, {2, 2, 4, 5}}, {{2, 3, 3, 4}, {4, 2}}, {{4}, {4}},
-      {{4}, {2, 4, 3}},       {{2, 3, 4}, {4}},       {{1, 1, 7}, {3, 7, 1}},
+      {{3, 4}, {4, 5}},
+      {{2, 3, 4}, {2, 4, 5}},
+      {{2, 1, 3, 4}, {1, 5, 4, 6}},
+      {{3, 4}, {2, 2, 4, 5}},
+      {{2, 3, 3, 4}, {4, 2}},
+      {{4}, {4}},
+      {{4}, {2, 4, 3}},
+      {{2, 3, 4}, {4}},
+      {{1, 1, 7}, {3, 7, 1}},
+      // One B for every batch of A, run as a single product of the batches' rows: sequence-first
+      // attention's [S, 1, K] x [K, N], and a B with leading 1s.
+      {{5, 1, 6}, {6, 7}},
+      {{2, 3, 4}, {1, 4, 5}},
   };
   unsigned seed = 50;
   for (const auto& [ad, bd] : cases) {
