@@ -1,5 +1,6 @@
 // `footprint run MODEL [--input NAME=FILE.pb]... [--data-dir DIR] [--repeat N] [--threads T]
-//  [--dim N=V]... [--seed S] [-o OUT_DIR] [--json]`: runs the model inside its plan and sets
+//  [--dim N=V]... [--seed S] [-o OUT_DIR] [--profile] [--json]`: runs the model inside its plan and
+//  sets
 // the prediction beside what the counting allocator and the OS measured.
 #include <algorithm>
 #include <chrono>
@@ -55,7 +56,23 @@ struct RunCommandOptions {
   double rtol = 1e-3;
   double atol = 1e-5;
   bool json = false;
+  bool profile = false;
 };
+
+// Each step's median over the timed runs; samples[r * steps + s] is step s of run r, in ns.
+report::RunProfile profile_of(const runtime::Session& session, const std::vector<double>& samples,
+                              size_t runs) {
+  report::RunProfile p;
+  p.runs = runs;
+  const std::vector<std::string> names = session.step_names();
+  const std::vector<std::string> ops = session.step_ops();
+  std::vector<double> step(runs);
+  for (size_t s = 0; s < names.size(); ++s) {
+    for (size_t r = 0; r < runs; ++r) step[r] = samples[r * names.size() + s] / 1e6;
+    p.steps.push_back({names[s], ops[s], bench::percentile(step, 0.5)});
+  }
+  return p;
+}
 
 std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
                                          const runtime::Session& session, const DimBindings& dims,
@@ -96,8 +113,11 @@ void run_model(const RunCommandOptions& o) {
   const onnx::Model model = onnx::load_file(o.model);
   r.load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   r.load_peak_heap_bytes = heap::snapshot().peak_bytes - before_load.current_bytes;
-  runtime::Session session(
-      model, {.threads = o.threads, .planner = o.planner, .order = o.order, .dims = dims});
+  runtime::Session session(model, {.threads = o.threads,
+                                   .planner = o.planner,
+                                   .order = o.order,
+                                   .dims = dims,
+                                   .profile = o.profile});
   const std::vector<runtime::Tensor> inputs = read_inputs(o, session, dims, r.input_source);
   const auto t1 = Clock::now();
   session.prepare(inputs);
@@ -106,6 +126,8 @@ void run_model(const RunCommandOptions& o) {
   if (!r.prepared.rebatched.empty())
     std::fprintf(stderr, "footprint: %s\n", r.prepared.rebatched.c_str());
   r.after_prepare = runtime::read_process_memory();
+  // Sized before the first run, so that profiling allocates nothing between runs.
+  std::vector<double> step_samples(o.profile ? session.prepared().steps * o.repeat : 0);
   r.outputs = session.run(inputs);
   r.first_run = session.last_run();
   for (int i = 0; i < o.warmup; ++i) (void)session.run(inputs);
@@ -113,7 +135,12 @@ void run_model(const RunCommandOptions& o) {
   for (int i = 0; i < o.repeat; ++i) {
     (void)session.run(inputs);
     latencies.push_back(session.last_run().latency_ms);
+    const std::vector<uint64_t>& ns = session.last_run().step_ns;
+    for (size_t s = 0; s < ns.size() && o.profile; ++s) {
+      step_samples[static_cast<size_t>(i) * ns.size() + s] = static_cast<double>(ns[s]);
+    }
   }
+  if (o.profile) r.profile = profile_of(session, step_samples, static_cast<size_t>(o.repeat));
   r.latency_ms.min = *std::min_element(latencies.begin(), latencies.end());
   r.latency_ms.median = bench::percentile(latencies, 0.5);
   r.latency_ms.p90 = bench::percentile(latencies, 0.9);
@@ -176,6 +203,9 @@ void add_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"stored", "memory"}));
   cmd->add_option("--rtol", opts->rtol, "Relative tolerance of the output check (default 1e-3)");
   cmd->add_option("--atol", opts->atol, "Absolute tolerance of the output check (default 1e-5)");
+  cmd->add_flag("--profile", opts->profile,
+                "Time every step of the timed runs: median time per op type and the dearest "
+                "steps");
   cmd->add_flag("--json", opts->json, "Print JSON");
   cmd->callback([opts] { run_model(*opts); });
 }

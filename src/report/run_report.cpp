@@ -2,13 +2,86 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 
 #include "footprint/report/model_summary_report.hpp"
 
 namespace footprint::report {
+
+namespace {
+
+double steps_ms(const RunProfile& p) {
+  double total = 0;
+  for (const StepTime& s : p.steps) total += s.ms;
+  return total;
+}
+
+double share(double ms, double total) {
+  return total > 0 ? ms / total : 0;
+}
+
+nlohmann::json profile_json(const RunProfile& p) {
+  using nlohmann::json;
+  const double total = steps_ms(p);
+  json by_op = json::array();
+  for (const OpTime& o : time_by_op(p)) {
+    by_op.push_back(
+        {{"op", o.op}, {"steps", o.steps}, {"ms", o.ms}, {"share", share(o.ms, total)}});
+  }
+  json steps = json::array();
+  for (const StepTime& s : p.steps) steps.push_back({{"name", s.name}, {"op", s.op}, {"ms", s.ms}});
+  return {{"runs", p.runs}, {"steps_ms", total}, {"by_op", by_op}, {"steps", steps}};
+}
+
+// The op table, then the dearest steps: where a run's time goes, for a reader deciding what to
+// speed up.
+std::string profile_text(const RunProfile& p, double median_ms) {
+  constexpr size_t kDearest = 10;
+  const double total = steps_ms(p);
+  std::string t = fmt::format(
+      "profile      median step times over {} runs: {:.3f} ms in steps, of a {:.3f} ms median "
+      "run\n",
+      p.runs, total, median_ms);
+  t += fmt::format("  {:<24} {:>6} {:>10} {:>7}\n", "op", "steps", "ms", "share");
+  for (const OpTime& o : time_by_op(p)) {
+    t += fmt::format("  {:<24} {:>6} {:>10.3f} {:>6.1f}%\n", o.op, o.steps, o.ms,
+                     100 * share(o.ms, total));
+  }
+  std::vector<const StepTime*> dearest;
+  for (const StepTime& s : p.steps) dearest.push_back(&s);
+  const size_t n = std::min(kDearest, dearest.size());
+  std::partial_sort(dearest.begin(), dearest.begin() + static_cast<std::ptrdiff_t>(n),
+                    dearest.end(),
+                    [](const StepTime* a, const StepTime* b) { return a->ms > b->ms; });
+  t += fmt::format("  the {} dearest steps:\n", n);
+  for (size_t i = 0; i < n; ++i) {
+    t += fmt::format("  {:>10.3f} ms {:>6.1f}%  {} ({})\n", dearest[i]->ms,
+                     100 * share(dearest[i]->ms, total), dearest[i]->name, dearest[i]->op);
+  }
+  return t;
+}
+
+}  // namespace
+
+std::vector<OpTime> time_by_op(const RunProfile& p) {
+  std::map<std::string, OpTime> by_name;
+  for (const StepTime& s : p.steps) {
+    OpTime& o = by_name[s.op];
+    o.op = s.op;
+    ++o.steps;
+    o.ms += s.ms;
+  }
+  std::vector<OpTime> out;
+  out.reserve(by_name.size());
+  for (auto& [name, o] : by_name) out.push_back(std::move(o));
+  std::stable_sort(out.begin(), out.end(),
+                   [](const OpTime& a, const OpTime& b) { return a.ms > b.ms; });
+  return out;
+}
 
 nlohmann::json run_json(const RunReport& r) {
   using nlohmann::json;
@@ -68,6 +141,7 @@ nlohmann::json run_json(const RunReport& r) {
   }
   if (r.after_prepare)
     j["measured"]["peak_rss_after_prepare_bytes"] = r.after_prepare->peak_rss_bytes;
+  if (r.profile) j["profile"] = profile_json(*r.profile);
   if (r.check) {
     j["match"] = r.check->match;
     j["max_abs_error"] = r.check->max_abs_error;
@@ -112,6 +186,7 @@ std::string run_text(const RunReport& r) {
   }
   t += fmt::format("latency      median {:.3f} ms, min {:.3f}, p90 {:.3f} over {} runs\n",
                    r.latency_ms.median, r.latency_ms.min, r.latency_ms.p90, r.latency_ms.runs);
+  if (r.profile) t += profile_text(*r.profile, r.latency_ms.median);
   for (size_t i = 0; i < r.outputs.size(); ++i) {
     std::string shape;
     for (int64_t d : r.outputs[i].dims()) shape += (shape.empty() ? "" : ",") + std::to_string(d);

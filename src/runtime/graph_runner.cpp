@@ -1,6 +1,7 @@
 #include "graph_runner.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "footprint/analysis/memory_order.hpp"
@@ -499,11 +500,19 @@ uint64_t GraphRunner::mapped_weight_bytes() const {
 
 void GraphRunner::run(std::span<std::byte> arena, std::span<const graph::TensorRef> inputs,
                       std::span<const graph::TensorRef> outputs, int threads,
-                      std::span<uint64_t> step_heap) {
+                      std::span<uint64_t> step_heap, std::span<uint64_t> step_ns) {
   if (arena.size() < arena_bytes()) fail("the arena is smaller than the plan");
   point_values(arena.data(), inputs, outputs);
+  using Clock = std::chrono::steady_clock;
   for (size_t s = 0; s < steps_.size(); ++s) {
-    if (!skip_[s]) run_step(s, arena, threads);
+    if (s < step_ns.size()) {
+      const auto start = Clock::now();
+      if (!skip_[s]) run_step(s, arena, threads);
+      step_ns[s] = static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+    } else if (!skip_[s]) {
+      run_step(s, arena, threads);
+    }
     if (s < step_heap.size()) step_heap[s] = heap::snapshot().current_bytes;
   }
   for (const auto& [k, v] : output_copies_) {

@@ -51,10 +51,11 @@ class GraphRunner final : public graph::SubgraphRunner {
   // Runs every step with `arena` (at least arena_bytes(), 64-byte aligned) as the arena;
   // `inputs[i]` holds graph input i (formal inputs for a subgraph), `outputs[i]` graph output i,
   // both allocated by the caller with this graph's extents.
-  // `step_heap`, when not empty, receives the heap bytes in use after each step.
+  // `step_heap`, when not empty, receives the heap bytes in use after each step; `step_ns`, when
+  // not empty, each step's wall time.
   void run(std::span<std::byte> arena, std::span<const graph::TensorRef> inputs,
            std::span<const graph::TensorRef> outputs, int threads,
-           std::span<uint64_t> step_heap = {});
+           std::span<uint64_t> step_heap = {}, std::span<uint64_t> step_ns = {});
 
   // Called by a step's context for its node's subgraph.
   void run_subgraph(graph::NodeId node, std::string_view attribute,

@@ -180,12 +180,20 @@ void Session::prepare(std::span<const Tensor> inputs) {
   output_refs_.assign(graph_->outputs().size(), {});
   last_run_ = {};
   if (heap::available()) last_run_.step_heap_bytes.assign(runner_->step_count(), 0);
+  if (options_.profile) last_run_.step_ns.assign(runner_->step_count(), 0);
 }
 
 std::vector<std::string> Session::step_names() const {
   std::vector<std::string> out;
   if (runner_ == nullptr) return out;
   for (const analysis::ProgramStep& s : runner_->program().program.steps) out.push_back(s.name);
+  return out;
+}
+
+std::vector<std::string> Session::step_ops() const {
+  std::vector<std::string> out;
+  if (runner_ == nullptr) return out;
+  for (const analysis::ProgramStep& s : runner_->program().program.steps) out.push_back(s.op);
   return out;
 }
 
@@ -215,7 +223,7 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
     output_refs_[k] = outputs.back().ref();
   }
   runner_->run({arena_.data(), arena_.size()}, input_refs_, output_refs_, options_.threads,
-               last_run_.step_heap_bytes);
+               last_run_.step_heap_bytes, last_run_.step_ns);
   last_run_.arena_bytes = arena_.size();
   const heap::Stats after = heap::snapshot();
   last_run_.heap_before_bytes = before.current_bytes;

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "cli/cli_runner.hpp"
 #include "footprint/runtime/tensor.hpp"
@@ -36,13 +38,57 @@ TEST(RunCommand, JsonFollowsTheContract) {
   EXPECT_EQ(j["outputs"][0]["shape"], nlohmann::json::parse("[4,10]"));
   EXPECT_EQ(j["outputs"][0]["dtype"], "float");
   EXPECT_TRUE(std::filesystem::exists(j["outputs"][0]["file"].get<std::string>()));
-  EXPECT_EQ(std::filesystem::file_size(j["outputs"][0]["file"].get<std::string>()) > 4 * 10 * 4,
+  EXPECT_EQ(std::filesystem::file_size(j["outputs"][0]["file"].get<std::string>()) >
+                uintmax_t{160} /* 4 x 10 floats */,
             true);
+}
+
+// --profile: every step's median time, and the same times summed by op type, dearest first.
+TEST(RunCommand, ProfileTimesEveryStepAndSumsThemByOp) {
+  const CliRun r = run(std::string("run --json --profile --repeat 3 ") + FOOTPRINT_EXAMPLE_MODEL);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_TRUE(j.contains("profile"));
+  const auto& p = j["profile"];
+  EXPECT_EQ(p["runs"], 3);
+  ASSERT_FALSE(p["steps"].empty());
+  std::map<std::string, std::pair<size_t, double>> by_op;
+  double total = 0;
+  for (const auto& s : p["steps"]) {
+    EXPECT_FALSE(s["name"].get<std::string>().empty());
+    EXPECT_GE(s["ms"].get<double>(), 0.0);
+    auto& [count, ms] = by_op[s["op"].get<std::string>()];
+    ++count;
+    ms += s["ms"].get<double>();
+    total += s["ms"].get<double>();
+  }
+  EXPECT_NEAR(p["steps_ms"].get<double>(), total, 1e-9);
+  ASSERT_EQ(p["by_op"].size(), by_op.size());
+  double previous = total, shares = 0;
+  for (const auto& o : p["by_op"]) {
+    const auto& [count, ms] = by_op.at(o["op"].get<std::string>());
+    EXPECT_EQ(o["steps"].get<size_t>(), count);
+    EXPECT_NEAR(o["ms"].get<double>(), ms, 1e-9);
+    EXPECT_LE(o["ms"].get<double>(), previous);
+    previous = o["ms"].get<double>();
+    shares += o["share"].get<double>();
+  }
+  EXPECT_NEAR(shares, 1.0, 1e-9);
+  // The example model's convolutions are most of its work.
+  EXPECT_TRUE(by_op.count("Conv")) << r.out;
+
+  const CliRun text = run(std::string("run --profile --repeat 2 ") + FOOTPRINT_EXAMPLE_MODEL);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("median step times over 2 runs"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("dearest steps"), std::string::npos) << text.out;
+  const CliRun plain = run(std::string("run --json --repeat 1 ") + FOOTPRINT_EXAMPLE_MODEL);
+  ASSERT_EQ(plain.exit_code, 0) << plain.err;
+  EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("profile"));
 }
 
 TEST(RunCommand, ChecksOutputsAgainstAFolderAndFailsOnAMismatch) {
   testing::TempDir dir;
-  const auto d = dir.path();
+  const auto& d = dir.path();
   runtime::Tensor x("x", DType::float32, {2, 1, 8, 8});
   auto* p = reinterpret_cast<float*>(x.data());
   for (size_t i = 0; i < x.numel(); ++i) p[i] = static_cast<float>(i % 11) / 11.0f;

@@ -29,6 +29,25 @@ struct LatencyFigures {
   size_t runs = 0;
 };
 
+// `run --profile`: each step's median wall time over the timed runs, in the order they run.
+struct StepTime {
+  std::string name;
+  std::string op;
+  double ms = 0;
+};
+struct RunProfile {
+  size_t runs = 0;
+  std::vector<StepTime> steps;
+};
+
+// The profile summed by op type, the dearest first (ties by name).
+struct OpTime {
+  std::string op;
+  size_t steps = 0;
+  double ms = 0;
+};
+std::vector<OpTime> time_by_op(const RunProfile& p);
+
 struct RunReport {
   std::string model;
   std::string input_source;  // "random (seed 1)", "files" or the --data-dir folder
@@ -47,6 +66,7 @@ struct RunReport {
   double prepare_ms = 0;
   std::optional<runtime::ProcessMemory> after_prepare;
   std::optional<runtime::ProcessMemory> end;
+  std::optional<RunProfile> profile;
 };
 
 nlohmann::json run_json(const RunReport& r);

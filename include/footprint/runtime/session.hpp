@@ -39,6 +39,8 @@ struct SessionOptions {
   // (graph::rebatch_if_bound): inputs() then declares [batch,...] and the inputs' leading
   // extent binds it.
   DimBindings dims;
+  // Times every step of every run (RunStats::step_ns): two clock reads a step.
+  bool profile = false;
 };
 
 // What preparing predicted and measured.
@@ -82,6 +84,9 @@ struct RunStats {
   // graph; empty when the process does not link it. Sized when preparing, so sampling
   // allocates nothing.
   std::vector<uint64_t> step_heap_bytes;
+  // With SessionOptions::profile, each step's wall time in nanoseconds (0 for a step that runs
+  // nothing: a view); empty otherwise.
+  std::vector<uint64_t> step_ns;
 };
 
 class GraphRunner;
@@ -117,6 +122,8 @@ class Session {
   // The steps a run executes, named as analysis names them (RunStats::step_heap_bytes follows
   // this order). Empty before preparing.
   std::vector<std::string> step_names() const;
+  // Their op types, in the same order.
+  std::vector<std::string> step_ops() const;
 
   const PreparedStats& prepared() const { return prepared_; }
   const RunStats& last_run() const { return last_run_; }
