@@ -174,8 +174,8 @@ std::string run_text(const RunReport& r) {
                    human_bytes(p.constant_bytes));
   if (p.packed_weights_bytes > 0) {
     t += fmt::format(
-        "packed       {} of convolution weights in oneDNN's blocked layouts (originals released: "
-        "{} from the heap, {} of mapped pages)\n",
+        "packed       {} of weights in their kernels' layouts: convolutions blocked, recurrent "
+        "gates transposed (originals released: {} from the heap, {} of mapped pages)\n",
         human_bytes(p.packed_weights_bytes), human_bytes(p.released_constant_bytes),
         human_bytes(p.released_mapped_bytes));
   }

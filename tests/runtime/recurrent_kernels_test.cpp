@@ -83,9 +83,10 @@ std::vector<int64_t> concrete_dims(const graph::Value& v) {
 }
 
 // Runs the model's only node with `feeds` (by graph input name) through the runtime registry's
-// kernel, with the workspace its WorkspaceFn gives.
+// kernel, with the workspace its WorkspaceFn gives. `packed`: prepared first with every input
+// known, as constant weights are, so the kernel runs on W and R packed by its PrepareFn.
 NodeResult run_node(const onnx::Model& model, const std::map<std::string, HostTensor>& feeds,
-                    int threads = 1) {
+                    int threads = 1, bool packed = false) {
   graph::Graph g = graph::Graph::from_onnx(model, runtime::op_registry());
   graph::infer_shapes(g);
   if (g.nodes().size() != 1) throw Error("expected one node");
@@ -126,6 +127,14 @@ NodeResult run_node(const onnx::Model& model, const std::map<std::string, HostTe
   std::fill(workspace.begin(), workspace.begin() + static_cast<ptrdiff_t>(r.workspace_bytes),
             std::byte{0xFF});
   ctx.scratch = std::span(workspace).first(r.workspace_bytes);
+  std::unique_ptr<graph::KernelState> state;
+  if (packed) {
+    state = graph::prepare(ctx);
+    if (state == nullptr || !state->replaces_input(1) || !state->replaces_input(2)) {
+      throw Error("constant W and R were not packed");
+    }
+    ctx.kernel_state = state.get();
+  }
 
   // Twice: the first call may start OpenMP's thread team (threads > 1), which allocates once
   // per process; the second must allocate nothing and, from NaN outputs again, give the same.
@@ -473,7 +482,7 @@ std::unique_ptr<Inferred> build_model(const Spec& s) {
   return infer(m.graph, 14);
 }
 
-NodeResult run_spec(const Spec& s, const Data& d) {
+NodeResult run_spec(const Spec& s, const Data& d, bool packed) {
   const auto built = build_model(s);
   std::map<std::string, HostTensor> feeds = {{"X", d.x}, {"W", d.w}, {"R", d.r}};
   if (s.bias) feeds["B"] = d.b;
@@ -481,7 +490,7 @@ NodeResult run_spec(const Spec& s, const Data& d) {
   if (s.init_h) feeds["H0"] = d.h0;
   if (s.init_c) feeds["C0"] = d.c0;
   if (s.peep) feeds["P"] = d.p;
-  return run_node(built->model, feeds, s.threads);
+  return run_node(built->model, feeds, s.threads, packed);
 }
 
 // Bytes the workspace must have: gates for the batch, GRU's extra product, and the states the
@@ -495,10 +504,9 @@ uint64_t expected_workspace(const Spec& s) {
   return n * sizeof(float);
 }
 
-void check_spec(const Spec& s, unsigned seed = 1) {
-  const Data d = make_data(s, seed);
-  const NodeResult r = run_spec(s, d);
-  const Expected e = reference(s, d);
+void check_spec_as(const Spec& s, const Data& d, const Expected& e, bool packed) {
+  SCOPED_TRACE(packed ? "W and R packed when preparing" : "W and R as stored");
+  const NodeResult r = run_spec(s, d, packed);
   if (s.threads == 1) {
     EXPECT_EQ(r.first_heap_allocations, 0u);
   }
@@ -518,6 +526,12 @@ void check_spec(const Spec& s, unsigned seed = 1) {
     ASSERT_TRUE(r.outputs.contains("Y_c"));
     expect_close(r.outputs.at("Y_c").floats(), e.y_c, "Y_c");
   }
+}
+
+void check_spec(const Spec& s, unsigned seed = 1) {
+  const Data d = make_data(s, seed);
+  const Expected e = reference(s, d);
+  for (bool packed : {false, true}) check_spec_as(s, d, e, packed);
 }
 
 Spec full(Cell cell) {
@@ -686,7 +700,7 @@ TEST(RecurrentKernel, RejectsBadSequenceLength) {
   s.lengths = {1, 7};
   const Data d = make_data(s, 3);
   try {
-    run_spec(s, d);
+    run_spec(s, d, false);
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("sequence_lens[1] = 7"), std::string::npos) << e.what();
@@ -699,7 +713,7 @@ TEST(RecurrentKernel, RejectsUnknownActivation) {
   s.cell = Cell::rnn;
   s.acts = {{"Mystery"}};
   const Data d = make_data(s, 3);
-  EXPECT_THROW(run_spec(s, d), Error);
+  EXPECT_THROW(run_spec(s, d, false), Error);
 }
 
 }  // namespace

@@ -54,9 +54,10 @@ struct PreparedStats {
   uint64_t weights_bytes = 0;         // initializers and evaluated constants
   uint64_t constant_bytes = 0;        // of which computed when preparing (and kept)
   uint64_t mapped_weights_bytes = 0;  // initializers read in place from the model's bytes
-  // Weights kernels keep in their own layouts (blocked convolution weights), on the heap; and the
-  // heap copies of weights released because only those packed copies are read (computed
-  // constants, no longer in constant_bytes, and initializers copied for alignment).
+  // Weights kernels keep in their own layouts (blocked convolution weights, transposed LSTM/GRU/RNN
+  // gates), on the heap; and the heap copies of weights released because only those packed
+  // copies are read (computed constants, no longer in constant_bytes, and initializers copied
+  // for alignment).
   uint64_t packed_weights_bytes = 0;
   uint64_t released_constant_bytes = 0;
   // Pages of mapped initializers that only packed copies read, given back to the OS (RSS).

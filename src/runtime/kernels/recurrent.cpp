@@ -13,12 +13,14 @@
 // direction reads them from L-1 down to 0); its Y rows past L are zero and its final state is the
 // one after L steps (the initial state when L is 0).
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,8 +28,11 @@
 
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
+#include "footprint/core/error.hpp"
 #include "footprint/graph/graph.hpp"
 #include "parallel_for.hpp"
+#include "simd_math.hpp"
+#include "wide_vectors.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -124,11 +129,13 @@ void activate(const Activation& a, float* x, int64_t n) {
   const float al = a.alpha;
   const float be = a.beta;
   switch (a.kind) {
+    // The gates' own functions, a vector at a time: a loop over libm's exp and tanh was most of
+    // a GRU's time.
     case ActKind::sigmoid:
-      for (int64_t i = 0; i < n; ++i) x[i] = 1.f / (1.f + std::exp(-x[i]));
+      simd::map(x, x, static_cast<size_t>(n), [](auto v) { return simd::sigmoid(v); });
       return;
     case ActKind::tanh:
-      for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+      simd::map(x, x, static_cast<size_t>(n), [](auto v) { return simd::tanh(v); });
       return;
     case ActKind::relu:
       for (int64_t i = 0; i < n; ++i) x[i] = std::max(x[i], 0.f);
@@ -168,6 +175,64 @@ void clip_values(float clip, float* x, int64_t n) {
 
 // ---- Gate matmuls
 
+// Columns [begin, end) of add_matmul_wt; inlined into each vector width's copy.
+void add_matmul_wt_columns(const float* a, int64_t lda, int64_t m, const float* w, int64_t k,
+                           float* c, int64_t ldc, size_t begin, size_t end) {
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    const float* a0 = a + i * lda;
+    const float* a1 = a0 + lda;
+    const float* a2 = a1 + lda;
+    const float* a3 = a2 + lda;
+    for (auto j = static_cast<int64_t>(begin); j < static_cast<int64_t>(end); ++j) {
+      const float* wr = w + j * k;
+      float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+      for (int64_t q = 0; q < k; ++q) {
+        s0 += a0[q] * wr[q];
+        s1 += a1[q] * wr[q];
+        s2 += a2[q] * wr[q];
+        s3 += a3[q] * wr[q];
+      }
+      c[i * ldc + j] += s0;
+      c[(i + 1) * ldc + j] += s1;
+      c[(i + 2) * ldc + j] += s2;
+      c[(i + 3) * ldc + j] += s3;
+    }
+  }
+  // A single row (a batch of one, each time step's recurrent product): four columns at a time,
+  // so that four independent sums hide each multiply-add's latency.
+  for (; i < m; ++i) {
+    const float* ar = a + i * lda;
+    auto j = static_cast<int64_t>(begin);
+    for (; j + 4 <= static_cast<int64_t>(end); j += 4) {
+      const float* w0 = w + j * k;
+      const float* w1 = w0 + k;
+      const float* w2 = w1 + k;
+      const float* w3 = w2 + k;
+      float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+#pragma omp simd reduction(+ : s0, s1, s2, s3)
+      for (int64_t q = 0; q < k; ++q) {
+        s0 += ar[q] * w0[q];
+        s1 += ar[q] * w1[q];
+        s2 += ar[q] * w2[q];
+        s3 += ar[q] * w3[q];
+      }
+      c[i * ldc + j] += s0;
+      c[i * ldc + j + 1] += s1;
+      c[i * ldc + j + 2] += s2;
+      c[i * ldc + j + 3] += s3;
+    }
+    for (; j < static_cast<int64_t>(end); ++j) {
+      const float* wr = w + j * k;
+      float s = 0;
+#pragma omp simd reduction(+ : s)
+      for (int64_t q = 0; q < k; ++q) s += ar[q] * wr[q];
+      c[i * ldc + j] += s;
+    }
+  }
+}
+
 // c[m, j] += a[m, :] . w[j, :] for j < n: the gates' X*W^T and H*R^T with W, R as ONNX stores
 // them ([gates * hidden, k], row-major), so both operands of each dot product are contiguous.
 // Four rows of `a` share every row of `w` while it is in cache.
@@ -178,40 +243,66 @@ void add_matmul_wt(const float* a, int64_t lda, int64_t m, const float* w, int64
   parallel_for(
       threads, static_cast<size_t>(n),
       [&](size_t begin, size_t end) {
-        int64_t i = 0;
-        for (; i + 4 <= m; i += 4) {
-          const float* a0 = a + i * lda;
-          const float* a1 = a0 + lda;
-          const float* a2 = a1 + lda;
-          const float* a3 = a2 + lda;
-          for (auto j = static_cast<int64_t>(begin); j < static_cast<int64_t>(end); ++j) {
-            const float* wr = w + j * k;
-            float s0 = 0, s1 = 0, s2 = 0, s3 = 0;
-#pragma omp simd reduction(+ : s0, s1, s2, s3)
-            for (int64_t q = 0; q < k; ++q) {
-              s0 += a0[q] * wr[q];
-              s1 += a1[q] * wr[q];
-              s2 += a2[q] * wr[q];
-              s3 += a3[q] * wr[q];
-            }
-            c[i * ldc + j] += s0;
-            c[(i + 1) * ldc + j] += s1;
-            c[(i + 2) * ldc + j] += s2;
-            c[(i + 3) * ldc + j] += s3;
-          }
-        }
-        for (; i < m; ++i) {
-          const float* ar = a + i * lda;
-          for (auto j = static_cast<int64_t>(begin); j < static_cast<int64_t>(end); ++j) {
-            const float* wr = w + j * k;
-            float s = 0;
-#pragma omp simd reduction(+ : s)
-            for (int64_t q = 0; q < k; ++q) s += ar[q] * wr[q];
-            c[i * ldc + j] += s;
-          }
-        }
+        with_wide_vectors([&] { add_matmul_wt_columns(a, lda, m, w, k, c, ldc, begin, end); });
       },
       min_chunk);
+}
+
+// Columns [begin, end) of add_matmul_packed.
+void add_matmul_packed_columns(const float* a, int64_t lda, int64_t m, const float* wt, int64_t ldw,
+                               int64_t k, float* c, int64_t ldc, size_t begin, size_t end) {
+  const auto j0 = static_cast<int64_t>(begin);
+  const auto j1 = static_cast<int64_t>(end);
+  for (int64_t i = 0; i < m; ++i) {
+    float* cr = c + i * ldc;
+    for (int64_t q = 0; q < k; ++q) {
+      const float aq = a[i * lda + q];
+      const float* wr = wt + q * ldw;
+      for (int64_t j = j0; j < j1; ++j) cr[j] += aq * wr[j];
+    }
+  }
+}
+
+// The same product with the weights packed when preparing as wt = w^T ([k, gates * hidden], row
+// q holding every gate's weight q): each a[i, q] scales a contiguous row of wt into c's row, so
+// the product is multiply-adds at the vector's full width with no horizontal sums, which one-row
+// products (a batch of one, every time step) spend most of their time on.
+void add_matmul_packed(const float* a, int64_t lda, int64_t m, const float* wt, int64_t ldw,
+                       int64_t n, int64_t k, float* c, int64_t ldc, int threads) {
+  const auto min_chunk =
+      static_cast<size_t>(std::max<int64_t>(16, 32768 / std::max<int64_t>(k, 1)));
+  parallel_for(
+      threads, static_cast<size_t>(n),
+      [&](size_t begin, size_t end) {
+        with_wide_vectors(
+            [&] { add_matmul_packed_columns(a, lda, m, wt, ldw, k, c, ldc, begin, end); });
+      },
+      min_chunk);
+}
+
+// W or R of one direction: as the model stores it ([gates * hidden, k]) or packed transposed
+// ([k, gates * hidden]), both seen from gate row `first` on.
+struct GateWeights {
+  const float* data = nullptr;
+  int64_t k = 0;     // the product's inner extent (input or hidden)
+  int64_t rows = 0;  // gates * hidden
+  bool packed = false;
+
+  GateWeights from_row(int64_t first) const {
+    GateWeights w = *this;
+    w.data += packed ? first : first * k;
+    return w;
+  }
+};
+
+// c[m, j] += a[m, :] . w[j, :] for j < n, whichever way w is stored.
+void add_gate_product(const float* a, int64_t lda, int64_t m, const GateWeights& w, int64_t n,
+                      float* c, int64_t ldc, int threads) {
+  if (w.packed) {
+    add_matmul_packed(a, lda, m, w.data, w.rows, n, w.k, c, ldc, threads);
+  } else {
+    add_matmul_wt(a, lda, m, w.data, n, w.k, c, ldc, threads);
+  }
 }
 
 // ---- The node's configuration
@@ -402,8 +493,8 @@ struct Pass {
   int64_t dir = 0;       // index into the direction axis
   bool reverse = false;  // walks each sequence from its end
   const float* x = nullptr;
-  const float* w = nullptr;   // [gates*H, input]
-  const float* r = nullptr;   // [gates*H, H]
+  GateWeights w;              // [gates*H, input], or packed
+  GateWeights r;              // [gates*H, H], or packed
   const float* wb = nullptr;  // [gates*H] or null
   const float* rb = nullptr;  // [gates*H] or null
   const float* p = nullptr;   // LSTM peepholes [3*H] (i, o, f) or null
@@ -464,13 +555,13 @@ void add_input_projection(const Pass& p, int64_t t, bool uniform) {
   if (uniform || !p.reverse) {
     const int64_t time = p.reverse ? c.seq - 1 - t : t;
     const int64_t lda = c.batch > 1 ? p.x_row(time, 1) - p.x_row(time, 0) : c.input;
-    add_matmul_wt(p.x_row(time, 0), lda, c.batch, p.w, gh, c.input, p.gates, gh, p.threads);
+    add_gate_product(p.x_row(time, 0), lda, c.batch, p.w, gh, p.gates, gh, p.threads);
     return;
   }
   for (int64_t b = 0; b < c.batch; ++b) {
     if (t >= p.length(b)) continue;
-    add_matmul_wt(p.x_row(p.time_of(b, t), b), c.input, 1, p.w, gh, c.input, p.gates + b * gh, gh,
-                  p.threads);
+    add_gate_product(p.x_row(p.time_of(b, t), b), c.input, 1, p.w, gh, p.gates + b * gh, gh,
+                     p.threads);
   }
 }
 
@@ -535,7 +626,7 @@ void gru_finish_row(const Pass& p, int64_t b) {
 void gru_candidate(const Pass& p) {
   const Config& c = *p.c;
   const int64_t n = c.hidden;
-  const float* rh = p.r + 2 * n * n;
+  const GateWeights rh = p.r.from_row(2 * n);
   if (!c.linear_before_reset) {
     for (int64_t b = 0; b < c.batch; ++b) {
       const float* rg = p.gates + b * 3 * n + n;
@@ -543,7 +634,7 @@ void gru_candidate(const Pass& p) {
       float* e = p.extra + b * n;
       for (int64_t j = 0; j < n; ++j) e[j] = rg[j] * h[j];
     }
-    add_matmul_wt(p.extra, n, c.batch, rh, n, n, p.gates + 2 * n, 3 * n, p.threads);
+    add_gate_product(p.extra, n, c.batch, rh, n, p.gates + 2 * n, 3 * n, p.threads);
     return;
   }
   for (int64_t b = 0; b < c.batch; ++b) {
@@ -554,7 +645,7 @@ void gru_candidate(const Pass& p) {
       std::fill(e, e + n, 0.f);
     }
   }
-  add_matmul_wt(p.h.data, p.h.stride, c.batch, rh, n, n, p.extra, n, p.threads);
+  add_gate_product(p.h.data, p.h.stride, c.batch, rh, n, p.extra, n, p.threads);
   for (int64_t b = 0; b < c.batch; ++b) {
     float* g = p.gates + b * 3 * n;
     const float* e = p.extra + b * n;
@@ -571,7 +662,7 @@ void run_step(const Pass& p, int64_t t, bool uniform) {
   add_input_projection(p, t, uniform);
   // The recurrent product; GRU's candidate gate waits for the reset gate (gru_candidate).
   const int64_t recurrent_rows = c.cell == Cell::gru ? 2 * n : gh;
-  add_matmul_wt(p.h.data, p.h.stride, c.batch, p.r, recurrent_rows, n, p.gates, gh, p.threads);
+  add_gate_product(p.h.data, p.h.stride, c.batch, p.r, recurrent_rows, p.gates, gh, p.threads);
   if (c.cell == Cell::gru) {
     for (int64_t b = 0; b < c.batch; ++b) {
       float* g = p.gates + b * gh;
@@ -657,6 +748,16 @@ void check_lengths(KernelContext& ctx, const Config& c, const TensorRef* lens) {
   }
 }
 
+// W and R packed transposed per direction (add_matmul_packed), built when preparing from
+// constant weights; the kernel then never reads the originals, which the executor releases.
+class PackedGates final : public graph::KernelState {
+ public:
+  std::vector<float> w;  // [dirs][input][gates * H]
+  std::vector<float> r;  // [dirs][H][gates * H]
+  bool replaces_input(size_t i) const override { return i == 1 || i == 2; }
+  uint64_t owned_bytes() const override { return (w.size() + r.size()) * sizeof(float); }
+};
+
 void run_recurrent(KernelContext& ctx, Cell cell) {
   const Config c = read_config(ctx, cell);
   const TensorRef* lens = ctx.input_or_null(4);
@@ -691,14 +792,20 @@ void run_recurrent(KernelContext& ctx, Cell cell) {
 
   const TensorRef* bias = ctx.input_or_null(3);
   const TensorRef* peep = cell == Cell::lstm ? ctx.input_or_null(7) : nullptr;
+  const auto* packed = dynamic_cast<const PackedGates*>(ctx.state());
   for (int64_t d = 0; d < c.dirs; ++d) {
     Pass p;
     p.c = &c;
     p.dir = d;
     p.reverse = c.reverse_only || d == 1;
     p.x = ctx.input(0).as<const float>();
-    p.w = ctx.input(1).as<const float>() + d * gh * c.input;
-    p.r = ctx.input(2).as<const float>() + d * gh * c.hidden;
+    if (packed != nullptr) {
+      p.w = {packed->w.data() + d * gh * c.input, c.input, gh, true};
+      p.r = {packed->r.data() + d * gh * c.hidden, c.hidden, gh, true};
+    } else {
+      p.w = {ctx.input(1).as<const float>() + d * gh * c.input, c.input, gh, false};
+      p.r = {ctx.input(2).as<const float>() + d * gh * c.hidden, c.hidden, gh, false};
+    }
     if (bias != nullptr) {
       p.wb = bias->as<const float>() + d * 2 * gh;
       p.rb = p.wb + gh;
@@ -719,6 +826,54 @@ void run_recurrent(KernelContext& ctx, Cell cell) {
   }
 }
 
+// [dirs][rows][k] to [dirs][k][rows].
+std::vector<float> transpose_per_direction(const float* src, int64_t dirs, int64_t rows,
+                                           int64_t k) {
+  std::vector<float> out(static_cast<size_t>(dirs * rows * k));
+  for (int64_t d = 0; d < dirs; ++d) {
+    const float* from = src + d * rows * k;
+    float* to = out.data() + d * rows * k;
+    for (int64_t j = 0; j < rows; ++j) {
+      for (int64_t q = 0; q < k; ++q) to[q * rows + j] = from[j * k + q];
+    }
+  }
+  return out;
+}
+
+// Packs W and R when both are constants with the extents the node's attributes say; otherwise
+// (weights computed while running, or extents the kernel will refuse) the kernel reads them as
+// stored.
+std::unique_ptr<graph::KernelState> prepare_recurrent(const KernelContext& ctx, Cell cell) {
+  const TensorRef* w = ctx.input_or_null(1);
+  const TensorRef* r = ctx.input_or_null(2);
+  if (w == nullptr || r == nullptr || w->data == nullptr || r->data == nullptr) return nullptr;
+  if (w->dtype != DType::float32 || r->dtype != DType::float32) return nullptr;
+  Config c;
+  try {
+    c = read_config(ctx, cell);
+  } catch (const footprint::Error&) {
+    return nullptr;  // the run reports it, naming the node
+  }
+  const int64_t gh = gate_count(cell) * c.hidden;
+  const std::array<int64_t, 3> w_dims{c.dirs, gh, c.input};
+  const std::array<int64_t, 3> r_dims{c.dirs, gh, c.hidden};
+  if (!std::ranges::equal(w->dims, w_dims) || !std::ranges::equal(r->dims, r_dims)) return nullptr;
+  auto state = std::make_unique<PackedGates>();
+  state->w = transpose_per_direction(w->as<const float>(), c.dirs, gh, c.input);
+  state->r = transpose_per_direction(r->as<const float>(), c.dirs, gh, c.hidden);
+  return state;
+}
+
+std::unique_ptr<graph::KernelState> lstm_prepare(const KernelContext& ctx) {
+  return prepare_recurrent(ctx, Cell::lstm);
+}
+std::unique_ptr<graph::KernelState> gru_prepare(const KernelContext& ctx) {
+  return prepare_recurrent(ctx, Cell::gru);
+}
+std::unique_ptr<graph::KernelState> rnn_prepare(const KernelContext& ctx) {
+  return prepare_recurrent(ctx, Cell::rnn);
+}
+
 void lstm_kernel(KernelContext& ctx) {
   run_recurrent(ctx, Cell::lstm);
 }
@@ -735,12 +890,15 @@ void register_recurrent(graph::OpRegistry& r) {
   graph::OpSchema& lstm = r.row("", "LSTM");
   lstm.kernel = lstm_kernel;
   lstm.workspace = lstm_workspace;
+  lstm.prepare = lstm_prepare;
   graph::OpSchema& gru = r.row("", "GRU");
   gru.kernel = gru_kernel;
   gru.workspace = gru_workspace;
+  gru.prepare = gru_prepare;
   graph::OpSchema& rnn = r.row("", "RNN");
   rnn.kernel = rnn_kernel;
   rnn.workspace = rnn_workspace;
+  rnn.prepare = rnn_prepare;
 }
 
 }  // namespace footprint::runtime::kernels
