@@ -1,7 +1,10 @@
 // Reductions, ArgMax/ArgMin, the Softmax family and CumSum on small hand-checked cases.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <vector>
 
 #include "runtime/test_kernel_context.hpp"
 
@@ -84,6 +87,31 @@ TEST(ReduceKernels, SoftmaxFamily) {
   expect_near(run_f32("LogSoftmax", {f32({1, 2}, {0, 0})}).values,
               {-std::log(2.0f), -std::log(2.0f)});
   expect_near(run_f32("Hardmax", {f32({2, 3}, {1, 3, 3, 7, 2, 5})}).values, {0, 1, 0, 1, 0, 0});
+}
+
+// Contiguous float rows take a vector path (maximum, exponentials with their sum, scaling, at 4,
+// 8 or 16 lanes): rows shorter than a vector, whole vectors and tails agree with a reference in
+// double, the maximum found in any lane.
+TEST(ReduceKernels, SoftmaxOnLongRows) {
+  for (int64_t n : {int64_t{3}, int64_t{16}, int64_t{37}, int64_t{197}}) {
+    std::vector<float> x(static_cast<size_t>(2 * n));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.7f * static_cast<float>(i)) * 9.0f;
+    x[static_cast<size_t>(n + n / 2)] = 30;  // the second row's maximum, mid-row
+    const auto soft = run_f32("Softmax", {f32({2, n}, x)}).values;
+    const auto log_soft = run_f32("LogSoftmax", {f32({2, n}, x)}).values;
+    for (int64_t r = 0; r < 2; ++r) {
+      double m = -1e30, sum = 0;
+      for (int64_t i = 0; i < n; ++i)
+        m = std::max(m, static_cast<double>(x[static_cast<size_t>(r * n + i)]));
+      for (int64_t i = 0; i < n; ++i) sum += std::exp(x[static_cast<size_t>(r * n + i)] - m);
+      for (int64_t i = 0; i < n; ++i) {
+        const auto at = static_cast<size_t>(r * n + i);
+        const double want = std::exp(x[at] - m) / sum;
+        EXPECT_NEAR(soft[at], want, 1e-6 * want + 1e-12) << n << " " << at;
+        EXPECT_NEAR(log_soft[at], x[at] - m - std::log(sum), 2e-5) << n << " " << at;
+      }
+    }
+  }
 }
 
 TEST(ReduceKernels, CumSum) {

@@ -390,25 +390,31 @@ void run_layer_norm(graph::KernelContext& ctx) {
 
 enum class Normalize { softmax, log_softmax, hardmax };
 
-// A contiguous float row with its maximum m: exp a vector at a time (y holds the
-// exponentials first; Softmax is not in place, so y is not x).
+// A contiguous float row, every pass a vector at a time at the CPU's widest: the maximum, the
+// exponentials with their sum, then the scaling (y holds the exponentials first; Softmax is not
+// in place, so y is not x). Attention's softmax rows are most of a transformer's non-matmul time.
 template <Normalize kind>
-void normalize_float_row(const float* x, float* y, size_t n, float m) {
-  simd::map(x, y, n, [m](auto v) { return simd::exp(v - m); });
-  float sum = 0;
-  for (size_t i = 0; i < n; ++i) sum += y[i];
-  if constexpr (kind == Normalize::softmax) {
-    const float scale = 1.0f / sum;
-    for (size_t i = 0; i < n; ++i) y[i] *= scale;
-  } else {
-    const float shift = m + std::log(sum);
-    for (size_t i = 0; i < n; ++i) y[i] = x[i] - shift;
-  }
+void normalize_float_row(const float* x, float* y, size_t n) {
+  simd::with_widest([&](auto tag) {
+    using V = decltype(tag);
+    const float m = simd::max_as<V>(x, n);
+    const float sum = simd::exp_sum_as<V>(x, y, n, m);
+    if constexpr (kind == Normalize::softmax) {
+      const float scale = 1.0f / sum;
+      for (size_t i = 0; i < n; ++i) y[i] *= scale;
+    } else {
+      const float shift = m + std::log(sum);
+      for (size_t i = 0; i < n; ++i) y[i] = x[i] - shift;
+    }
+  });
 }
 
 // One row of n elements `stride` apart.
 template <Normalize kind, class T>
 void normalize_row(const T* x, T* y, size_t n, size_t stride) {
+  if constexpr (std::is_same_v<T, float> && kind != Normalize::hardmax) {
+    if (stride == 1) return normalize_float_row<kind>(x, y, n);
+  }
   T m = x[0];
   size_t arg = 0;
   for (size_t i = 1; i < n; ++i) {
@@ -420,9 +426,6 @@ void normalize_row(const T* x, T* y, size_t n, size_t stride) {
   if constexpr (kind == Normalize::hardmax) {
     for (size_t i = 0; i < n; ++i) y[i * stride] = i == arg ? T(1) : T(0);
     return;
-  }
-  if constexpr (std::is_same_v<T, float>) {
-    if (stride == 1) return normalize_float_row<kind>(x, y, n, m);
   }
   if constexpr (kind == Normalize::softmax) {
     T sum = 0;

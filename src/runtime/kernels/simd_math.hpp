@@ -125,20 +125,71 @@ void map_as(const float* x, float* y, size_t n, const F& f) {
   }
 }
 
-// map_as at the widest vector the CPU has; f is generic over the vector (`[](auto v)`).
+// body(V{}) with V the widest vector the CPU has, compiled for that instruction set (the body
+// is inlined into each copy).
 template <class F>
-void map(const float* x, float* y, size_t n, const F& f) {
+void with_widest(const F& body) {
 #if defined(FOOTPRINT_WIDE_VECTORS)
   switch (wide::host_isa()) {
     case wide::Isa::avx512:
-      return wide::on_avx512([&] { map_as<f32x16>(x, y, n, f); });
+      return wide::on_avx512([&] { body(f32x16{}); });
     case wide::Isa::avx2:
-      return wide::on_avx2([&] { map_as<f32x8>(x, y, n, f); });
+      return wide::on_avx2([&] { body(f32x8{}); });
     case wide::Isa::baseline:
       break;
   }
 #endif
-  map_as<f32x4>(x, y, n, f);
+  body(f32x4{});
+}
+
+// map_as at the widest vector the CPU has; f is generic over the vector (`[](auto v)`).
+template <class F>
+void map(const float* x, float* y, size_t n, const F& f) {
+  with_widest([&](auto tag) { map_as<decltype(tag)>(x, y, n, f); });
+}
+
+// The largest of x[0, n) (n > 0), a vector at a time; NaNs are passed over as `x > m` does.
+template <class V>
+float max_as(const float* x, size_t n) {
+  constexpr size_t lanes = sizeof(V) / sizeof(float);
+  float m = x[0];
+  size_t i = 0;
+  if (n >= lanes) {
+    V mv = splat<V>(m);
+    for (; i + lanes <= n; i += lanes) {
+      V v;
+      std::memcpy(&v, x + i, sizeof v);
+      mv = v > mv ? v : mv;
+    }
+    for (size_t l = 0; l < lanes; ++l) m = mv[l] > m ? mv[l] : m;
+  }
+  for (; i < n; ++i) m = x[i] > m ? x[i] : m;
+  return m;
+}
+
+// y[i] = exp(x[i] - m) for i < n, returning their sum (lanes summed separately, then together).
+template <class V>
+float exp_sum_as(const float* x, float* y, size_t n, float m) {
+  constexpr size_t lanes = sizeof(V) / sizeof(float);
+  V acc{};
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    V v;
+    std::memcpy(&v, x + i, sizeof v);
+    v = exp(v - m);
+    std::memcpy(y + i, &v, sizeof v);
+    acc += v;
+  }
+  float sum = 0;
+  for (size_t l = 0; l < lanes; ++l) sum += acc[l];
+  if (i < n) {
+    V v{};
+    std::memcpy(&v, x + i, (n - i) * sizeof(float));
+    v = exp(v - m);
+    std::memcpy(y + i, &v, (n - i) * sizeof(float));
+    for (size_t l = 0; l < n - i; ++l) sum += v[l];
+  }
+  return sum;
 }
 
 }  // namespace simd
