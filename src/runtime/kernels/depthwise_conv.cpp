@@ -79,6 +79,18 @@ uint64_t scratch_bytes(const Geometry& g) {
     const float* src = x + ih * g.w;
     if (g.sw == 1) {
       std::copy(src, src + g.w, row + g.pw);
+    } else if (g.sw == 2) {
+      // Even and odd input columns to their phases in one pass of constant stride, which the
+      // compiler turns into vector permutes; the general loop below runs element by element and
+      // was half of a stride-2 convolution's time.
+      float* even = row + g.pw % 2 * g.pl + g.pw / 2;
+      float* odd = row + (g.pw + 1) % 2 * g.pl + (g.pw + 1) / 2;
+      const int64_t pairs = g.w / 2;
+      for (int64_t k = 0; k < pairs; ++k) {
+        even[k] = src[2 * k];
+        odd[k] = src[2 * k + 1];
+      }
+      if (g.w % 2 != 0) even[pairs] = src[2 * pairs];
     } else {
       // Phase q holds the input columns iw with (pw + iw) % sw == q, in order.
       for (int64_t q = 0; q < g.sw; ++q) {
