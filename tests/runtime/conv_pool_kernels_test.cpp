@@ -193,16 +193,8 @@ TEST(ConvKernels, MatchesTheReferenceAcrossAttributes) {
       {.x = {1, 3, 9, 21}, .w = {3, 1, 3, 3}, .group = 3, .pads = {1, 1, 1, 1}},
       // stride 2 splits each packed row into even and odd columns: even and odd widths, left
       // pads 0 to 3 (which phase each parity lands in), rows of several vectors
-      {.x = {1, 8, 12, 34},
-       .w = {8, 1, 3, 3},
-       .group = 8,
-       .strides = {2, 2},
-       .pads = {1, 0, 1, 1}},
-      {.x = {1, 4, 15, 40},
-       .w = {4, 1, 5, 5},
-       .group = 4,
-       .strides = {2, 2},
-       .pads = {2, 2, 2, 2}},
+      {.x = {1, 8, 12, 34}, .w = {8, 1, 3, 3}, .group = 8, .strides = {2, 2}, .pads = {1, 0, 1, 1}},
+      {.x = {1, 4, 15, 40}, .w = {4, 1, 5, 5}, .group = 4, .strides = {2, 2}, .pads = {2, 2, 2, 2}},
       {.x = {1, 4, 9, 17}, .w = {4, 1, 7, 7}, .group = 4, .strides = {2, 2}, .pads = {3, 3, 3, 3}},
       {.x = {1, 3, 10, 9},
        .w = {5, 3, 3, 3},

@@ -493,11 +493,11 @@ NodeResult run_spec(const Spec& s, const Data& d, bool packed) {
   return run_node(built->model, feeds, s.threads, packed);
 }
 
-// Bytes the workspace must have: gates for the batch, GRU's extra product, and the states the
-// node has no output for.
+// Bytes the workspace must have: every time step's input projection (one direction at a time),
+// gates for the batch, GRU's extra product, and the states the node has no output for.
 uint64_t expected_workspace(const Spec& s) {
   const uint64_t bh = static_cast<uint64_t>(s.batch * s.hidden);
-  uint64_t n = bh * static_cast<uint64_t>(gates_of(s.cell));
+  uint64_t n = bh * static_cast<uint64_t>(gates_of(s.cell)) * static_cast<uint64_t>(s.seq + 1);
   if (s.cell == Cell::gru) n += bh;
   if (!s.y_h) n += bh;
   if (s.cell == Cell::lstm && !s.y_c) n += bh;
@@ -638,6 +638,23 @@ TEST(LstmKernel, LargerBatchWithThreads) {
 }
 
 // ---- GRU and RNN
+
+TEST(GruKernel, WholeBlocksTailsAndLengthsInTheProjection) {
+  // 60 gate columns: whole vector blocks and a tail; 5 rows: a four-row block and one more; the
+  // reverse direction reads each entry's projected rows from its own length down.
+  for (bool linear : {false, true}) {
+    Spec s = full(Cell::gru);
+    s.direction = "bidirectional";
+    s.batch = 5;
+    s.input = 9;
+    s.hidden = 20;
+    s.seq = 6;
+    s.lens = true;
+    s.lengths = {6, 3, 0, 5, 1};
+    s.linear_before_reset = linear;
+    check_spec(s);
+  }
+}
 
 TEST(GruKernel, AllInputsBothResetModes) {
   for (bool lbr : {false, true}) {

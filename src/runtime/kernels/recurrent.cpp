@@ -2,12 +2,15 @@
 // (direction, activations with their alpha/beta, clip, input_forget, linear_before_reset,
 // layout) and every optional input and output.
 //
-// Memory: the kernel allocates nothing while it runs. Per direction it keeps one gate buffer for
-// the batch ([batch, gates * hidden]) and walks the sequence one step at a time, so its scratch
-// does not grow with the sequence. The running hidden and cell states live in Y_h / Y_c when
-// the node has them (their final value is exactly the running state's last one) and in the
-// workspace otherwise. recurrent_workspace() sizes exactly that, from the same facts the kernel
-// decides with (which outputs the node has), and the kernel checks it got at least that much.
+// Memory: the kernel allocates nothing while it runs. Per direction it first projects every time
+// step's input at once (X W^T plus the biases, [seq * batch, gates * hidden]: one product whose
+// weights stay in cache over the rows, as onnxruntime does), then walks the sequence one step at
+// a time with one gate buffer for the batch ([batch, gates * hidden]). So its scratch grows with
+// the sequence by the projection, the price of that speed. The running hidden and cell states live
+// in Y_h / Y_c when the node has them (their final value is exactly the running state's last one)
+// and in the workspace otherwise. recurrent_workspace() sizes exactly that, from the same facts the
+// kernel decides with (which outputs the node has), and the kernel checks it got at least that
+// much.
 //
 // Sequence lengths: a batch entry with length L reads its first L time steps (the reverse
 // direction reads them from L-1 down to 0); its Y rows past L are zero and its final state is the
@@ -18,9 +21,11 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -28,6 +33,7 @@
 
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
+#include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/graph/graph.hpp"
 #include "parallel_for.hpp"
@@ -248,17 +254,53 @@ void add_matmul_wt(const float* a, int64_t lda, int64_t m, const float* w, int64
       min_chunk);
 }
 
-// Columns [begin, end) of add_matmul_packed.
-void add_matmul_packed_columns(const float* a, int64_t lda, int64_t m, const float* wt, int64_t ldw,
-                               int64_t k, float* c, int64_t ldc, size_t begin, size_t end) {
-  const auto j0 = static_cast<int64_t>(begin);
-  const auto j1 = static_cast<int64_t>(end);
-  for (int64_t i = 0; i < m; ++i) {
-    float* cr = c + i * ldc;
-    for (int64_t q = 0; q < k; ++q) {
-      const float aq = a[i * lda + q];
-      const float* wr = wt + q * ldw;
-      for (int64_t j = j0; j < j1; ++j) cr[j] += aq * wr[j];
+// Rows [i, i + R) of add_matmul_packed's product over columns [j, j + 2 lanes): the 2 R sums
+// stay in registers while k runs, so each weight vector loaded serves R rows and nothing is
+// stored until the end.
+template <class V, int R>
+void packed_block(const float* a, int64_t lda, const float* wt, int64_t ldw, int64_t k, float* c,
+                  int64_t ldc, int64_t j) {
+  constexpr int64_t lanes = sizeof(V) / sizeof(float);
+  V acc[R][2];
+  for (int r = 0; r < R; ++r) {
+    for (int u = 0; u < 2; ++u) std::memcpy(&acc[r][u], c + r * ldc + j + u * lanes, sizeof(V));
+  }
+  for (int64_t q = 0; q < k; ++q) {
+    V w[2];
+    for (int u = 0; u < 2; ++u) std::memcpy(&w[u], wt + q * ldw + j + u * lanes, sizeof(V));
+    for (int r = 0; r < R; ++r) {
+      const V x = simd::splat<V>(a[r * lda + q]);
+      for (int u = 0; u < 2; ++u) acc[r][u] += x * w[u];
+    }
+  }
+  for (int r = 0; r < R; ++r) {
+    for (int u = 0; u < 2; ++u) std::memcpy(c + r * ldc + j + u * lanes, &acc[r][u], sizeof(V));
+  }
+}
+
+// Columns [begin, end) of add_matmul_packed, four rows at a time, then the rest; columns past
+// the last whole block one at a time.
+template <class V>
+void packed_columns_as(const float* a, int64_t lda, int64_t m, const float* wt, int64_t ldw,
+                       int64_t k, float* c, int64_t ldc, int64_t begin, int64_t end) {
+  constexpr int64_t block = 2 * static_cast<int64_t>(sizeof(V) / sizeof(float));
+  const int64_t blocked_end = begin + (end - begin) / block * block;
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    for (int64_t j = begin; j < blocked_end; j += block) {
+      packed_block<V, 4>(a + i * lda, lda, wt, ldw, k, c + i * ldc, ldc, j);
+    }
+  }
+  for (; i < m; ++i) {
+    for (int64_t j = begin; j < blocked_end; j += block) {
+      packed_block<V, 1>(a + i * lda, lda, wt, ldw, k, c + i * ldc, ldc, j);
+    }
+  }
+  for (i = 0; i < m; ++i) {
+    for (int64_t j = blocked_end; j < end; ++j) {
+      float sum = c[i * ldc + j];
+      for (int64_t q = 0; q < k; ++q) sum += a[i * lda + q] * wt[q * ldw + j];
+      c[i * ldc + j] = sum;
     }
   }
 }
@@ -274,8 +316,10 @@ void add_matmul_packed(const float* a, int64_t lda, int64_t m, const float* wt, 
   parallel_for(
       threads, static_cast<size_t>(n),
       [&](size_t begin, size_t end) {
-        with_wide_vectors(
-            [&] { add_matmul_packed_columns(a, lda, m, wt, ldw, k, c, ldc, begin, end); });
+        simd::with_widest([&](auto tag) {
+          packed_columns_as<decltype(tag)>(a, lda, m, wt, ldw, k, c, ldc,
+                                           static_cast<int64_t>(begin), static_cast<int64_t>(end));
+        });
       },
       min_chunk);
 }
@@ -437,16 +481,23 @@ Config read_config(const KernelContext& ctx, Cell cell) {
 
 // ---- Workspace
 
-// Floats of scratch: the gate buffer, GRU's hidden-sized product, and the running states the
-// node has no output for.
-uint64_t scratch_floats(Cell cell, int64_t batch, int64_t hidden, bool has_y_h, bool has_y_c) {
+// Floats of scratch: the input projection of every time step (one direction at a time), the
+// gate buffer, GRU's hidden-sized product, and the running states the node has no output for.
+// nullopt when the count does not fit in 64 bits.
+std::optional<uint64_t> scratch_floats(Cell cell, int64_t seq, int64_t batch, int64_t hidden,
+                                       bool has_y_h, bool has_y_c) {
   const auto rows = static_cast<uint64_t>(std::max<int64_t>(batch, 0));
   const auto h = static_cast<uint64_t>(std::max<int64_t>(hidden, 0));
-  uint64_t n = rows * static_cast<uint64_t>(gate_count(cell)) * h;
+  const auto steps = static_cast<uint64_t>(std::max<int64_t>(seq, 0));
+  const auto gh = checked_mul(static_cast<uint64_t>(gate_count(cell)), h);
+  const auto gates = gh ? checked_mul(rows, *gh) : std::nullopt;
+  const auto projection = gates ? checked_mul(steps, *gates) : std::nullopt;
+  if (!projection) return std::nullopt;
+  uint64_t n = *gates;
   if (cell == Cell::gru) n += rows * h;
   if (!has_y_h) n += rows * h;
   if (cell == Cell::lstm && !has_y_c) n += rows * h;
-  return n;
+  return checked_add(n, *projection);
 }
 
 bool node_has_output(const graph::Node& n, size_t i) {
@@ -460,8 +511,11 @@ uint64_t recurrent_workspace(Cell cell, const graph::Node& n,
   int64_t batch = 0;
   sequence_extents(n, inputs[0].dims, seq, batch);
   const int64_t hidden = hidden_size(n, inputs[2].dims);
-  return sizeof(float) *
-         scratch_floats(cell, batch, hidden, node_has_output(n, 1), node_has_output(n, 2));
+  const auto floats =
+      scratch_floats(cell, seq, batch, hidden, node_has_output(n, 1), node_has_output(n, 2));
+  const auto bytes = floats ? checked_mul(*floats, uint64_t{sizeof(float)}) : std::nullopt;
+  if (!bytes) throw Error("node '" + n.name + "' (" + n.op_type + "): its scratch overflows");
+  return *bytes;
 }
 
 uint64_t lstm_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& inputs,
@@ -501,7 +555,10 @@ struct Pass {
   const TensorRef* lens = nullptr;
   float* y = nullptr;  // or null
   Rows h;
-  Rows c_state;            // LSTM only
+  Rows c_state;  // LSTM only
+  // X W^T + the biases outside GRU's reset product, for every row of X (in X's order):
+  // [seq * batch, gates*H].
+  float* projected = nullptr;
   float* gates = nullptr;  // [batch, gates*H]
   float* extra = nullptr;  // GRU: [batch, H]
   int threads = 1;
@@ -524,45 +581,44 @@ struct Pass {
   }
 };
 
-// Whether every batch entry runs the whole sequence (then a step's X rows are evenly strided).
-bool full_lengths(const Pass& p) {
-  if (p.lens == nullptr) return true;
-  for (int64_t b = 0; b < p.c->batch; ++b) {
-    if (p.length(b) != p.c->seq) return false;
-  }
-  return true;
-}
-
-// gates[b] = Wb + Rb (the parts of the bias outside GRU's reset product); zero without B.
-void init_gates(const Pass& p, int64_t b) {
+// The biases outside GRU's reset product (Wb + Rb; with linear_before_reset Rbh is added inside
+// the reset gate's product instead), or zeros without B.
+void fill_bias(const Pass& p, float* g) {
   const int64_t gh = gate_count(p.c->cell) * p.c->hidden;
-  float* g = p.gates + b * gh;
   if (p.wb == nullptr) {
     std::fill(g, g + gh, 0.f);
     return;
   }
-  // GRU with linear_before_reset adds Rbh inside the reset gate's product instead.
   const int64_t rb_end = p.c->cell == Cell::gru && p.c->linear_before_reset ? 2 * p.c->hidden : gh;
   for (int64_t j = 0; j < gh; ++j) g[j] = p.wb[j] + (j < rb_end ? p.rb[j] : 0.f);
 }
 
-// gates += X_t * W^T. When every entry reads the same time index (forward, or equal lengths) its
-// rows are evenly strided: one matmul for the batch (finished entries' gates are computed but
-// never used). Otherwise one per running entry.
-void add_input_projection(const Pass& p, int64_t t, bool uniform) {
+// projected = bias + X W^T for every row of X at once, before the first step: one product of
+// seq * batch rows, whose weight rows stay in cache across them, instead of one per time step.
+void project_inputs(const Pass& p) {
   const Config& c = *p.c;
   const int64_t gh = gate_count(c.cell) * c.hidden;
-  if (uniform || !p.reverse) {
-    const int64_t time = p.reverse ? c.seq - 1 - t : t;
-    const int64_t lda = c.batch > 1 ? p.x_row(time, 1) - p.x_row(time, 0) : c.input;
-    add_gate_product(p.x_row(time, 0), lda, c.batch, p.w, gh, p.gates, gh, p.threads);
+  const int64_t rows = c.seq * c.batch;
+  fill_bias(p, p.projected);
+  for (int64_t r = 1; r < rows; ++r) {
+    std::copy(p.projected, p.projected + gh, p.projected + r * gh);
+  }
+  add_gate_product(p.x, c.input, rows, p.w, gh, p.projected, gh, p.threads);
+}
+
+// gates[b] = the projected row of the time index entry b reads at step t; a finished entry's
+// row is zeros (computed on, never used).
+void init_gates(const Pass& p, int64_t b, int64_t t) {
+  const int64_t gh = gate_count(p.c->cell) * p.c->hidden;
+  float* g = p.gates + b * gh;
+  if (t >= p.length(b)) {
+    std::fill(g, g + gh, 0.f);
     return;
   }
-  for (int64_t b = 0; b < c.batch; ++b) {
-    if (t >= p.length(b)) continue;
-    add_gate_product(p.x_row(p.time_of(b, t), b), c.input, 1, p.w, gh, p.gates + b * gh, gh,
-                     p.threads);
-  }
+  const int64_t time = p.time_of(b, t);
+  const int64_t row = p.c->batch_first ? b * p.c->seq + time : time * p.c->batch + b;
+  const float* src = p.projected + row * gh;
+  std::copy(src, src + gh, g);
 }
 
 // Writes the new hidden row of entry b (already in p.h) to Y at its time index.
@@ -654,12 +710,11 @@ void gru_candidate(const Pass& p) {
 }
 
 // One time step for every entry still running at step t.
-void run_step(const Pass& p, int64_t t, bool uniform) {
+void run_step(const Pass& p, int64_t t) {
   const Config& c = *p.c;
   const int64_t n = c.hidden;
   const int64_t gh = gate_count(c.cell) * n;
-  for (int64_t b = 0; b < c.batch; ++b) init_gates(p, b);
-  add_input_projection(p, t, uniform);
+  for (int64_t b = 0; b < c.batch; ++b) init_gates(p, b, t);
   // The recurrent product; GRU's candidate gate waits for the reset gate (gru_candidate).
   const int64_t recurrent_rows = c.cell == Cell::gru ? 2 * n : gh;
   add_gate_product(p.h.data, p.h.stride, c.batch, p.r, recurrent_rows, p.gates, gh, p.threads);
@@ -717,8 +772,8 @@ void run_pass(const Pass& p) {
   int64_t steps = 0;
   for (int64_t b = 0; b < c.batch; ++b) steps = std::max(steps, p.length(b));
   zero_padding(p);
-  const bool uniform = full_lengths(p);
-  for (int64_t t = 0; t < steps; ++t) run_step(p, t, uniform);
+  if (steps > 0) project_inputs(p);
+  for (int64_t t = 0; t < steps; ++t) run_step(p, t);
 }
 
 // ---- The kernel
@@ -766,16 +821,18 @@ void run_recurrent(KernelContext& ctx, Cell cell) {
   TensorRef* y_h = ctx.output_or_null(1);
   TensorRef* y_c = cell == Cell::lstm ? ctx.output_or_null(2) : nullptr;
 
-  const uint64_t need =
-      scratch_floats(cell, c.batch, c.hidden, y_h != nullptr, cell != Cell::lstm || y_c != nullptr);
+  const auto need = scratch_floats(cell, c.seq, c.batch, c.hidden, y_h != nullptr,
+                                   cell != Cell::lstm || y_c != nullptr);
   const std::span<std::byte> ws = ctx.workspace();
-  if (ws.size() < need * sizeof(float)) {
+  if (!need || ws.size() / sizeof(float) < *need) {
     ctx.fail("workspace of " + std::to_string(ws.size()) + " bytes; it needs " +
-             std::to_string(need * sizeof(float)));
+             (need ? std::to_string(*need * sizeof(float)) : std::string("more than 2^64")));
   }
   auto* scratch = reinterpret_cast<float*>(ws.data());
   const int64_t bh = c.batch * c.hidden;
   const int64_t gh = gate_count(cell) * c.hidden;
+  float* projected = scratch;
+  scratch += c.seq * c.batch * gh;
   float* gates = scratch;
   scratch += c.batch * gh;
   float* extra = nullptr;
@@ -819,6 +876,7 @@ void run_recurrent(KernelContext& ctx, Cell cell) {
       init_state(c, ctx.input_or_null(6), d, p.c_state);
     }
     init_state(c, ctx.input_or_null(5), d, p.h);
+    p.projected = projected;
     p.gates = gates;
     p.extra = extra;
     p.threads = ctx.threads();
