@@ -174,10 +174,15 @@ std::string run_text(const RunReport& r) {
                    human_bytes(p.constant_bytes));
   if (p.packed_weights_bytes > 0) {
     t += fmt::format(
-        "packed       {} of weights in their kernels' layouts: convolutions blocked, recurrent "
-        "gates transposed (originals released: {} from the heap, {} of mapped pages)\n",
-        human_bytes(p.packed_weights_bytes), human_bytes(p.released_constant_bytes),
-        human_bytes(p.released_mapped_bytes));
+        "packed       {} of weights in their kernels' layouts (convolutions blocked, recurrent "
+        "gates transposed)\n",
+        human_bytes(p.packed_weights_bytes));
+  }
+  if (p.released_constant_bytes + p.released_mapped_bytes > 0) {
+    t += fmt::format(
+        "released     weights only their packed or aligned copies read: {} from the heap, {} of "
+        "mapped pages\n",
+        human_bytes(p.released_constant_bytes), human_bytes(p.released_mapped_bytes));
   }
   if (r.end) {
     t += fmt::format("peak RSS     {} (private {}, file-backed {})\n",

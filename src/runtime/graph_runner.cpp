@@ -178,9 +178,18 @@ GraphRunner::Placement GraphRunner::place_root(size_t v, const std::vector<int64
       return {Home::input, position(g_.inputs())};
     case graph::ValueKind::outer:
       return {Home::outer, value.outer_value};
-    case graph::ValueKind::initializer:
-      weights_.push_back(onnx::tensor_bytes(*value.initializer, element_alignment(value.dtype)));
+    case graph::ValueKind::initializer: {
+      onnx::TensorBytes w = onnx::tensor_bytes(*value.initializer, element_alignment(value.dtype));
+      // A copy (an exporter's raw_data at an odd offset, or typed fields) is all the kernels read:
+      // the mapped original's pages go back to the OS as soon as it is made, so preparing never
+      // holds a model's weights twice (PyTorch's exporter misaligns most of them).
+      if (!w.is_view() && g_.model() != nullptr) {
+        released_mapped_bytes_ +=
+            g_.model()->source().release_pages(onnx::tensor_view(*value.initializer));
+      }
+      weights_.push_back(std::move(w));
       return {Home::weight, static_cast<int64_t>(weights_.size() - 1)};
+    }
     case graph::ValueKind::intermediate:
       break;
   }

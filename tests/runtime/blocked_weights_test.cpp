@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "footprint/graph/builder.hpp"
@@ -47,7 +48,7 @@ TEST(BlockedWeights, ComputedWeightsArePackedOnceAndReleased) {
   for (float& e : inputs[0].ref().span<float>()) e = 1.0F;
   const auto out = session.run(inputs);
 
-  const uint64_t weight_bytes = 32 * 32 * 3 * 3 * sizeof(float);
+  const uint64_t weight_bytes = uint64_t{32} * 32 * 3 * 3 * sizeof(float);
   EXPECT_EQ(session.prepared().released_constant_bytes, weight_bytes);
   EXPECT_EQ(session.prepared().constant_bytes, 0u) << "the computed weights are not kept";
   EXPECT_GE(session.prepared().packed_weights_bytes, weight_bytes);
@@ -87,9 +88,47 @@ TEST(BlockedWeights, MappedWeightsGiveTheirPagesBack) {
   const auto out = session.run(inputs);
   // 36 KiB of weights: at least 8 whole 4 KiB pages go back, or the copy made for alignment.
   const runtime::PreparedStats& p = session.prepared();
-  EXPECT_GE(p.released_mapped_bytes + p.released_constant_bytes, 8u * 4096);
+  EXPECT_GE(p.released_mapped_bytes + p.released_constant_bytes, uint64_t{8} * 4096);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_NEAR(out[0].ref().span<const float>()[9], 0.01F * 32 * 9, 1e-4) << "an inner output";
+}
+
+// An initializer whose bytes are not aligned for its elements (PyTorch's exporter writes most of
+// them so) is copied when preparing; the mapped original's pages then go back to the OS at once,
+// so the process never holds the weight twice.
+TEST(MappedWeights, ACopyMadeForAlignmentGivesTheMappedPagesBack) {
+  constexpr int64_t kN = 128;  // a 64 KiB weight: 14 or more whole pages
+  // The weight's name moves its bytes within the file; one of four lengths misaligns them.
+  for (std::string name = "w"; name.size() <= 4; name += "w") {
+    GraphBuilder b(runtime::op_registry());
+    Var x = b.input("x", DType::float32, {Dim::known(1), Dim::known(kN)});
+    auto w = HostValue::make(DType::float32, {kN, kN});
+    for (size_t i = 0; i < static_cast<size_t>(kN * kN); ++i) {
+      w->span<float>()[i] = static_cast<float>(i % 7) * 0.25F;
+    }
+    b.output(b.matmul(x, b.constant(w, name)), "y");
+    (void)b.to_graph();
+    footprint::testing::TempDir dir;
+    b.write_onnx(dir.path() / "mm.onnx");
+    const onnx::Model model = onnx::load_file(dir.path() / "mm.onnx");
+    runtime::Session session(model);
+    std::vector<runtime::Tensor> inputs;
+    inputs.emplace_back("x", DType::float32, std::vector<int64_t>{1, kN});
+    for (float& e : inputs[0].ref().span<float>()) e = 1.0F;
+    const auto out = session.run(inputs);
+    const runtime::PreparedStats& p = session.prepared();
+    if (p.mapped_weights_bytes > 0) continue;  // read in place: aligned, nothing was copied
+    EXPECT_GE(p.released_mapped_bytes, static_cast<uint64_t>(kN * kN * 4 - int64_t{2} * 4096));
+    ASSERT_EQ(out.size(), 1u);
+    // Column j sums (i * kN + j) % 7 / 4 over the rows i.
+    for (int64_t j : {int64_t{0}, int64_t{5}, kN - 1}) {
+      double want = 0;
+      for (int64_t i = 0; i < kN; ++i) want += static_cast<double>((i * kN + j) % 7) * 0.25;
+      EXPECT_NEAR(out[0].ref().span<const float>()[static_cast<size_t>(j)], want, 1e-3) << j;
+    }
+    return;
+  }
+  FAIL() << "no name length misaligned the weight";
 }
 
 }  // namespace

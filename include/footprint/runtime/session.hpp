@@ -60,7 +60,8 @@ struct PreparedStats {
   // for alignment).
   uint64_t packed_weights_bytes = 0;
   uint64_t released_constant_bytes = 0;
-  // Pages of mapped initializers that only packed copies read, given back to the OS (RSS).
+  // Pages of mapped initializers that only packed copies or copies made for alignment read,
+  // given back to the OS (RSS).
   uint64_t released_mapped_bytes = 0;
   uint64_t total_peak_bytes = 0;  // the timeline's total (weights + inputs + arena + outputs)
   std::string planner;            // the algorithm the plan came from
