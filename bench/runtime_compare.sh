@@ -15,6 +15,9 @@
 #   MODELS="light/squeezenet real/*"   model folders (relative to MODELS_DIR, globs allowed, or
 #                                       absolute paths); default: light/* random/* real/*
 #   MODELS_DIR=../shared/models        relative to the repository root
+#   ZOO=1                              adds every model of the PyTorch-exported zoo (the folder
+#                                       tests/zoo/zoo.sh prints: made and cached on first use),
+#                                       labelled zoo/NAME
 #   THREADS="1 2"                      thread counts (intra-op threads of both runtimes)
 #   REPEATS=3                          fresh-process repetitions per model and thread count;
 #                                       RSS and latency figures are medians over them
@@ -45,7 +48,7 @@ done
 
 # The command as run, with the settings that change the figures when they were given.
 COMMAND_LINE=""
-for v in MODELS MODELS_DIR THREADS REPEATS RUNS WARMUP FOOTPRINT ORT_VERSION BUILD; do
+for v in MODELS MODELS_DIR ZOO THREADS REPEATS RUNS WARMUP FOOTPRINT ORT_VERSION BUILD; do
   [[ -n ${!v:-} ]] && COMMAND_LINE+="$v=$(printf '%q' "${!v}") "
 done
 COMMAND_LINE+="bench/runtime_compare.sh${*:+ $*}"
@@ -124,6 +127,12 @@ for m in $MODELS; do
   done < <(compgen -G "$pattern" | sort)
   ((matched)) || log "warning: MODELS entry '$m' matches no folder under $MODELS_DIR"
 done
+if [[ ${ZOO:-0} == 1 ]]; then
+  zoo=$("$ROOT/tests/zoo/zoo.sh") || die "tests/zoo/zoo.sh could not make the model zoo"
+  for d in "$zoo"/*/; do
+    [[ -f $d/model.onnx && -f $d/input_0.pb ]] && MODEL_DIRS+=("${d%/}")
+  done
+fi
 ((${#MODEL_DIRS[@]})) || die "no model folders to run (MODELS='$MODELS', MODELS_DIR=$MODELS_DIR)"
 
 rm -rf "$RESULTS"
@@ -140,12 +149,19 @@ measure() {
   return 0
 }
 
-# The label of a folder: group/name when it is under MODELS_DIR, else its path.
+# The label of a folder: group/name when it is under MODELS_DIR, zoo/name for a zoo model (its
+# meta.json names the torch that exported it), else its path.
 label_of() {
   local d=$1 base
   base=$(cd "$MODELS_DIR" && pwd)
   d=$(cd "$d" && pwd)
-  [[ $d == "$base"/* ]] && echo "${d#"$base"/}" || echo "$d"
+  if [[ $d == "$base"/* ]]; then
+    echo "${d#"$base"/}"
+  elif [[ -f $d/meta.json ]] && grep -q '"torch"' "$d/meta.json"; then
+    echo "zoo/$(basename "$d")"
+  else
+    echo "$d"
+  fi
 }
 
 total=$((${#MODEL_DIRS[@]} * $(wc -w <<<"$THREADS") * REPEATS))
