@@ -2,11 +2,12 @@
 """Two builds of footprint side by side, for changes that must not change behaviour (refactors).
 
     bench/ab_compare.py OLD_BINARY NEW_BINARY [--reps 3] [--repeat 10] [--models GLOB ...]
-        [--planners greedy-size best-fit auto] [--plan-reps 1] [--no-plans]
+        [--zoo] [--planners greedy-size best-fit auto] [--plan-reps 1] [--no-plans]
     [--doc docs/BENCHMARKS.md --heading "## ..."]
 
 Runtime: every model folder of ../shared/models/{light,random,real} (model.onnx, input_*.pb,
-output_*.pb) through `footprint run --data-dir --json`, the two binaries interleaved (A B A B ...)
+output_*.pb), and with --zoo every model of the PyTorch-exported zoo (tests/zoo/zoo.sh, labelled
+zoo/NAME), through `footprint run --data-dir --json`, the two binaries interleaved (A B A B ...)
 in fresh processes so that load on a shared machine hits both alike. Figures that must be equal
 (predicted and planned arena, predicted peak, output match) are compared exactly; latency is the
 median over the processes' medians, with the ratio new/old.
@@ -57,12 +58,36 @@ def plan_figures(binary, csv, algo):
     return {"arena": j["arena_bytes"], "ms": j.get("solve_ms", 0.0)}
 
 
-def compare_models(old, new, folders, reps, repeat):
+def label(folder):
+    shared_models = os.path.realpath(os.path.join(ROOT, "..", "shared", "models"))
+    real = os.path.realpath(folder)
+    if real.startswith(shared_models + os.sep):
+        return os.path.relpath(real, shared_models)
+    return "zoo/" + os.path.basename(real)
+
+
+def zoo_folders():
+    # The zoo's folder, made and cached on first use; its failures are left to the caller to see
+    # (a model footprint cannot run shows as an error row).
+    out = subprocess.run([os.path.join(ROOT, "tests", "zoo", "zoo.sh")], capture_output=True,
+                         text=True, check=True).stdout.strip().splitlines()[-1]
+    return sorted(d for d in glob.glob(os.path.join(out, "*"))
+                  if os.path.exists(os.path.join(d, "model.onnx"))
+                  and os.path.exists(os.path.join(d, "input_0.pb")))
+
+
+def compare_models(old, new, folders, reps, repeat, skipped):
     rows = []
     for folder in folders:
-        name = os.path.relpath(folder, os.path.join(ROOT, "..", "shared", "models"))
+        name = label(folder)
         lat = {"old": [], "new": []}
         exact = {"old": None, "new": None}
+        try:
+            model_figures(new, folder, 1)
+        except RuntimeError as e:  # a model the new build cannot run (the old one neither, then)
+            skipped.append((name, str(e).splitlines()[-1][-200:]))
+            print(f"[ab_compare] {name}: skipped, {skipped[-1][1]}", file=sys.stderr)
+            continue
         for _ in range(reps):
             for side, binary in (("old", old), ("new", new)):
                 f = model_figures(binary, folder, repeat)
@@ -105,7 +130,7 @@ def geomean(xs):
     return p ** (1.0 / len(xs))
 
 
-def section(args, model_rows, plan_rows, load_start, load_end):
+def section(args, model_rows, plan_rows, load_start, load_end, skipped=()):
     out = [args.heading, ""]
     out.append(f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on "
                f"{platform.processor() or platform.machine()} ({os.cpu_count()} cores, load "
@@ -129,6 +154,9 @@ def section(args, model_rows, plan_rows, load_start, load_end):
         out.append(f"| {name} | {mo:.2f} | {mn:.2f} | {r:.3f} | {'yes' if same else 'NO'} | "
                    f"{ex['match']} | {ex['planned_arena']} |")
     out.append("")
+    for name, why in skipped:
+        out.append(f"Not compared: {name} (the new build cannot run it: `{why}`).")
+        out.append("")
     ratios = [r[3] for r in model_rows]
     out.append(f"Latency ratio new/old, geometric mean: {geomean(ratios):.3f}; single models from "
                f"{min(ratios):.2f} to {max(ratios):.2f}. The binaries ran interleaved, so load "
@@ -160,6 +188,8 @@ def main():
     ap.add_argument("--repeat", type=int, default=10)
     ap.add_argument("--models", nargs="*",
                     default=["light/*", "random/*", "real/*"])
+    ap.add_argument("--zoo", action="store_true",
+                    help="also every model of the PyTorch-exported zoo (tests/zoo/zoo.sh)")
     ap.add_argument("--planners", nargs="*", default=["greedy-size", "best-fit", "auto"])
     ap.add_argument("--plan-reps", type=int, default=1,
                     help="processes per instance, planner and binary (plans are deterministic "
@@ -173,17 +203,20 @@ def main():
     for pattern in args.models:
         folders += sorted(d for d in glob.glob(os.path.join(shared, "models", pattern))
                           if os.path.exists(os.path.join(d, "model.onnx")))
+    if args.zoo:
+        folders += zoo_folders()
     if not folders:
         print("ab_compare: no model folders under ../shared/models", file=sys.stderr)
         return 1
     load_start = " ".join(open("/proc/loadavg").read().split()[:3])
-    model_rows = compare_models(args.old, args.new, folders, args.reps, args.repeat)
+    skipped = []
+    model_rows = compare_models(args.old, args.new, folders, args.reps, args.repeat, skipped)
     plan_rows = []
     if not args.no_plans:
         instances = sorted(glob.glob(os.path.join(shared, "benchmarks", "minimalloc", "*.csv")))
         plan_rows = compare_plans(args.old, args.new, instances, args.planners, args.plan_reps)
     load_end = " ".join(open("/proc/loadavg").read().split()[:3])
-    text = section(args, model_rows, plan_rows, load_start, load_end)
+    text = section(args, model_rows, plan_rows, load_start, load_end, skipped)
     if args.doc:
         subprocess.run([sys.executable, os.path.join(ROOT, "bench", "write_section.py"),
                         args.doc, args.heading], input=text, text=True, check=True)
