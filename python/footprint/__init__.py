@@ -221,12 +221,14 @@ def plan(buffers, algo="auto", time_limit=None, capacity=None, seed=1):
 class Session(_footprint.Session):
     """Runs a model inside its planned arena: ``run({name: array})`` returns
     ``{name: array}``, ``stats`` has what the last run predicted and measured. The session
-    keeps its Model (and so the model's bytes) alive."""
+    keeps its Model (and so the model's bytes) alive. With ``profile=True`` every step is timed
+    and ``stats["profile"]`` lists the last run's steps as ``{"name", "op", "ms"}``."""
 
-    def __init__(self, model, threads=1, dims=None, planner="auto", order="stored"):
+    def __init__(self, model, threads=1, dims=None, planner="auto", order="stored",
+                 profile=False):
         model = _model_of(model)
         self._name = model.name
-        super().__init__(model, threads, _dims(dims), planner, order)
+        super().__init__(model, threads, _dims(dims), planner, order, profile)
 
     def run(self, inputs):
         with _Naming(self._name):

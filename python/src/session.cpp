@@ -152,6 +152,20 @@ py::dict PySession::stats() const {
   out["steps"] = p.steps;
   out["predicted"] = predicted;
   out["measured"] = measured;
+  if (!r.step_ns.empty()) {
+    // profile=True: the last run's time per step, named and typed as `run --profile` shows them.
+    const std::vector<std::string> names = session_.step_names();
+    const std::vector<std::string> ops = session_.step_ops();
+    py::list steps;
+    for (size_t s = 0; s < r.step_ns.size() && s < names.size(); ++s) {
+      py::dict step;
+      step["name"] = names[s];
+      step["op"] = ops[s];
+      step["ms"] = static_cast<double>(r.step_ns[s]) / 1e6;
+      steps.append(step);
+    }
+    out["profile"] = steps;
+  }
   return out;
 }
 
@@ -181,16 +195,17 @@ void bind_session(py::module_& m) {
       "Writes a numpy array as a serialized TensorProto (.pb).");
   py::class_<PySession>(m, "Session", "Runs a model inside its planned arena.")
       .def(py::init([](std::shared_ptr<PyModel> model, int threads, const DimBindings& dims,
-                       const std::string& planner, const std::string& order) {
+                       const std::string& planner, const std::string& order, bool profile) {
              runtime::SessionOptions o;
              o.threads = threads;
              o.dims = dims;
              o.planner = planner;
              o.order = order;
+             o.profile = profile;
              return std::make_unique<PySession>(std::move(model), std::move(o));
            }),
            py::arg("model"), py::arg("threads") = 1, py::arg("dims") = DimBindings{},
-           py::arg("planner") = "auto", py::arg("order") = "stored")
+           py::arg("planner") = "auto", py::arg("order") = "stored", py::arg("profile") = false)
       .def("run", &PySession::run, py::arg("inputs"),
            "Runs on {name: numpy array}; returns {name: numpy array} (the outputs' own storage).")
       .def_property_readonly("stats", &PySession::stats,

@@ -36,6 +36,22 @@ def test_mobilenet_outputs_are_the_clis(mobilenet, tmp_path):
     assert_bitwise_equal(out["logits"], expected)
 
 
+def test_profile_times_every_step_of_the_last_run(mobilenet):
+    x = footprint.read_tensor(mobilenet.parent / "input_0.pb")
+    plain = footprint.Session(mobilenet)
+    plain.run({"x": x})
+    assert "profile" not in plain.stats
+    session = footprint.Session(mobilenet, profile=True)
+    session.run({"x": x})
+    stats = session.stats
+    steps = stats["profile"]
+    assert len(steps) == stats["steps"]
+    assert all(s["name"] and s["op"] and s["ms"] >= 0 for s in steps)
+    assert "Conv" in {s["op"] for s in steps}
+    # The steps are the run: their sum is within the run's wall time.
+    assert sum(s["ms"] for s in steps) <= stats["measured"]["latency_ms"]
+
+
 @pytest.mark.parametrize("name", [p.name for p in shared_models()] or ["none"])
 def test_shared_models_match_the_cli_bit_for_bit(name, tmp_path):
     models = shared_models()
