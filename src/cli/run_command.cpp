@@ -136,7 +136,7 @@ void run_model(const RunCommandOptions& o) {
     (void)session.run(inputs);
     latencies.push_back(session.last_run().latency_ms);
     const std::vector<uint64_t>& ns = session.last_run().step_ns;
-    for (size_t s = 0; s < ns.size() && o.profile; ++s) {
+    for (size_t s = 0; s < ns.size(); ++s) {
       step_samples[static_cast<size_t>(i) * ns.size() + s] = static_cast<double>(ns[s]);
     }
   }

@@ -514,13 +514,12 @@ void GraphRunner::run(std::span<std::byte> arena, std::span<const graph::TensorR
   point_values(arena.data(), inputs, outputs);
   using Clock = std::chrono::steady_clock;
   for (size_t s = 0; s < steps_.size(); ++s) {
-    if (s < step_ns.size()) {
-      const auto start = Clock::now();
-      if (!skip_[s]) run_step(s, arena, threads);
+    const bool timed = s < step_ns.size();
+    const auto start = timed ? Clock::now() : Clock::time_point{};
+    if (!skip_[s]) run_step(s, arena, threads);
+    if (timed) {
       step_ns[s] = static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-    } else if (!skip_[s]) {
-      run_step(s, arena, threads);
     }
     if (s < step_heap.size()) step_heap[s] = heap::snapshot().current_bytes;
   }

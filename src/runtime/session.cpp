@@ -183,18 +183,25 @@ void Session::prepare(std::span<const Tensor> inputs) {
   if (options_.profile) last_run_.step_ns.assign(runner_->step_count(), 0);
 }
 
-std::vector<std::string> Session::step_names() const {
+namespace {
+
+// One field of every step the runner runs; empty before preparing.
+std::vector<std::string> step_field(const GraphRunner* runner,
+                                    std::string analysis::ProgramStep::*field) {
   std::vector<std::string> out;
-  if (runner_ == nullptr) return out;
-  for (const analysis::ProgramStep& s : runner_->program().program.steps) out.push_back(s.name);
+  if (runner == nullptr) return out;
+  for (const analysis::ProgramStep& s : runner->program().program.steps) out.push_back(s.*field);
   return out;
 }
 
+}  // namespace
+
+std::vector<std::string> Session::step_names() const {
+  return step_field(runner_.get(), &analysis::ProgramStep::name);
+}
+
 std::vector<std::string> Session::step_ops() const {
-  std::vector<std::string> out;
-  if (runner_ == nullptr) return out;
-  for (const analysis::ProgramStep& s : runner_->program().program.steps) out.push_back(s.op);
-  return out;
+  return step_field(runner_.get(), &analysis::ProgramStep::op);
 }
 
 std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {

@@ -25,7 +25,6 @@ using f32x16 = float __attribute__((vector_size(64)));
 // The lane-wise integers of a float vector: what comparing two of them gives.
 template <class V>
 using ints_of = decltype(V{} < V{});
-inline constexpr size_t kLanes = 4;  // of the baseline vector
 
 template <class V>
 V splat(float v) {
