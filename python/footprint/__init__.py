@@ -83,7 +83,8 @@ def _shapes_with_files(model, shapes, data_dir):
     return out
 
 
-def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None, data_dir=None):
+def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None, data_dir=None,
+            fuse=True):
     """The predicted memory timeline of a model (a Model or a path to an .onnx file) or of a
     trace (a path to a .json file in docs/TRACE_FORMAT.md, or the trace as a dict).
 
@@ -93,6 +94,8 @@ def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None,
     "memory"; ``shapes`` gives whole inputs their extents ({"audio": (1, 16000)}, the CLI's
     ``--shape``): what binds an input whose dims have no name; ``data_dir`` gives them the
     extents of a folder's input_0.pb, input_1.pb, ... (the CLI's ``--data-dir``).
+    ``fuse=False`` keeps every activation a step of its own (the CLI's ``--no-fuse``); by
+    default they run inside the Conv, MatMul or Gemm before them, as ``Session`` runs them.
     A size that is neither known nor bounded raises ModelError naming the tensor; sizes that
     depend on values are counted at their bounds (``to_json()["bounded"]``).
     The result's ``to_json()`` is what ``footprint analyze --json`` prints."""
@@ -102,24 +105,25 @@ def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None,
         return _footprint._analyze_trace(_json.dumps(model_or_trace), "<trace>", inputs)
     if _is_path(model_or_trace) and _os.fspath(model_or_trace).endswith(".json"):
         path = _os.fspath(model_or_trace)
-        if dims or shapes or data_dir is not None or order != "stored":
-            raise UsageError(
-                "dims, shapes, data_dir and order apply to models; a trace has concrete sizes")
+        if dims or shapes or data_dir is not None or order != "stored" or not fuse:
+            raise UsageError("dims, shapes, data_dir, order and fuse apply to models; a trace "
+                             "has concrete sizes")
         with open(path, encoding="utf-8") as f:
             return _footprint._analyze_trace(f.read(), path, inputs)
     model = _model_of(model_or_trace)
     with _Naming(model.name):
         return _footprint._analyze_model(model, _dims(dims), inputs or "caller", order, None, [],
-                                         _shapes_with_files(model, shapes, data_dir))
+                                         _shapes_with_files(model, shapes, data_dir), bool(fuse))
 
 
 def sweep(model, dim, values, dims=None, inputs="caller", order="stored", shapes=None,
-          data_dir=None):
+          data_dir=None, fuse=True):
     """The total peak and lower bound for each value of one dim, with the line through them:
     the "sweep" object of ``footprint analyze --sweep DIM=V1,V2,... --json``."""
     m = _model_of(model)
     a = _footprint._analyze_model(m, _dims(dims), inputs, order, str(dim),
-                                  [int(v) for v in values], _shapes_with_files(m, shapes, data_dir))
+                                  [int(v) for v in values], _shapes_with_files(m, shapes, data_dir),
+                                  bool(fuse))
     return a.to_json()["sweep"]
 
 
@@ -142,7 +146,7 @@ def _bytes(budget):
 
 
 def fit(model, budget, dim, dims=None, figure="total", inputs="caller", order="stored",
-        shapes=None, data_dir=None, low=1, limit=1 << 40):
+        shapes=None, data_dir=None, low=1, limit=1 << 40, fuse=True):
     """The largest value of ``dim`` whose predicted figure ("total" peak, "activations" peak or
     "arena" lower bound) fits ``budget`` (bytes, or "64MiB"): what ``footprint fit --json``
     prints, with the value above the answer and why it does not fit (over the budget, or a value
@@ -151,7 +155,7 @@ def fit(model, budget, dim, dims=None, figure="total", inputs="caller", order="s
     with _Naming(m.name):
         return _footprint._fit_model(m, m.name or "", _dims(dims), inputs, order,
                                      _shapes_with_files(m, shapes, data_dir), str(dim), str(figure),
-                                     _bytes(budget), int(low), int(limit))
+                                     _bytes(budget), int(low), int(limit), bool(fuse))
 
 
 def report(model_or_trace, path, dims=None, inputs=None, order="stored", algo="auto",
@@ -222,13 +226,14 @@ class Session(_footprint.Session):
     """Runs a model inside its planned arena: ``run({name: array})`` returns
     ``{name: array}``, ``stats`` has what the last run predicted and measured. The session
     keeps its Model (and so the model's bytes) alive. With ``profile=True`` every step is timed
-    and ``stats["profile"]`` lists the last run's steps as ``{"name", "op", "ms"}``."""
+    and ``stats["profile"]`` lists the last run's steps as ``{"name", "op", "ms"}``. With
+    ``fuse=False`` activations run as steps of their own (the CLI's ``--no-fuse``)."""
 
     def __init__(self, model, threads=1, dims=None, planner="auto", order="stored",
-                 profile=False):
+                 profile=False, fuse=True):
         model = _model_of(model)
         self._name = model.name
-        super().__init__(model, threads, _dims(dims), planner, order, profile)
+        super().__init__(model, threads, _dims(dims), planner, order, profile, bool(fuse))
 
     def run(self, inputs):
         with _Naming(self._name):

@@ -21,7 +21,7 @@ analysis::InputsPolicy policy(const std::string& s);
 // Call without the GIL.
 analysis::ModelProgram model_program(const std::shared_ptr<PyModel>& model, const DimBindings& dims,
                                      const std::string& inputs, const std::string& order,
-                                     const graph::InputShapes& shapes = {});
+                                     const graph::InputShapes& shapes = {}, bool fuse = true);
 
 class PyAnalysis {
  public:

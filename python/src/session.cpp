@@ -149,6 +149,7 @@ py::dict PySession::stats() const {
   py::dict out;
   out["dims"] = p.dims;
   out["rebatched"] = p.rebatched;
+  out["fused"] = p.fused;
   out["steps"] = p.steps;
   out["predicted"] = predicted;
   out["measured"] = measured;
@@ -195,17 +196,20 @@ void bind_session(py::module_& m) {
       "Writes a numpy array as a serialized TensorProto (.pb).");
   py::class_<PySession>(m, "Session", "Runs a model inside its planned arena.")
       .def(py::init([](std::shared_ptr<PyModel> model, int threads, const DimBindings& dims,
-                       const std::string& planner, const std::string& order, bool profile) {
+                       const std::string& planner, const std::string& order, bool profile,
+                       bool fuse) {
              runtime::SessionOptions o;
              o.threads = threads;
              o.dims = dims;
              o.planner = planner;
              o.order = order;
              o.profile = profile;
+             o.fuse = fuse;
              return std::make_unique<PySession>(std::move(model), std::move(o));
            }),
            py::arg("model"), py::arg("threads") = 1, py::arg("dims") = DimBindings{},
-           py::arg("planner") = "auto", py::arg("order") = "stored", py::arg("profile") = false)
+           py::arg("planner") = "auto", py::arg("order") = "stored", py::arg("profile") = false,
+           py::arg("fuse") = true)
       .def("run", &PySession::run, py::arg("inputs"),
            "Runs on {name: numpy array}; returns {name: numpy array} (the outputs' own storage).")
       .def_property_readonly("stats", &PySession::stats,

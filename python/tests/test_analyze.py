@@ -30,7 +30,7 @@ def test_alive_at_peak_records(mobilenet):
 def test_timeline_columns(mobilenet):
     a = footprint.analyze(mobilenet, dims={"N": 8})
     t = a.timeline
-    assert len(t["node"]) == len(t["total_bytes"]) == 100
+    assert len(t["node"]) == len(t["total_bytes"]) == 65  # 100 nodes, 35 ReLU6 fused
     assert t["total_bytes"].dtype == np.uint64
     assert int(t["total_bytes"].max()) == a.total_peak
     assert int(np.argmax(t["total_bytes"])) == a.peak_step
@@ -44,13 +44,20 @@ def test_options_match_the_cli(mobilenet, inputs, order):
                                    "--order", order)
 
 
+def test_fuse_false_is_no_fuse(mobilenet):
+    a = footprint.analyze(mobilenet, dims={"N": 2}, fuse=False)
+    assert a.to_json() == cli_json("analyze", mobilenet, "--dim", "N=2", "--no-fuse")
+    assert len(a.timeline["node"]) == 100 and a.to_json()["fused"] == []
+    assert len(footprint.analyze(mobilenet, dims={"N": 2}).to_json()["fused"]) == 35
+
+
 def test_sweep_is_the_cli_sweep(mobilenet):
     got = footprint.sweep(mobilenet, "N", [1, 8, 32])
     expected = cli_json("analyze", mobilenet, "--sweep", "N=1,8,32")["sweep"]
     assert got == expected
     assert got["total_peak"]["linear"]
     law = footprint.sweep(mobilenet, "N", [1, 2, 4, 8, 32])["total_peak_law"]
-    assert law["exact"] and law["dominant"]["polynomial"] == "6680360 + 995328*N"
+    assert law["exact"] and law["dominant"]["polynomial"] == "6693352 + 663552*N"
 
 
 def test_a_trace_from_a_file_and_a_dict(tmp_path):

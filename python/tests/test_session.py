@@ -52,6 +52,20 @@ def test_profile_times_every_step_of_the_last_run(mobilenet):
     assert sum(s["ms"] for s in steps) <= stats["measured"]["latency_ms"]
 
 
+def test_fuse_false_runs_every_activation_apart_as_no_fuse_does(mobilenet):
+    x = footprint.read_tensor(mobilenet.parent / "input_0.pb")
+    fused = footprint.Session(mobilenet)
+    apart = footprint.Session(mobilenet, fuse=False)
+    y = fused.run({"x": x})["logits"]
+    z = apart.run({"x": x})["logits"]
+    assert len(fused.stats["fused"]) == 35 and apart.stats["fused"] == []  # its 35 ReLU6
+    assert apart.stats["steps"] == fused.stats["steps"] + 35
+    np.testing.assert_allclose(y, z, rtol=1e-5, atol=1e-5)
+    expected = cli_json("run", mobilenet, "--repeat", "1", "--no-fuse")
+    assert apart.stats["predicted"]["arena_bytes"] == expected["predicted"]["arena_bytes"]
+    assert apart.stats["measured"]["arena_bytes"] == apart.stats["predicted"]["arena_bytes"]
+
+
 @pytest.mark.parametrize("name", [p.name for p in shared_models()] or ["none"])
 def test_shared_models_match_the_cli_bit_for_bit(name, tmp_path):
     models = shared_models()

@@ -20,16 +20,19 @@ struct BoundGraph {
   std::string rebatched;
   bool concrete = false;
   std::vector<std::string> defaulted;
+  graph::FuseReport fused;
 };
 
+// Fused after inference, as Session::prepare fuses: the same graph for prediction and run.
 BoundGraph bound_graph(const onnx::Model& model, const graph::OpRegistry& registry,
-                       const DimBindings& dims, const graph::InputShapes& shapes) {
+                       const DimBindings& dims, const graph::InputShapes& shapes, bool fuse) {
   BoundGraph b;
   b.graph = graph::Graph::from_onnx(model, registry);
   if (const auto rebatched = graph::rebatch_if_bound(b.graph, dims))
     b.rebatched = rebatched->note();
   b.concrete = graph::bind_input_extents(b.graph, dims, b.defaulted, shapes);
   b.inference = graph::infer_shapes(b.graph);
+  if (fuse) b.fused = graph::fuse(b.graph);
   return b;
 }
 
@@ -55,8 +58,10 @@ ModelProgram build_model_program(std::shared_ptr<const onnx::Model> model,
   m.options.dims = options.dims;
   m.options.subgraph_arena = options.subgraph_arena;
   m.shapes = options.shapes;
-  BoundGraph b = bound_graph(*m.model, registry, m.options.dims, m.shapes);
+  m.fuse = options.fuse;
+  BoundGraph b = bound_graph(*m.model, registry, m.options.dims, m.shapes, m.fuse);
   m.graph = std::move(b.graph);
+  m.fused = std::move(b.fused);
   m.inference = std::move(b.inference);
   m.rebatched = std::move(b.rebatched);
   m.concrete_inputs = b.concrete;
@@ -86,7 +91,7 @@ ModelProgram build_model_program(std::shared_ptr<const onnx::Model> model,
 
 Timeline timeline_at(const ModelProgram& m, const DimBindings& dims) {
   // Node ids do not depend on the dims, so the order chosen for m holds here too.
-  const BoundGraph b = bound_graph(*m.model, *m.registry, dims, m.shapes);
+  const BoundGraph b = bound_graph(*m.model, *m.registry, dims, m.shapes, m.fuse);
   GraphProgramOptions options = m.options;
   options.dims = dims;
   return simulate(build_program(b.graph, options).program);

@@ -30,6 +30,7 @@ struct AnalyzeOptions {
   std::string sweep;
   std::string inputs = "caller";
   std::string order = "stored";
+  bool no_fuse = false;
   bool json = false;
 };
 
@@ -101,7 +102,8 @@ void analyze_model(const AnalyzeOptions& o) {
                                              .shapes = o.shapes,
                                              .data_dir = o.data_dir,
                                              .inputs = o.inputs,
-                                             .order = o.order});
+                                             .order = o.order,
+                                             .fuse = !o.no_fuse});
   report::AnalysisReport r = report::analysis_report(m, o.input);
   if (!sweep_dim.empty()) r.sweep = analysis::sweep_model(m, sweep_dim, sweep_values);
   emit(r, o.json);
@@ -134,6 +136,7 @@ void add_analyze_command(CLI::App& app) {
                                  "caller: the caller holds inputs for the whole run (default); "
                                  "donated: inputs are freed after their last use")
                      ->check(CLI::IsMember({"caller", "donated"}));
+  cmd->add_flag("--no-fuse", opts->no_fuse, kNoFuseHelp);
   cmd->add_option("--order", opts->order,
                   "Node order: stored (the model's topological order) or memory (searched for a "
                   "lower lower bound; never worse than stored)")

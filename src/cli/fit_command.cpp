@@ -26,6 +26,7 @@ struct FitOptions {
   std::string data_dir;
   std::string inputs = "caller";
   std::string order = "stored";
+  bool no_fuse = false;
   int64_t low = 1;
   int64_t max = int64_t{1} << 40;
   bool json = false;
@@ -45,7 +46,8 @@ void run_fit(const FitOptions& o) {
                                              .shapes = o.shapes,
                                              .data_dir = o.data_dir,
                                              .inputs = o.inputs,
-                                             .order = o.order});
+                                             .order = o.order,
+                                             .fuse = !o.no_fuse});
   analysis::check_fit_dim(m, o.solve);
   const analysis::FitFigure figure = o.figure == "activations"
                                          ? analysis::FitFigure::activations_peak
@@ -92,6 +94,7 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--data-dir", opts->data_dir, kDataDirHelp);
   cmd->add_option("--inputs", opts->inputs, "caller (default) or donated")
       ->check(CLI::IsMember({"caller", "donated"}));
+  cmd->add_flag("--no-fuse", opts->no_fuse, kNoFuseHelp);
   cmd->add_option("--order", opts->order, "Node order: stored (default) or memory")
       ->check(CLI::IsMember({"stored", "memory"}));
   cmd->add_option("--min", opts->low, "The smallest value to consider (default 1)")

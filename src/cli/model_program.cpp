@@ -51,6 +51,7 @@ ModelProgram load_model_program(const ModelArgs& args) {
   options.inputs = policy_of(args.inputs);
   options.order = args.order;
   options.subgraph_arena = plan::subgraph_arena(args.planner);
+  options.fuse = args.fuse;
   for (const std::string& d : args.dims) {
     const auto [name, value] = split_binding(d, "--dim");
     options.dims[name] = parse_dim_value(value, "--dim");

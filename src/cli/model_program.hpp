@@ -19,6 +19,7 @@ struct ModelArgs {
   std::string order = "stored";     // stored | memory
   // Plans each branch's arena, as `footprint run --planner` runs it.
   std::string planner = "auto";
+  bool fuse = true;  // graph::fuse, as `footprint run` fuses unless given --no-fuse
 };
 
 using analysis::ModelProgram;
@@ -39,6 +40,10 @@ inline constexpr const char* kShapeHelp =
     "Give an input its extents: --shape NAME=1x16000 (repeatable); what binds an input whose "
     "dims have no name, and its named dims for every other input";
 analysis::InputsPolicy policy_of(const std::string& s);
+inline constexpr const char* kNoFuseHelp =
+    "Keep every activation a node of its own: by default Relu, Clip, Sigmoid, SiLU (Sigmoid "
+    "then Mul), HardSwish, ... after a Conv, MatMul or Gemm are folded into it (graph::fuse), "
+    "and analyze, plan, report and run all see that fused graph";
 
 ModelProgram load_model_program(const ModelArgs& args);
 

@@ -41,6 +41,7 @@ struct PlanCommandOptions {
   std::string inputs = "caller";
   bool inputs_given = false;  // a trace keeps its own "arguments" unless --inputs is given
   std::string order = "stored";
+  bool no_fuse = false;
 };
 
 using report::PlanSource;
@@ -61,7 +62,8 @@ std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, PlanSource&
                                              .data_dir = o.data_dir,
                                              .inputs = o.inputs,
                                              .order = o.order,
-                                             .planner = o.algo});
+                                             .planner = o.algo,
+                                             .fuse = !o.no_fuse});
   for (const auto& d : m.program.unbound_dims) {
     std::fprintf(stderr, "footprint: warning: dim %s is unbound; using 1 (set --dim %s=V)\n",
                  d.c_str(), d.c_str());
@@ -155,6 +157,7 @@ void add_plan_command(CLI::App& app) {
                                  "Model or trace: caller (inputs held by the caller; a model's "
                                  "default) or donated (a trace's default is its own)")
                      ->check(CLI::IsMember({"caller", "donated"}));
+  cmd->add_flag("--no-fuse", opts->no_fuse, kNoFuseHelp);
   cmd->add_option("--order", opts->order,
                   "Model: node order, stored (default) or memory (searched for a lower bound)")
       ->check(CLI::IsMember({"stored", "memory"}));

@@ -192,6 +192,7 @@ void add_measurement(const ReportOptions& o, const ModelProgram& m, report::Html
   so.threads = 1;
   so.order = o.order;
   so.dims = m.options.dims;
+  so.fuse = m.fuse;  // the graph the report drew
   const auto before = heap::snapshot().current_bytes;
   runtime::Session session(*m.model, so);
   std::vector<runtime::Tensor> inputs;
@@ -260,7 +261,8 @@ void run_report(const ReportOptions& o, bool inputs_given) {
                                                   .data_dir = o.data_dir,
                                                   .inputs = o.inputs,
                                                   .order = "stored",
-                                                  .planner = o.algo}));
+                                                  .planner = o.algo,
+                                                  .fuse = !o.no_fuse}));
   }
   if (o.json) {
     std::printf("%s\n", summary.dump(2).c_str());
@@ -309,6 +311,7 @@ void add_report_command(CLI::App& app) {
   auto* inputs = cmd->add_option("--inputs", opts->inputs,
                                  "caller (inputs held by the caller, default) or donated")
                      ->check(CLI::IsMember({"caller", "donated"}));
+  cmd->add_flag("--no-fuse", opts->no_fuse, kNoFuseHelp);
   cmd->add_option("--order", opts->order,
                   "Model: the order the timeline and layout show, stored (default) or memory")
       ->check(CLI::IsMember({"stored", "memory"}));

@@ -21,6 +21,7 @@ struct ReportOptions {
   std::string data_dir;  // the inputs' extents, and with --run the inputs the run is fed
   std::string inputs = "caller";
   std::string order = "stored";
+  bool no_fuse = false;
   std::string algo = "auto";
   std::optional<double> time_limit_s;
   bool json = false;

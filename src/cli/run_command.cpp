@@ -53,6 +53,7 @@ struct RunCommandOptions {
   std::string output_dir;
   std::string planner = "auto";
   std::string order = "stored";
+  bool no_fuse = false;
   double rtol = 1e-3;
   double atol = 1e-5;
   bool json = false;
@@ -117,7 +118,8 @@ void run_model(const RunCommandOptions& o) {
                                    .planner = o.planner,
                                    .order = o.order,
                                    .dims = dims,
-                                   .profile = o.profile});
+                                   .profile = o.profile,
+                                   .fuse = !o.no_fuse});
   const std::vector<runtime::Tensor> inputs = read_inputs(o, session, dims, r.input_source);
   const auto t1 = Clock::now();
   session.prepare(inputs);
@@ -199,6 +201,7 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--seed", opts->seed, "Seed of the random inputs (default 1)");
   cmd->add_option("-o,--output-dir", opts->output_dir, "Write outputs as output_<i>.pb here");
   cmd->add_option("--planner", opts->planner, "Arena planner (default auto)");
+  cmd->add_flag("--no-fuse", opts->no_fuse, kNoFuseHelp);
   cmd->add_option("--order", opts->order, "Node order: stored (default) or memory")
       ->check(CLI::IsMember({"stored", "memory"}));
   cmd->add_option("--rtol", opts->rtol, "Relative tolerance of the output check (default 1e-3)");

@@ -203,6 +203,98 @@ void Graph::replace_constant(ValueId id, std::vector<std::byte> raw) {
   owned_constants_.push_back(std::move(owned));
 }
 
+void Graph::fuse_into(NodeId host, std::span<const NodeId> absorbed, Epilogue epilogue) {
+  const auto bad = [&](const std::string& why) {
+    throw Error("graph " + in_quotes(name_) + ": cannot fuse into node " +
+                nodes_[host].label(host) + ": " + why);
+  };
+  if (absorbed.empty() || nodes_[host].outputs.empty()) bad("nothing to fuse");
+  std::vector<bool> dead_nodes(nodes_.size(), false);
+  for (const NodeId id : absorbed) dead_nodes[id] = true;
+  // Values made inside the chain: host's output 0 and the absorbed nodes' outputs.
+  std::vector<bool> inside(values_.size(), false);
+  inside[nodes_[host].outputs[0]] = true;
+  for (const NodeId id : absorbed) {
+    const Node& n = nodes_[id];
+    if (n.outputs.size() != 1 || !n.subgraphs.empty()) bad(n.label(id) + " is not elementwise");
+    inside[n.outputs[0]] = true;
+  }
+  const ValueId result = nodes_[absorbed.back()].outputs[0];
+  std::vector<bool> dead_values = inside;
+  dead_values[result] = false;
+  for (ValueId v = 0; v < static_cast<ValueId>(values_.size()); ++v) {
+    if (!dead_values[v]) continue;
+    const Value& value = values_[v];
+    const bool read_outside = std::any_of(value.consumers.begin(), value.consumers.end(),
+                                          [&](NodeId c) { return !dead_nodes[c]; });
+    if (value.is_graph_output || read_outside) {
+      bad(in_quotes(value.name) + " is read beyond the fused nodes");
+    }
+  }
+  for (const NodeId id : absorbed) {
+    for (const ValueId in : nodes_[id].inputs) {
+      if (in == kNoValue || inside[in]) continue;
+      // A constant operand (Clip's bounds) loses a reader; anything computed would be lost.
+      if (values_[in].kind != ValueKind::initializer && !values_[in].constant &&
+          !is_stored_value(in)) {
+        bad(nodes_[id].label(id) + " reads " + in_quotes(values_[in].name));
+      }
+    }
+  }
+  Node& h = nodes_[host];
+  h.outputs[0] = result;
+  h.epilogues.push_back(std::move(epilogue));
+  values_[result].producer = host;
+  erase(dead_nodes, dead_values);
+}
+
+void Graph::erase(const std::vector<bool>& dead_nodes, const std::vector<bool>& dead_values) {
+  std::vector<NodeId> node_id(nodes_.size(), -1);
+  std::vector<Node> nodes;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (dead_nodes[i]) continue;
+    node_id[i] = static_cast<NodeId>(nodes.size());
+    nodes.push_back(std::move(nodes_[i]));
+  }
+  std::vector<ValueId> value_id(values_.size(), kNoValue);
+  std::vector<Value> values;
+  for (size_t i = 0; i < values_.size(); ++i) {
+    if (dead_values[i]) {
+      by_name_.erase(values_[i].name);
+      continue;
+    }
+    value_id[i] = static_cast<ValueId>(values.size());
+    values.push_back(std::move(values_[i]));
+  }
+  const auto remap = [&](std::vector<ValueId>& ids) {
+    for (ValueId& v : ids) {
+      if (v != kNoValue) v = value_id[v];
+    }
+  };
+  for (Value& v : values) {
+    if (v.producer >= 0) v.producer = node_id[v.producer];
+    std::erase_if(v.consumers, [&](NodeId c) { return dead_nodes[c]; });
+    for (NodeId& c : v.consumers) c = node_id[c];
+  }
+  for (Node& n : nodes) {
+    remap(n.inputs);
+    remap(n.outputs);
+    remap(n.implicit_inputs);
+    for (Subgraph& sub : n.subgraphs) {
+      for (Value& inner : sub.graph->values_) {
+        if (inner.kind == ValueKind::outer) inner.outer_value = value_id[inner.outer_value];
+      }
+    }
+  }
+  remap(inputs_);
+  remap(outputs_);
+  remap(initializers_);
+  for (auto& [name, id] : by_name_) id = value_id[id];
+  nodes_ = std::move(nodes);
+  values_ = std::move(values);
+  relink_children();
+}
+
 ValueId Graph::add_value(std::string_view value_name, ValueKind kind) {
   const auto id = static_cast<ValueId>(values_.size());
   Value v;

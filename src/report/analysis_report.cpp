@@ -83,6 +83,7 @@ AnalysisReport analysis_report(const analysis::ModelProgram& m, std::string mode
   r.subgraphs = m.program.subgraphs;
   r.bounded = m.program.bounded;
   r.constant_nodes = m.program.constant_nodes;
+  r.fused = m.fused.fused;
   return r;
 }
 
@@ -130,6 +131,7 @@ nlohmann::json to_json(const AnalysisReport& r) {
   j["unbound_dims"] = r.unbound_dims;
   j["warnings"] = r.warnings;
   j["constant_nodes"] = r.constant_nodes;
+  j["fused"] = r.fused;
   // Figures that include a tensor of data-dependent size are its upper bounds.
   j["bounded"] = !r.bounded.empty();
   j["bounded_tensors"] = nlohmann::json::array();
@@ -201,6 +203,11 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
   }
   if (r.constant_nodes > 0)
     line("constants    {} nodes computed once at prepare time", r.constant_nodes);
+  if (!r.fused.empty()) {
+    line("fused        {} {} inside the node before {} (--no-fuse: apart)", r.fused.size(),
+         r.fused.size() == 1 ? "activation runs" : "activations run",
+         r.fused.size() == 1 ? "it" : "them");
+  }
   for (const auto& s : r.subgraphs) {
     line("subgraph     {}/{}: lower bound {}, peak {}, arena {}{}", s.node, s.attribute,
          human_bytes(s.lower_bound_bytes), human_bytes(s.total_peak_bytes),

@@ -5,6 +5,7 @@
 
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
+#include "footprint/graph/fuse.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/rebatch.hpp"
 #include "footprint/graph/shape_inference.hpp"
@@ -153,6 +154,8 @@ void Session::prepare(std::span<const Tensor> inputs) {
     prepared_extents_.push_back(matched[i]->dims());
   }
   graph::infer_shapes(*graph_);
+  graph::FuseReport fused;
+  if (options_.fuse) fused = graph::fuse(*graph_);
   runner_ = std::make_unique<GraphRunner>(*graph_, dims, options_, nullptr);
 
   const analysis::Timeline& t = runner_->timeline();
@@ -173,6 +176,7 @@ void Session::prepare(std::span<const Tensor> inputs) {
   prepared_.planner = runner_->plan().algorithm;
   if (rebatched) prepared_.rebatched = rebatched->note();
   prepared_.steps = runner_->step_count();
+  prepared_.fused = std::move(fused.fused);
   prepared_.constant_nodes = runner_->program().constant_nodes;
   if (heap::available())
     prepared_.prepare_peak_heap_bytes = heap::snapshot().peak_bytes - before.current_bytes;

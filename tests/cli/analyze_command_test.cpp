@@ -76,7 +76,13 @@ TEST(AnalyzeCommand, JsonFollowsTheContract) {
   EXPECT_EQ(j["bytes"]["weights"], (36 + 4 + 640 + 10) * 4);
   EXPECT_EQ(j["bytes"]["inputs"], 4 * 1 * 8 * 8 * 4) << "x: float[N,1,8,8] at N=4";
   EXPECT_EQ(j["bytes"]["outputs"], 4 * 10 * 4);
-  ASSERT_EQ(j["steps"].size(), 6u);
+  // Six nodes; the Relu runs inside the Conv before it (graph::fuse), --no-fuse keeps it apart.
+  ASSERT_EQ(j["steps"].size(), 5u);
+  ASSERT_EQ(j["fused"].size(), 1u);
+  EXPECT_NE(j["fused"][0].get<std::string>().find("(Relu)"), std::string::npos);
+  const auto apart = analyze_json(std::string("--no-fuse --dim N=4 ") + FOOTPRINT_EXAMPLE_MODEL);
+  EXPECT_EQ(apart["steps"].size(), 6u);
+  EXPECT_TRUE(apart["fused"].empty());
   for (const auto& s : j["steps"]) {
     for (const char* key :
          {"index", "node", "op", "alloc_bytes", "free_bytes", "workspace_bytes", "live_bytes"}) {

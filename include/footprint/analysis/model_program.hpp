@@ -18,6 +18,7 @@
 #include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/timeline.hpp"
 #include "footprint/core/shape.hpp"
+#include "footprint/graph/fuse.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"
@@ -32,6 +33,9 @@ struct ModelProgramOptions {
   std::string order = "stored";  // stored | memory (searched; never worse than stored)
   // How a branch or body's arena is planned (plan::subgraph_arena); empty: at its lower bound.
   SubgraphArenaFn subgraph_arena;
+  // Fold activations into the nodes whose kernels take them (graph::fuse), as the runtime does
+  // unless told otherwise (SessionOptions::fuse).
+  bool fuse = true;
 };
 
 struct ModelProgram {
@@ -47,6 +51,8 @@ struct ModelProgram {
   std::string rebatched;                             // graph::Rebatch::note(), or ""
   const graph::OpRegistry* registry = nullptr;       // what the graph was built against
   bool concrete_inputs = false;  // every input got extents before inference (no dim {} input)
+  bool fuse = true;              // as asked (ModelProgramOptions::fuse)
+  graph::FuseReport fused;       // what graph::fuse folded
 };
 
 // Throws footprint::UsageError for an order other than stored or memory, footprint::Error for

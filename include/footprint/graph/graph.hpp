@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -20,6 +21,7 @@
 
 #include "footprint/core/dtype.hpp"
 #include "footprint/core/shape.hpp"
+#include "footprint/graph/epilogue.hpp"
 #include "footprint/graph/inference.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/proto.hpp"
@@ -78,6 +80,8 @@ struct Node {
   std::vector<Subgraph> subgraphs;
   const OpSchema* schema = nullptr;  // nullptr: an op the registry does not know
   uint64_t source_offset = 0;
+  // Ops folded into output 0 by graph::fuse, applied in order after the node's own work.
+  std::vector<Epilogue> epilogues;
 
   const onnx::AttributeProto* attribute(std::string_view attr_name) const;
   // "'name' (Op)" or "#index (Op)" for error messages.
@@ -134,6 +138,13 @@ class Graph {
   // for another kind of value or a payload of another size.
   void replace_constant(ValueId id, std::vector<std::byte> raw);
 
+  // For graph::fuse: node `host` takes over the work of `absorbed` (nodes that read host's output
+  // 0, and each other's outputs, and nothing else computed), appending `epilogue` to its own, and
+  // writes what the last of them wrote in place of its output 0. The absorbed nodes, and the
+  // values only they and host made, leave the graph: the ids of later nodes and values shift
+  // down. Throws footprint::Error when the absorbed nodes are not such a chain.
+  void fuse_into(NodeId host, std::span<const NodeId> absorbed, Epilogue epilogue);
+
  private:
   struct OwnedConstant;
   void build(const onnx::GraphProto& proto);
@@ -146,6 +157,8 @@ class Graph {
   ValueId resolve_input(std::string_view name, std::string_view reader, uint64_t offset);
   void read_subgraphs(NodeId id);
   void relink_children();
+  // Drops the marked nodes and values, renumbering every reference to those that stay.
+  void erase(const std::vector<bool>& dead_nodes, const std::vector<bool>& dead_values);
 
   std::string name_;
   std::vector<Value> values_;

@@ -11,10 +11,12 @@
 //   if (s && s->output_view_of == 0) ...;  // output 0 aliases input 0: allocates nothing
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <string_view>
 #include <vector>
 
+#include "footprint/graph/epilogue.hpp"
 #include "footprint/graph/inference.hpp"
 #include "footprint/graph/kernel.hpp"
 
@@ -22,6 +24,11 @@ namespace footprint::graph {
 
 class Graph;
 struct Node;
+
+// Node `n` (whose op is this row's) as an epilogue of the node producing its input 0, or nullopt
+// when its attributes or operands make it something else (a Clip with bounds computed at run
+// time).
+using EpilogueFn = std::optional<Epilogue> (*)(const Graph& g, const Node& n);
 
 struct OpSchema {
   static constexpr int kVariadic = std::numeric_limits<int>::max();
@@ -58,6 +65,11 @@ struct OpSchema {
   PrepareFn prepare = nullptr;
   // For ops with subgraphs: which of them can run; nullptr: every one.
   SubgraphRunsFn subgraph_runs = nullptr;
+  // A unary float op that graph::fuse may fold into the node before it; nullptr: never.
+  EpilogueFn as_epilogue = nullptr;
+  // The kernel applies Node::epilogues to output 0 (float32) itself: the runtime layer's promise,
+  // declared where it registers the kernel.
+  bool takes_epilogues = false;
 };
 
 // Whether subgraph `index` of node `n` can run (OpSchema::subgraph_runs). A subgraph that cannot

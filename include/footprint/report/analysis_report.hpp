@@ -25,6 +25,7 @@ struct AnalysisReport {
   // Tensors of data-dependent size, counted at their bounds: the figures are upper bounds.
   std::vector<analysis::BoundedTensor> bounded;
   size_t constant_nodes = 0;
+  std::vector<std::string> fused;  // graph::fuse's lines: what each host node absorbed
   std::optional<analysis::DimSweep> sweep;
 };
 

@@ -41,6 +41,9 @@ struct SessionOptions {
   DimBindings dims;
   // Times every step of every run (RunStats::step_ns): two clock reads a step.
   bool profile = false;
+  // Fold activations into the Conv/MatMul/Gemm before them (graph::fuse), as analysis does
+  // unless told otherwise (analysis::ModelProgramOptions::fuse).
+  bool fuse = true;
 };
 
 // What preparing predicted and measured.
@@ -68,6 +71,9 @@ struct PreparedStats {
   std::string rebatched;          // graph::Rebatch::note(), empty when run as stored
   size_t steps = 0;               // nodes run per inference
   size_t constant_nodes = 0;      // nodes evaluated once, when preparing
+  // What graph::fuse folded into the node before it: "Conv 'c1' + Relu 'r1'"
+  // (SessionOptions::fuse).
+  std::vector<std::string> fused;
   // Counting allocator (0 when the process does not link it): peak heap while preparing, above
   // what the heap held before.
   uint64_t prepare_peak_heap_bytes = 0;

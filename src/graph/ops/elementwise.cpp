@@ -3,8 +3,11 @@
 // (Shape -> Gather -> Mul -> Concat) stays known, symbols included.
 #include <cmath>
 #include <functional>
+#include <limits>
 
 #include "families.hpp"
+#include "footprint/graph/graph.hpp"
+#include "footprint/graph/node_attributes.hpp"
 #include "infer_util.hpp"
 
 namespace footprint::graph::ops {
@@ -365,6 +368,61 @@ void infer_cast_like(const InferContext& ctx, InferResult& r) {
   }
 }
 
+// ---- As epilogues of the node before (graph::fuse)
+
+Epilogue epilogue(EpilogueOp op, float alpha = 0, float beta = 0) {
+  Epilogue e;
+  e.op = op;
+  e.alpha = alpha;
+  e.beta = beta;
+  return e;
+}
+
+std::optional<Epilogue> relu_epilogue(const Graph& /*g*/, const Node& /*n*/) {
+  return epilogue(EpilogueOp::relu);
+}
+std::optional<Epilogue> sigmoid_epilogue(const Graph& /*g*/, const Node& /*n*/) {
+  return epilogue(EpilogueOp::sigmoid);
+}
+std::optional<Epilogue> tanh_epilogue(const Graph& /*g*/, const Node& /*n*/) {
+  return epilogue(EpilogueOp::tanh);
+}
+std::optional<Epilogue> hard_swish_epilogue(const Graph& /*g*/, const Node& /*n*/) {
+  return epilogue(EpilogueOp::hard_swish);
+}
+std::optional<Epilogue> leaky_relu_epilogue(const Graph& /*g*/, const Node& n) {
+  return epilogue(EpilogueOp::leaky_relu, attr_float(n, "alpha", 0.01F));
+}
+std::optional<Epilogue> hard_sigmoid_epilogue(const Graph& /*g*/, const Node& n) {
+  return epilogue(EpilogueOp::hard_sigmoid, attr_float(n, "alpha", 0.2F),
+                  attr_float(n, "beta", 0.5F));
+}
+
+// A bound of Clip from opset 11: an omitted input (or an empty tensor) is no bound; otherwise a
+// constant scalar, or the Clip is not an epilogue.
+std::optional<float> clip_bound(const Graph& g, const Node& n, size_t i, float none) {
+  if (i >= n.inputs.size() || n.inputs[i] == kNoValue) return none;
+  const Value& v = g.value(n.inputs[i]);
+  if (!v.constant || !v.known || v.known->numel() > 1) return std::nullopt;
+  if (v.known->numel() == 0) return none;
+  const std::optional<double> bound = v.known->real(0);
+  if (!bound) return std::nullopt;
+  return static_cast<float>(*bound);
+}
+
+std::optional<Epilogue> clip_epilogue(const Graph& g, const Node& n) {
+  constexpr float kLowest = std::numeric_limits<float>::lowest();
+  constexpr float kMax = std::numeric_limits<float>::max();
+  const int64_t opset = g.model() != nullptr ? g.model()->opset_version("") : 0;
+  if (opset < 11) {  // as the kernel reads it (KernelContext::opset)
+    return epilogue(EpilogueOp::clip, attr_float(n, "min", kLowest), attr_float(n, "max", kMax));
+  }
+  const auto lo = clip_bound(g, n, 1, kLowest);
+  const auto hi = clip_bound(g, n, 2, kMax);
+  if (!lo || !hi) return std::nullopt;
+  return epilogue(EpilogueOp::clip, *lo, *hi);
+}
+
 }  // namespace
 
 void register_elementwise(OpRegistry& r) {
@@ -383,6 +441,12 @@ void register_elementwise(OpRegistry& r) {
   for (const BinaryOp& b : kBinaryOps) r.add(op(b.name, 2, 2, infer_binary));
   for (const BinaryOp& b : kVariadicOps) r.add(op(b.name, 1, V, infer_variadic));
   r.add(op("Clip", 1, 3, infer_clip));
+  const std::pair<std::string_view, EpilogueFn> epilogues[] = {
+      {"Relu", relu_epilogue},           {"LeakyRelu", leaky_relu_epilogue},
+      {"Clip", clip_epilogue},           {"Sigmoid", sigmoid_epilogue},
+      {"Tanh", tanh_epilogue},           {"HardSigmoid", hard_sigmoid_epilogue},
+      {"HardSwish", hard_swish_epilogue}};
+  for (const auto& [name, fn] : epilogues) r.row("", name).as_epilogue = fn;
   r.add(op("Where", 3, 3, infer_where));
   r.add(op("Cast", 1, 1, infer_cast));
   r.add(op("CastLike", 2, 2, infer_cast_like));

@@ -18,6 +18,7 @@
 #include "depthwise_conv.hpp"
 #include "dnnl_util.hpp"
 #include "dtype_dispatch.hpp"
+#include "epilogue.hpp"
 #include "families.hpp"
 #include "footprint/graph/ops/conv_window.hpp"
 #include "parallel_for.hpp"
@@ -102,9 +103,10 @@ graph::ops::ConvWindow conv_window(const graph::Node& n, const Extents& e) {
 // ---- Conv: x [N, C, D...] * w [M, C/group, k...] (+ b [M]) -> y [N, M, O...]
 
 // The convolution of node `n` on plain layouts, or with `blocked` on the layouts oneDNN prefers
-// (format_tag::any for the input, weights and output).
+// (format_tag::any for the input, weights and output); with the node's epilogues as post-ops or
+// without.
 dnnl::convolution_forward::primitive_desc conv_pd_on(const graph::Node& n, const Extents& e,
-                                                     bool blocked) {
+                                                     bool blocked, bool epilogues) {
   require_float(n, e, 3);
   require_conv_rank(n, e);
   const auto& x = e.in[0];
@@ -132,12 +134,15 @@ dnnl::convolution_forward::primitive_desc conv_pd_on(const graph::Node& n, const
     const dnnl::convolution_forward::desc d(
         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, layout(x),
         layout(wdims), bias, layout(y), w.strides, minus_one(w.dilations), w.pad_begin, w.pad_end);
-    return dnnl::convolution_forward::primitive_desc(d, user_scratchpad(), cpu_engine());
+    const dnnl::primitive_attr attr = epilogues ? epilogue_attr(n) : user_scratchpad();
+    return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
   });
 }
 
-dnnl::convolution_forward::primitive_desc conv_pd(const graph::Node& n, const Extents& e) {
-  return conv_pd_on(n, e, false);
+// On plain layouts, and whether the primitive applies the node's epilogues.
+std::pair<dnnl::convolution_forward::primitive_desc, bool> conv_pd(const graph::Node& n,
+                                                                   const Extents& e) {
+  return with_epilogues(n, [&](bool epilogues) { return conv_pd_on(n, e, false, epilogues); });
 }
 
 // A 2-D convolution with a window larger than 1x1 runs on blocked layouts when oneDNN has a
@@ -149,7 +154,7 @@ std::optional<dnnl::convolution_forward::primitive_desc> blocked_conv_pd(const g
   if (e.in.size() < 2 || e.in[0].size() != 4 || e.in[1].size() != 4) return std::nullopt;
   if (e.in_dtype[0] != DType::float32 || conv_window(n, e).group != 1) return std::nullopt;
   if (e.in[1][2] * e.in[1][3] == 1) return std::nullopt;
-  auto pd = conv_pd_on(n, e, true);
+  auto pd = conv_pd_on(n, e, true, epilogues_in_post_ops(n));
   if (std::string_view(pd.impl_info_str()).find("gemm") != std::string_view::npos) {
     return std::nullopt;
   }
@@ -161,8 +166,7 @@ std::optional<dnnl::convolution_forward::primitive_desc> blocked_conv_pd(const g
 
 // Conv and ConvTranspose share their arguments: src, weights, optional bias, dst.
 template <class Pd>
-std::unique_ptr<graph::KernelState> weighted_state(const Pd& pd, dnnl::primitive prim,
-                                                   bool has_bias) {
+std::unique_ptr<DnnlState> weighted_state(const Pd& pd, dnnl::primitive prim, bool has_bias) {
   std::vector<std::pair<int, memory::desc>> args{{DNNL_ARG_SRC, pd.src_desc()},
                                                  {DNNL_ARG_WEIGHTS, pd.weights_desc()},
                                                  {DNNL_ARG_DST, pd.dst_desc()}};
@@ -185,8 +189,10 @@ std::unique_ptr<graph::KernelState> conv_prepare(const graph::KernelContext& ctx
                                           plain_desc(e.out[0]), e.has_in(2),
                                           ctx.input_or_null(1)->data);
   }
-  const auto pd = conv_pd(ctx.node(), e);
-  return weighted_state(pd, dnnl::convolution_forward(pd), e.has_in(2));
+  const auto [pd, applies_epilogues] = conv_pd(ctx.node(), e);
+  auto state = weighted_state(pd, dnnl::convolution_forward(pd), e.has_in(2));
+  state->applies_epilogues = applies_epilogues;
+  return state;
 }
 
 uint64_t blocked_or_plain_workspace(const graph::Node& n, const Extents& e) {
@@ -194,7 +200,7 @@ uint64_t blocked_or_plain_workspace(const graph::Node& n, const Extents& e) {
     return BlockedState::workspace_bytes(*pd, plain_desc(e.in[0]), plain_desc(e.in[1]),
                                          plain_desc(e.out[0]));
   }
-  return conv_pd(n, e).scratchpad_desc().get_size();
+  return conv_pd(n, e).first.scratchpad_desc().get_size();
 }
 
 uint64_t conv_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
@@ -216,13 +222,20 @@ uint64_t conv_workspace(const graph::Node& n, const std::vector<graph::ConcreteT
 
 void run_weighted(graph::KernelContext& ctx);
 
+// Node::epilogues: post-ops of the primitive, else applied after it (epilogue.hpp); the
+// depthwise kernel applies them to each plane as it writes it.
 void run_conv(graph::KernelContext& ctx) {
   if (run_depthwise_conv_2d(ctx)) return;
+  bool applied = false;
   if (auto* blocked = dynamic_cast<BlockedState*>(ctx.state())) {
     blocked->run(ctx);
-    return;
+    applied = epilogues_in_post_ops(ctx.node());  // as blocked_conv_pd built it
+  } else {
+    run_weighted(ctx);
+    const auto* st = dynamic_cast<const DnnlState*>(ctx.state());
+    applied = st != nullptr && st->applies_epilogues;
   }
-  run_weighted(ctx);
+  finish_epilogues(ctx, applied);
 }
 
 void run_weighted(graph::KernelContext& ctx) {
@@ -751,6 +764,7 @@ void set(graph::OpSchema& row, graph::KernelFn kernel, graph::PrepareFn prepare 
 
 void register_conv_pool(graph::OpRegistry& r) {
   set(r.row("", "Conv"), run_conv, conv_prepare, conv_workspace);
+  r.row("", "Conv").takes_epilogues = true;
   set(r.row("", "ConvTranspose"), run_weighted, deconv_prepare, deconv_workspace);
   set(r.row("", "MaxPool"), run_pool, pool_prepare<PoolKind::max>, pool_workspace<PoolKind::max>);
   set(r.row("", "AveragePool"), run_pool, pool_prepare<PoolKind::average>,

@@ -194,6 +194,10 @@ class DnnlState : public graph::KernelState {
 
   size_t scratchpad_bytes() const { return scratchpad_bytes_; }
 
+  // The primitive applies the node's epilogues as post-ops (epilogue.hpp's with_epilogues);
+  // else the kernel applies them after it.
+  bool applies_epilogues = false;
+
   void bind(int arg, const void* data) {
     for (size_t i = 0; i < memories_.size(); ++i) {
       if (c_args_[i].arg == arg) memories_[i].set_data_handle(const_cast<void*>(data));

@@ -10,6 +10,7 @@
 
 #include "dnnl_util.hpp"
 #include "dtype_dispatch.hpp"
+#include "epilogue.hpp"
 #include "families.hpp"
 
 namespace footprint::runtime::kernels {
@@ -66,7 +67,7 @@ GemmShape gemm_shape(const graph::Node& n, const Extents& e) {
   return s;
 }
 
-dnnl::matmul::primitive_desc gemm_pd(const graph::Node& n, const Extents& e) {
+dnnl::matmul::primitive_desc gemm_pd_on(const graph::Node& n, const Extents& e, bool epilogues) {
   require_float(n, e);
   const GemmShape s = gemm_shape(n, e);
   const bool ta = node_int(n, "transA", 0) != 0;
@@ -76,15 +77,19 @@ dnnl::matmul::primitive_desc gemm_pd(const graph::Node& n, const Extents& e) {
   const memory::desc bias = s.c == GemmC::bias ? plain_desc({1, s.n}) : memory::desc();
   dnnl::primitive_attr attr = user_scratchpad();
   if (s.alpha != 1.0f) attr.set_output_scales(0, {s.alpha});
-  if (s.c == GemmC::summed) {
-    dnnl::post_ops ops;
-    ops.append_sum(s.beta);
-    attr.set_post_ops(ops);
-  }
+  dnnl::post_ops ops;
+  if (s.c == GemmC::summed) ops.append_sum(s.beta);
+  if (epilogues) append_epilogues(n, ops);  // after the sum: Y = act(alpha A'B' + beta C)
+  attr.set_post_ops(ops);
   return make_pd(n, "Gemm", [&] {
     return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, plain_desc({s.m, s.n})),
                                         attr, cpu_engine());
   });
+}
+
+// With the node's epilogues as post-ops where they can be, and whether they are.
+std::pair<dnnl::matmul::primitive_desc, bool> gemm_pd(const graph::Node& n, const Extents& e) {
+  return with_epilogues(n, [&](bool epilogues) { return gemm_pd_on(n, e, epilogues); });
 }
 
 // The primitive plus how C is applied, which the run needs before executing.
@@ -109,13 +114,16 @@ std::unique_ptr<graph::KernelState> gemm_prepare(const graph::KernelContext& ctx
   const Extents e = extents_of(ctx);
   if (!all_positive(e)) return nullptr;
   const GemmShape s = gemm_shape(ctx.node(), e);
-  const auto pd = gemm_pd(ctx.node(), e);
-  return std::make_unique<GemmState>(pd, s, matmul_args(pd, s.c == GemmC::bias));
+  const auto [pd, applies_epilogues] = gemm_pd(ctx.node(), e);
+  auto state = std::make_unique<GemmState>(pd, s, matmul_args(pd, s.c == GemmC::bias));
+  state->applies_epilogues = applies_epilogues;
+  return state;
 }
 
 uint64_t gemm_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
                         const std::vector<graph::ConcreteTensor>& out) {
-  return scratchpad_of(gemm_pd, n, in, out);
+  return scratchpad_of(
+      [](const graph::Node& node, const Extents& e) { return gemm_pd(node, e).first; }, n, in, out);
 }
 
 // Y = C broadcast, before the primitive adds alpha A'B' to beta Y.
@@ -143,6 +151,7 @@ void run_gemm(graph::KernelContext& ctx) {
   if (st->shape.c == GemmC::bias) st->bind(DNNL_ARG_BIAS, ctx.input(2).data);
   st->bind(DNNL_ARG_DST, y);
   st->execute(ctx);
+  finish_epilogues(ctx, st->applies_epilogues);
 }
 
 // ---- MatMul: [..., M, K] x [..., K, N] -> [broadcast(...), M, N]; a 1-D operand is a row
@@ -207,26 +216,32 @@ MatMulDims matmul_dims(const graph::Node& n, const Extents& e) {
   return d;
 }
 
-dnnl::matmul::primitive_desc matmul_pd(const graph::Node& n, const Extents& e) {
+std::pair<dnnl::matmul::primitive_desc, bool> matmul_pd(const graph::Node& n, const Extents& e) {
   require_float(n, e);
   const MatMulDims d = fold_batch_into_rows(matmul_dims(n, e));
-  return make_pd(n, "MatMul", [&] {
-    return dnnl::matmul::primitive_desc(
-        dnnl::matmul::desc(plain_desc(d.a), plain_desc(d.b), plain_desc(d.y)), user_scratchpad(),
-        cpu_engine());
+  return with_epilogues(n, [&](bool epilogues) {
+    return make_pd(n, "MatMul", [&] {
+      return dnnl::matmul::primitive_desc(
+          dnnl::matmul::desc(plain_desc(d.a), plain_desc(d.b), plain_desc(d.y)),
+          epilogues ? epilogue_attr(n) : user_scratchpad(), cpu_engine());
+    });
   });
 }
 
 std::unique_ptr<graph::KernelState> matmul_prepare(const graph::KernelContext& ctx) {
   const Extents e = extents_of(ctx);
   if (!all_positive(e)) return nullptr;
-  const auto pd = matmul_pd(ctx.node(), e);
-  return std::make_unique<DnnlState>(pd, dnnl::matmul(pd), matmul_args(pd, false));
+  const auto [pd, applies_epilogues] = matmul_pd(ctx.node(), e);
+  auto state = std::make_unique<DnnlState>(pd, dnnl::matmul(pd), matmul_args(pd, false));
+  state->applies_epilogues = applies_epilogues;
+  return state;
 }
 
 uint64_t matmul_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
                           const std::vector<graph::ConcreteTensor>& out) {
-  return scratchpad_of(matmul_pd, n, in, out);
+  return scratchpad_of(
+      [](const graph::Node& node, const Extents& e) { return matmul_pd(node, e).first; }, n, in,
+      out);
 }
 
 void run_matmul(graph::KernelContext& ctx) {
@@ -241,12 +256,14 @@ void run_matmul(graph::KernelContext& ctx) {
     }
     if (y.dtype != DType::float32) ctx.fail("dtype " + dtype_label(y.dtype) + " is not supported");
     for (float& v : y.span<float>()) v = 0;
+    apply_epilogues(ctx.node().epilogues, y.as<float>(), y.numel());  // no primitive ran
     return;
   }
   st->bind(DNNL_ARG_SRC, ctx.input(0).data);
   st->bind(DNNL_ARG_WEIGHTS, ctx.input(1).data);
   st->bind(DNNL_ARG_DST, ctx.output(0).data);
   st->execute(ctx);
+  finish_epilogues(ctx, st->applies_epilogues);
 }
 
 void set(graph::OpSchema& row, graph::KernelFn kernel, graph::PrepareFn prepare,
@@ -261,6 +278,8 @@ void set(graph::OpSchema& row, graph::KernelFn kernel, graph::PrepareFn prepare,
 void register_matmul(graph::OpRegistry& r) {
   set(r.row("", "Gemm"), run_gemm, gemm_prepare, gemm_workspace);
   set(r.row("", "MatMul"), run_matmul, matmul_prepare, matmul_workspace);
+  r.row("", "Gemm").takes_epilogues = true;
+  r.row("", "MatMul").takes_epilogues = true;
 }
 
 }  // namespace footprint::runtime::kernels
