@@ -72,9 +72,12 @@ uint64_t scratch_bytes(const Geometry& g) {
   return (bytes + 63) / 64 * 64;
 }
 
-// One channel's plane into the packed plane, zeros around it.
-[[gnu::always_inline]] inline void pack(const Geometry& g, const float* x, float* plane) {
-  std::fill(plane, plane + g.hp * g.rs, 0.0F);
+// One channel's plane into the packed plane, zeros around it. Every channel writes the same
+// places, so the zeros around them are written once per thread and step (`fresh`), not once per
+// channel: that fill was a pass over the plane as long as the copy.
+[[gnu::always_inline]] inline void pack(const Geometry& g, const float* x, float* plane,
+                                        bool fresh) {
+  if (fresh) std::fill(plane, plane + g.hp * g.rs, 0.0F);
   for (int64_t ih = 0; ih < g.h; ++ih) {
     float* row = plane + (g.ph + ih) * g.rs;
     const float* src = x + ih * g.w;
@@ -162,8 +165,8 @@ template <int64_t Rows>
 // inlined so that each clone vectorises them for its own instruction set.
 FOOTPRINT_WIDEST_VECTORS
 void convolve_plane(const Geometry& g, const float* x, const float* w, float bias, float* y,
-                    float* plane) {
-  pack(g, x, plane);
+                    float* plane, bool fresh) {
+  pack(g, x, plane, fresh);
   int64_t oh = 0;
   for (; oh + 4 <= g.oh; oh += 4) rows_of<4>(g, plane, w, bias, oh, y);
   for (; oh < g.oh; ++oh) rows_of<1>(g, plane, w, bias, oh, y);
@@ -236,7 +239,7 @@ bool run_depthwise_conv_2d(graph::KernelContext& ctx) {
           const int64_t c = static_cast<int64_t>(p) % g.c;
           float* out = ys + static_cast<int64_t>(p) * g.oh * g.ow;
           convolve_plane(g, xs + static_cast<int64_t>(p) * g.h * g.w, ws + c * g.kh * g.kw,
-                         bias != nullptr ? bias[c] : 0.0F, out, plane);
+                         bias != nullptr ? bias[c] : 0.0F, out, plane, p == begin);
           // While the plane is in cache (a MobileNet's ReLU6, an EfficientNet's SiLU).
           apply_epilogues(epilogues, out, static_cast<size_t>(g.oh * g.ow));
         }
