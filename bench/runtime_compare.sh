@@ -27,6 +27,11 @@
 #   PROCESS_TIMEOUT=900                seconds one process may run before it is killed
 #   RESULTS=build/bench/runtime_compare   raw outputs (JSON, stderr, /usr/bin/time -v) per run
 #   DOC=docs/BENCHMARKS.md  NO_DOC=1   NO_DOC=1 prints the section without writing it
+#   INSN=1                             also counts footprint's instructions per run of each model
+#                                       (valgrind --tool=callgrind, one process at 1 thread,
+#                                       collecting inside Session::run only): a figure the shared
+#                                       machine's load does not move. Under valgrind the kernels
+#                                       take their AVX2 paths (it has no AVX-512).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -48,7 +53,7 @@ done
 
 # The command as run, with the settings that change the figures when they were given.
 COMMAND_LINE=""
-for v in MODELS MODELS_DIR ZOO THREADS REPEATS RUNS WARMUP FOOTPRINT ORT_VERSION BUILD; do
+for v in MODELS MODELS_DIR ZOO THREADS REPEATS RUNS WARMUP FOOTPRINT ORT_VERSION BUILD INSN; do
   [[ -n ${!v:-} ]] && COMMAND_LINE+="$v=$(printf '%q' "${!v}") "
 done
 COMMAND_LINE+="bench/runtime_compare.sh${*:+ $*}"
@@ -83,6 +88,11 @@ done
 for t in $THREADS; do [[ $t =~ ^[1-9][0-9]*$ ]] || die "THREADS holds '$t', not a thread count"; done
 [[ -x $TIME ]] || die "$TIME not found (Debian package 'time')"
 for c in python3 node npm timeout; do command -v "$c" >/dev/null || die "$c not found"; done
+INSN=${INSN:-0}
+INSN_RUNS=5  # runs inside the callgrind process: the first one's share of one-time work is a fifth
+if [[ $INSN == 1 ]] && ! ((REPORT_ONLY)); then
+  command -v valgrind >/dev/null || die "INSN=1 needs valgrind (Debian package 'valgrind')"
+fi
 
 SETTINGS=$RESULTS/settings.sh
 MANIFEST=$RESULTS/manifest.tsv
@@ -190,6 +200,29 @@ for d in "${MODEL_DIRS[@]}"; do
     done
   done
 done
+if [[ $INSN == 1 ]]; then
+  # One process a model at 1 thread: the instructions executed inside Session::run, over
+  # INSN_RUNS runs (the first, checked run and INSN_RUNS - 1 timed ones).
+  i=0
+  for d in "${MODEL_DIRS[@]}"; do
+    i=$((i + 1))
+    label=$(label_of "$d")
+    out=$RESULTS/${label//\//__}/insn
+    mkdir -p "$(dirname "$out")"
+    log "[$i/${#MODEL_DIRS[@]}] $label: instructions under callgrind"
+    rc=0
+    timeout -k 10 "$PROCESS_TIMEOUT" valgrind --tool=callgrind --callgrind-out-file="$out.cg" \
+      --toggle-collect='footprint::runtime::Session::run*' "$FOOTPRINT" run "$d/model.onnx" \
+      --data-dir "$d" --threads 1 --repeat $((INSN_RUNS - 1)) --warmup 0 >/dev/null 2>"$out.err" || rc=$?
+    total=$(callgrind_annotate "$out.cg" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+    if [[ $rc == 0 && -n $total ]]; then
+      echo $((total / INSN_RUNS)) >"$out.txt"
+    else
+      log "  callgrind exited with $rc"
+    fi
+    rm -f "$out.cg"
+  done
+fi
 log "measured in $(($(date +%s) - START)) s; raw results in $RESULTS"
 FP_CMD="$FOOTPRINT run DIR/model.onnx --data-dir DIR --threads T --repeat $RUNS --warmup $WARMUP --json"
 ORT_CMD="node bench/ort_run.js DIR/model.onnx --data-dir DIR --threads T --repeat $RUNS --warmup $WARMUP"
@@ -197,14 +230,14 @@ MEASURED_AT=$(date -u '+%Y-%m-%d %H:%M UTC')
 LOADAVG=$(cut -d' ' -f1-3 /proc/loadavg)
 # What --report-only needs to write the same section again.
 for v in COMMAND_LINE FP_CMD ORT_CMD FP_VERSION ORT_VERSION REPEATS RUNS WARMUP QUICK \
-  PROCESS_TIMEOUT MEASURED_AT LOADAVG; do
+  PROCESS_TIMEOUT MEASURED_AT LOADAVG INSN INSN_RUNS; do
   printf '%s=%q\n' "$v" "${!v}"
 done >"$SETTINGS"
 fi
 
 # ---- 4. Tables and the docs section -----------------------------------------------------------
 export RESULTS MANIFEST REPEATS RUNS WARMUP COMMAND_LINE FP_CMD ORT_CMD FP_VERSION ORT_VERSION PROCESS_TIMEOUT \
-  QUICK MEASURED_AT LOADAVG
+  QUICK MEASURED_AT LOADAVG INSN INSN_RUNS
 HEADING="## Runtime: footprint run vs onnxruntime-node"
 SECTION=$RESULTS/section.md
 HEADING=$HEADING python3 - >"$SECTION" <<'PY'
@@ -420,6 +453,55 @@ for threads in sorted(rows):
     s += summary(rows[threads])
     if summary(rows[threads]):
         s.append("")
+
+def scaling(rows):
+    """footprint's and ORT's latency at 1 thread over their latency at the most threads."""
+    most = max(rows)
+    by_label = {r["label"]: r for r in rows[most]}
+    t = [f"| model | footprint 1 / {most} threads ms | speed-up | ORT 1 / {most} threads ms | speed-up |",
+         "| --- | ---: | ---: | ---: | ---: |"]
+    ups = {"fp": [], "ort": []}
+    for r1 in rows[1]:
+        rn = by_label.get(r1["label"])
+        if rn is None:
+            continue
+        cells = []
+        for k in ("fp", "ort"):
+            a, b = r1.get(f"{k}_lat"), rn.get(f"{k}_lat")
+            if a and b:
+                ups[k].append(a / b)
+                cells += [f"{ms(a)} / {ms(b)}", f"{a / b:.2f}"]
+            else:
+                cells += ["–", "–"]
+        t.append(f"| {r1['label']} | " + " | ".join(cells) + " |")
+    geo = lambda xs: f"{statistics.geometric_mean(xs):.2f}" if xs else "–"
+    t += ["", f"Speed-up from 1 to {most} threads (median latencies above), geometric mean: footprint "
+          f"{geo(ups['fp'])}, onnxruntime-node {geo(ups['ort'])}; footprint's above 1.5 on "
+          f"{sum(x > 1.5 for x in ups['fp'])} of {len(ups['fp'])} models."]
+    return t
+
+
+if 1 in rows and len(rows) > 1:
+    s += [f"### Threads: the speed-up per model", ""] + scaling(rows) + [""]
+
+if os.environ.get("INSN") == "1":
+    t = ["### Instructions per run (callgrind)", "",
+         f"Instructions footprint executes inside `Session::run`, averaged over the {os.environ['INSN_RUNS']} runs "
+         "of one process at 1 thread under `valgrind --tool=callgrind --toggle-collect='footprint::runtime::Session::run*'` "
+         "(the kernels' AVX2 paths: valgrind has no AVX-512), beside the same model's least latency at 1 thread: "
+         "a figure the shared machine's load does not move, for comparing builds.", "",
+         "| model | instructions per run (M) | footprint min ms (1 thread) |", "| --- | ---: | ---: |"]
+    seen = set()
+    with open(os.environ["MANIFEST"]) as f:
+        for line in f:
+            label, folder, threads, d = line.rstrip("\n").split("\t")
+            if label in seen:
+                continue
+            seen.add(label)
+            insn = read(os.path.join(os.path.dirname(d), "insn.txt")).strip()
+            lat = next((r.get("fp_min") for r in rows.get(1, []) if r["label"] == label), None)
+            t.append(f"| {label} | {int(insn) / 1e6:,.1f} | {ms(lat)} |" if insn else f"| {label} | – | {ms(lat)} |")
+    s += t + [""]
 
 base = med([r.get("ort_base") for rs in rows.values() for r in rs])
 s.append("Columns: peak RSS is the whole process's VmHWM (footprint: `measured.peak_rss_bytes` of `--json`; "
