@@ -426,6 +426,17 @@ TEST(PoolKernels, MatchTheReference) {
        .pads = {1, 1, 1, 1},
        .ceil = true},
       {.op = "MaxPool", .x = {1, 2, 9, 9}, .kernel = {2, 2}, .dilations = {2, 2}},
+      // 2-D max pooling: long rows with partial windows at the end (SqueezeNet's ceil_mode
+      // pool), stride 1 with pads, strides and pads unequal per axis, a row narrower than the
+      // window
+      {.op = "MaxPool", .x = {1, 3, 111, 111}, .kernel = {3, 3}, .strides = {2, 2}, .ceil = true},
+      {.op = "MaxPool", .x = {2, 4, 20, 37}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
+      {.op = "MaxPool",
+       .x = {1, 2, 10, 30},
+       .kernel = {5, 2},
+       .strides = {2, 3},
+       .pads = {2, 0, 1, 1}},
+      {.op = "MaxPool", .x = {1, 2, 3, 2}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
       {.op = "AveragePool", .x = {1, 3, 8, 8}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
       {.op = "AveragePool",
        .x = {1, 3, 8, 8},
