@@ -17,11 +17,14 @@
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/input_files.hpp"
 #include "footprint/onnx/model.hpp"
+#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/report/run_report.hpp"
+#include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/output_check.hpp"
 #include "footprint/runtime/process_memory.hpp"
 #include "footprint/runtime/random_inputs.hpp"
 #include "footprint/runtime/session.hpp"
+#include "footprint/runtime/shape_check.hpp"
 #include "model_program.hpp"
 
 namespace footprint::cli {
@@ -58,6 +61,7 @@ struct RunCommandOptions {
   double atol = 1e-5;
   bool json = false;
   bool profile = false;
+  bool check_shapes = false;
 };
 
 // Each step's median over the timed runs; samples[r * steps + s] is step s of run r, in ns.
@@ -97,6 +101,21 @@ std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
     source = "random (seed " + std::to_string(o.seed) + ")";
   }
   return inputs;
+}
+
+// What `analyze` predicts at this run's dims and input extents, value by value, against the run.
+runtime::ShapeCheck check_shapes(const RunCommandOptions& o, const runtime::Session& session,
+                                 const std::vector<runtime::Tensor>& inputs) {
+  analysis::ModelProgramOptions options;
+  options.dims = session.prepared().dims;
+  for (const runtime::Tensor& t : inputs) options.shapes.emplace(t.name(), t.dims());
+  options.order = o.order;
+  options.fuse = !o.no_fuse;
+  options.subgraph_arena = plan::subgraph_arena(o.planner);
+  auto model = std::make_shared<const onnx::Model>(onnx::load_file(o.model));
+  const analysis::ModelProgram predicted =
+      analysis::build_model_program(std::move(model), runtime::op_registry(), options);
+  return runtime::check_shapes(predicted, session);
 }
 
 void run_model(const RunCommandOptions& o) {
@@ -161,6 +180,7 @@ void run_model(const RunCommandOptions& o) {
       r.output_files.push_back(f.string());
     }
   }
+  if (o.check_shapes) r.shape_check = check_shapes(o, session, inputs);
   // Filled only now: an allocation before the runs (the model's path) would shift the heap's
   // layout and so the usable sizes the counting allocator measures, by a few bytes.
   r.model = o.model;
@@ -174,6 +194,9 @@ void run_model(const RunCommandOptions& o) {
   }
   if (r.check && !r.check->match) {
     throw Error("outputs differ from " + o.data_dir + ": " + r.check->problem);
+  }
+  if (r.shape_check && !r.shape_check->difference.empty()) {
+    throw Error("--check-shapes: " + r.shape_check->difference);
   }
 }
 
@@ -209,6 +232,10 @@ void add_run_command(CLI::App& app) {
   cmd->add_flag("--profile", opts->profile,
                 "Time every step of the timed runs: median time per op type and the dearest "
                 "steps");
+  cmd->add_flag("--check-shapes", opts->check_shapes,
+                "After the runs, compare every value's dtype, extents and bytes as `analyze` "
+                "predicts them (at the dims and input extents this run bound) with what the run "
+                "gave its tensor; the first difference is an error naming the value");
   cmd->add_flag("--json", opts->json, "Print JSON");
   cmd->callback([opts] { run_model(*opts); });
 }

@@ -143,6 +143,10 @@ nlohmann::json run_json(const RunReport& r) {
   if (r.after_prepare)
     j["measured"]["peak_rss_after_prepare_bytes"] = r.after_prepare->peak_rss_bytes;
   if (r.profile) j["profile"] = profile_json(*r.profile);
+  if (r.shape_check) {
+    j["check_shapes"] = {{"values", r.shape_check->values},
+                         {"difference", r.shape_check->difference}};
+  }
   if (r.check) {
     j["match"] = r.check->match;
     j["max_abs_error"] = r.check->max_abs_error;
@@ -204,6 +208,12 @@ std::string run_text(const RunReport& r) {
     t += fmt::format("output       {} {}[{}]{}\n", r.outputs[i].name(),
                      dtype_name(r.outputs[i].dtype()), shape,
                      i < r.output_files.size() ? "  -> " + r.output_files[i] : "");
+  }
+  if (r.shape_check) {
+    t += r.shape_check->difference.empty()
+             ? fmt::format("check-shapes {} values: dtype, extents and bytes as analyze predicts\n",
+                           r.shape_check->values)
+             : fmt::format("check-shapes DIFFERS: {}\n", r.shape_check->difference);
   }
   if (r.check) {
     t += fmt::format(

@@ -200,6 +200,17 @@ std::vector<std::string> step_field(const GraphRunner* runner,
 
 }  // namespace
 
+std::vector<Session::ValueExtents> Session::prepared_values() const {
+  std::vector<ValueExtents> out;
+  if (runner_ == nullptr) return out;
+  const graph::Graph& g = runner_->graph();
+  for (graph::ValueId id = 0; id < static_cast<graph::ValueId>(g.values().size()); ++id) {
+    out.push_back({g.value(id).name, g.value(id).dtype, runner_->extents(id),
+                   runner_->program().program.tensors[id].bytes});
+  }
+  return out;
+}
+
 std::vector<std::string> Session::step_names() const {
   return step_field(runner_.get(), &analysis::ProgramStep::name);
 }

@@ -43,6 +43,23 @@ TEST(RunCommand, JsonFollowsTheContract) {
             true);
 }
 
+// --check-shapes: every value of the run against analyze's prediction at the run's dims; both
+// sides fuse, or neither (--no-fuse).
+TEST(RunCommand, CheckShapesComparesEveryValueWithThePrediction) {
+  for (const char* fuse : {"", "--no-fuse "}) {
+    const CliRun r = run(std::string("run --json --check-shapes --dim N=2 --repeat 1 ") + fuse +
+                         FOOTPRINT_EXAMPLE_MODEL);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["check_shapes"]["difference"], "") << fuse;
+    // tiny_cnn: x, 4 weights, and a tensor per node (the Relu's folded into the Conv's).
+    EXPECT_EQ(j["check_shapes"]["values"], std::string(fuse).empty() ? 10 : 11) << fuse;
+    const CliRun text =
+        run(std::string("run --check-shapes --repeat 1 ") + fuse + FOOTPRINT_EXAMPLE_MODEL);
+    EXPECT_NE(text.out.find("check-shapes "), std::string::npos) << text.out;
+  }
+}
+
 // --profile: every step's median time, and the same times summed by op type, dearest first.
 TEST(RunCommand, ProfileTimesEveryStepAndSumsThemByOp) {
   const CliRun r = run(std::string("run --json --profile --repeat 3 ") + FOOTPRINT_EXAMPLE_MODEL);

@@ -5,13 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/onnx/model.hpp"
+#include "footprint/plan/timeline_buffers.hpp"
+#include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/output_check.hpp"
 #include "footprint/runtime/session.hpp"
+#include "footprint/runtime/shape_check.hpp"
 #include "test_support.hpp"
 
 namespace fs = std::filesystem;
@@ -70,6 +74,29 @@ TEST_P(SharedModelRun, MatchesItsOutputsInsideThePlannedArena) {
   EXPECT_LE(steady.peak_heap_bytes, p.outputs_bytes + kSteadyOverheadPerThread)
       << "a run allocated " << steady.peak_heap_bytes - p.outputs_bytes
       << " bytes beyond its outputs";
+}
+
+// `run --check-shapes`: every value as `analyze` predicts it, at the dims and input extents the
+// session bound, is what the session ran with.
+TEST_P(SharedModelRun, PredictsEveryValuesShapeAndBytes) {
+  const fs::path dir = footprint::testing::shared_dir() / "models" / GetParam();
+  if (footprint::testing::shared_dir().empty() || !fs::exists(dir / "model.onnx")) {
+    GTEST_SKIP() << dir << " is absent (../shared/models)";
+  }
+  auto model = std::make_shared<const onnx::Model>(onnx::load_file(dir / "model.onnx"));
+  const auto inputs = read_numbered(dir, "input");
+  runtime::Session session(*model);
+  session.prepare(inputs);
+  analysis::ModelProgramOptions options;
+  options.dims = session.prepared().dims;
+  for (const runtime::Tensor& t : inputs) options.shapes.emplace(t.name(), t.dims());
+  options.subgraph_arena = plan::subgraph_arena("auto");
+  const analysis::ModelProgram predicted =
+      analysis::build_model_program(model, runtime::op_registry(), options);
+  const runtime::ShapeCheck c = runtime::check_shapes(predicted, session);
+  EXPECT_EQ(c.difference, "");
+  EXPECT_EQ(c.values, predicted.graph.values().size());
+  EXPECT_GT(c.values, 0u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SharedModelRun,

@@ -79,7 +79,8 @@ def check_prediction(analyzed, ran):
 
 
 def check_run(fp, folder, dims, meta):
-    cmd = [fp, "run", "--json", "--data-dir", folder, "--repeat", "1", "--warmup", "0",
+    cmd = [fp, "run", "--json", "--check-shapes", "--data-dir", folder, "--repeat", "1",
+           "--warmup", "0",
            "--rtol", str(meta.get("rtol", 1e-3)), "--atol", str(meta.get("atol", 1e-5)),
            os.path.join(folder, "model.onnx")]
     j, err = run_json(cmd, 600)
@@ -90,7 +91,13 @@ def check_run(fp, folder, dims, meta):
     planned, obtained = j["predicted"]["arena_bytes"], j["measured"]["arena_bytes"]
     if planned != obtained:
         return False, f"planned arena {planned} B, obtained {obtained} B", j
-    return True, f"match, max abs error {j['max_abs_error']:.3g}", j
+    shapes = j.get("check_shapes")
+    if shapes is None:
+        return False, "no check_shapes in the run's JSON", j
+    if shapes["difference"]:
+        return False, "check-shapes: " + shapes["difference"], j
+    return True, (f"match, max abs error {j['max_abs_error']:.3g}; check-shapes clean over "
+                  f"{shapes['values']} values"), j
 
 
 def main():

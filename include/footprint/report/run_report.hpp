@@ -17,6 +17,7 @@
 #include "footprint/runtime/output_check.hpp"
 #include "footprint/runtime/process_memory.hpp"
 #include "footprint/runtime/session.hpp"
+#include "footprint/runtime/shape_check.hpp"
 #include "footprint/runtime/tensor.hpp"
 
 namespace footprint::report {
@@ -67,6 +68,7 @@ struct RunReport {
   std::optional<runtime::ProcessMemory> after_prepare;
   std::optional<runtime::ProcessMemory> end;
   std::optional<RunProfile> profile;
+  std::optional<runtime::ShapeCheck> shape_check;  // with --check-shapes only
 };
 
 nlohmann::json run_json(const RunReport& r);

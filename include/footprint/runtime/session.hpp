@@ -133,6 +133,16 @@ class Session {
   // Their op types, in the same order.
   std::vector<std::string> step_ops() const;
 
+  // Each value of the main graph as the last prepare gave it to the kernels: the extents of its
+  // tensor and the bytes the runner's memory program counts for it. Empty before preparing.
+  struct ValueExtents {
+    std::string name;
+    DType dtype = DType::undefined;
+    std::vector<int64_t> extents;
+    uint64_t bytes = 0;
+  };
+  std::vector<ValueExtents> prepared_values() const;
+
   const PreparedStats& prepared() const { return prepared_; }
   const RunStats& last_run() const { return last_run_; }
   const SessionOptions& options() const { return options_; }
