@@ -22,7 +22,8 @@ trap 'rm -f "$table"' EXIT
   echo "onnxruntime-node $ORT_VERSION for the reference outputs. Each model is exported with"
   echo "seeded random weights, BatchNorm statistics calibrated on seeded batches, no all-zero"
   echo "weights; the run check is rtol 1e-3, atol = max(1e-5, 1e-4 x max |reference|), and the"
-  echo "planned arena must equal the arena obtained. analyze fails (exit 1) on any size it neither"
+  echo "planned arena must equal the arena obtained, and \`run --check-shapes\` must find every value's"
+  echo "dtype, extents and bytes as analyze predicts them. analyze fails (exit 1) on any size it neither"
   echo "knows nor can bound; a data-dependent size is counted at the bound its op declares, and the"
   echo 'figure is printed as an upper bound (`<=`).'
   echo

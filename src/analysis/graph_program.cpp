@@ -185,6 +185,7 @@ class ProgramBuilder {
       }
       s.in_place = n.schema != nullptr && n.schema->in_place;
       s.workspace = std::max(kernel_workspace(id), subgraph_workspace(n, s.name));
+      out_.packed_bytes += kernel_packed(id);
       out_.program.steps.push_back(std::move(s));
       out_.step_nodes.push_back(id);
     }
@@ -200,6 +201,25 @@ class ProgramBuilder {
   // The kernel's scratch, asked the way the runtime asks (graph::workspace_bytes), with the
   // step's extents under the dim bindings.
   uint64_t kernel_workspace(graph::NodeId id) const {
+    return with_context(id,
+                        [](const graph::NodeContext& ctx) { return graph::workspace_bytes(ctx); });
+  }
+
+  // What the kernel's prepared state keeps (graph::packed_bytes); weights are the constants.
+  uint64_t kernel_packed(graph::NodeId id) const {
+    const graph::Node& n = g_.node(id);
+    std::vector<bool> constant;
+    for (graph::ValueId v : n.inputs) {
+      constant.push_back(v != graph::kNoValue &&
+                         out_.program.tensors[v].category == Category::weights);
+    }
+    return with_context(
+        id, [&](const graph::NodeContext& ctx) { return graph::packed_bytes(ctx, constant); });
+  }
+
+  // `ask(ctx)` with the node's context: its tensors' extents under the dim bindings.
+  template <class Ask>
+  uint64_t with_context(graph::NodeId id, Ask&& ask) const {
     const graph::Node& n = g_.node(id);
     std::vector<std::vector<int64_t>> extents;
     extents.reserve(n.inputs.size() + n.outputs.size());
@@ -222,7 +242,7 @@ class ProgramBuilder {
       const auto t = ref(v);
       ctx.add_output(t ? &*t : nullptr);
     }
-    return graph::workspace_bytes(ctx);
+    return ask(ctx);
   }
 
   // Each branch or body runs inside the node's step, in an arena of its own planned inside the

@@ -49,6 +49,13 @@ uint64_t workspace_bytes(const NodeContext& ctx) {
                       concrete(ctx.outputs, ctx.present_outputs));
 }
 
+uint64_t packed_bytes(const NodeContext& ctx, const std::vector<bool>& constant_inputs) {
+  const OpSchema* s = ctx.node().schema;
+  if (s == nullptr || s->packed == nullptr) return 0;
+  return s->packed(ctx.node(), concrete(ctx.inputs, ctx.present_inputs),
+                   concrete(ctx.outputs, ctx.present_outputs), constant_inputs);
+}
+
 std::unique_ptr<KernelState> prepare(const KernelContext& ctx) {
   const OpSchema* s = ctx.node().schema;
   if (s == nullptr || s->prepare == nullptr) return nullptr;

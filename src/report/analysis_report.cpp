@@ -84,6 +84,7 @@ AnalysisReport analysis_report(const analysis::ModelProgram& m, std::string mode
   r.bounded = m.program.bounded;
   r.constant_nodes = m.program.constant_nodes;
   r.fused = m.fused.fused;
+  r.packed_bytes = m.program.packed_bytes;
   return r;
 }
 
@@ -132,6 +133,7 @@ nlohmann::json to_json(const AnalysisReport& r) {
   j["warnings"] = r.warnings;
   j["constant_nodes"] = r.constant_nodes;
   j["fused"] = r.fused;
+  j["bytes"]["packed"] = r.packed_bytes;
   // Figures that include a tensor of data-dependent size are its upper bounds.
   j["bounded"] = !r.bounded.empty();
   j["bounded_tensors"] = nlohmann::json::array();
@@ -203,6 +205,12 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
   }
   if (r.constant_nodes > 0)
     line("constants    {} nodes computed once at prepare time", r.constant_nodes);
+  if (r.packed_bytes > 0) {
+    line(
+        "packed       {:>12}   weights the kernels keep in their own layouts, on the heap beside "
+        "the plan (blocked convolutions, recurrent gates transposed)",
+        human_bytes(r.packed_bytes));
+  }
   if (!r.fused.empty()) {
     line("fused        {} {} inside the node before {} (--no-fuse: apart)", r.fused.size(),
          r.fused.size() == 1 ? "activation runs" : "activations run",

@@ -68,8 +68,8 @@ TEST(AnalyzeCommand, JsonFollowsTheContract) {
                           "alive_at_peak", "steps", "after_bytes"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
-  for (const char* key :
-       {"weights", "inputs", "activations_peak", "workspace_peak", "outputs", "total_peak"}) {
+  for (const char* key : {"weights", "inputs", "activations_peak", "workspace_peak", "outputs",
+                          "total_peak", "packed"}) {
     EXPECT_TRUE(j["bytes"].contains(key)) << key;
   }
   EXPECT_EQ(j["dims"]["N"], 4);

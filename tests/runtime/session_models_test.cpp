@@ -97,6 +97,8 @@ TEST_P(SharedModelRun, PredictsEveryValuesShapeAndBytes) {
   EXPECT_EQ(c.difference, "");
   EXPECT_EQ(c.values, predicted.graph.values().size());
   EXPECT_GT(c.values, 0u);
+  // What the kernels' prepared states keep, as OpSchema::packed predicts it.
+  EXPECT_EQ(predicted.program.packed_bytes, session.prepared().packed_weights_bytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SharedModelRun,

@@ -71,7 +71,10 @@ def check_prediction(analyzed, ran):
              ("activations peak", analyzed["bytes"]["activations_peak"],
               ran["predicted"]["activations_peak_bytes"]),
              ("workspace peak", analyzed["bytes"]["workspace_peak"],
-              ran["predicted"]["workspace_peak_bytes"])]
+              ran["predicted"]["workspace_peak_bytes"]),
+             # measured by the run: what its kernels' prepared states hold
+             ("packed weights", analyzed["bytes"]["packed"],
+              ran["measured"]["packed_weights_bytes"])]
     for what, a, r in pairs:
         if a != r:
             return f"analyze predicts {what} {a} B, the run planned {r} B"

@@ -58,6 +58,9 @@ struct GraphProgram {
   // "node/attribute: tensor"): every figure they reach is "at most".
   std::vector<BoundedTensor> bounded;
   size_t constant_nodes = 0;  // folded into weights: they run once when the model is prepared
+  // Weights the kernels keep in layouts of their own, on the heap beside the plan (OpSchema::
+  // packed): what `run` measures as packed_weights_bytes.
+  uint64_t packed_bytes = 0;
 };
 
 // Throws footprint::Error naming the first tensor whose size is neither known nor bounded (its

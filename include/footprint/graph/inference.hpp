@@ -140,6 +140,13 @@ struct ConcreteTensor {
 using WorkspaceFn = uint64_t (*)(const Node& node, const std::vector<ConcreteTensor>& inputs,
                                  const std::vector<ConcreteTensor>& outputs);
 
+// Heap bytes the kernel's prepared state keeps beside the plan (weights packed into a layout of
+// its own: KernelState::owned_bytes), from concrete extents and which inputs are constants (known
+// when the model is prepared).
+using PackedFn = uint64_t (*)(const Node& node, const std::vector<ConcreteTensor>& inputs,
+                              const std::vector<ConcreteTensor>& outputs,
+                              const std::vector<bool>& constant_inputs);
+
 // Whether the node's subgraph `index` can run, from what inference knows of the node's inputs
 // (an If whose condition is a known value runs one branch only).
 using SubgraphRunsFn = bool (*)(const Graph& g, const Node& node, size_t index);

@@ -85,6 +85,9 @@ class NodeContext final : public KernelContext {
 // WorkspaceFn; 0 when it declares none): what analysis plans, the runtime hands the kernel and
 // evaluate() allocates. Data pointers are not read, so analysis asks with extents only.
 uint64_t workspace_bytes(const NodeContext& ctx);
+// The heap bytes the node's prepared state will keep (the row's PackedFn; 0 when it declares
+// none), given which inputs are constants.
+uint64_t packed_bytes(const NodeContext& ctx, const std::vector<bool>& constant_inputs);
 
 // The kernel's per-node state (its row's PrepareFn), or nullptr when it builds none. Throws
 // footprint::Error naming the node when preparing runs out of memory.

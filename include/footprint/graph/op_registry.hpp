@@ -59,6 +59,9 @@ struct OpSchema {
   // Scratch bytes the op's kernel needs for one step, given its inputs' and outputs' concrete
   // extents; nullptr: none. Filled where a kernel with a scratchpad is registered.
   WorkspaceFn workspace = nullptr;
+  // What the state PrepareFn builds keeps on the heap (packed weights); nullptr: nothing. Filled
+  // beside the kernel, so that analysis predicts the packed bytes `run` measures.
+  PackedFn packed = nullptr;
   // Runs the op; nullptr: the runtime cannot execute it. Views (output_view_of) need none.
   KernelFn kernel = nullptr;
   // Builds per-node state when the model is prepared; nullptr: none.

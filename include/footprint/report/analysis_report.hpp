@@ -26,6 +26,7 @@ struct AnalysisReport {
   std::vector<analysis::BoundedTensor> bounded;
   size_t constant_nodes = 0;
   std::vector<std::string> fused;  // graph::fuse's lines: what each host node absorbed
+  uint64_t packed_bytes = 0;       // weights the kernels keep in layouts of their own
   std::optional<analysis::DimSweep> sweep;
 };
 

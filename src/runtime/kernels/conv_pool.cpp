@@ -220,6 +220,21 @@ uint64_t conv_workspace(const graph::Node& n, const std::vector<graph::ConcreteT
   return workspace_of(blocked_or_plain_workspace, n, in, out);
 }
 
+// What conv_prepare's state keeps: a blocked convolution's packed weights (whether they are
+// constants or packed on every run, BlockedState holds them); the depthwise and plain paths
+// keep none.
+uint64_t conv_packed(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                     const std::vector<graph::ConcreteTensor>& out,
+                     const std::vector<bool>& /*constant*/) {
+  return workspace_of(
+      [](const graph::Node& node, const Extents& e) -> uint64_t {
+        if (depthwise(conv_window(node, e), e)) return 0;
+        const auto pd = blocked_conv_pd(node, e);
+        return pd ? pd->weights_desc().get_size() : 0;
+      },
+      n, in, out);
+}
+
 void run_weighted(graph::KernelContext& ctx);
 
 // Node::epilogues: post-ops of the primitive, else applied after it (epilogue.hpp); the
@@ -765,6 +780,7 @@ void set(graph::OpSchema& row, graph::KernelFn kernel, graph::PrepareFn prepare 
 void register_conv_pool(graph::OpRegistry& r) {
   set(r.row("", "Conv"), run_conv, conv_prepare, conv_workspace);
   r.row("", "Conv").takes_epilogues = true;
+  r.row("", "Conv").packed = conv_packed;
   set(r.row("", "ConvTranspose"), run_weighted, deconv_prepare, deconv_workspace);
   set(r.row("", "MaxPool"), run_pool, pool_prepare<PoolKind::max>, pool_workspace<PoolKind::max>);
   set(r.row("", "AveragePool"), run_pool, pool_prepare<PoolKind::average>,

@@ -942,6 +942,23 @@ void rnn_kernel(KernelContext& ctx) {
   run_recurrent(ctx, Cell::rnn);
 }
 
+// What prepare_recurrent packs: W and R, transposed, when both are float constants (a model
+// whose extents the kernel refuses fails when it runs).
+uint64_t recurrent_packed(const graph::Node& /*node*/,
+                          const std::vector<graph::ConcreteTensor>& inputs,
+                          const std::vector<graph::ConcreteTensor>& /*outputs*/,
+                          const std::vector<bool>& constant) {
+  if (inputs.size() < 3 || constant.size() < 3 || !constant[1] || !constant[2]) return 0;
+  uint64_t floats = 0;
+  for (size_t i : {size_t{1}, size_t{2}}) {
+    if (inputs[i].dtype != DType::float32) return 0;
+    uint64_t n = 1;
+    for (const int64_t d : inputs[i].dims) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+    floats += n;
+  }
+  return floats * sizeof(float);
+}
+
 }  // namespace
 
 void register_recurrent(graph::OpRegistry& r) {
@@ -949,14 +966,17 @@ void register_recurrent(graph::OpRegistry& r) {
   lstm.kernel = lstm_kernel;
   lstm.workspace = lstm_workspace;
   lstm.prepare = lstm_prepare;
+  lstm.packed = recurrent_packed;
   graph::OpSchema& gru = r.row("", "GRU");
   gru.kernel = gru_kernel;
   gru.workspace = gru_workspace;
   gru.prepare = gru_prepare;
+  gru.packed = recurrent_packed;
   graph::OpSchema& rnn = r.row("", "RNN");
   rnn.kernel = rnn_kernel;
   rnn.workspace = rnn_workspace;
   rnn.prepare = rnn_prepare;
+  rnn.packed = recurrent_packed;
 }
 
 }  // namespace footprint::runtime::kernels
