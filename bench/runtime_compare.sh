@@ -27,11 +27,13 @@
 #   PROCESS_TIMEOUT=900                seconds one process may run before it is killed
 #   RESULTS=build/bench/runtime_compare   raw outputs (JSON, stderr, /usr/bin/time -v) per run
 #   DOC=docs/BENCHMARKS.md  NO_DOC=1   NO_DOC=1 prints the section without writing it
-#   INSN=1                             also counts footprint's instructions per run of each model
-#                                       (valgrind --tool=callgrind, one process at 1 thread,
-#                                       collecting inside Session::run only): a figure the shared
-#                                       machine's load does not move. Under valgrind the kernels
-#                                       take their AVX2 paths (it has no AVX-512).
+#   INSN=1 INSN_RUNS=2 INSN_TIMEOUT=300   also counts footprint's instructions per run of each
+#                                       model (valgrind --tool=callgrind, one process of INSN_RUNS
+#                                       runs at 1 thread, collecting inside Session::run only): a
+#                                       figure the shared machine's load does not move. Under
+#                                       valgrind the kernels take their AVX2 paths (it has no
+#                                       AVX-512) and run ~50x slower: AlexNet's 2 runs take a
+#                                       minute or two; a model past INSN_TIMEOUT s gets no count.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -53,7 +55,8 @@ done
 
 # The command as run, with the settings that change the figures when they were given.
 COMMAND_LINE=""
-for v in MODELS MODELS_DIR ZOO THREADS REPEATS RUNS WARMUP FOOTPRINT ORT_VERSION BUILD INSN; do
+for v in MODELS MODELS_DIR ZOO THREADS REPEATS RUNS WARMUP FOOTPRINT ORT_VERSION BUILD INSN INSN_RUNS \
+  INSN_TIMEOUT; do
   [[ -n ${!v:-} ]] && COMMAND_LINE+="$v=$(printf '%q' "${!v}") "
 done
 COMMAND_LINE+="bench/runtime_compare.sh${*:+ $*}"
@@ -89,7 +92,11 @@ for t in $THREADS; do [[ $t =~ ^[1-9][0-9]*$ ]] || die "THREADS holds '$t', not 
 [[ -x $TIME ]] || die "$TIME not found (Debian package 'time')"
 for c in python3 node npm timeout; do command -v "$c" >/dev/null || die "$c not found"; done
 INSN=${INSN:-0}
-INSN_RUNS=5  # runs inside the callgrind process: the first one's share of one-time work is a fifth
+INSN_RUNS=${INSN_RUNS:-2}  # the first, checked run and INSN_RUNS - 1 timed ones
+INSN_TIMEOUT=${INSN_TIMEOUT:-300}
+# `run --repeat` takes at least 1 timed run after the first.
+[[ $INSN_RUNS =~ ^([2-9]|[1-9][0-9]+)$ ]] || die "INSN_RUNS must be at least 2, not '$INSN_RUNS'"
+[[ $INSN_TIMEOUT =~ ^[1-9][0-9]*$ ]] || die "INSN_TIMEOUT must be whole seconds, not '$INSN_TIMEOUT'"
 if [[ $INSN == 1 ]] && ! ((REPORT_ONLY)); then
   command -v valgrind >/dev/null || die "INSN=1 needs valgrind (Debian package 'valgrind')"
 fi
@@ -211,14 +218,14 @@ if [[ $INSN == 1 ]]; then
     mkdir -p "$(dirname "$out")"
     log "[$i/${#MODEL_DIRS[@]}] $label: instructions under callgrind"
     rc=0
-    timeout -k 10 "$PROCESS_TIMEOUT" valgrind --tool=callgrind --callgrind-out-file="$out.cg" \
+    timeout -k 10 "$INSN_TIMEOUT" valgrind --tool=callgrind --callgrind-out-file="$out.cg" \
       --toggle-collect='footprint::runtime::Session::run*' "$FOOTPRINT" run "$d/model.onnx" \
       --data-dir "$d" --threads 1 --repeat $((INSN_RUNS - 1)) --warmup 0 >/dev/null 2>"$out.err" || rc=$?
     total=$(callgrind_annotate "$out.cg" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
     if [[ $rc == 0 && -n $total ]]; then
       echo $((total / INSN_RUNS)) >"$out.txt"
     else
-      log "  callgrind exited with $rc"
+      log "  callgrind exited with $rc$( ((rc == 124)) && echo " (past INSN_TIMEOUT=$INSN_TIMEOUT s)")"
     fi
     rm -f "$out.cg"
   done
