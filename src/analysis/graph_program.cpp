@@ -208,6 +208,7 @@ class ProgramBuilder {
   // What the kernel's prepared state keeps (graph::packed_bytes); weights are the constants.
   uint64_t kernel_packed(graph::NodeId id) const {
     const graph::Node& n = g_.node(id);
+    if (n.schema == nullptr || n.schema->packed == nullptr) return 0;  // most steps
     std::vector<bool> constant;
     for (graph::ValueId v : n.inputs) {
       constant.push_back(v != graph::kNoValue &&

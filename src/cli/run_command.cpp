@@ -104,7 +104,8 @@ std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
 }
 
 // What `analyze` predicts at this run's dims and input extents, value by value, against the run.
-runtime::ShapeCheck check_shapes(const RunCommandOptions& o, const runtime::Session& session,
+runtime::ShapeCheck check_shapes(const RunCommandOptions& o, const onnx::Model& model,
+                                 const runtime::Session& session,
                                  const std::vector<runtime::Tensor>& inputs) {
   analysis::ModelProgramOptions options;
   options.dims = session.prepared().dims;
@@ -112,9 +113,11 @@ runtime::ShapeCheck check_shapes(const RunCommandOptions& o, const runtime::Sess
   options.order = o.order;
   options.fuse = !o.no_fuse;
   options.subgraph_arena = plan::subgraph_arena(o.planner);
-  auto model = std::make_shared<const onnx::Model>(onnx::load_file(o.model));
+  // The model already loaded, not read again: it outlives the program, so the pointer owns
+  // nothing.
+  const std::shared_ptr<const onnx::Model> loaded(&model, [](const onnx::Model*) {});
   const analysis::ModelProgram predicted =
-      analysis::build_model_program(std::move(model), runtime::op_registry(), options);
+      analysis::build_model_program(loaded, runtime::op_registry(), options);
   return runtime::check_shapes(predicted, session);
 }
 
@@ -180,7 +183,7 @@ void run_model(const RunCommandOptions& o) {
       r.output_files.push_back(f.string());
     }
   }
-  if (o.check_shapes) r.shape_check = check_shapes(o, session, inputs);
+  if (o.check_shapes) r.shape_check = check_shapes(o, model, session, inputs);
   // Filled only now: an allocation before the runs (the model's path) would shift the heap's
   // layout and so the usable sizes the counting allocator measures, by a few bytes.
   r.model = o.model;

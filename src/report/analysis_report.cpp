@@ -211,11 +211,7 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
         "the plan (blocked convolutions, recurrent gates transposed)",
         human_bytes(r.packed_bytes));
   }
-  if (!r.fused.empty()) {
-    line("fused        {} {} inside the node before {} (--no-fuse: apart)", r.fused.size(),
-         r.fused.size() == 1 ? "activation runs" : "activations run",
-         r.fused.size() == 1 ? "it" : "them");
-  }
+  if (!r.fused.empty()) line("{}", fused_line(r.fused.size()));
   for (const auto& s : r.subgraphs) {
     line("subgraph     {}/{}: lower bound {}, peak {}, arena {}{}", s.node, s.attribute,
          human_bytes(s.lower_bound_bytes), human_bytes(s.total_peak_bytes),

@@ -46,6 +46,12 @@ std::string human_bytes(uint64_t bytes) {
   return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, kUnits[unit]);
 }
 
+std::string fused_line(size_t count) {
+  return fmt::format("fused        {} {} inside the node before {} (--no-fuse: apart)", count,
+                     count == 1 ? "activation runs" : "activations run",
+                     count == 1 ? "it" : "them");
+}
+
 nlohmann::json to_json(const analysis::ModelSummary& s) {
   nlohmann::json j;
   j["model"] = s.model;

@@ -166,11 +166,7 @@ std::string run_text(const RunReport& r) {
   t += fmt::format("load         {:.1f} ms, prepare {:.1f} ms\n", r.load_ms, r.prepare_ms);
   t += fmt::format("steps        {} per run, {} constant nodes evaluated when preparing\n", p.steps,
                    p.constant_nodes);
-  if (!p.fused.empty()) {
-    t += fmt::format("fused        {} {} inside the node before {} (--no-fuse: apart)\n",
-                     p.fused.size(), p.fused.size() == 1 ? "activation runs" : "activations run",
-                     p.fused.size() == 1 ? "it" : "them");
-  }
+  if (!p.fused.empty()) t += fused_line(p.fused.size()) + "\n";
   t += fmt::format("arena        planned {} B ({}), obtained {} B   [{}; lower bound {} B]\n",
                    p.planned_arena_bytes, human_bytes(p.planned_arena_bytes),
                    r.first_run.arena_bytes, p.planner, p.lower_bound_bytes);

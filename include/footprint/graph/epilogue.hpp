@@ -4,14 +4,10 @@
 // it, so the activation is one pass over memory instead of two, and its tensor is never made.
 //
 // What may be an epilogue is the op registry's to say (OpSchema::as_epilogue decodes a node
-// into one), and which ops take them is their kernels' promise (OpSchema::takes_epilogues).
-//
-//   for (const graph::Epilogue& e : node.epilogues) y = graph::apply(e, y);
-#include <algorithm>
-#include <cmath>
+// into one), and which ops take them is their kernels' promise (OpSchema::takes_epilogues); the
+// runtime applies them (src/runtime/kernels/epilogue.hpp).
 #include <cstdint>
 #include <string>
-#include <string_view>
 
 namespace footprint::graph {
 
@@ -32,30 +28,5 @@ struct Epilogue {
   float beta = 0;
   std::string from;  // the nodes it stands for, for reports: "Clip 'x/Clip'"
 };
-
-std::string_view epilogue_name(EpilogueOp op);
-
-// The reference every kernel's epilogue agrees with (within float rounding).
-inline float apply(const Epilogue& e, float x) {
-  switch (e.op) {
-    case EpilogueOp::relu:
-      return x > 0 ? x : 0;
-    case EpilogueOp::leaky_relu:
-      return x < 0 ? e.alpha * x : x;
-    case EpilogueOp::clip:
-      return std::min(std::max(x, e.alpha), e.beta);
-    case EpilogueOp::sigmoid:
-      return 1 / (1 + std::exp(-x));
-    case EpilogueOp::tanh:
-      return std::tanh(x);
-    case EpilogueOp::swish:
-      return x / (1 + std::exp(-x));
-    case EpilogueOp::hard_sigmoid:
-      return std::max(0.0F, std::min(1.0F, e.alpha * x + e.beta));
-    case EpilogueOp::hard_swish:
-      return x * std::max(0.0F, std::min(1.0F, x / 6 + 0.5F));
-  }
-  return x;
-}
 
 }  // namespace footprint::graph

@@ -1,5 +1,6 @@
 #pragma once
 // `footprint info` output: the JSON contract of DESIGN.md and a human-readable table.
+#include <cstddef>
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -29,5 +30,9 @@ std::string to_text(const analysis::ModelSummary& s, const LoadFigures& load);
 
 // "1.5 MiB", "312 B": a byte count for people.
 std::string human_bytes(uint64_t bytes);
+
+// The "fused" line of `analyze` and `run`, for `count` activations graph::fuse folded (no
+// newline).
+std::string fused_line(size_t count);
 
 }  // namespace footprint::report

@@ -4,10 +4,9 @@
 // the output is in registers; else after the kernel's own work, vectorised, over the output
 // (or over each plane as a kernel of ours writes it).
 //
-//   dnnl::post_ops ops;                 // a primitive's own post-ops first (Gemm's sum)
-//   append_epilogues(node, ops);        // nothing when they cannot all be post-ops
-//   ...
-//   finish_epilogues(ctx);              // after the primitive: applies what it did not
+//   auto [pd, applied] = with_epilogues(node, [&](bool epilogues) { return make(epilogues); });
+//   ...                                 // make() calls append_epilogues(node, ops) when asked
+//   finish_epilogues(ctx, applied);     // after the primitive: applies what it did not
 #include <cstddef>
 #include <span>
 #include <string_view>
