@@ -46,24 +46,6 @@ int64_t choose_offset(std::vector<Span>& taken, const Buffer& b, Fit fit) {
   return chooser.offset();
 }
 
-int64_t choose_offset(std::span<const Span> a, std::span<const Span> b, const Buffer& buffer,
-                      Fit fit) {
-  // `a` is the long run: its spans between two of b's are read in a loop of their own, which
-  // mispredicts once a span of b rather than at every turn of a merge.
-  OffsetChooser chooser(buffer, fit);
-  size_t i = 0;
-  for (const Span& s : b) {
-    for (; i < a.size() && a[i].begin < s.begin; ++i) {
-      if (!chooser.see(a[i])) return chooser.offset();
-    }
-    if (!chooser.see(s)) return chooser.offset();
-  }
-  for (; i < a.size(); ++i) {
-    if (!chooser.see(a[i])) return chooser.offset();
-  }
-  return chooser.offset();
-}
-
 namespace {
 
 // Buffers that meet every other buffer (a training run's weights and optimizer state) can go to

@@ -67,9 +67,6 @@ class OffsetChooser {
 // An aligned offset where `b` overlaps none of `taken` (sorted by begin in place unless it is
 // already; spans may overlap one another).
 int64_t choose_offset(std::vector<Span>& taken, const Buffer& b, Fit fit);
-// The same for the spans of two runs, each sorted by begin, read as one without merging them.
-int64_t choose_offset(std::span<const Span> a, std::span<const Span> b, const Buffer& buffer,
-                      Fit fit);
 
 struct Placement {
   std::vector<int64_t> offsets;

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <numeric>
 
+#include "free_space.hpp"
 #include "sections.hpp"
 
 namespace footprint::plan::detail {
@@ -18,6 +20,14 @@ constexpr uint32_t kTopLevels = 8;
 constexpr size_t kCachedSpansPerBuffer = 4;
 constexpr size_t kLoggedPerBuffer = 2;
 constexpr size_t kCachedSpansAtLeast = 1 << 16;
+// Nothing stored for the lowest kFlatLevels heights (the query reads the buffers starting in up
+// to 2^kFlatLevels sections on either side, a few hundred); "any time" unions for the nodes at
+// most kAnytimeDepth below the root (63 of them: a long buffer updates at most that many).
+constexpr uint32_t kFlatLevels = 6;
+constexpr uint32_t kAnytimeDepth = 5;
+// A query whose runs but the path union have at most a 1/kShortRuns of its spans merges them and
+// reads the path union once; else it takes the runs out of the free gaps.
+constexpr size_t kShortRuns = 2;
 
 const auto by_begin = [](const Span& x, const Span& y) { return x.begin < y.begin; };
 
@@ -93,13 +103,24 @@ TimeIndex::TimeIndex(std::span<const Buffer> buffers, Limits limits)
     : buffers_(buffers), first_(buffers.size(), 0), end_(buffers.size(), 0) {
   const Sections sections(buffers);
   leaves_ = std::bit_ceil(static_cast<uint32_t>(std::max<size_t>(1, sections.count())));
+  by_first_.assign(sections.count() + 2, 0);
   for (uint32_t i = 0; i < buffers.size(); ++i) {
     if (buffers[i].size == 0) continue;
     first_[i] = static_cast<uint32_t>(sections.first(buffers[i]));
     end_[i] = static_cast<uint32_t>(sections.end(buffers[i]));
+    ++by_first_[first_[i] + 1];
+  }
+  std::partial_sum(by_first_.begin(), by_first_.end(), by_first_.begin());
+  slot_.assign(buffers.size(), 0);
+  slot_span_.assign(by_first_.back(), Span{0, 0});
+  std::vector<uint32_t> next(by_first_.begin(), by_first_.end() - 1);
+  for (uint32_t i = 0; i < buffers.size(); ++i) {
+    if (buffers[i].size > 0) slot_[i] = next[first_[i]]++;
   }
   covers_.resize(2 * static_cast<size_t>(leaves_));
-  starts_.resize(2 * static_cast<size_t>(leaves_));
+  starts_end_ = std::max<uint32_t>(1, leaves_ >> (kFlatLevels - 1));
+  starts_.resize(starts_end_);
+  anytime_.resize(std::min<size_t>(size_t{2} << kAnytimeDepth, starts_end_));
   const uint32_t depth = static_cast<uint32_t>(std::bit_width(leaves_)) - 1;
   cache_shift_ =
       std::min(depth, std::max(kCachedBelow, depth > kTopLevels ? depth - kTopLevels : 0));
@@ -168,37 +189,113 @@ void TimeIndex::add(uint32_t i, Span taken) {
     if (l & 1) cover(l++);
     if (r & 1) cover(--r);
   }
-  for (uint32_t node = first_[i] + leaves_; node >= 1; node >>= 1) unite(starts_[node], taken);
+  slot_span_[slot_[i]] = taken;
+  for (uint32_t node = (first_[i] + leaves_) >> kFlatLevels; keeps_starts(node); node >>= 1) {
+    unite(starts_[node], taken);
+  }
+  add_anytime(1, 0, leaves_, first_[i], end_[i], taken);
+}
+
+void TimeIndex::add_anytime(uint32_t node, uint32_t lo, uint32_t hi, uint32_t first, uint32_t end,
+                            Span taken) {
+  if (hi <= first || end <= lo || node >= anytime_.size()) return;
+  unite(anytime_[node], taken);
+  const uint32_t mid = lo + (hi - lo) / 2;
+  add_anytime(2 * node, lo, mid, first, end, taken);
+  add_anytime(2 * node + 1, mid, hi, first, end, taken);
+}
+
+std::span<const Span> TimeIndex::starting_in(uint32_t first, uint32_t end,
+                                             std::vector<Span>& run) const {
+  run.clear();
+  for (uint32_t k = by_first_[first]; k < by_first_[end]; ++k) {
+    if (slot_span_[k].end > 0) run.push_back(slot_span_[k]);  // placed
+  }
+  std::sort(run.begin(), run.end(), by_begin);
+  size_t kept = 0;
+  for (const Span& s : run) {
+    if (kept > 0 && s.begin <= run[kept - 1].end) {
+      run[kept - 1].end = std::max(run[kept - 1].end, s.end);
+    } else {
+      run[kept++] = s;
+    }
+  }
+  run.resize(kept);
+  return run;
 }
 
 const std::vector<Span>& TimeIndex::gather(uint32_t i) {
   const uint32_t leaf = first_[i] + leaves_;
-  const std::vector<Span>& path = path_union(leaf >> cache_shift_);  // first: it uses bounds_
-  small_.clear();
-  bounds_.assign(1, 0);
-  auto append = [&](const std::vector<Span>& run) {
-    if (run.empty()) return;
-    small_.insert(small_.end(), run.begin(), run.end());
-    bounds_.push_back(small_.size());
+  const std::vector<Span>& path = path_union(leaf >> cache_shift_);
+  runs_.clear();
+  solid_.clear();
+  auto add_run = [&](std::span<const Span> run) {
+    if (!run.empty()) runs_.push_back(run);
   };
-  for (uint32_t node = leaf; node > leaf >> cache_shift_; node >>= 1) append(covers_[node]);
-  for (uint32_t l = first_[i] + 1 + leaves_, r = end_[i] + leaves_; l < r; l >>= 1, r >>= 1) {
-    if (l & 1) append(starts_[l++]);
-    if (r & 1) append(starts_[--r]);
+  auto add_node = [&](uint32_t node) {
+    if (node >= anytime_.size()) return add_run(starts_[node]);
+    if (!anytime_[node].empty()) solid_.push_back(anytime_[node]);
+  };
+  for (uint32_t node = leaf; node > leaf >> cache_shift_; node >>= 1) add_run(covers_[node]);
+  // The canonical nodes of [first + 1, end): near the leaves, the sections they cover on either
+  // side are read as one run each.
+  uint32_t l = first_[i] + 1 + leaves_;
+  uint32_t r = end_[i] + leaves_;
+  uint32_t height = 0;
+  for (; height < kFlatLevels && l < r; ++height, l >>= 1, r >>= 1) {
+    l += l & 1;
+    r -= r & 1;
   }
-  merge_runs(small_, bounds_, scratch_);
+  if (l < r) {
+    add_run(starting_in(first_[i] + 1, (l << height) - leaves_, left_));
+    add_run(starting_in((r << height) - leaves_, end_[i], right_));
+  } else {
+    add_run(starting_in(first_[i] + 1, std::max(first_[i] + 1, end_[i]), left_));
+  }
+  for (; l < r; l >>= 1, r >>= 1) {
+    if (l & 1) add_node(l++);
+    if (r & 1) add_node(--r);
+  }
   return path;
 }
 
 void TimeIndex::taken_meeting(uint32_t i, std::vector<Span>& out) {
   const std::vector<Span>& path = gather(i);
-  out.resize(path.size() + small_.size());
-  std::merge(path.begin(), path.end(), small_.begin(), small_.end(), out.begin(), by_begin);
+  out.assign(path.begin(), path.end());
+  for (const std::span<const Span> run : runs_) out.insert(out.end(), run.begin(), run.end());
+  for (const std::span<const Span> run : solid_) out.insert(out.end(), run.begin(), run.end());
+  std::sort(out.begin(), out.end(), by_begin);
 }
 
 int64_t TimeIndex::choose_offset(uint32_t i, Fit fit) {
+  const Buffer& b = buffers_[i];
   const std::vector<Span>& path = gather(i);
-  return detail::choose_offset(path, small_, buffers_[i], fit);
+  size_t spans = 0;
+  for (const std::span<const Span> run : runs_) spans += run.size();
+  for (const std::span<const Span> run : solid_) spans += run.size();
+  if (spans * kShortRuns <= path.size()) {
+    small_.clear();
+    bounds_.assign(1, 0);
+    for (const std::span<const Span> run : runs_) {
+      small_.insert(small_.end(), run.begin(), run.end());
+      bounds_.push_back(small_.size());
+    }
+    for (const std::span<const Span> run : solid_) {
+      small_.insert(small_.end(), run.begin(), run.end());
+      bounds_.push_back(small_.size());
+    }
+    merge_runs(small_, bounds_, scratch_);
+    return choose_among(path, small_, b, fit);
+  }
+  if (!path.empty()) runs_.emplace_back(path);
+  // The "any time" unions first, the highest node's (gathered last) first: they are nearly
+  // solid and leave few gaps for the others to cut. Then the others, the fewest spans first.
+  std::sort(runs_.begin(), runs_.end(),
+            [](std::span<const Span> x, std::span<const Span> y) { return x.size() < y.size(); });
+  runs_.insert(runs_.begin(), solid_.rbegin(), solid_.rend());
+  free_.reset(runs_.front(), b.size);
+  for (size_t k = 1; k < runs_.size(); ++k) free_.take_out(runs_[k]);
+  return free_.choose(b, fit);
 }
 
 }  // namespace footprint::plan::detail
