@@ -125,13 +125,16 @@ w("### The greedy placements with no time limit")
 w("")
 w("Each greedy order run to its end (`--algo A`, no `--time-limit`), median of the runs: ratio to "
   "the lower bound (planning s). Each places the buffers one by one into the tightest gap among the "
-  "placed buffers it meets in time, read from the time index (`src/plan/time_index.hpp`): two "
-  "segment trees over the time axis holding unions of spans, with the union of each query path's "
-  "top part kept and brought up to date from a log of what was added above it. The free space at "
-  "one time of a training trace is in a thousand pieces or more, and a rule that picks the tightest "
-  "(TFLite's greedy by size, XLA's global best fit) looks at each of them: a query costs O(log n) "
-  "plus the spans of its union, so a placement is O(n log n + k) for the k spans its queries read, "
-  "and the fragmentation grows with the number of layers alive at once.")
+  "placed buffers it meets in time, read from the time index (`src/plan/time_index.hpp`): a "
+  "segment tree over the time axis whose path unions (the buffers covering a time) are kept "
+  "between queries, the buffers starting inside a lifetime read near the leaves from a list by "
+  "first section, unions of the buffers starting in a node in the middle, and, near the root, "
+  "unions of every buffer alive anywhere in a node. A query over a short lifetime reads its kept "
+  "path union once, gap by gap, with the few small spans cutting into it; one over a long "
+  "lifetime takes its unions out of the free gaps, the nearly solid \"any time\" ones first "
+  "(`src/plan/free_space.hpp`). The free space at one time of a training trace is in a thousand "
+  "pieces or more, and a rule that picks the tightest (TFLite's greedy by size, XLA's global best "
+  "fit) looks at each of them: a placement is O(log n) unions plus the gaps it reads.")
 w("")
 whole = [n for n in names if (n, "whole-greedy-size") in by]
 greedy = ["greedy-size", "greedy-breadth", "best-fit"]

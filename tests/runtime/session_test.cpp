@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -61,8 +63,14 @@ TEST(Session, BindsNamedDimsFromTheInputsAndPreparesAgainWhenTheyChange) {
   // (The arena need not grow with N: oneDNN may pick a convolution with less scratch.)
   EXPECT_EQ(s.prepared().activations_peak_bytes, 4 * activations2);
   EXPECT_EQ(s.last_run().arena_bytes, s.prepared().planned_arena_bytes);
-  // The same rows of the batch give the same outputs whatever the batch.
-  EXPECT_EQ(std::memcmp(out8[0].data(), out2[0].data(), out2[0].bytes()), 0);
+  // The same rows of the batch give the same outputs whatever the batch, up to rounding: oneDNN
+  // may pick another convolution for another batch (its AVX2 kernels do), which sums in another
+  // order.
+  const auto rows8 = out8[0].ref().span<const float>();
+  const auto rows2 = out2[0].ref().span<const float>();
+  for (size_t i = 0; i < rows2.size(); ++i) {
+    ASSERT_NEAR(rows8[i], rows2[i], 1e-5 * std::max(1.0f, std::abs(rows2[i]))) << "element " << i;
+  }
 }
 
 TEST(Session, ReadsAViewOfTheCallersBytesAndLeavesThemAsTheyWere) {
