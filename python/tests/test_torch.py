@@ -211,14 +211,21 @@ def test_fit_finds_the_largest_batch():
 
 
 def test_kernel_scratch_from_the_measurement_completes_the_peak():
-    with ft.measure() as m:
-        with ft.record() as rec:
-            predicted_step(3)
-    fig = rec.figures()
-    measured_peak, measured_after = m.since(rec)
-    assert measured_after == fig["after_above_start"]
-    scratch = measured_peak - fig["peak_above_start"]
-    assert scratch > 0  # the convolution's kernel allocates scratch no aten op shows
+    # The convolution's kernel allocates scratch no aten op shows, at some batches: which ones
+    # depends on the kernels the CPU gets (batch 3 on AVX-512; on an AVX2 EPYC batch 1, not 3).
+    for batch in (3, 1, 2, 5):
+        with ft.measure() as m:
+            with ft.record() as rec:
+                predicted_step(batch)
+        fig = rec.figures()
+        measured_peak, measured_after = m.since(rec)
+        assert measured_after == fig["after_above_start"]
+        scratch = measured_peak - fig["peak_above_start"]
+        assert scratch >= 0
+        if scratch > 0:
+            break
+    else:
+        pytest.fail("the convolution allocated no scratch at batch 3, 1, 2 or 5")
     rec.add_workspace(m)
     assert rec.figures()["peak_above_start"] == measured_peak
     steps = [o for o in rec.trace["ops"] if o.get("workspace")]

@@ -81,17 +81,8 @@ std::vector<Span> fixed_spans(std::span<const Buffer> buffers) {
   for (const Buffer& b : buffers) {
     if (b.fixed_offset && b.size > 0) spans.push_back({*b.fixed_offset, *b.fixed_offset + b.size});
   }
-  std::sort(spans.begin(), spans.end(),
-            [](const Span& a, const Span& b) { return a.begin < b.begin; });
-  std::vector<Span> merged;
-  for (const Span& s : spans) {
-    if (!merged.empty() && s.begin <= merged.back().end) {
-      merged.back().end = std::max(merged.back().end, s.end);
-    } else {
-      merged.push_back(s);
-    }
-  }
-  return merged;
+  join(spans);
+  return spans;
 }
 
 }  // namespace

@@ -37,9 +37,8 @@ int64_t GapPick::offset(int64_t top) const {
   return at;
 }
 
-int64_t choose_among(std::span<const Span> long_run, std::span<const Span> short_run,
-                     const Buffer& b, Fit fit) {
-  const std::span<const Span> p = long_run;
+int64_t choose_among(std::span<const Span> p, std::span<const Span> short_run, const Buffer& b,
+                     Fit fit) {
   GapPick pick(b, fit);
   int64_t cursor = 0;  // everything below is taken or already seen
   size_t i = 0;

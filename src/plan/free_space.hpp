@@ -11,9 +11,9 @@
 //   * choose_among(long, short, ...): a long union read once, gap by gap, with the few spans of a
 //     short one cutting into it (a query over a short lifetime: the kept path union and a few
 //     small nodes);
-//   * FreeGaps: the complement of the largest run, then each other run taken out of it, keeping
-//     only gaps the buffer could use (a query over a long lifetime: many large runs whose union
-//     is nearly solid, so the gaps left are few however long the runs).
+//   * FreeGaps: the complement of one run (the most solid), then each other run taken out of it,
+//     keeping only gaps the buffer could use (a query over a long lifetime: many large runs whose
+//     union is nearly solid, so the gaps left are few however long the runs).
 #include <cstdint>
 #include <limits>
 #include <span>
@@ -56,17 +56,16 @@ class GapPick {
     return fit_ == Fit::tightest && gap != b_.size;  // none can be lower, or tighter
   }
   const Buffer& b_;
-  int64_t size_;
+  int64_t size_;  // b_.size, in a register for the loop over gaps rather than read through b_
   Fit fit_;
   int64_t best_ = -1;
   int64_t best_gap_ = std::numeric_limits<int64_t>::max();
 };
 
-// The offset for `b` among the space taken by `long_run` and `short_run`, each sorted by begin
-// and disjoint: what choose_offset gives for their spans merged. O(|short| log |long|) to find
-// where the short run's spans cut in, and one pass over the gaps of the long run.
-int64_t choose_among(std::span<const Span> long_run, std::span<const Span> short_run,
-                     const Buffer& b, Fit fit);
+// The offset for `b` among the space taken by the long run `p` and `short_run`, each sorted by
+// begin and disjoint: what choose_offset gives for their spans merged, in one pass over both.
+int64_t choose_among(std::span<const Span> p, std::span<const Span> short_run, const Buffer& b,
+                     Fit fit);
 
 // The free space below the top of a union of runs (each sorted by begin and disjoint), as gaps
 // no shorter than `min_length`; gaps only shrink as runs are taken out, so the shorter ones are

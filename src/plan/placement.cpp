@@ -34,6 +34,20 @@ int64_t OffsetChooser::offset() const {
   return at;
 }
 
+void join(std::vector<Span>& spans) {
+  std::sort(spans.begin(), spans.end(),
+            [](const Span& x, const Span& y) { return x.begin < y.begin; });
+  size_t kept = 0;
+  for (const Span& s : spans) {
+    if (kept > 0 && s.begin <= spans[kept - 1].end) {
+      spans[kept - 1].end = std::max(spans[kept - 1].end, s.end);
+    } else {
+      spans[kept++] = s;
+    }
+  }
+  spans.resize(kept);
+}
+
 int64_t choose_offset(std::vector<Span>& taken, const Buffer& b, Fit fit) {
   const auto by_begin = [](const Span& x, const Span& y) { return x.begin < y.begin; };
   if (!std::is_sorted(taken.begin(), taken.end(), by_begin)) {

@@ -64,6 +64,9 @@ class OffsetChooser {
   int64_t best_gap_ = std::numeric_limits<int64_t>::max();
 };
 
+// Sorts `spans` by begin and joins those that overlap or touch: their union, sorted and disjoint.
+void join(std::vector<Span>& spans);
+
 // An aligned offset where `b` overlaps none of `taken` (sorted by begin in place unless it is
 // already; spans may overlap one another).
 int64_t choose_offset(std::vector<Span>& taken, const Buffer& b, Fit fit);

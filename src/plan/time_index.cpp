@@ -211,16 +211,7 @@ std::span<const Span> TimeIndex::starting_in(uint32_t first, uint32_t end,
   for (uint32_t k = by_first_[first]; k < by_first_[end]; ++k) {
     if (slot_span_[k].end > 0) run.push_back(slot_span_[k]);  // placed
   }
-  std::sort(run.begin(), run.end(), by_begin);
-  size_t kept = 0;
-  for (const Span& s : run) {
-    if (kept > 0 && s.begin <= run[kept - 1].end) {
-      run[kept - 1].end = std::max(run[kept - 1].end, s.end);
-    } else {
-      run[kept++] = s;
-    }
-  }
-  run.resize(kept);
+  join(run);
   return run;
 }
 
@@ -228,13 +219,16 @@ const std::vector<Span>& TimeIndex::gather(uint32_t i) {
   const uint32_t leaf = first_[i] + leaves_;
   const std::vector<Span>& path = path_union(leaf >> cache_shift_);
   runs_.clear();
-  solid_.clear();
+  solid_runs_ = 0;
   auto add_run = [&](std::span<const Span> run) {
     if (!run.empty()) runs_.push_back(run);
   };
+  // An "any time" union goes before the others, so that the highest node's (met last) is first.
   auto add_node = [&](uint32_t node) {
     if (node >= anytime_.size()) return add_run(starts_[node]);
-    if (!anytime_[node].empty()) solid_.push_back(anytime_[node]);
+    if (anytime_[node].empty()) return;
+    runs_.insert(runs_.begin(), anytime_[node]);
+    ++solid_runs_;
   };
   for (uint32_t node = leaf; node > leaf >> cache_shift_; node >>= 1) add_run(covers_[node]);
   // The canonical nodes of [first + 1, end): near the leaves, the sections they cover on either
@@ -250,7 +244,7 @@ const std::vector<Span>& TimeIndex::gather(uint32_t i) {
     add_run(starting_in(first_[i] + 1, (l << height) - leaves_, left_));
     add_run(starting_in((r << height) - leaves_, end_[i], right_));
   } else {
-    add_run(starting_in(first_[i] + 1, std::max(first_[i] + 1, end_[i]), left_));
+    add_run(starting_in(first_[i] + 1, end_[i], left_));
   }
   for (; l < r; l >>= 1, r >>= 1) {
     if (l & 1) add_node(l++);
@@ -263,7 +257,6 @@ void TimeIndex::taken_meeting(uint32_t i, std::vector<Span>& out) {
   const std::vector<Span>& path = gather(i);
   out.assign(path.begin(), path.end());
   for (const std::span<const Span> run : runs_) out.insert(out.end(), run.begin(), run.end());
-  for (const std::span<const Span> run : solid_) out.insert(out.end(), run.begin(), run.end());
   std::sort(out.begin(), out.end(), by_begin);
 }
 
@@ -272,7 +265,6 @@ int64_t TimeIndex::choose_offset(uint32_t i, Fit fit) {
   const std::vector<Span>& path = gather(i);
   size_t spans = 0;
   for (const std::span<const Span> run : runs_) spans += run.size();
-  for (const std::span<const Span> run : solid_) spans += run.size();
   if (spans * kShortRuns <= path.size()) {
     small_.clear();
     bounds_.assign(1, 0);
@@ -280,19 +272,14 @@ int64_t TimeIndex::choose_offset(uint32_t i, Fit fit) {
       small_.insert(small_.end(), run.begin(), run.end());
       bounds_.push_back(small_.size());
     }
-    for (const std::span<const Span> run : solid_) {
-      small_.insert(small_.end(), run.begin(), run.end());
-      bounds_.push_back(small_.size());
-    }
     merge_runs(small_, bounds_, scratch_);
     return choose_among(path, small_, b, fit);
   }
   if (!path.empty()) runs_.emplace_back(path);
-  // The "any time" unions first, the highest node's (gathered last) first: they are nearly
-  // solid and leave few gaps for the others to cut. Then the others, the fewest spans first.
-  std::sort(runs_.begin(), runs_.end(),
+  // The "any time" unions first (gather put them there): they are nearly solid and leave few
+  // gaps for the others to cut. Then the others, the fewest spans first.
+  std::sort(runs_.begin() + static_cast<ptrdiff_t>(solid_runs_), runs_.end(),
             [](std::span<const Span> x, std::span<const Span> y) { return x.size() < y.size(); });
-  runs_.insert(runs_.begin(), solid_.rbegin(), solid_.rend());
   free_.reset(runs_.front(), b.size);
   for (size_t k = 1; k < runs_.size(); ++k) free_.take_out(runs_[k]);
   return free_.choose(b, fit);

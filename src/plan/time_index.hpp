@@ -87,8 +87,8 @@ class TimeIndex {
 
   // A query's working space, kept to save allocations.
   std::vector<std::span<const Span>> runs_;
-  std::vector<std::span<const Span>> solid_;  // its "any time" unions, lowest node first
-  std::vector<Span> left_;                    // its runs near the leaves
+  size_t solid_runs_ = 0;   // the first runs_ are its "any time" unions, the highest node's first
+  std::vector<Span> left_;  // its runs near the leaves
   std::vector<Span> right_;
   std::vector<Span> scratch_;
   std::vector<size_t> bounds_;

@@ -66,21 +66,13 @@ TEST(FreeSpace, ChoosesAsAScanOfEverySpan) {
                                    std::to_string(size) + ", alignment " +
                                    std::to_string(alignment);
           ASSERT_EQ(by_free_gaps(runs, b, fit), expected) << what;
-          // choose_among: the first run against the others merged.
-          std::vector<std::vector<Span>> rest(runs.begin() + 1, runs.end());
-          std::vector<Span> merged;
-          for (const auto& run : rest) merged.insert(merged.end(), run.begin(), run.end());
-          std::sort(merged.begin(), merged.end(),
-                    [](const Span& x, const Span& y) { return x.begin < y.begin; });
-          std::vector<Span> joined;
-          for (const Span& s : merged) {
-            if (!joined.empty() && s.begin <= joined.back().end) {
-              joined.back().end = std::max(joined.back().end, s.end);
-            } else {
-              joined.push_back(s);
-            }
+          // choose_among: the first run against the others joined.
+          std::vector<Span> rest;
+          for (size_t k = 1; k < runs.size(); ++k) {
+            rest.insert(rest.end(), runs[k].begin(), runs[k].end());
           }
-          ASSERT_EQ(choose_among(runs.front(), joined, b, fit), expected) << what;
+          join(rest);
+          ASSERT_EQ(choose_among(runs.front(), rest, b, fit), expected) << what;
           ++cases;
         }
       }
