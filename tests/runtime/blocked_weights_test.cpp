@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/runtime/op_kernels.hpp"
@@ -91,6 +92,53 @@ TEST(BlockedWeights, MappedWeightsGiveTheirPagesBack) {
   EXPECT_GE(p.released_mapped_bytes + p.released_constant_bytes, uint64_t{8} * 4096);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_NEAR(out[0].ref().span<const float>()[9], 0.01F * 32 * 9, 1e-4) << "an inner output";
+}
+
+// A 1x1 convolution is a gemm; oneDNN's sgemm packs large operands (and no-copy ones with more
+// than 2048 input channels) into memory it allocates on every call, outside any plan. Those
+// convolutions run blocked instead, so a later run allocates its output and a few hundred bytes
+// of oneDNN's bookkeeping, nothing more.
+TEST(BlockedWeights, A1x1ConvolutionWhoseGemmWouldAllocateRunsInsideThePlan) {
+  if (!heap::available()) GTEST_SKIP() << "the counting allocator is not linked into this build";
+  struct Case {
+    int64_t in, out, side;
+  };
+  // ResNet-50's 128 -> 512 at 28x28 (620 KB per run with AVX2's copy path); 2304 -> 64 at 8x8
+  // (the no-copy path's stack buffer overflows).
+  for (const Case c : {Case{128, 512, 28}, Case{2304, 64, 8}}) {
+    GraphBuilder b(runtime::op_registry());
+    Var x = b.input("x", DType::float32,
+                    {Dim::known(1), Dim::known(c.in), Dim::known(c.side), Dim::known(c.side)});
+    auto w = HostValue::make(DType::float32, {c.out, c.in, 1, 1});
+    for (size_t i = 0; i < w->span<float>().size(); ++i) {
+      w->span<float>()[i] = static_cast<float>(i % 5) * 0.125F - 0.25F;
+    }
+    b.output(b.conv(x, b.constant(w, "w"), Var(), {1, 1}, {0, 0, 0, 0}), "y");
+    const BuiltGraph built = b.to_graph();
+    runtime::SessionOptions options;
+    options.threads = 1;
+    runtime::Session session(*built.model, options);
+    std::vector<runtime::Tensor> inputs;
+    inputs.emplace_back("x", DType::float32, std::vector<int64_t>{1, c.in, c.side, c.side});
+    for (float& e : inputs[0].ref().span<float>()) e = 1.0F;
+    (void)session.run(inputs);
+    const auto out = session.run(inputs);
+    const runtime::PreparedStats& p = session.prepared();
+    EXPECT_EQ(session.last_run().arena_bytes, p.planned_arena_bytes);
+    EXPECT_LE(session.last_run().peak_heap_bytes, p.outputs_bytes + 4096)
+        << c.in << " -> " << c.out << " at " << c.side << "x" << c.side << " allocated "
+        << session.last_run().peak_heap_bytes - p.outputs_bytes << " bytes beyond its output";
+    // Output channel o sums the weights of row o: every input is 1.
+    ASSERT_EQ(out.size(), 1u);
+    const auto y = out[0].ref().span<const float>();
+    for (int64_t o : {int64_t{0}, c.out / 2, c.out - 1}) {
+      double want = 0;
+      for (int64_t i = 0; i < c.in; ++i) {
+        want += static_cast<double>((o * c.in + i) % 5) * 0.125 - 0.25;
+      }
+      EXPECT_NEAR(y[static_cast<size_t>(o * c.side * c.side + c.side + 1)], want, 1e-3) << o;
+    }
+  }
 }
 
 // An initializer whose bytes are not aligned for its elements (PyTorch's exporter writes most of
