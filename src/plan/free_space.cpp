@@ -42,6 +42,11 @@ int64_t choose_among(std::span<const Span> p, std::span<const Span> short_run, c
   GapPick pick(b, fit);
   int64_t cursor = 0;  // everything below is taken or already seen
   size_t i = 0;
+  // When the tightest gap is simply the one of least key (no alignment to pad), a stretch of p's
+  // own gaps shows `pick` only its first of least key: placing in decreasing size, nearly every
+  // gap fits and they shrink along the offsets, so seen one by one nearly each would be the
+  // tightest yet, a mispredicted branch a gap.
+  const bool least_key = fit == Fit::tightest && b.alignment == 1;
   // Sees the gaps before the spans of p that begin before `before`, false once the choice is
   // made. Past the cursor p's gaps are its own, each between two of its spans: no cursor to keep.
   auto read = [&](int64_t before) {
@@ -49,8 +54,24 @@ int64_t choose_among(std::span<const Span> p, std::span<const Span> short_run, c
     }  // the short run's span hid them
     if (i == p.size() || p[i].begin >= before) return true;
     if (p[i].begin > cursor && !pick.see(cursor, p[i].begin)) return false;
-    for (++i; i < p.size() && p[i].begin < before; ++i) {
-      if (!pick.see(p[i - 1].end, p[i].begin)) return false;
+    if (least_key) {
+      const Span* const spans = p.data();
+      const size_t n = p.size();
+      const int64_t size = b.size;
+      const size_t from = i + 1;
+      int64_t least = std::numeric_limits<int64_t>::max();
+      for (++i; i < n && spans[i].begin < before; ++i) {
+        least = std::min(least, GapPick::key(spans[i].begin - spans[i - 1].end, size));
+      }
+      if (least < pick.threshold()) {  // then the first gap of that key is shown
+        size_t at = from;
+        while (GapPick::key(spans[at].begin - spans[at - 1].end, size) != least) ++at;
+        if (!pick.see(spans[at - 1].end, spans[at].begin)) return false;
+      }
+    } else {
+      for (++i; i < p.size() && p[i].begin < before; ++i) {
+        if (!pick.see(p[i - 1].end, p[i].begin)) return false;
+      }
     }
     cursor = p[i - 1].end;
     return true;

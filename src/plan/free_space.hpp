@@ -33,15 +33,20 @@ class GapPick {
   bool see(int64_t begin, int64_t end) {
     const int64_t gap = end - begin;
     // One branch, rarely taken once a tight gap is known: gaps too small count as no gap.
-    const int64_t too_small = (gap - size_) >> 63;  // all ones when the gap is too small
-    const int64_t key = gap | (too_small & std::numeric_limits<int64_t>::max());
-    if (key >= best_gap_) [[likely]]
+    if (key(gap, size_) >= best_gap_) [[likely]]
       return true;
     return take(begin, gap);
   }
   // The chosen gap's offset, else `top` aligned (SizeOverflow when the buffer's end there cannot
   // be formed).
   int64_t offset(int64_t top) const;
+  // A gap is looked at only if its key (below) is under this: see() ignores the others.
+  int64_t threshold() const { return best_gap_; }
+  // The key see() compares: the gap's length, or the largest value when the buffer cannot fit.
+  static int64_t key(int64_t gap, int64_t size) {
+    const int64_t too_small = (gap - size) >> 63;  // all ones when the gap is too small
+    return gap | (too_small & std::numeric_limits<int64_t>::max());
+  }
 
  private:
   bool take(int64_t begin, int64_t gap) {

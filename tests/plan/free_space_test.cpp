@@ -81,6 +81,40 @@ TEST(FreeSpace, ChoosesAsAScanOfEverySpan) {
   EXPECT_EQ(cases, 400u * 3 * 6 * 2);
 }
 
+// As a query over a short lifetime sees it: a long run (hundreds of gaps, most of which fit,
+// shrinking along the offsets or not, many of equal length) and a few spans cutting in.
+TEST(FreeSpace, ALongRunWithAFewSpansCuttingIn) {
+  std::mt19937_64 rng(29);
+  for (int round = 0; round < 300; ++round) {
+    const bool shrinking = round % 2 == 0;
+    const int64_t lengths = 2 + static_cast<int64_t>(rng() % 12);  // few lengths: many ties
+    std::vector<Span> run;
+    int64_t at = static_cast<int64_t>(rng() % 3) * 5;
+    const size_t count = 100 + rng() % 400;
+    for (size_t k = 0; k < count; ++k) {
+      const int64_t gap = shrinking ? 4 + static_cast<int64_t>((count - k) * 8 / count) * 3
+                                    : 4 + static_cast<int64_t>(rng() % lengths) * 3;
+      run.push_back({at + gap, at + gap + 1 + static_cast<int64_t>(rng() % 20)});
+      at = run.back().end;
+    }
+    std::vector<Span> cutting;
+    for (size_t k = rng() % 4; k > 0; --k) {
+      const int64_t begin = static_cast<int64_t>(rng() % static_cast<uint64_t>(at + 10));
+      cutting.push_back({begin, begin + 1 + static_cast<int64_t>(rng() % 30)});
+    }
+    join(cutting);
+    for (const int64_t alignment : {1, 4}) {
+      for (const int64_t size : {1, 4, 7, 10, 16, 40}) {
+        for (const Fit fit : {Fit::tightest, Fit::lowest}) {
+          const Buffer b = buffer(size, alignment);
+          ASSERT_EQ(choose_among(run, cutting, b, fit), by_scan({run, cutting}, b, fit))
+              << "round " << round << ", size " << size << ", alignment " << alignment;
+        }
+      }
+    }
+  }
+}
+
 TEST(FreeSpace, TightestFitTakesTheSmallestGapThenTheLowest) {
   // Gaps [0,10) 10, [20,25) 5, [30,35) 5, [40,44) 4, top 50.
   const std::vector<Span> run = {{10, 20}, {25, 30}, {35, 40}, {44, 50}};
