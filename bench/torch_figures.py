@@ -86,8 +86,11 @@ def resnet(checkpointed):
         if checkpointed:
             for name in ("layer1", "layer2", "layer3", "layer4"):
                 stage = getattr(model, name)
+                # PyTorch 2.x cannot fork the meta device's RNG when recomputing; the state
+                # kept is no aten op's storage, which the recorder never sees (docs/TORCH.md).
                 stage.forward = (lambda s, f: lambda t: torch.utils.checkpoint.checkpoint(
-                    f, t, use_reentrant=False))(stage, stage.forward)
+                    f, t, use_reentrant=False, preserve_rng_state=device != "meta"))(
+                        stage, stage.forward)
         return lambda: (model(x).sum().backward(), model)[1]
     return setup
 

@@ -450,14 +450,113 @@ def _phases(rec, optimizers):
 
 def _reachable_storages():
     import gc
+    import warnings
     found = set()
-    for obj in gc.get_objects():
-        if isinstance(obj, torch.Tensor):
-            try:
-                found.add(_storage(obj)._cdata)
-            except (RuntimeError, NotImplementedError):  # sparse and other storage-less kinds
-                pass
+    # Looking at every object touches deprecated ones too (torch.distributed.reduce_op warns).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for obj in gc.get_objects():
+            if isinstance(obj, torch.Tensor):
+                try:
+                    found.add(_storage(obj)._cdata)
+                except (RuntimeError, NotImplementedError):  # sparse and storage-less kinds
+                    pass
     return found
+
+
+def _cpu_proxy(t, small):
+    """A tiny CPU tensor for ``t`` (or None): its dtype and rank, each size through ``small``
+    (0 and 1 kept, equal sizes equal), its dims laid out in the same stride order, and a last
+    dim of stride other than 1 where ``t``'s is."""
+    if t is None:
+        return None
+    shape = [small.get(n, n) for n in t.shape]
+    if t.dim() > 0 and t.stride(-1) != 1 and t.shape[-1] > 1:
+        return torch.empty(shape + [2], dtype=t.dtype)[..., 0]
+    order = sorted(range(t.dim()), key=lambda d: (-t.stride(d), d))  # outermost first
+    base = torch.empty([shape[d] for d in order], dtype=t.dtype)
+    return base.permute([order.index(d) for d in range(t.dim())])
+
+
+def _sdpa_as_on_the_cpu(rec, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+                        scale=None, enable_gqa=False):
+    """scaled_dot_product_attention on meta tensors as the CPU runs it: the CPU's backend
+    choice, asked of tiny proxies (it depends on dtypes, ranks, which sizes are equal, 0 or 1,
+    strides, dropout and the mask, not on how large the sizes are), and for its flash kernel
+    the ops the CPU runs: a bool mask made additive, then the fused kernel."""
+    extra = {"enable_gqa": True} if enable_gqa else {}
+    tensors = [t for t in (query, key, value, attn_mask) if t is not None]
+    small = {n: i + 2 for i, n in enumerate(sorted({n for t in tensors for n in t.shape
+                                                     if n > 1}))}
+    rec._muted += 1  # the proxies are not the program's
+    try:
+        choice = torch._fused_sdp_choice(*(_cpu_proxy(t, small) for t in (query, key, value)),
+                                         _cpu_proxy(attn_mask, small), dropout_p, is_causal,
+                                         scale=scale, **extra)
+    finally:
+        rec._muted -= 1
+    flash = int(torch.nn.attention.SDPBackend.FLASH_ATTENTION)
+    if choice != flash or enable_gqa:
+        return _SDPA(query, key, value, attn_mask, dropout_p, is_causal, scale=scale, **extra)
+    mask = attn_mask
+    if mask is not None and mask.dtype == torch.bool:
+        zero = torch.scalar_tensor(0.0, dtype=query.dtype, device=query.device)
+        keep = mask.logical_not()
+        minus_inf = torch.scalar_tensor(float("-inf"), dtype=query.dtype, device=query.device)
+        mask = torch.where(keep, minus_inf, zero)
+    return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
+        query, key, value, dropout_p, is_causal, attn_mask=mask, scale=scale)[0]
+
+
+_SDPA = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+
+
+class _AsOnTheCpu(torch.overrides.TorchFunctionMode):
+    """On meta tensors PyTorch 2.x's scaled_dot_product_attention always takes its math path
+    (its backend choice says "math" off the CPU), while the CPU runs its fused flash kernel,
+    which keeps other tensors for backward: a prediction would count the wrong ones."""
+
+    def __init__(self, rec):
+        super().__init__()
+        self._rec = rec
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func is _SDPA and args and getattr(args[0], "device", None) == torch.device("meta"):
+            return _sdpa_as_on_the_cpu(self._rec, *args, **kwargs)
+        return func(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _meta_as_the_cpu(rec):
+    """Meta tensors run as the CPU would run them: 2.x's attention as above, and
+    ``torch.random.fork_rng`` (which 2.x's checkpoint calls when it recomputes, and which fails
+    for a device without an RNG module, meta, even when asked not to fork) does nothing for meta:
+    meta tensors take no random numbers, and the state it keeps is no aten op's storage."""
+    real_fork_rng = torch.random.fork_rng
+
+    def fork_rng(*args, **kwargs):
+        if str(kwargs.get("device_type", "")) == "meta":
+            return contextlib.nullcontext()
+        return real_fork_rng(*args, **kwargs)
+
+    # The mode sees the calls made at the top; a function it hands on (multi_head_attention_
+    # forward) runs without it, and reaches attention through torch.nn.functional's name.
+    def sdpa(*args, **kwargs):
+        if args and getattr(args[0], "device", None) == torch.device("meta"):
+            return _sdpa_as_on_the_cpu(rec, *args, **kwargs)
+        return _SDPA(*args, **kwargs)
+
+    torch.random.fork_rng = fork_rng
+    if _SDPA is not None:
+        torch.nn.functional.scaled_dot_product_attention = sdpa
+    try:
+        with _AsOnTheCpu(rec) if _SDPA is not None else contextlib.nullcontext():
+            yield
+    finally:
+        torch.random.fork_rng = real_fork_rng
+        if _SDPA is not None:
+            torch.nn.functional.scaled_dot_product_attention = _SDPA
 
 
 @contextlib.contextmanager
@@ -485,7 +584,7 @@ def record(module=None, name="torch", optimizers=(), saved=True):
     try:
         hooks = (torch.autograd.graph.saved_tensors_hooks(rec._on_pack, lambda t: t) if saved
                  else contextlib.nullcontext())
-        with _phases(rec, optimizers), hooks, _Mode(rec):
+        with _phases(rec, optimizers), _meta_as_the_cpu(rec), hooks, _Mode(rec):
             yield rec
     finally:
         pre.remove()
@@ -528,6 +627,14 @@ class Measurement:
         return peak, now
 
 
+def _start_us(event):
+    """A profiler event's start in microseconds: ``start_us()`` on 1.13, ``start_ns()`` on 2.x
+    (which dropped the other)."""
+    if hasattr(event, "start_ns"):
+        return event.start_ns() // 1000
+    return event.start_us()
+
+
 @contextlib.contextmanager
 def measure(profiler=True):
     """Measures the real run's CPU memory independently of the recorder: the profiler's
@@ -549,7 +656,7 @@ def measure(profiler=True):
     m.seconds = time.perf_counter() - start
     if prof is None:
         return
-    m.events = [(e.start_us(), e.nbytes()) for e in prof.profiler.kineto_results.events()
+    m.events = [(_start_us(e), e.nbytes()) for e in prof.profiler.kineto_results.events()
                 if e.name() == "[memory]" and str(e.device_type()).endswith("CPU")]
     m.events.sort(key=lambda e: e[0])  # stable: events of one microsecond keep their order
     now = 0
@@ -579,7 +686,8 @@ def predict(fn, *args, name="predicted", **kwargs):
     its model and inputs on the device it is given, and on "meta" every aten op computes only
     shapes and dtypes, so storages have their real sizes and lifetimes but no data. (On 1.13
     ``device="meta"`` is what works; FakeTensorMode exists there but needs every tensor
-    converted by hand.) Returns the Recording."""
+    converted by hand.) Where an op picks its kernel by device (2.x's attention), the CPU's
+    pick is followed (``record`` does that on meta tensors). Returns the Recording."""
     with record(name=name) as rec:
         fn(*args, device="meta", **kwargs)
     return rec

@@ -202,12 +202,17 @@ def test_fit_finds_the_largest_batch():
     f = ft.fit(predicted_step, budget, dim="batch")
     assert f.batch == f.predicted_batch == 10 and not f.measured
     assert f.predicted[10] <= budget < ft.predict(predicted_step, batch=11).figures()["peak"]
+    # Verified: the largest batch whose measured peak is within the budget, the next one over
+    # it. The measured peak adds the conv kernel's own scratch, a few kB that depend on the
+    # batch and on PyTorch's oneDNN (none at 10 and 11 on 1.13; 5,888 B at 10 and 7,936 B at 9
+    # on 2.5, which makes 10 measure over the budget and fit step down to 9).
     v = ft.fit(predicted_step, budget, dim="batch", verify=True)
-    assert v.batch == 10 and sorted(v.measured) == [10, 11]
-    assert v.measured[10] <= budget < v.measured[11]
-    for b in (10, 11):  # the measured peak adds the conv kernel's own scratch, a few kB
+    assert v.predicted_batch == 10 and v.batch in (9, 10)
+    assert sorted(v.measured) == [v.batch, v.batch + 1]
+    assert v.measured[v.batch] <= budget < v.measured[v.batch + 1]
+    for b in v.measured:
         scratch = v.measured[b] - ft.predict(predicted_step, batch=b).figures()["peak"]
-        assert 0 <= scratch < per_sample // 2
+        assert 0 <= scratch < 16 * 1024
 
 
 def test_kernel_scratch_from_the_measurement_completes_the_peak():
@@ -272,3 +277,66 @@ def test_trace_runs_through_the_cli(tmp_path):
     assert a.total_peak == 96 and keep.sum() == 4
     page = tmp_path / "seed.html"
     assert footprint.report(rec, page)["total_peak_bytes"] == 96
+
+
+@pytest.mark.skipif(not hasattr(torch.nn.functional, "scaled_dot_product_attention"),
+                    reason="PyTorch 2.x's fused attention (1.13 has none)")
+@pytest.mark.parametrize("mask", ["none", "causal", "bool", "float"])
+def test_attention_is_predicted_as_the_cpu_runs_it(mask):
+    # On meta, 2.x's scaled_dot_product_attention takes its math path while the CPU runs its
+    # flash kernel; predict follows the CPU (here 4 MB of attention weights the math path keeps
+    # for backward and the CPU never makes).
+    def step(device):
+        torch.manual_seed(0)
+        q, k, v = (torch.randn(4, 8, 128, 64, device=device, requires_grad=True)
+                   for _ in range(3))
+        kw = {"causal": {"is_causal": True},
+              "bool": {"attn_mask": torch.ones(128, 128, dtype=torch.bool,
+                                               device=device).tril()},
+              "float": {"attn_mask": torch.zeros(128, 128, device=device)},
+              "none": {}}[mask]
+        torch.nn.functional.scaled_dot_product_attention(q, k, v, **kw).sum().backward()
+
+    predicted = ft.predict(step)
+    with ft.record() as real:
+        step("cpu")
+    assert predicted.figures() == real.figures()
+    assert [o["op"] for o in predicted.trace["ops"]] == [o["op"] for o in real.trace["ops"]]
+
+
+@pytest.mark.skipif(not hasattr(torch.nn.functional, "scaled_dot_product_attention"),
+                    reason="PyTorch 2.x's fused attention (1.13 has none)")
+def test_encoder_layer_training_step_is_predicted_exactly():
+    def step(device):
+        torch.manual_seed(0)
+        # No dropout: with it the CPU takes the math path too.
+        layer = torch.nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True,
+                                                 device=device)
+        x = torch.randn(2, 32, 64, device=device)
+        layer(x).sum().backward()
+
+    predicted = ft.predict(step)
+    with ft.record() as real:
+        step("cpu")
+    assert predicted.figures() == real.figures()
+    ops = [o["op"] for o in real.trace["ops"]]
+    assert "_scaled_dot_product_flash_attention_for_cpu" in ops
+    assert [o["op"] for o in predicted.trace["ops"]] == ops
+
+
+def test_checkpointed_step_is_predicted_exactly():
+    # 2.x's checkpoint forks the RNG of the inputs' device when it recomputes, which fails for
+    # meta: record makes that a no-op on meta (meta tensors take no random numbers).
+    import torch.utils.checkpoint
+
+    def step(device):
+        torch.manual_seed(0)
+        inner = torch.nn.Sequential(torch.nn.Linear(64, 256), torch.nn.ReLU(),
+                                    torch.nn.Linear(256, 64)).to(device)
+        x = torch.randn(32, 64, device=device, requires_grad=True)
+        torch.utils.checkpoint.checkpoint(inner, x, use_reentrant=False).sum().backward()
+
+    predicted = ft.predict(step)
+    with ft.record() as real:
+        step("cpu")
+    assert predicted.figures() == real.figures()
