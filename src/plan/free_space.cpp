@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "gap_scan.hpp"
+
 namespace footprint::plan::detail {
 namespace {
 
@@ -59,13 +61,11 @@ int64_t choose_among(std::span<const Span> p, std::span<const Span> short_run, c
       const size_t n = p.size();
       const int64_t size = b.size;
       const size_t from = i + 1;
-      int64_t least = std::numeric_limits<int64_t>::max();
-      for (++i; i < n && spans[i].begin < before; ++i) {
-        least = std::min(least, GapPick::key(spans[i].begin - spans[i - 1].end, size));
-      }
+      const LeastKey stretch = least_gap_key(spans, from, n, before, size);
+      const int64_t least = stretch.key;
+      i = stretch.end;
       if (least < pick.threshold()) {  // then the first gap of that key is shown
-        size_t at = from;
-        while (GapPick::key(spans[at].begin - spans[at - 1].end, size) != least) ++at;
+        const size_t at = first_with_key(spans, from, i, least, size);
         if (!pick.see(spans[at - 1].end, spans[at].begin)) return false;
       }
     } else {
