@@ -9,22 +9,13 @@
 #include "dnnl_util.hpp"
 #include "epilogue.hpp"
 #include "parallel_for.hpp"
-#include "wide_vectors.hpp"
-
-// Function multiversioning (an ifunc picks the clone when the program loads) where wide_vectors.hpp
-// compiles wider copies: not in sanitizer builds, whose runtime is not set up yet when ifunc
-// resolvers run.
-#if defined(FOOTPRINT_WIDE_VECTORS) && defined(__x86_64__)
-#define FOOTPRINT_WIDEST_VECTORS __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define FOOTPRINT_WIDEST_VECTORS
-#endif
+#include "simd_math.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
 
 // Output columns computed together: one AVX-512 vector (two AVX2, four SSE). Rows are computed
-// in whole vectors, the last one partly wasted on short rows (a 7-wide row uses 7 of 16 lanes),
+// in whole chunks, the last one partly wasted on short rows (a 7-wide row uses 7 of 16 columns),
 // which costs less than a branchy remainder.
 constexpr int64_t kLanes = 16;
 // Wider kernels go to oneDNN; depthwise convolutions are 3x3 to 7x7 in practice.
@@ -109,67 +100,70 @@ uint64_t scratch_bytes(const Geometry& g) {
   }
 }
 
-// kLanes floats as one value, which GCC and Clang lower to the widest vectors of the function's
-// target (one AVX-512 register, two AVX2 or four SSE ones). Plain loops over the lanes are not
-// reliably vectorised: GCC unrolls them into scalar multiply-adds first.
-using Lanes = float __attribute__((vector_size(kLanes * sizeof(float))));
-
-// Stores one vector of output row `oh` at column ow0 of the plane `y`. Where a row is a single
-// vector, the whole vector is stored even past the row's end while it stays inside the plane:
-// rows are stored in order, so later ones overwrite the excess; a call to memcpy per partial
-// vector would cost more than the vector's arithmetic on 7- and 14-wide rows. A longer row's
-// last vector would spill onto the start of the next row, already stored, so it is stored
-// exactly.
-[[gnu::always_inline]] inline void store(const Geometry& g, const Lanes& acc, int64_t oh,
-                                         int64_t ow0, float* y) {
+// Stores the kLanes columns of output row `oh` from column ow0 of the plane `y`, held as
+// kLanes / lanes vectors of V. Where a row is a single chunk, the whole chunk is stored even
+// past the row's end while it stays inside the plane: rows are stored in order, so later ones
+// overwrite the excess; a call to memcpy per partial chunk would cost more than the chunk's
+// arithmetic on 7- and 14-wide rows. A longer row's last chunk would spill onto the start of
+// the next row, already stored, so it is stored exactly.
+template <class V>
+[[gnu::always_inline]] inline void store(const Geometry& g, const V* acc, int64_t oh, int64_t ow0,
+                                         float* y) {
+  constexpr int64_t lanes = sizeof(V) / sizeof(float);
   float* out = y + oh * g.ow + ow0;
   const bool whole = ow0 + kLanes <= g.ow || (g.owv == kLanes && oh * g.ow + kLanes <= g.oh * g.ow);
   if (whole) {
-    std::memcpy(out, &acc, sizeof acc);
+    for (int64_t p = 0; p < kLanes / lanes; ++p) std::memcpy(out + p * lanes, &acc[p], sizeof(V));
   } else {
-    for (int64_t l = 0; l < std::min(kLanes, g.ow - ow0); ++l) out[l] = acc[l];
+    for (int64_t l = 0; l < std::min(kLanes, g.ow - ow0); ++l) out[l] = acc[l / lanes][l % lanes];
   }
 }
 
-// Output rows [oh, oh + Rows) of one channel, a vector of columns at a time: each tap is one
-// multiply-add of a contiguous run of a packed row per output row. Rows are computed together
-// so that their multiply-adds are independent: one accumulator alone waits out each one's
-// latency.
-template <int64_t Rows>
+// Output rows [oh, oh + Rows) of one channel, kLanes columns at a time, in vectors of V (the
+// ISA's own width: a 16-float chunk is one AVX-512 register, two AVX2 or four SSE ones; GCC
+// lowers a vector type wider than the target through the stack, lane by lane, which made the
+// AVX2 copy 10x slower than its arithmetic). Each tap is one multiply-add of a contiguous run of
+// a packed row per output row. Rows are computed together so that their multiply-adds are
+// independent: one accumulator alone waits out each one's latency.
+template <class V, int64_t Rows>
 [[gnu::always_inline]] inline void rows_of(const Geometry& g, const float* plane, const float* w,
                                            float bias, int64_t oh, float* y) {
+  constexpr int64_t lanes = sizeof(V) / sizeof(float);
+  constexpr int64_t parts = kLanes / lanes;
   for (int64_t ow0 = 0; ow0 < g.owv; ow0 += kLanes) {
-    Lanes acc[Rows];
-    for (Lanes& a : acc) {
-      a = Lanes{};
-      a += bias;
+    V acc[Rows][parts];
+    for (auto& row : acc) {
+      for (V& a : row) a = simd::splat<V>(bias);
     }
     for (int64_t i = 0; i < g.kh; ++i) {
       const float* in = plane + (oh * g.sh + i * g.dh) * g.rs + ow0;
       for (int64_t k = 0; k < g.kw; ++k) {
-        const float wk = w[i * g.kw + k];
+        const V wk = simd::splat<V>(w[i * g.kw + k]);
         const float* col = in + g.tap[k];
         for (int64_t r = 0; r < Rows; ++r) {
-          Lanes x;
-          std::memcpy(&x, col + r * g.sh * g.rs, sizeof x);
-          acc[r] += wk * x;
+          for (int64_t p = 0; p < parts; ++p) {
+            V x;
+            std::memcpy(&x, col + r * g.sh * g.rs + p * lanes, sizeof x);
+            acc[r][p] += wk * x;
+          }
         }
       }
     }
-    for (int64_t r = 0; r < Rows; ++r) store(g, acc[r], oh + r, ow0, y);
+    for (int64_t r = 0; r < Rows; ++r) store<V>(g, acc[r], oh + r, ow0, y);
   }
 }
 
-// One channel of one image, start to end. Compiled for the widest vectors the CPU has: the build
-// targets the x86-64 baseline (SSE2), which splits each 16-lane step into four. Its parts are
-// inlined so that each clone vectorises them for its own instruction set.
-FOOTPRINT_WIDEST_VECTORS
+// One channel of one image, start to end, on the widest vectors the CPU has (simd::with_widest:
+// the build targets the x86-64 baseline, SSE2); its parts are inlined into each ISA's copy.
 void convolve_plane(const Geometry& g, const float* x, const float* w, float bias, float* y,
                     float* plane, bool fresh) {
-  pack(g, x, plane, fresh);
-  int64_t oh = 0;
-  for (; oh + 4 <= g.oh; oh += 4) rows_of<4>(g, plane, w, bias, oh, y);
-  for (; oh < g.oh; ++oh) rows_of<1>(g, plane, w, bias, oh, y);
+  simd::with_widest([&](auto tag) {
+    using V = decltype(tag);
+    pack(g, x, plane, fresh);
+    int64_t oh = 0;
+    for (; oh + 4 <= g.oh; oh += 4) rows_of<V, 4>(g, plane, w, bias, oh, y);
+    for (; oh < g.oh; ++oh) rows_of<V, 1>(g, plane, w, bias, oh, y);
+  });
 }
 
 // The loop's geometry, computed once when the model is prepared.

@@ -9,9 +9,10 @@
 // bytes at a time. On x86, with_wide_vectors(body) compiles `body` twice more, for AVX2 and for
 // AVX-512, and runs the copy the CPU supports: `flatten` inlines the body's whole call tree into
 // each copy, where the same plain loops vectorise at that width. Only for the float loops that
-// dominate profiles (each use compiles three times). GCC's AVX-512 brings FMA along, so a * b + c
-// may be contracted there and round differently from the baseline copy in the last bit, as
-// oneDNN's per-ISA kernels already do.
+// dominate profiles (each use compiles three times). The AVX2 copy is compiled with FMA (and
+// runs where the CPU has both) and GCC's AVX-512 brings it along, so a * b + c may be contracted
+// there and round differently from the baseline copy in the last bit, as oneDNN's per-ISA kernels
+// already do.
 //
 // Sanitizer builds compile the baseline copy only: it runs the same loops, and three copies of
 // every hot loop would triple their compile time.
@@ -37,7 +38,7 @@ enum class Isa : uint8_t { baseline, avx2, avx512 };
 inline Isa detect_isa() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return Isa::avx512;
-  if (__builtin_cpu_supports("avx2")) return Isa::avx2;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::avx2;
   return Isa::baseline;
 }
 
@@ -52,7 +53,7 @@ __attribute__((target("avx512f"), flatten)) void on_avx512(const F& body) {
 }
 
 template <class F>
-__attribute__((target("avx2"), flatten)) void on_avx2(const F& body) {
+__attribute__((target("avx2,fma"), flatten)) void on_avx2(const F& body) {
   body();
 }
 #endif
