@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "footprint/runtime/op_kernels.hpp"
@@ -484,6 +486,59 @@ TEST(PoolKernels, MaxPoolIndicesInBothStorageOrders) {
       int64_t within = idx[i] - plane * 9;
       if (order == 1) within = (within % 3) * 3 + within / 3;  // column-major back to row-major
       EXPECT_EQ(v[static_cast<size_t>(plane * 9 + within)], y[i]) << "order " << order;
+    }
+  }
+}
+
+// A 2-D max without indices runs its own loop (tap by tap over a row's inner outputs); with
+// indices, the loop that tracks where the max is. Both take the taps in the same order, so the
+// values agree bit for bit, NaNs (kept only as a window's first value) and zeros' signs included.
+TEST(PoolKernels, MaxPoolWithoutIndicesIsTheIndexedLoopsValueBitForBit) {
+  const std::vector<PoolCase> cases{
+      {.op = "MaxPool", .x = {1, 3, 111, 111}, .kernel = {3, 3}, .strides = {2, 2}, .ceil = true},
+      {.op = "MaxPool", .x = {2, 4, 20, 37}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
+      {.op = "MaxPool",
+       .x = {1, 2, 10, 30},
+       .kernel = {5, 2},
+       .strides = {2, 3},
+       .pads = {2, 0, 1, 1}},
+      {.op = "MaxPool",
+       .x = {1, 2, 9, 19},
+       .kernel = {2, 3},
+       .pads = {1, 2, 1, 2},
+       .dilations = {2, 3}},
+      {.op = "MaxPool", .x = {1, 2, 3, 2}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
+      {.op = "MaxPool", .x = {1, 1, 6, 5}, .kernel = {1, 7}, .pads = {0, 3, 0, 3}},
+  };
+  unsigned seed = 900;
+  for (const PoolCase& c : cases) {
+    Tensor x = random_floats(c.x, seed += 7);
+    // Negative values with zeros of both signs among them (so a window's max is often a zero,
+    // and which one wins shows in its sign), ties, and NaNs.
+    std::vector<float> v = x.floats();
+    for (float& e : v) e = -std::fabs(e);
+    for (size_t i = 1; i < v.size(); i += 3) v[i] = (i / 3) % 2 == 0 ? 0.0F : -0.0F;
+    for (size_t i = 2; i < v.size(); i += 17) v[i] = -0.5F;
+    for (size_t i = 0; i < v.size(); i += 13) v[i] = std::numeric_limits<float>::quiet_NaN();
+    x = floats(c.x, v);
+    std::vector<Wire> attrs{attr("kernel_shape", c.kernel)};
+    if (!c.strides.empty()) attrs.push_back(attr("strides", c.strides));
+    if (!c.pads.empty()) attrs.push_back(attr("pads", c.pads));
+    if (!c.dilations.empty()) attrs.push_back(attr("dilations", c.dilations));
+    if (c.ceil) attrs.push_back(attr("ceil_mode", int64_t{1}));
+    PreparedRun plain("MaxPool", {x}, attrs);
+    PreparedRun indexed("MaxPool", {x}, attrs, 18, 2);
+    plain.run();
+    indexed.run();
+    const auto a = plain.out(0).floats();
+    const auto b = indexed.out(0).floats();
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      uint32_t ab = 0;
+      uint32_t bb = 0;
+      std::memcpy(&ab, &a[i], sizeof ab);
+      std::memcpy(&bb, &b[i], sizeof bb);
+      ASSERT_EQ(ab, bb) << "seed " << seed << ", output " << i << ": " << a[i] << " vs " << b[i];
     }
   }
 }

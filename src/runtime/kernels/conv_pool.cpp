@@ -521,6 +521,24 @@ Taps taps(const PoolGeometry& g, size_t axis, int64_t o) {
   return t;
 }
 
+// The largest input in a window (the first of the window where it is NaN, as the loop with
+// indices keeps it), T{} for a window with no input. Without a position to track, one compare
+// and move a tap, which compiles to a max instruction rather than a branch a tap.
+template <class T>
+T window_max(const T* x, int64_t width, int64_t h0, int64_t w0, const Taps& th, const Taps& tw,
+             int64_t dh, int64_t dw) {
+  if (th.lo >= th.hi || tw.lo >= tw.hi) return T{};
+  T best = x[(h0 + th.lo * dh) * width + w0 + tw.lo * dw];
+  for (int64_t kh = th.lo; kh < th.hi; ++kh) {
+    const T* row = x + (h0 + kh * dh) * width + w0;
+    for (int64_t kw = tw.lo; kw < tw.hi; ++kw) {
+      const T v = row[kw * dw];
+      best = v > best ? v : best;
+    }
+  }
+  return best;
+}
+
 // The 2-D case without per-tap coordinate arithmetic: the taps of each axis are a range.
 template <class T>
 void pool_plane_2d(const PoolGeometry& g, const T* x, T* y, int64_t* indices, int64_t plane) {
@@ -566,8 +584,54 @@ void pool_plane_2d(const PoolGeometry& g, const T* x, T* y, int64_t* indices, in
   }
 }
 
+// A 2-D max without indices, an output row at a time: its taps in the loop's order (row-major,
+// so the same value wins, NaN included), each one pass over the row's inner outputs (every tap
+// inside the input), which vectorises even with a stride; the outputs near the edges one by one.
+template <class T>
+void max_plane_2d(const PoolGeometry& g, const T* x, T* y) {
+  const int64_t width = g.in[1], stride = g.stride[1], dw = g.dilation[1], kw = g.kernel[1];
+  const int64_t out_w = g.out[1], pad = g.pad_begin[1];
+  // Inner outputs: the window starts at or after column 0 and ends before `width`.
+  const int64_t lo = std::min(out_w, ceil_div_positive(pad, stride));
+  const int64_t last_start = width - 1 - (kw - 1) * dw + pad;  // the last inner ow * stride
+  const int64_t hi = std::max(lo, last_start < 0 ? 0 : std::min(out_w, last_start / stride + 1));
+  for (int64_t oh = 0; oh < g.out[0]; ++oh) {
+    const Taps th = taps(g, 0, oh);
+    const int64_t h0 = oh * g.stride[0] - g.pad_begin[0];
+    T* row_out = y + oh * out_w;
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      if (ow == lo) ow = hi;  // the inner ones below
+      if (ow >= out_w) break;
+      row_out[ow] =
+          window_max(x, width, h0, ow * stride - pad, th, taps(g, 1, ow), g.dilation[0], dw);
+    }
+    if (lo == hi) continue;
+    if (th.lo >= th.hi) {
+      std::fill(row_out + lo, row_out + hi, T{});
+      continue;
+    }
+    for (int64_t kh = th.lo; kh < th.hi; ++kh) {
+      const int64_t row = (h0 + kh * g.dilation[0]) * width - pad;
+      for (int64_t k = 0; k < kw; ++k) {
+        const T* in = x + row + k * dw;  // in[ow * stride] is inside for every inner ow
+        if (kh == th.lo && k == 0) {
+          for (int64_t ow = lo; ow < hi; ++ow) row_out[ow] = in[ow * stride];
+          continue;
+        }
+        for (int64_t ow = lo; ow < hi; ++ow) {
+          const T v = in[ow * stride];
+          row_out[ow] = v > row_out[ow] ? v : row_out[ow];
+        }
+      }
+    }
+  }
+}
+
 template <class T>
 void pool_plane(const PoolGeometry& g, const T* x, T* y, int64_t* indices, int64_t plane) {
+  if (g.nd == 2 && g.is_max && indices == nullptr) {
+    return with_wide_vectors([&] { max_plane_2d(g, x, y); });
+  }
   if (g.nd == 2) return pool_plane_2d(g, x, y, indices, plane);
   Coords o{};
   for (int64_t oi = 0; oi < g.out_size; ++oi) {
