@@ -745,14 +745,14 @@ void run_pool(graph::KernelContext& ctx) {
 
 // ---- GlobalAveragePool, GlobalMaxPool: one reduction per (n, c) plane
 
-// The sum of a plane in one vector of partial sums (64 bytes: a single register with AVX-512,
-// four with SSE2), so the adds are independent lanes rather than one chain of dependent double
-// adds; flushed into a double every kBlock elements so that long planes keep nearly double's
-// accuracy.
+// The sum of a plane in one vector of partial sums (32 bytes: one AVX2 register, half an
+// AVX-512 one, two SSE2 ones; GCC lowers a vector wider than the target through the stack), so
+// the adds are independent lanes rather than one chain of dependent double adds; flushed into a
+// double every kBlock elements so that long planes keep nearly double's accuracy.
 template <class T>
 double plane_sum(const T* p, size_t n) {
   // A typedef: GCC ignores vector_size on an alias of a dependent type.
-  typedef T Lanes __attribute__((vector_size(64)));  // NOLINT(modernize-use-using)
+  typedef T Lanes __attribute__((vector_size(32)));  // NOLINT(modernize-use-using)
   constexpr size_t kLanes = sizeof(Lanes) / sizeof(T);
   constexpr size_t kBlock = 64 * kLanes;
   double total = 0;
