@@ -404,16 +404,42 @@ std::vector<float> ref_pool(const PoolCase& c, const Tensor& xt, const Ints& ydi
   return y;
 }
 
-void check_pool(const PoolCase& c, unsigned seed) {
-  SCOPED_TRACE(c.op + " seed " + std::to_string(seed));
-  const Tensor x = random_floats(c.x, seed);
+std::vector<Wire> pool_attrs(const PoolCase& c) {
   std::vector<Wire> attrs{attr("kernel_shape", c.kernel)};
   if (!c.strides.empty()) attrs.push_back(attr("strides", c.strides));
   if (!c.pads.empty()) attrs.push_back(attr("pads", c.pads));
   if (!c.dilations.empty()) attrs.push_back(attr("dilations", c.dilations));
   if (c.ceil) attrs.push_back(attr("ceil_mode", int64_t{1}));
   if (c.include_pad) attrs.push_back(attr("count_include_pad", int64_t{1}));
-  PreparedRun k(c.op, {x}, attrs);
+  return attrs;
+}
+
+// 2-D max pooling: long rows with partial windows at the end (SqueezeNet's ceil_mode pool),
+// stride 1 with pads, strides and pads unequal per axis, dilations unequal per axis, a row
+// narrower than the window, a window wider than the row.
+std::vector<PoolCase> max_pool_2d_cases() {
+  return {
+      {.op = "MaxPool", .x = {1, 3, 111, 111}, .kernel = {3, 3}, .strides = {2, 2}, .ceil = true},
+      {.op = "MaxPool", .x = {2, 4, 20, 37}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
+      {.op = "MaxPool",
+       .x = {1, 2, 10, 30},
+       .kernel = {5, 2},
+       .strides = {2, 3},
+       .pads = {2, 0, 1, 1}},
+      {.op = "MaxPool",
+       .x = {1, 2, 9, 19},
+       .kernel = {2, 3},
+       .pads = {1, 2, 1, 2},
+       .dilations = {2, 3}},
+      {.op = "MaxPool", .x = {1, 2, 3, 2}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
+      {.op = "MaxPool", .x = {1, 1, 6, 5}, .kernel = {1, 7}, .pads = {0, 3, 0, 3}},
+  };
+}
+
+void check_pool(const PoolCase& c, unsigned seed) {
+  SCOPED_TRACE(c.op + " seed " + std::to_string(seed));
+  const Tensor x = random_floats(c.x, seed);
+  PreparedRun k(c.op, {x}, pool_attrs(c));
   k.run();
   expect_close(k.out(0).floats(), ref_pool(c, x, k.out(0).dims));
 }
@@ -428,17 +454,6 @@ TEST(PoolKernels, MatchTheReference) {
        .pads = {1, 1, 1, 1},
        .ceil = true},
       {.op = "MaxPool", .x = {1, 2, 9, 9}, .kernel = {2, 2}, .dilations = {2, 2}},
-      // 2-D max pooling: long rows with partial windows at the end (SqueezeNet's ceil_mode
-      // pool), stride 1 with pads, strides and pads unequal per axis, a row narrower than the
-      // window
-      {.op = "MaxPool", .x = {1, 3, 111, 111}, .kernel = {3, 3}, .strides = {2, 2}, .ceil = true},
-      {.op = "MaxPool", .x = {2, 4, 20, 37}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
-      {.op = "MaxPool",
-       .x = {1, 2, 10, 30},
-       .kernel = {5, 2},
-       .strides = {2, 3},
-       .pads = {2, 0, 1, 1}},
-      {.op = "MaxPool", .x = {1, 2, 3, 2}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
       {.op = "AveragePool", .x = {1, 3, 8, 8}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
       {.op = "AveragePool",
        .x = {1, 3, 8, 8},
@@ -467,6 +482,7 @@ TEST(PoolKernels, MatchTheReference) {
   };
   unsigned seed = 200;
   for (const PoolCase& c : cases) check_pool(c, seed += 10);
+  for (const PoolCase& c : max_pool_2d_cases()) check_pool(c, seed += 10);
 }
 
 TEST(PoolKernels, MaxPoolIndicesInBothStorageOrders) {
@@ -494,24 +510,8 @@ TEST(PoolKernels, MaxPoolIndicesInBothStorageOrders) {
 // indices, the loop that tracks where the max is. Both take the taps in the same order, so the
 // values agree bit for bit, NaNs (kept only as a window's first value) and zeros' signs included.
 TEST(PoolKernels, MaxPoolWithoutIndicesIsTheIndexedLoopsValueBitForBit) {
-  const std::vector<PoolCase> cases{
-      {.op = "MaxPool", .x = {1, 3, 111, 111}, .kernel = {3, 3}, .strides = {2, 2}, .ceil = true},
-      {.op = "MaxPool", .x = {2, 4, 20, 37}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
-      {.op = "MaxPool",
-       .x = {1, 2, 10, 30},
-       .kernel = {5, 2},
-       .strides = {2, 3},
-       .pads = {2, 0, 1, 1}},
-      {.op = "MaxPool",
-       .x = {1, 2, 9, 19},
-       .kernel = {2, 3},
-       .pads = {1, 2, 1, 2},
-       .dilations = {2, 3}},
-      {.op = "MaxPool", .x = {1, 2, 3, 2}, .kernel = {3, 3}, .pads = {1, 1, 1, 1}},
-      {.op = "MaxPool", .x = {1, 1, 6, 5}, .kernel = {1, 7}, .pads = {0, 3, 0, 3}},
-  };
   unsigned seed = 900;
-  for (const PoolCase& c : cases) {
+  for (const PoolCase& c : max_pool_2d_cases()) {
     Tensor x = random_floats(c.x, seed += 7);
     // Negative values with zeros of both signs among them (so a window's max is often a zero,
     // and which one wins shows in its sign), ties, and NaNs.
@@ -521,13 +521,8 @@ TEST(PoolKernels, MaxPoolWithoutIndicesIsTheIndexedLoopsValueBitForBit) {
     for (size_t i = 2; i < v.size(); i += 17) v[i] = -0.5F;
     for (size_t i = 0; i < v.size(); i += 13) v[i] = std::numeric_limits<float>::quiet_NaN();
     x = floats(c.x, v);
-    std::vector<Wire> attrs{attr("kernel_shape", c.kernel)};
-    if (!c.strides.empty()) attrs.push_back(attr("strides", c.strides));
-    if (!c.pads.empty()) attrs.push_back(attr("pads", c.pads));
-    if (!c.dilations.empty()) attrs.push_back(attr("dilations", c.dilations));
-    if (c.ceil) attrs.push_back(attr("ceil_mode", int64_t{1}));
-    PreparedRun plain("MaxPool", {x}, attrs);
-    PreparedRun indexed("MaxPool", {x}, attrs, 18, 2);
+    PreparedRun plain("MaxPool", {x}, pool_attrs(c));
+    PreparedRun indexed("MaxPool", {x}, pool_attrs(c), 18, 2);
     plain.run();
     indexed.run();
     const auto a = plain.out(0).floats();
