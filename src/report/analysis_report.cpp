@@ -208,7 +208,8 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
   if (r.packed_bytes > 0) {
     line(
         "packed       {:>12}   weights the kernels keep in their own layouts, on the heap beside "
-        "the plan (blocked convolutions, recurrent gates transposed)",
+        "the plan (blocked convolutions, large matrix products as 1x1 convolutions, recurrent "
+        "gates transposed)",
         human_bytes(r.packed_bytes));
   }
   if (!r.fused.empty()) line("{}", fused_line(r.fused.size()));

@@ -180,8 +180,8 @@ std::string run_text(const RunReport& r) {
                    human_bytes(p.constant_bytes));
   if (p.packed_weights_bytes > 0) {
     t += fmt::format(
-        "packed       {} of weights in their kernels' layouts (convolutions blocked, recurrent "
-        "gates transposed)\n",
+        "packed       {} of weights in their kernels' layouts (convolutions blocked, large "
+        "matrix products as 1x1 convolutions, recurrent gates transposed)\n",
         human_bytes(p.packed_weights_bytes));
   }
   if (p.released_constant_bytes + p.released_mapped_bytes > 0) {

@@ -18,6 +18,8 @@
 namespace footprint::graph {
 namespace {
 
+using Ints = std::vector<int64_t>;
+
 // x [1, 32, 8, 8] -> Conv 3x3, pad 1, weights ConstantOfShape([32, 32, 3, 3], 0.01) -> y.
 BuiltGraph conv_with_computed_weights(GraphBuilder& b) {
   Var x =
@@ -94,6 +96,28 @@ TEST(BlockedWeights, MappedWeightsGiveTheirPagesBack) {
   EXPECT_NEAR(out[0].ref().span<const float>()[9], 0.01F * 32 * 9, 1e-4) << "an inner output";
 }
 
+// Runs the one-input graph of `b` twice on ones of extents `x` with one thread: the second run
+// must use the planned arena and allocate no more than its output and a few hundred bytes of
+// oneDNN's bookkeeping. Returns its outputs.
+std::vector<runtime::Tensor> run_inside_the_plan(GraphBuilder& b, const Ints& x,
+                                                 const std::string& what) {
+  const BuiltGraph built = b.to_graph();
+  runtime::SessionOptions options;
+  options.threads = 1;
+  runtime::Session session(*built.model, options);
+  std::vector<runtime::Tensor> inputs;
+  inputs.emplace_back("x", DType::float32, x);
+  for (float& e : inputs[0].ref().span<float>()) e = 1.0F;
+  (void)session.run(inputs);
+  auto out = session.run(inputs);
+  const runtime::PreparedStats& p = session.prepared();
+  EXPECT_EQ(session.last_run().arena_bytes, p.planned_arena_bytes) << what;
+  EXPECT_LE(session.last_run().peak_heap_bytes, p.outputs_bytes + 4096)
+      << what << " allocated " << session.last_run().peak_heap_bytes - p.outputs_bytes
+      << " bytes beyond its output";
+  return out;
+}
+
 // A 1x1 convolution is a gemm; oneDNN's sgemm packs large operands (and no-copy ones with more
 // than 2048 input channels) into memory it allocates on every call, outside any plan. Those
 // convolutions run blocked instead, so a later run allocates its output and a few hundred bytes
@@ -114,20 +138,10 @@ TEST(BlockedWeights, A1x1ConvolutionWhoseGemmWouldAllocateRunsInsideThePlan) {
       w->span<float>()[i] = static_cast<float>(i % 5) * 0.125F - 0.25F;
     }
     b.output(b.conv(x, b.constant(w, "w"), Var(), {1, 1}, {0, 0, 0, 0}), "y");
-    const BuiltGraph built = b.to_graph();
-    runtime::SessionOptions options;
-    options.threads = 1;
-    runtime::Session session(*built.model, options);
-    std::vector<runtime::Tensor> inputs;
-    inputs.emplace_back("x", DType::float32, std::vector<int64_t>{1, c.in, c.side, c.side});
-    for (float& e : inputs[0].ref().span<float>()) e = 1.0F;
-    (void)session.run(inputs);
-    const auto out = session.run(inputs);
-    const runtime::PreparedStats& p = session.prepared();
-    EXPECT_EQ(session.last_run().arena_bytes, p.planned_arena_bytes);
-    EXPECT_LE(session.last_run().peak_heap_bytes, p.outputs_bytes + 4096)
-        << c.in << " -> " << c.out << " at " << c.side << "x" << c.side << " allocated "
-        << session.last_run().peak_heap_bytes - p.outputs_bytes << " bytes beyond its output";
+    const auto out =
+        run_inside_the_plan(b, {1, c.in, c.side, c.side},
+                            std::to_string(c.in) + " -> " + std::to_string(c.out) + " at " +
+                                std::to_string(c.side) + "x" + std::to_string(c.side));
     // Output channel o sums the weights of row o: every input is 1.
     ASSERT_EQ(out.size(), 1u);
     const auto y = out[0].ref().span<const float>();
@@ -137,6 +151,58 @@ TEST(BlockedWeights, A1x1ConvolutionWhoseGemmWouldAllocateRunsInsideThePlan) {
         want += static_cast<double>((o * c.in + i) % 5) * 0.125 - 0.25;
       }
       EXPECT_NEAR(y[static_cast<size_t>(o * c.side * c.side + c.side + 1)], want, 1e-3) << o;
+    }
+  }
+}
+
+// A matrix product whose gemm oneDNN's sgemm would run with memory of its own (large M and N, or
+// K past 2048) runs as a 1x1 convolution over channels-last rows instead: a later run allocates
+// its output and oneDNN's few hundred bytes, and the product is the same.
+TEST(BlockedWeights, AMatrixProductWhoseGemmWouldAllocateRunsInsideThePlan) {
+  if (!heap::available()) GTEST_SKIP() << "the counting allocator is not linked into this build";
+  struct Case {
+    Ints a;
+    int64_t k, n;
+    bool gemm;  // Gemm with transB and a bias, else MatMul
+  };
+  // A ConvNeXt's MLP (880 KB each run with AVX2's copy path), the same batched, K past the
+  // no-copy kernels' stack, a Gemm as exported fully connected layers are.
+  for (const Case& c : {Case{{3136, 96}, 96, 384, false}, Case{{2, 1568, 96}, 96, 384, false},
+                        Case{{32, 2304}, 2304, 64, false}, Case{{16, 2304}, 2304, 64, true}}) {
+    GraphBuilder b(runtime::op_registry());
+    std::vector<Dim> a_dims;
+    for (int64_t d : c.a) a_dims.push_back(Dim::known(d));
+    Var x = b.input("x", DType::float32, a_dims);
+    // B[k][n] (MatMul) or B[n][k] (Gemm, transB): element (k, n) is (k * 7 + n) % 5 / 8 - 0.25.
+    auto w = HostValue::make(DType::float32, c.gemm ? Ints{c.n, c.k} : Ints{c.k, c.n});
+    auto weight = [](int64_t k, int64_t n) {
+      return static_cast<float>((k * 7 + n) % 5) * 0.125F - 0.25F;
+    };
+    for (int64_t k = 0; k < c.k; ++k) {
+      for (int64_t n = 0; n < c.n; ++n) {
+        w->span<float>()[static_cast<size_t>(c.gemm ? n * c.k + k : k * c.n + n)] = weight(k, n);
+      }
+    }
+    auto bias = HostValue::make(DType::float32, {c.n});
+    for (int64_t n = 0; n < c.n; ++n) bias->span<float>()[static_cast<size_t>(n)] = 0.5F;
+    const Var y = c.gemm ? b.gemm(x, b.constant(w, "w"), b.constant(bias, "bias"), true)
+                         : b.matmul(x, b.constant(w, "w"));
+    b.output(y, "y");
+    const auto out =
+        run_inside_the_plan(b, c.a,
+                            "[" + std::to_string(c.a.front()) + "..., " + std::to_string(c.k) +
+                                "] x [" + std::to_string(c.k) + ", " + std::to_string(c.n) + "]");
+    // Every row is the sum of B's column (plus the bias): A is all ones.
+    ASSERT_EQ(out.size(), 1u);
+    const auto ys = out[0].ref().span<const float>();
+    const size_t rows = ys.size() / static_cast<size_t>(c.n);
+    for (const size_t row : {size_t{0}, rows / 2, rows - 1}) {
+      for (const int64_t n : {int64_t{0}, c.n / 3, c.n - 1}) {
+        double want = c.gemm ? 0.5 : 0.0;
+        for (int64_t k = 0; k < c.k; ++k) want += weight(k, n);
+        EXPECT_NEAR(ys[row * static_cast<size_t>(c.n) + static_cast<size_t>(n)], want, 1e-3)
+            << "row " << row << ", column " << n;
+      }
     }
   }
 }

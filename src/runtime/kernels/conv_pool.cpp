@@ -145,24 +145,6 @@ std::pair<dnnl::convolution_forward::primitive_desc, bool> conv_pd(const graph::
   return with_epilogues(n, [&](bool epilogues) { return conv_pd_on(n, e, false, epilogues); });
 }
 
-// Whether oneDNN 2.6's sgemm runs an f32 gemm of m x n x k without allocating: it copies (packs)
-// its operands into a buffer it takes with posix_memalign, outside any scratchpad, unless
-// 1/m + 1/n reaches its "copy overhead is significant" threshold (0.00196 where it runs its
-// AVX-512 kernels, 0.0038 otherwise); and its no-copy kernels take a buffer of their own once k
-// exceeds what they keep on the stack (2048). Both hold for any block of the gemm too, whose m,
-// n and k can only be smaller. The ISA is the one analysis and run both see: the host's.
-bool sgemm_allocates_nothing(int64_t m, int64_t n, int64_t k) {
-  static const bool avx512 = [] {
-    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-    const auto core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-    return (isa & core) == core;  // the ISAs are nested bit masks
-  }();
-  const double no_copy_threshold = avx512 ? 0.00196 : 0.0038;
-  constexpr int64_t kStackK = 2048;
-  return 1.0 / static_cast<double>(m) + 1.0 / static_cast<double>(n) >= no_copy_threshold &&
-         k <= kStackK;
-}
-
 // A 2-D convolution with a window larger than 1x1 runs on blocked layouts when oneDNN has a
 // direct kernel for them (BlockedState): on plain ones it is im2col and a gemm. A 1x1
 // convolution is a gemm already (m = output pixels, n = output channels, k = input channels),

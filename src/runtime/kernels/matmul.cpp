@@ -3,11 +3,19 @@
 //
 // Operands are described where they lie: a transposed operand is the same bytes with swapped
 // strides, so a Gemm over a 25088x4096 weight with transB reads the weight in place.
+//
+// A product whose gemm oneDNN's sgemm would run with memory of its own (sgemm_allocates_nothing:
+// a ConvNeXt's or a Swin's [3136, 96] x [96, 384] takes 880 KB each run with AVX2, outside any
+// plan) runs as a 1x1 convolution instead: A's rows are the pixels of channels-last activations
+// (the same bytes), B the weights, packed once into the convolution's layout (BlockedState), and
+// every byte of its scratch is planned.
 #include <algorithm>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "blocked_layout.hpp"
 #include "dnnl_util.hpp"
 #include "dtype_dispatch.hpp"
 #include "epilogue.hpp"
@@ -24,6 +32,57 @@ void require_float(const graph::Node& n, const Extents& e) {
       node_fail(n, "dtype " + dtype_label(e.in_dtype[i]) + " is not supported (float32 only)");
     }
   }
+}
+
+// [M, K] x [K, N] (B as stored: [K, N], or [N, K] with `b_transposed`) + an optional bias [N]
+// as a 1x1 convolution over M pixels of K channels, channels last (A and Y as they lie), where
+// the gemm would allocate; nullopt where it would not. The weights' own layout is returned
+// beside it for BlockedState to pack them from.
+struct ProductAsConv {
+  dnnl::convolution_forward::primitive_desc pd;
+  memory::desc src, weights, dst;
+};
+
+std::optional<ProductAsConv> product_as_conv(const graph::Node& n, int64_t m, int64_t k, int64_t n_,
+                                             bool b_transposed, bool bias) {
+  if (sgemm_allocates_nothing(m, n_, k)) return std::nullopt;
+  ProductAsConv c;
+  c.src = memory::desc({1, k, 1, m}, memory::data_type::f32, memory::format_tag::nhwc);
+  c.dst = memory::desc({1, n_, 1, m}, memory::data_type::f32, memory::format_tag::nhwc);
+  // (n, k) of the weights is B[k][n] (iohw) or, transposed, B[n][k] (oihw).
+  c.weights = memory::desc({n_, k, 1, 1}, memory::data_type::f32,
+                           b_transposed ? memory::format_tag::oihw : memory::format_tag::iohw);
+  const memory::desc any({n_, k, 1, 1}, memory::data_type::f32, memory::format_tag::any);
+  const memory::desc bias_desc = bias ? plain_desc({n_}) : memory::desc();
+  const dnnl::primitive_attr attr = epilogues_in_post_ops(n) ? epilogue_attr(n) : user_scratchpad();
+  c.pd = make_pd(n, "1x1 convolution", [&] {
+    return dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference,
+                                        dnnl::algorithm::convolution_direct, c.src, any, bias_desc,
+                                        c.dst, {1, 1}, {0, 0}, {0, 0}),
+        attr, cpu_engine());
+  });
+  return c;
+}
+
+std::unique_ptr<graph::KernelState> conv_state(const ProductAsConv& c, bool bias,
+                                               const graph::KernelContext& ctx) {
+  const graph::TensorRef* b = ctx.input_or_null(1);
+  return std::make_unique<BlockedState>(c.pd, c.src, c.weights, c.dst, bias,
+                                        b != nullptr ? b->data : nullptr);
+}
+
+uint64_t conv_workspace(const ProductAsConv& c) {
+  return BlockedState::workspace_bytes(c.pd, c.src, c.weights, c.dst);
+}
+
+// Runs a product prepared as a convolution; false for one prepared otherwise.
+bool run_as_conv(graph::KernelContext& ctx) {
+  auto* conv = dynamic_cast<BlockedState*>(ctx.state());
+  if (conv == nullptr) return false;
+  conv->run(ctx);
+  finish_epilogues(ctx, epilogues_in_post_ops(ctx.node()));
+  return true;
 }
 
 // ---- Gemm: Y = alpha * A' B' + beta * C, A' = transA ? A^T : A, B' likewise
@@ -110,20 +169,24 @@ std::vector<std::pair<int, memory::desc>> matmul_args(const dnnl::matmul::primit
   return args;
 }
 
+// A Gemm the convolution can run: A as stored (no transA), no scale, C absent or a bias.
+std::optional<ProductAsConv> gemm_as_conv(const graph::Node& n, const Extents& e) {
+  require_float(n, e);
+  const GemmShape s = gemm_shape(n, e);
+  const bool c_ok = s.c == GemmC::bias || !e.has_in(2);
+  if (node_int(n, "transA", 0) != 0 || s.alpha != 1.0f || !c_ok) return std::nullopt;
+  return product_as_conv(n, s.m, s.k, s.n, node_int(n, "transB", 0) != 0, s.c == GemmC::bias);
+}
+
 std::unique_ptr<graph::KernelState> gemm_prepare(const graph::KernelContext& ctx) {
   const Extents e = extents_of(ctx);
   if (!all_positive(e)) return nullptr;
+  if (const auto c = gemm_as_conv(ctx.node(), e)) return conv_state(*c, e.has_in(2), ctx);
   const GemmShape s = gemm_shape(ctx.node(), e);
   const auto [pd, applies_epilogues] = gemm_pd(ctx.node(), e);
   auto state = std::make_unique<GemmState>(pd, s, matmul_args(pd, s.c == GemmC::bias));
   state->applies_epilogues = applies_epilogues;
   return state;
-}
-
-uint64_t gemm_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
-                        const std::vector<graph::ConcreteTensor>& out) {
-  return scratchpad_of(
-      [](const graph::Node& node, const Extents& e) { return gemm_pd(node, e).first; }, n, in, out);
 }
 
 // Y = C broadcast, before the primitive adds alpha A'B' to beta Y.
@@ -137,6 +200,7 @@ void broadcast_c(const graph::TensorRef& c, const GemmShape& s, float* y) {
 }
 
 void run_gemm(graph::KernelContext& ctx) {
+  if (run_as_conv(ctx)) return;
   auto* st = dynamic_cast<GemmState*>(ctx.state());
   if (st == nullptr) {
     // Preparing built nothing for empty tensors; with an empty inner dim (K = 0) Y would be
@@ -228,23 +292,56 @@ std::pair<dnnl::matmul::primitive_desc, bool> matmul_pd(const graph::Node& n, co
   });
 }
 
+// A MatMul the convolution can run: B a matrix (A's batch folded into its rows).
+std::optional<ProductAsConv> matmul_as_conv(const graph::Node& n, const Extents& e) {
+  require_float(n, e);
+  const MatMulDims d = fold_batch_into_rows(matmul_dims(n, e));
+  if (d.a.size() != 2) return std::nullopt;
+  return product_as_conv(n, d.a[0], d.a[1], d.b[1], false, false);
+}
+
 std::unique_ptr<graph::KernelState> matmul_prepare(const graph::KernelContext& ctx) {
   const Extents e = extents_of(ctx);
   if (!all_positive(e)) return nullptr;
+  if (const auto c = matmul_as_conv(ctx.node(), e)) return conv_state(*c, false, ctx);
   const auto [pd, applies_epilogues] = matmul_pd(ctx.node(), e);
   auto state = std::make_unique<DnnlState>(pd, dnnl::matmul(pd), matmul_args(pd, false));
   state->applies_epilogues = applies_epilogues;
   return state;
 }
 
-uint64_t matmul_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
-                          const std::vector<graph::ConcreteTensor>& out) {
-  return scratchpad_of(
-      [](const graph::Node& node, const Extents& e) { return matmul_pd(node, e).first; }, n, in,
-      out);
+// The workspace and the packed bytes of a Gemm or MatMul, from the descriptor its prepare builds:
+// the convolution's (its scratch, and its weights, which BlockedState holds constant or not) or
+// the matmul's (its scratch; nothing packed).
+using AsConv = std::optional<ProductAsConv> (*)(const graph::Node&, const Extents&);
+using MatmulPd = std::pair<dnnl::matmul::primitive_desc, bool> (*)(const graph::Node&,
+                                                                   const Extents&);
+
+template <AsConv kAsConv, MatmulPd kPd>
+uint64_t product_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                           const std::vector<graph::ConcreteTensor>& out) {
+  return workspace_of(
+      [](const graph::Node& node, const Extents& e) -> uint64_t {
+        if (const auto c = kAsConv(node, e)) return conv_workspace(*c);
+        return kPd(node, e).first.scratchpad_desc().get_size();
+      },
+      n, in, out);
+}
+
+template <AsConv kAsConv>
+uint64_t product_packed(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                        const std::vector<graph::ConcreteTensor>& out,
+                        const std::vector<bool>& /*constant*/) {
+  return workspace_of(
+      [](const graph::Node& node, const Extents& e) -> uint64_t {
+        const auto c = kAsConv(node, e);
+        return c ? c->pd.weights_desc().get_size() : 0;
+      },
+      n, in, out);
 }
 
 void run_matmul(graph::KernelContext& ctx) {
+  if (run_as_conv(ctx)) return;
   auto* st = dynamic_cast<DnnlState*>(ctx.state());
   if (st == nullptr) {
     // Preparing built nothing for empty tensors. With an empty inner dim (K = 0) the output
@@ -276,10 +373,13 @@ void set(graph::OpSchema& row, graph::KernelFn kernel, graph::PrepareFn prepare,
 }  // namespace
 
 void register_matmul(graph::OpRegistry& r) {
-  set(r.row("", "Gemm"), run_gemm, gemm_prepare, gemm_workspace);
-  set(r.row("", "MatMul"), run_matmul, matmul_prepare, matmul_workspace);
+  set(r.row("", "Gemm"), run_gemm, gemm_prepare, product_workspace<gemm_as_conv, gemm_pd>);
+  set(r.row("", "MatMul"), run_matmul, matmul_prepare,
+      product_workspace<matmul_as_conv, matmul_pd>);
   r.row("", "Gemm").takes_epilogues = true;
   r.row("", "MatMul").takes_epilogues = true;
+  r.row("", "Gemm").packed = product_packed<gemm_as_conv>;
+  r.row("", "MatMul").packed = product_packed<matmul_as_conv>;
 }
 
 }  // namespace footprint::runtime::kernels
