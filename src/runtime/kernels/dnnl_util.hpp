@@ -171,23 +171,27 @@ inline dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims,
 }
 
 // Every primitive takes its scratch from the step's workspace, never from oneDNN's allocator.
-// Whether oneDNN 2.6's sgemm runs an f32 gemm of m x n x k without allocating: it copies (packs)
+// Whether oneDNN 2.6's sgemm copies its operands (sgemm_copies), and whether it runs an f32
+// gemm of m x n x k without allocating (sgemm_allocates_nothing): it copies (packs)
 // its operands into a buffer it takes with posix_memalign, outside any scratchpad, unless
 // 1/m + 1/n reaches its "copy overhead is significant" threshold (0.00196 where it runs its
 // AVX-512 kernels, 0.0038 otherwise); and its no-copy kernels take a buffer of their own once k
 // exceeds what they keep on the stack (2048). Both hold for any block of the gemm too, whose m,
 // n and k can only be smaller. The ISA is the one analysis and run both see: the host's.
 // (Convolutions and matrix products that would take that path run as oneDNN convolutions.)
-inline bool sgemm_allocates_nothing(int64_t m, int64_t n, int64_t k) {
+inline bool sgemm_copies(int64_t m, int64_t n) {
   static const bool avx512 = [] {
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
     const auto core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
     return (isa & core) == core;  // the ISAs are nested bit masks
   }();
   const double no_copy_threshold = avx512 ? 0.00196 : 0.0038;
+  return 1.0 / static_cast<double>(m) + 1.0 / static_cast<double>(n) < no_copy_threshold;
+}
+
+inline bool sgemm_allocates_nothing(int64_t m, int64_t n, int64_t k) {
   constexpr int64_t kStackK = 2048;
-  return 1.0 / static_cast<double>(m) + 1.0 / static_cast<double>(n) >= no_copy_threshold &&
-         k <= kStackK;
+  return !sgemm_copies(m, n) && k <= kStackK;
 }
 
 inline dnnl::primitive_attr user_scratchpad() {

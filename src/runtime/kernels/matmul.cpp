@@ -4,11 +4,11 @@
 // Operands are described where they lie: a transposed operand is the same bytes with swapped
 // strides, so a Gemm over a 25088x4096 weight with transB reads the weight in place.
 //
-// A product whose gemm oneDNN's sgemm would run with memory of its own (sgemm_allocates_nothing:
-// a ConvNeXt's or a Swin's [3136, 96] x [96, 384] takes 880 KB each run with AVX2, outside any
-// plan) runs as a 1x1 convolution instead: A's rows are the pixels of channels-last activations
-// (the same bytes), B the weights, packed once into the convolution's layout (BlockedState), and
-// every byte of its scratch is planned.
+// A product whose gemm oneDNN's sgemm would run on copies of its operands, in memory of its own
+// (sgemm_copies: a ConvNeXt's or a Swin's [3136, 96] x [96, 384] takes 880 KB each run with
+// AVX2, outside any plan) runs as a 1x1 convolution instead: A's rows are the pixels of
+// channels-last activations (the same bytes), B the weights, packed once into the convolution's
+// layout (BlockedState), and every byte of its scratch is planned.
 #include <algorithm>
 #include <cstddef>
 #include <optional>
@@ -36,7 +36,7 @@ void require_float(const graph::Node& n, const Extents& e) {
 
 // [M, K] x [K, N] (B as stored: [K, N], or [N, K] with `b_transposed`) + an optional bias [N]
 // as a 1x1 convolution over M pixels of K channels, channels last (A and Y as they lie), where
-// the gemm would allocate; nullopt where it would not. The weights' own layout is returned
+// the gemm would copy its operands; nullopt where it would not. The weights' own layout is returned
 // beside it for BlockedState to pack them from.
 struct ProductAsConv {
   dnnl::convolution_forward::primitive_desc pd;
@@ -45,7 +45,10 @@ struct ProductAsConv {
 
 std::optional<ProductAsConv> product_as_conv(const graph::Node& n, int64_t m, int64_t k, int64_t n_,
                                              bool b_transposed, bool bias) {
-  if (sgemm_allocates_nothing(m, n_, k)) return std::nullopt;
+  // Only the copy path: the no-copy kernels' buffer past K = 2048 is a panel of B (k x 16
+  // floats a thread) while packing B would hold a fully connected layer's weights twice while
+  // preparing (AlexNet's 151 MB; VGG-19's 411 MB).
+  if (!sgemm_copies(m, n_)) return std::nullopt;
   ProductAsConv c;
   c.src = memory::desc({1, k, 1, m}, memory::data_type::f32, memory::format_tag::nhwc);
   c.dst = memory::desc({1, n_, 1, m}, memory::data_type::f32, memory::format_tag::nhwc);
