@@ -511,6 +511,10 @@ def _sdpa_as_on_the_cpu(rec, query, key, value, attn_mask=None, dropout_p=0.0, i
 _SDPA = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
 
 
+def _on_meta(args):
+    return bool(args) and getattr(args[0], "device", None) == torch.device("meta")
+
+
 class _AsOnTheCpu(torch.overrides.TorchFunctionMode):
     """On meta tensors PyTorch 2.x's scaled_dot_product_attention always takes its math path
     (its backend choice says "math" off the CPU), while the CPU runs its fused flash kernel,
@@ -522,7 +526,7 @@ class _AsOnTheCpu(torch.overrides.TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func is _SDPA and args and getattr(args[0], "device", None) == torch.device("meta"):
+        if func is _SDPA and _on_meta(args):
             return _sdpa_as_on_the_cpu(self._rec, *args, **kwargs)
         return func(*args, **kwargs)
 
@@ -543,7 +547,7 @@ def _meta_as_the_cpu(rec):
     # The mode sees the calls made at the top; a function it hands on (multi_head_attention_
     # forward) runs without it, and reaches attention through torch.nn.functional's name.
     def sdpa(*args, **kwargs):
-        if args and getattr(args[0], "device", None) == torch.device("meta"):
+        if _on_meta(args):
             return _sdpa_as_on_the_cpu(rec, *args, **kwargs)
         return _SDPA(*args, **kwargs)
 

@@ -23,12 +23,15 @@ LeastKey least_gap_key(const Span* spans, size_t from, size_t n, int64_t before,
 // The first k in [from, end) whose gap has GapPick::key `key` (one must).
 size_t first_with_key(const Span* spans, size_t from, size_t end, int64_t key, int64_t size);
 
-// Each way on its own, for the tests; the AVX2 ones only where gap_scan_has_avx2().
+// Each way on its own, for the tests; the AVX2 ones exist on x86 and run only where
+// gap_scan_has_avx2().
 LeastKey least_gap_key_scalar(const Span* spans, size_t from, size_t n, int64_t before,
                               int64_t size);
-LeastKey least_gap_key_avx2(const Span* spans, size_t from, size_t n, int64_t before, int64_t size);
 size_t first_with_key_scalar(const Span* spans, size_t from, int64_t key, int64_t size);
+#if defined(__x86_64__)
+LeastKey least_gap_key_avx2(const Span* spans, size_t from, size_t n, int64_t before, int64_t size);
 size_t first_with_key_avx2(const Span* spans, size_t from, size_t end, int64_t key, int64_t size);
+#endif
 bool gap_scan_has_avx2();
 
 }  // namespace footprint::plan::detail

@@ -170,7 +170,6 @@ inline dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims,
   return {dims, dnnl::memory::data_type::f32, strides};
 }
 
-// Every primitive takes its scratch from the step's workspace, never from oneDNN's allocator.
 // Whether oneDNN 2.6's sgemm copies its operands (sgemm_copies), and whether it runs an f32
 // gemm of m x n x k without allocating (sgemm_allocates_nothing): it copies (packs)
 // its operands into a buffer it takes with posix_memalign, outside any scratchpad, unless
@@ -178,7 +177,8 @@ inline dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims,
 // AVX-512 kernels, 0.0038 otherwise); and its no-copy kernels take a buffer of their own once k
 // exceeds what they keep on the stack (2048). Both hold for any block of the gemm too, whose m,
 // n and k can only be smaller. The ISA is the one analysis and run both see: the host's.
-// (Convolutions and matrix products that would take that path run as oneDNN convolutions.)
+// (1x1 convolutions that would allocate, and matrix products that would copy, run as oneDNN's
+// own convolutions instead: conv_pool.cpp, matmul.cpp.)
 inline bool sgemm_copies(int64_t m, int64_t n) {
   static const bool avx512 = [] {
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
@@ -194,6 +194,7 @@ inline bool sgemm_allocates_nothing(int64_t m, int64_t n, int64_t k) {
   return !sgemm_copies(m, n) && k <= kStackK;
 }
 
+// Every primitive takes its scratch from the step's workspace, never from oneDNN's allocator.
 inline dnnl::primitive_attr user_scratchpad() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);

@@ -41,6 +41,7 @@ void require_float(const graph::Node& n, const Extents& e) {
 struct ProductAsConv {
   dnnl::convolution_forward::primitive_desc pd;
   memory::desc src, weights, dst;
+  bool bias = false;
 };
 
 std::optional<ProductAsConv> product_as_conv(const graph::Node& n, int64_t m, int64_t k, int64_t n_,
@@ -50,6 +51,7 @@ std::optional<ProductAsConv> product_as_conv(const graph::Node& n, int64_t m, in
   // preparing (AlexNet's 151 MB; VGG-19's 411 MB).
   if (!sgemm_copies(m, n_)) return std::nullopt;
   ProductAsConv c;
+  c.bias = bias;
   c.src = memory::desc({1, k, 1, m}, memory::data_type::f32, memory::format_tag::nhwc);
   c.dst = memory::desc({1, n_, 1, m}, memory::data_type::f32, memory::format_tag::nhwc);
   // (n, k) of the weights is B[k][n] (iohw) or, transposed, B[n][k] (oihw).
@@ -68,10 +70,10 @@ std::optional<ProductAsConv> product_as_conv(const graph::Node& n, int64_t m, in
   return c;
 }
 
-std::unique_ptr<graph::KernelState> conv_state(const ProductAsConv& c, bool bias,
+std::unique_ptr<graph::KernelState> conv_state(const ProductAsConv& c,
                                                const graph::KernelContext& ctx) {
   const graph::TensorRef* b = ctx.input_or_null(1);
-  return std::make_unique<BlockedState>(c.pd, c.src, c.weights, c.dst, bias,
+  return std::make_unique<BlockedState>(c.pd, c.src, c.weights, c.dst, c.bias,
                                         b != nullptr ? b->data : nullptr);
 }
 
@@ -184,7 +186,7 @@ std::optional<ProductAsConv> gemm_as_conv(const graph::Node& n, const Extents& e
 std::unique_ptr<graph::KernelState> gemm_prepare(const graph::KernelContext& ctx) {
   const Extents e = extents_of(ctx);
   if (!all_positive(e)) return nullptr;
-  if (const auto c = gemm_as_conv(ctx.node(), e)) return conv_state(*c, e.has_in(2), ctx);
+  if (const auto c = gemm_as_conv(ctx.node(), e)) return conv_state(*c, ctx);
   const GemmShape s = gemm_shape(ctx.node(), e);
   const auto [pd, applies_epilogues] = gemm_pd(ctx.node(), e);
   auto state = std::make_unique<GemmState>(pd, s, matmul_args(pd, s.c == GemmC::bias));
@@ -306,7 +308,7 @@ std::optional<ProductAsConv> matmul_as_conv(const graph::Node& n, const Extents&
 std::unique_ptr<graph::KernelState> matmul_prepare(const graph::KernelContext& ctx) {
   const Extents e = extents_of(ctx);
   if (!all_positive(e)) return nullptr;
-  if (const auto c = matmul_as_conv(ctx.node(), e)) return conv_state(*c, false, ctx);
+  if (const auto c = matmul_as_conv(ctx.node(), e)) return conv_state(*c, ctx);
   const auto [pd, applies_epilogues] = matmul_pd(ctx.node(), e);
   auto state = std::make_unique<DnnlState>(pd, dnnl::matmul(pd), matmul_args(pd, false));
   state->applies_epilogues = applies_epilogues;
