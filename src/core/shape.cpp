@@ -108,8 +108,12 @@ std::optional<int64_t> eval(const NodePtr& n, const DimBindings& bindings) {
       if (it == bindings.end()) return std::nullopt;
       return it->second;
     }
-    case Op::bounded:
-      return std::nullopt;  // known only when running
+    case Op::bounded: {
+      // Known once a run has reported it (Dim::origin_key); a negative value is not reported yet.
+      auto it = bindings.find(Dim::origin_key(n->name));
+      if (it == bindings.end() || it->second < 0) return std::nullopt;
+      return it->second;
+    }
     default:
       break;
   }
@@ -264,6 +268,7 @@ std::optional<Range> range_of(const NodePtr& n, const DimBindings& bindings) {
       return Range{*v, *v};
     }
     case Op::bounded: {
+      if (const auto v = eval(n, bindings)) return Range{*v, *v};
       const auto upper = range_of(n->a, bindings);
       if (!upper) return std::nullopt;
       return Range{0, std::max<int64_t>(0, upper->second)};
@@ -322,6 +327,15 @@ std::optional<std::pair<int64_t, int64_t>> Dim::range(const DimBindings& binding
 
 void Dim::collect_bound_origins(std::vector<std::string>& out) const {
   origins(node_, out);
+}
+
+std::optional<std::string_view> Dim::origin() const {
+  if (node_ == nullptr || node_->op != Op::bounded) return std::nullopt;
+  return std::string_view(node_->name);
+}
+
+std::string Dim::origin_key(std::string_view origin) {
+  return "<=" + std::string(origin);
 }
 
 Dim Dim::known(int64_t v) {
@@ -444,6 +458,12 @@ std::string Shape::to_string() const {
   }
   out += ']';
   return out;
+}
+
+std::string extents_text(std::span<const int64_t> extents) {
+  std::string s = "[";
+  for (size_t i = 0; i < extents.size(); ++i) s += (i ? "," : "") + std::to_string(extents[i]);
+  return s + "]";
 }
 
 std::optional<uint64_t> checked_numel(const int64_t* dims, size_t rank) {

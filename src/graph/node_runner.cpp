@@ -1,5 +1,6 @@
 #include "footprint/graph/node_runner.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <new>
 #include <vector>
@@ -40,6 +41,24 @@ void NodeContext::run_subgraph(std::string_view attribute, std::span<const Tenso
                                std::span<TensorRef> out) {
   if (subgraphs_ == nullptr) fail("its subgraphs are not run here (only when the model runs)");
   subgraphs_->run_subgraph(id_, attribute, in, out, scratch, thread_count);
+}
+
+void NodeContext::set_output_extents(size_t i, std::span<const int64_t> extents) {
+  TensorRef* out = output_or_null(i);
+  if (out == nullptr) fail("output " + std::to_string(i) + " is absent");
+  bool within = extents.size() == out->dims.size();
+  for (size_t k = 0; within && k < extents.size(); ++k) {
+    within = extents[k] >= 0 && extents[k] <= out->dims[k];
+  }
+  if (!within) {
+    fail("output " + std::to_string(i) + " came out " + extents_text(extents) +
+         ", beyond the bound it was given, " + extents_text(out->dims));
+  }
+  // The extents it was given: nothing to keep (a kernel run allocates nothing on static shapes).
+  if (std::equal(extents.begin(), extents.end(), out->dims.begin())) return;
+  if (reported_extents.size() < outputs.size()) reported_extents.resize(outputs.size());
+  reported_extents[i].assign(extents.begin(), extents.end());
+  out->dims = reported_extents[i];
 }
 
 uint64_t workspace_bytes(const NodeContext& ctx) {

@@ -37,12 +37,50 @@ size_t element_alignment(DType t) {
   return bits >= 8 ? static_cast<size_t>(bits / 8) : 1;
 }
 
+// A known value's elements as `dtype` into `out` (`bytes` long); false for a dtype it does not
+// hold or a size that differs.
+bool write_known(const graph::KnownValue& known, DType dtype, std::byte* out, size_t bytes) {
+  const size_t n = known.numel();
+  auto fill = [&]<class T>(T /*tag*/) {
+    if (bytes != n * sizeof(T)) return false;
+    for (size_t i = 0; i < n; ++i) {
+      T x{};
+      if (!known.ints.empty()) {  // exact, past 2^53 too
+        const auto v = known.ints[i].value();
+        if (!v) return false;
+        x = static_cast<T>(*v);
+      } else {
+        x = static_cast<T>(known.reals[i]);
+      }
+      std::memcpy(out + i * sizeof(T), &x, sizeof(T));
+    }
+    return true;
+  };
+  switch (dtype) {
+    case DType::int64:
+      return fill(int64_t{});
+    case DType::int32:
+      return fill(int32_t{});
+    case DType::boolean:
+      return fill(bool{});
+    case DType::float32:
+      return fill(float{});
+    case DType::float64:
+      return fill(double{});
+    default:
+      return false;
+  }
+}
+
 }  // namespace
 
 GraphRunner::GraphRunner(const graph::Graph& g, const DimBindings& dims,
                          const SessionOptions& options, const GraphRunner* parent)
     : g_(g), dims_bindings_(dims), options_(options), parent_(parent) {
+  if (parent_ == nullptr) run_bindings_ = dims_bindings_;
+  bindings_ = parent_ != nullptr ? parent_->bindings_ : &run_bindings_;
   bind_extents();
+  own_origins();
   make_children();
   build_plan();
   place_values();
@@ -65,14 +103,26 @@ void GraphRunner::bind_extents() {
   const size_t n = g_.values().size();
   dims_.assign(n, {});
   dims_known_.assign(n, false);
+  dynamic_.assign(n, 0);
+  run_dims_.assign(n, {});
   for (size_t v = 0; v < n; ++v) {
     const graph::Value& value = g_.value(static_cast<graph::ValueId>(v));
     if (!value.shape.ranked) continue;
     bool known = true;
+    bool dynamic = false;
     std::vector<int64_t> extents;
     extents.reserve(value.shape.rank());
     for (const Dim& d : value.shape.dims) {
-      const auto e = d.evaluate(dims_bindings_);
+      // A data-dependent extent is planned, prepared and allocated at its bound, as analysis
+      // counts it; each run then gives it what the data made of it.
+      std::optional<int64_t> e;
+      if (d.is_data_dependent()) {
+        const auto r = d.range(dims_bindings_);
+        if (r) e = r->second;
+        dynamic = true;
+      } else {
+        e = d.evaluate(dims_bindings_);
+      }
       if (!e || *e < 0) {
         known = false;
         break;
@@ -80,8 +130,33 @@ void GraphRunner::bind_extents() {
       extents.push_back(*e);
     }
     if (!known) continue;
+    if (dynamic) run_dims_[v] = extents;
     dims_[v] = std::move(extents);
     dims_known_[v] = true;
+    dynamic_[v] = dynamic ? 1 : 0;
+  }
+}
+
+void GraphRunner::own_origins() {
+  // What comes from outside (a branch's outer values) is bound by the graph that decides it.
+  std::vector<std::string> outside;
+  for (size_t v = 0; v < g_.values().size(); ++v) {
+    const graph::Value& value = g_.value(static_cast<graph::ValueId>(v));
+    if (value.kind != graph::ValueKind::input && value.kind != graph::ValueKind::outer) continue;
+    for (const Dim& d : value.shape.dims) d.collect_bound_origins(outside);
+  }
+  for (const graph::Node& n : g_.nodes()) {
+    for (graph::ValueId o : n.outputs) {
+      if (o == graph::kNoValue) continue;
+      for (const Dim& d : g_.value(o).shape.dims) {
+        const auto origin = d.origin();
+        if (!origin || std::find(outside.begin(), outside.end(), *origin) != outside.end())
+          continue;
+        int64_t* slot = &bindings_->emplace(Dim::origin_key(*origin), -1).first->second;
+        if (std::find(own_origins_.begin(), own_origins_.end(), slot) == own_origins_.end())
+          own_origins_.push_back(slot);
+      }
+    }
   }
 }
 
@@ -218,15 +293,6 @@ std::unique_ptr<graph::NodeContext> GraphRunner::make_context(graph::NodeId id) 
   auto ctx = std::make_unique<graph::NodeContext>(n, id, opset_of(n), this);
   auto ref_of = [&](graph::ValueId v, const char* role, size_t i) {
     const graph::Value& value = g_.value(v);
-    if (!dims_known_[v] && value.shape.ranked &&
-        std::any_of(value.shape.dims.begin(), value.shape.dims.end(),
-                    [](const Dim& d) { return d.is_data_dependent(); })) {
-      throw Error("node " + n.label(id) + ": " + role + " " + std::to_string(i) + " " +
-                  in_quotes(value.name) + " has extents that depend on values (" +
-                  std::string(dtype_name(value.dtype)) + value.shape.to_string() +
-                  "); analyze and plan count it at its bound, footprint run does not run such "
-                  "graphs yet");
-    }
     if (!dims_known_[v]) {
       throw Error("node " + n.label(id) + ": " + role + " " + std::to_string(i) + " " +
                   in_quotes(value.name) + " has extents unknown before running (" +
@@ -369,6 +435,20 @@ void GraphRunner::evaluate_constant(graph::NodeId id) {
         allocate(o, "constant " + in_quotes(g_.value(o).name) + " of node " + n.label(id));
     constant_data_[o] = constants_[o].data();
   }
+  if (computed_from_run(n)) {
+    // Inference knows the value although an input is computed when running (an extent of
+    // Shape(x) that does not depend on x's data-dependent ones): its elements are the constant.
+    for (auto o : n.outputs) {
+      if (o == graph::kNoValue || timeline_.storage[o] != o) continue;
+      const std::optional<graph::KnownValue>& known = g_.value(o).known;
+      if (!known || !known->is_concrete() ||
+          !write_known(*known, g_.value(o).dtype, constants_[o].data(), constants_[o].size())) {
+        fail("constant " + in_quotes(g_.value(o).name) + " of node " + n.label(id) +
+             " reads a value computed when running");
+      }
+    }
+    return;
+  }
   point_values(nullptr, {}, {});
   auto ctx = make_context(id);
   point_context(*ctx);
@@ -384,6 +464,13 @@ void GraphRunner::evaluate_constant(graph::NodeId id) {
   // workspace and the prepare hook's state for this one call.
   ctx->thread_count = options_.threads;
   graph::evaluate(*ctx);
+}
+
+bool GraphRunner::computed_from_run(const graph::Node& n) const {
+  return std::any_of(n.inputs.begin(), n.inputs.end(), [&](graph::ValueId v) {
+    return v != graph::kNoValue &&
+           program_.program.tensors[timeline_.storage[v]].category != Category::weights;
+  });
 }
 
 AlignedBuffer GraphRunner::allocate(graph::ValueId v, const std::string& what) const {
@@ -430,6 +517,9 @@ void GraphRunner::prepare_kernels() {
       throw Error("node " + n.label(s.node) + ": footprint has no kernel for " +
                   in_quotes(n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type));
     }
+    dynamic_steps_.push_back(dynamic_kind(*ctx));
+    check_workspace_.push_back(
+        dynamic_steps_.back() == Dynamic::at_run_extents && schema->workspace != nullptr ? 1 : 0);
     std::unique_ptr<graph::KernelState> state = aliased ? nullptr : graph::prepare(*ctx);
     ctx->kernel_state = state.get();
     if (state != nullptr) packed_bytes_ += state->owned_bytes();
@@ -437,6 +527,147 @@ void GraphRunner::prepare_kernels() {
     contexts_.push_back(std::move(ctx));
     skip_.push_back(aliased ? 1 : 0);
     release_replaced(states_.size() - 1, readers);
+  }
+}
+
+// Whether value v's extents depend on values only along axis 0 (or not at all).
+bool GraphRunner::varies_only_in_rows(graph::ValueId v) const {
+  if (v == graph::kNoValue || !dynamic_[v]) return true;
+  const auto& dims = g_.value(v).shape.dims;
+  for (size_t k = 1; k < dims.size(); ++k) {
+    if (dims[k].is_data_dependent()) return false;
+  }
+  return !dims.empty();
+}
+
+GraphRunner::Dynamic GraphRunner::dynamic_kind(const graph::NodeContext& ctx) const {
+  const graph::Node& n = ctx.node();
+  const graph::ValueId* first_dynamic = nullptr;
+  for (const auto* list : {&n.inputs, &n.outputs}) {
+    for (const graph::ValueId& v : *list) {
+      if (v != graph::kNoValue && dynamic_[v] && first_dynamic == nullptr) first_dynamic = &v;
+    }
+  }
+  if (first_dynamic == nullptr) return Dynamic::none;
+  const graph::OpSchema& row = *n.schema;
+  if (row.prepare == nullptr) return Dynamic::at_run_extents;
+  // A kernel prepared for its extents (a primitive built for them) runs at the bound it was
+  // prepared for, where its row promises that rows are independent and only rows vary.
+  bool rows_only = row.rows_at_bound && !n.inputs.empty() && !n.outputs.empty() &&
+                   n.inputs[0] != graph::kNoValue && varies_only_in_rows(n.inputs[0]) &&
+                   varies_only_in_rows(n.outputs[0]);
+  for (size_t i = 1; rows_only && i < n.inputs.size(); ++i) {
+    rows_only = n.inputs[i] == graph::kNoValue || !dynamic_[n.inputs[i]];
+  }
+  for (size_t i = 1; rows_only && i < n.outputs.size(); ++i) {
+    rows_only = n.outputs[i] == graph::kNoValue || !dynamic_[n.outputs[i]];
+  }
+  if (rows_only) return Dynamic::at_bound;
+  const graph::Value& value = g_.value(*first_dynamic);
+  throw Error("node " + n.label(ctx.node_id()) +
+              ": its kernel is prepared for fixed extents, and " + in_quotes(value.name) +
+              " has extents that depend on values (" + std::string(dtype_name(value.dtype)) +
+              value.shape.to_string() + "); footprint does not run this op on them yet");
+}
+
+bool GraphRunner::evaluate_run_extents(graph::ValueId v, std::vector<int64_t>& out) const {
+  const std::vector<Dim>& dims = g_.value(v).shape.dims;
+  const std::vector<int64_t>& bound = dims_[v];
+  out.resize(dims.size());
+  bool all = true;
+  for (size_t k = 0; k < dims.size(); ++k) {
+    const auto e = dims[k].evaluate(*bindings_);
+    if (!e) {
+      out[k] = bound[k];
+      all = false;
+    } else if (*e < 0 || *e > bound[k]) {
+      fail("value " + in_quotes(g_.value(v).name) + " " + g_.value(v).shape.to_string() +
+           ": axis " + std::to_string(k) + " came to " + std::to_string(*e) +
+           ", outside its bound " + std::to_string(bound[k]));
+    } else {
+      out[k] = *e;
+    }
+  }
+  return all;
+}
+
+void GraphRunner::enter_dynamic_step(size_t s) {
+  graph::NodeContext& ctx = *contexts_[s];
+  const graph::Node& n = ctx.node();
+  if (dynamic_steps_[s] == Dynamic::at_bound) {
+    // The kernel runs on the bound; the rows past this run's are zeros, not stale arena bytes.
+    const graph::ValueId v = n.inputs[0];
+    if (!dynamic_[v]) return;
+    if (!evaluate_run_extents(v, run_dims_[v]))
+      fail("value " + in_quotes(g_.value(v).name) + " has no extents yet in this run");
+    const size_t used = bytes_of(g_.value(v).dtype, run_dims_[v]);
+    const size_t planned = bytes_of(g_.value(v).dtype, dims_[v]);
+    if (planned > used && pointers_[v] != nullptr)
+      std::memset(static_cast<std::byte*>(pointers_[v]) + used, 0, planned - used);
+    return;
+  }
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const graph::ValueId v = n.inputs[i];
+    if (v == graph::kNoValue || !dynamic_[v]) continue;
+    if (!evaluate_run_extents(v, run_dims_[v])) {
+      throw Error("node " + n.label(ctx.node_id()) + ": input " + std::to_string(i) + " " +
+                  in_quotes(g_.value(v).name) + " " + g_.value(v).shape.to_string() +
+                  " has no extents yet in this run");
+    }
+    ctx.inputs[i].dims = run_dims_[v];
+  }
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    const graph::ValueId v = n.outputs[i];
+    if (v == graph::kNoValue || !dynamic_[v]) continue;
+    evaluate_run_extents(v, run_dims_[v]);  // a dim the op decides is given its bound
+    ctx.outputs[i].dims = run_dims_[v];
+  }
+  if (check_workspace_[s]) {
+    const uint64_t needed = graph::workspace_bytes(ctx);
+    if (needed > steps_[s].workspace_bytes) {
+      throw Error("node " + n.label(ctx.node_id()) + ": needs " + std::to_string(needed) +
+                  " bytes of scratch for this run's extents, more than the " +
+                  std::to_string(steps_[s].workspace_bytes) + " planned for their bounds");
+    }
+  }
+}
+
+void GraphRunner::leave_dynamic_step(size_t s) {
+  graph::NodeContext& ctx = *contexts_[s];
+  const graph::Node& n = ctx.node();
+  for (size_t i = 0; i < n.outputs.size(); ++i) {
+    const graph::ValueId v = n.outputs[i];
+    if (v == graph::kNoValue || !dynamic_[v]) continue;
+    const std::span<const int64_t> given = ctx.outputs[i].dims;
+    const bool reported =
+        i < ctx.reported_extents.size() && given.data() == ctx.reported_extents[i].data();
+    const std::vector<Dim>& dims = g_.value(v).shape.dims;
+    for (size_t k = 0; k < dims.size() && k < given.size(); ++k) {
+      const auto origin = dims[k].origin();
+      if (!origin) continue;
+      const auto it = bindings_->find(Dim::origin_key(*origin));
+      if (it == bindings_->end() || it->second >= 0) continue;
+      if (!n.schema->reports_extents) {
+        throw Error("node " + n.label(ctx.node_id()) + ": output " + std::to_string(i) + " " +
+                    in_quotes(g_.value(v).name) + " " + g_.value(v).shape.to_string() +
+                    " has extents that depend on values, and its kernel does not report them; "
+                    "footprint does not run this op on such extents yet");
+      }
+      it->second = given[k];
+    }
+    // Inference said how the extents follow from the ones reported so far: what the kernel
+    // produced must be that (the runtime half of `run --check-shapes`).
+    // (Not reported, `given` is run_dims_[v] itself, with the bound where the op decided.)
+    std::vector<int64_t>& now = run_dims_[v];
+    const bool evaluated = evaluate_run_extents(v, now);
+    if (!evaluated || (reported && !std::equal(given.begin(), given.end(), now.begin()))) {
+      throw Error("node " + n.label(ctx.node_id()) + ": output " + std::to_string(i) + " " +
+                  in_quotes(g_.value(v).name) + " came out " + extents_text(given) +
+                  ", where inference says " + g_.value(v).shape.to_string() + " = " +
+                  extents_text(now));
+    }
+    // A step run at the bound keeps the extents it was prepared with.
+    if (dynamic_steps_[s] != Dynamic::at_bound) ctx.outputs[i].dims = now;
   }
 }
 
@@ -511,12 +742,16 @@ void GraphRunner::run(std::span<std::byte> arena, std::span<const graph::TensorR
                       std::span<const graph::TensorRef> outputs, int threads,
                       std::span<uint64_t> step_heap, std::span<uint64_t> step_ns) {
   if (arena.size() < arena_bytes()) fail("the arena is smaller than the plan");
+  for (int64_t* origin : own_origins_) *origin = -1;
   point_values(arena.data(), inputs, outputs);
   using Clock = std::chrono::steady_clock;
   for (size_t s = 0; s < steps_.size(); ++s) {
     const bool timed = s < step_ns.size();
     const auto start = timed ? Clock::now() : Clock::time_point{};
+    const bool dynamic = dynamic_steps_[s] != Dynamic::none;
+    if (dynamic) enter_dynamic_step(s);
     if (!skip_[s]) run_step(s, arena, threads);
+    if (dynamic) leave_dynamic_step(s);
     if (timed) {
       step_ns[s] = static_cast<uint64_t>(
           std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
@@ -524,7 +759,7 @@ void GraphRunner::run(std::span<std::byte> arena, std::span<const graph::TensorR
     if (s < step_heap.size()) step_heap[s] = heap::snapshot().current_bytes;
   }
   for (const auto& [k, v] : output_copies_) {
-    const size_t bytes = bytes_of(g_.value(v).dtype, dims_[v]);
+    const size_t bytes = bytes_of(g_.value(v).dtype, run_extents(v));
     if (bytes > 0 && outputs[k].data != pointers_[v])
       std::memcpy(outputs[k].data, pointers_[v], bytes);
   }
@@ -542,14 +777,25 @@ void GraphRunner::run_subgraph(graph::NodeId node, std::string_view attribute,
     GraphRunner& child = *children_[static_cast<size_t>(node)][i];
     const auto& outs = child.graph().outputs();
     if (outputs.size() != outs.size()) fail("subgraph " + in_quotes(attribute) + ": output count");
+    const auto& node_outs = g_.node(node).outputs;
     for (size_t k = 0; k < outs.size(); ++k) {
-      if (outputs[k].bytes() !=
-          bytes_of(child.graph().value(outs[k]).dtype, child.dims_[outs[k]])) {
+      // A branch's output is at most the node's; exactly it, unless either depends on values.
+      const size_t planned = bytes_of(child.graph().value(outs[k]).dtype, child.dims_[outs[k]]);
+      const bool node_varies =
+          k < node_outs.size() && node_outs[k] != graph::kNoValue && dynamic_[node_outs[k]];
+      const size_t room = node_varies ? bytes_of(g_.value(node_outs[k]).dtype, dims_[node_outs[k]])
+                                      : outputs[k].bytes();
+      const bool varies = child.dynamic_[outs[k]] || node_varies;
+      if (planned > room || (!varies && planned != room)) {
         throw Error("node " + g_.node(node).label(node) + ": " + std::string(attribute) +
-                    " output " + std::to_string(k) + " has other extents than the node's");
+                    " output " + std::to_string(k) + " " +
+                    child.graph().value(outs[k]).shape.to_string() + " is planned at " +
+                    std::to_string(planned) + " bytes, the node's at " + std::to_string(room));
       }
     }
     child.run(scratch, inputs, {outputs.data(), outputs.size()}, threads);
+    // What the branch produced, for the node to report.
+    for (size_t k = 0; k < outs.size(); ++k) outputs[k].dims = child.run_extents(outs[k]);
     return;
   }
   fail("node " + g_.node(node).label(node) + " has no subgraph " + in_quotes(attribute));

@@ -45,8 +45,15 @@ class GraphRunner final : public graph::SubgraphRunner {
   // Initializers read in place (not copied for alignment).
   uint64_t mapped_weight_bytes() const;
   size_t step_count() const { return steps_.size(); }
-  // Extents of a value of this graph (empty for a scalar).
+  // Extents of a value of this graph as prepared and planned (empty for a scalar); for one whose
+  // extents depend on values (Dim::bounded), its bound.
   const std::vector<int64_t>& extents(graph::ValueId v) const { return dims_[v]; }
+  // Its extents in the last run: what the data made of a bounded one, else extents(v).
+  const std::vector<int64_t>& run_extents(graph::ValueId v) const {
+    return dynamic_[v] ? run_dims_[v] : dims_[v];
+  }
+  // Whether the extents of value v depend on values (its tensor is planned at its bound).
+  bool bounded(graph::ValueId v) const { return dynamic_[v] != 0; }
 
   // Runs every step with `arena` (at least arena_bytes(), 64-byte aligned) as the arena;
   // `inputs[i]` holds graph input i (formal inputs for a subgraph), `outputs[i]` graph output i,
@@ -77,6 +84,21 @@ class GraphRunner final : public graph::SubgraphRunner {
   };
 
   void bind_extents();
+  // The data-dependent extents this graph's nodes report, given a binding (unreported) in the
+  // top runner's run_bindings_.
+  void own_origins();
+  // Per step: whether it touches data-dependent extents, and how it runs with them.
+  void classify_dynamic_steps();
+  // Before and after a step touching data-dependent extents: its tensors get this run's extents
+  // (a bounded output its bound), then what it reported binds the extents its op decides.
+  enum class Dynamic : uint8_t { none, at_run_extents, at_bound };
+  Dynamic dynamic_kind(const graph::NodeContext& ctx) const;
+  bool varies_only_in_rows(graph::ValueId v) const;
+  void enter_dynamic_step(size_t s);
+  void leave_dynamic_step(size_t s);
+  // This run's extents of value v from the bindings so far; false where a dim is not reported
+  // yet (`out` then holds the bound there).
+  bool evaluate_run_extents(graph::ValueId v, std::vector<int64_t>& out) const;
   void make_children();
   void build_plan();
   // The runner of a subgraph at any depth below this graph (analysis asks for a nested branch's
@@ -87,6 +109,8 @@ class GraphRunner final : public graph::SubgraphRunner {
   Placement place_root(size_t v, const std::vector<int64_t>& arena_offset);
   void evaluate_constants();
   void evaluate_constant(graph::NodeId id);
+  // Whether an input of the constant node `n` is computed when running.
+  bool computed_from_run(const graph::Node& n) const;
   // Heap bytes for value `v`; an allocation that fails or is refused names `what`.
   AlignedBuffer allocate(graph::ValueId v, const std::string& what) const;
   const std::byte* constant_in_model(const graph::Node& n) const;
@@ -113,6 +137,16 @@ class GraphRunner final : public graph::SubgraphRunner {
   const GraphRunner* parent_;
   std::vector<std::vector<int64_t>> dims_;
   std::vector<bool> dims_known_;
+  // Data-dependent extents. Per value: whether they depend on values, and (for those) the
+  // extents of the current run. The top runner holds the bindings every runner below it reads:
+  // the named dims and, per data-dependent extent, its value in this run (-1 until reported).
+  std::vector<char> dynamic_;
+  std::vector<std::vector<int64_t>> run_dims_;
+  DimBindings run_bindings_;
+  DimBindings* bindings_ = nullptr;
+  std::vector<int64_t*> own_origins_;   // reset when this graph starts a run
+  std::vector<Dynamic> dynamic_steps_;  // per step
+  std::vector<char> check_workspace_;   // per step: a workspace sized for the bound
   analysis::GraphProgram program_;
   analysis::Timeline timeline_;
   plan::Plan plan_;

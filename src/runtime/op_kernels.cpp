@@ -45,6 +45,7 @@ const graph::OpRegistry& op_registry() {
     kernels::register_generators(r);
     kernels::register_recurrent(r);
     kernels::register_control_flow(r);
+    kernels::register_detection(r);
     fill_view_kernels(r);
     return r;
   }();

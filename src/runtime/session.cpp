@@ -1,6 +1,7 @@
 #include "footprint/runtime/session.hpp"
 
 #include <chrono>
+#include <cstring>
 #include <optional>
 
 #include "footprint/core/error.hpp"
@@ -206,7 +207,8 @@ std::vector<Session::ValueExtents> Session::prepared_values() const {
   const graph::Graph& g = runner_->graph();
   for (graph::ValueId id = 0; id < static_cast<graph::ValueId>(g.values().size()); ++id) {
     out.push_back({g.value(id).name, g.value(id).dtype, runner_->extents(id),
-                   runner_->program().program.tensors[id].bytes});
+                   runner_->program().program.tensors[id].bytes, runner_->bounded(id),
+                   runner_->run_extents(id)});
   }
   return out;
 }
@@ -246,6 +248,15 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
   }
   runner_->run({arena_.data(), arena_.size()}, input_refs_, output_refs_, options_.threads,
                last_run_.step_heap_bytes, last_run_.step_ns);
+  // An output whose extents depend on values was allocated at its bound: returned as what the
+  // run made of it.
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const std::vector<int64_t>& made = runner_->run_extents(graph_->outputs()[k]);
+    if (made == outputs[k].dims()) continue;
+    Tensor exact(outputs[k].name(), outputs[k].dtype(), made);
+    if (exact.bytes() > 0) std::memcpy(exact.data(), outputs[k].data(), exact.bytes());
+    outputs[k] = std::move(exact);
+  }
   last_run_.arena_bytes = arena_.size();
   const heap::Stats after = heap::snapshot();
   last_run_.heap_before_bytes = before.current_bytes;

@@ -7,12 +7,6 @@
 namespace footprint::runtime {
 namespace {
 
-std::string extents_text(const std::vector<int64_t>& extents) {
-  std::string s = "[";
-  for (size_t i = 0; i < extents.size(); ++i) s += (i ? "," : "") + std::to_string(extents[i]);
-  return s + "]";
-}
-
 std::string described(DType dtype, const std::string& extents, uint64_t bytes) {
   return std::string(dtype_name(dtype)) + extents + " (" + std::to_string(bytes) + " B)";
 }
@@ -37,14 +31,25 @@ ShapeCheck check_shapes(const analysis::ModelProgram& predicted, const Session& 
     }
     const Session::ValueExtents& r = *it->second;
     ran.erase(it);
+    // A data-dependent extent is predicted, planned and prepared at its bound; what a run made
+    // of it must lie within.
     std::vector<int64_t> extents;
     bool concrete = v.shape.ranked;
+    bool bounded = false;
     for (const Dim& d : v.shape.dims) {
       const auto range = d.range(dims);
-      concrete = concrete && range && range->first == range->second;
+      bounded = bounded || d.is_data_dependent();
+      concrete = concrete && range && (range->first == range->second || d.is_data_dependent());
       extents.push_back(range ? range->second : -1);
     }
+    bool within = r.ran.size() == r.extents.size();
+    for (size_t k = 0; within && k < r.ran.size(); ++k) within = r.ran[k] <= r.extents[k];
     ++out.values;
+    if (bounded != r.bounded || !within) {
+      out.difference = "value " + in_quotes(v.name) + ": predicted " + v.shape.to_string() +
+                       ", planned " + extents_text(r.extents) + ", ran " + extents_text(r.ran);
+      return out;
+    }
     if (!concrete || v.dtype != r.dtype || extents != r.extents || bytes != r.bytes) {
       const std::string shape = v.shape.ranked ? v.shape.to_string() : "[?]";
       std::string bound;  // the extents a symbolic shape took, or why it has none

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -50,6 +51,13 @@ class Dim {
   std::optional<std::pair<int64_t, int64_t>> range(const DimBindings& bindings) const;
   // The origins of the data-dependent extents the expression mentions.
   void collect_bound_origins(std::vector<std::string>& out) const;
+  // The origin of this extent when it is itself data-dependent (Dim::bounded), not an expression
+  // of one.
+  std::optional<std::string_view> origin() const;
+  // The binding under which a run gives a data-dependent extent its value once its op has
+  // reported it: evaluate() and range() then read it like a named dim (a negative value is not
+  // reported yet). Not a name a model's dim can have.
+  static std::string origin_key(std::string_view origin);
   // "N", "N*3", "floor((H+-1)/2)+1" style text; "?" for unknown; "<=N*64" for a data-dependent
   // extent.
   std::string to_string() const;
@@ -92,6 +100,9 @@ struct Shape {
   std::string to_string() const;
   friend bool operator==(const Shape&, const Shape&) = default;
 };
+
+// "[1,3,224,224]": concrete extents as errors and reports print them.
+std::string extents_text(std::span<const int64_t> extents);
 
 // Product of extents with overflow detection; negative extents are rejected.
 std::optional<uint64_t> checked_numel(const int64_t* dims, size_t rank);

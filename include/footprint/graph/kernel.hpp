@@ -85,6 +85,13 @@ class KernelContext {
   // formal inputs; its outputs are written into `outputs`, which have the node's output extents.
   virtual void run_subgraph(std::string_view attribute, std::span<const TensorRef> inputs,
                             std::span<TensorRef> outputs) = 0;
+  // What an op whose output extents depend on values (NonZero's count, the boxes
+  // NonMaxSuppression keeps) produced: at most, dim by dim, the extents output i was given,
+  // which are its bound. output(i).dims then reads them; the runner binds the data-dependent
+  // dims from them. Not calling it, or calling it with the extents given, says they are the
+  // ones produced (OpSchema::reports_extents). Fails naming the node when they exceed the
+  // bound.
+  virtual void set_output_extents(size_t i, std::span<const int64_t> extents) = 0;
 
   bool has_input(size_t i) const { return input_or_null(i) != nullptr; }
   const TensorRef& input(size_t i) const;  // fails naming the node when absent

@@ -61,6 +61,7 @@ class NodeContext final : public KernelContext {
   KernelState* state() const override { return kernel_state; }
   void run_subgraph(std::string_view attribute, std::span<const TensorRef> in,
                     std::span<TensorRef> out) override;
+  void set_output_extents(size_t i, std::span<const int64_t> extents) override;
 
   // nullptr: an omitted optional input or output.
   void add_input(const TensorRef* t);
@@ -73,6 +74,9 @@ class NodeContext final : public KernelContext {
   std::span<std::byte> scratch;
   int thread_count = 1;
   KernelState* kernel_state = nullptr;
+  // Per output, the extents set_output_extents reported (kept here, so output(i).dims may point
+  // at them).
+  std::vector<std::vector<int64_t>> reported_extents;
 
  private:
   const Node* node_;

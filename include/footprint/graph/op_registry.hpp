@@ -68,6 +68,16 @@ struct OpSchema {
   PrepareFn prepare = nullptr;
   // For ops with subgraphs: which of them can run; nullptr: every one.
   SubgraphRunsFn subgraph_runs = nullptr;
+  // The kernel computes each slice along axis 0 of output 0 from the same slice of input 0 alone
+  // (a convolution's images, a product's rows): where only that axis of those two depends on
+  // values, the runtime runs the step at the bound it planned and prepared for, with the slices
+  // past the run's extent zeroed, rather than preparing again. The runtime layer's promise,
+  // declared beside the kernel.
+  bool rows_at_bound = false;
+  // The kernel sets the extents of the outputs it decides from the data
+  // (KernelContext::set_output_extents): the runtime then runs it where inference knows only a
+  // bound (NonZero's count, a Slice whose ends are computed). The runtime layer's promise.
+  bool reports_extents = false;
   // A unary float op that graph::fuse may fold into the node before it; nullptr: never.
   EpilogueFn as_epilogue = nullptr;
   // The kernel applies Node::epilogues to output 0 (float32) itself: the runtime layer's promise,

@@ -135,11 +135,15 @@ class Session {
 
   // Each value of the main graph as the last prepare gave it to the kernels: the extents of its
   // tensor and the bytes the runner's memory program counts for it. Empty before preparing.
+  // A value whose extents depend on values (Dim::bounded) is prepared and planned at its bound;
+  // `ran` holds what the last run made of it (its extents, for every other value).
   struct ValueExtents {
     std::string name;
     DType dtype = DType::undefined;
     std::vector<int64_t> extents;
     uint64_t bytes = 0;
+    bool bounded = false;
+    std::vector<int64_t> ran;
   };
   std::vector<ValueExtents> prepared_values() const;
 

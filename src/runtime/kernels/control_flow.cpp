@@ -22,12 +22,15 @@ void run_if(graph::KernelContext& ctx) {
   }
   ctx.run_subgraph(take_then ? "then_branch" : "else_branch", {},
                    std::span<graph::TensorRef>(outs.data(), ctx.output_count()));
+  // The branch's extents: where the branches differ, the node's depend on which one ran.
+  for (size_t i = 0; i < ctx.output_count(); ++i) ctx.set_output_extents(i, outs[i].dims);
 }
 
 }  // namespace
 
 void register_control_flow(graph::OpRegistry& r) {
   r.row("", "If").kernel = run_if;
+  r.row("", "If").reports_extents = true;
 }
 
 }  // namespace footprint::runtime::kernels

@@ -857,6 +857,9 @@ void register_conv_pool(graph::OpRegistry& r) {
   set(r.row("", "GlobalAveragePool"), run_global_pool<false>);
   set(r.row("", "GlobalMaxPool"), run_global_pool<true>);
   set(r.row("", "LRN"), run_src_dst, lrn_prepare, lrn_workspace);
+  // Each image of the batch is computed from that image alone.
+  for (const char* op : {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LRN"})
+    r.row("", op).rows_at_bound = true;
 }
 
 }  // namespace footprint::runtime::kernels

@@ -78,30 +78,45 @@ void slice_kernel(KernelContext& ctx) {
   TensorRef& y = ctx.output(0);
   const size_t rank = x.rank();
   check_rank(ctx, rank);
-  Index starts{}, axes{}, steps{};
+  Index starts{}, ends{}, axes{}, steps{};
   size_t n = 0;
+  size_t n_ends = 0;
   size_t n_axes = 0;
   size_t n_steps = 0;
   if (ctx.opset() >= 10 || ctx.input_count() > 1) {
     n = read_ints(ctx, ctx.input(1), starts);
+    n_ends = read_ints(ctx, ctx.input(2), ends);
     if (const TensorRef* a = ctx.input_or_null(3)) n_axes = read_ints(ctx, *a, axes);
     if (const TensorRef* s = ctx.input_or_null(4)) n_steps = read_ints(ctx, *s, steps);
   } else {
     n = attr_ints_into(ctx, "starts", starts).value_or(0);
+    n_ends = attr_ints_into(ctx, "ends", ends).value_or(0);
     n_axes = attr_ints_into(ctx, "axes", axes).value_or(0);
   }
-  if ((n_axes != 0 && n_axes != n) || (n_steps != 0 && n_steps != n)) {
-    ctx.fail("starts, axes and steps differ in length");
+  if (n_ends != n || (n_axes != 0 && n_axes != n) || (n_steps != 0 && n_steps != n)) {
+    ctx.fail("starts, ends, axes and steps differ in length");
   }
   Index first{};
   Index step{};
   step.fill(1);
+  // The output's extents from the values read here: inference may have known only a bound (a
+  // start or an end computed when running).
+  Index extents{};
+  std::copy(x.dims.begin(), x.dims.end(), extents.begin());
   for (size_t i = 0; i < n; ++i) {
     const size_t axis = n_axes == 0 ? i : normalize_axis(ctx, axes[i], rank);
     step[axis] = n_steps == 0 ? 1 : steps[i];
     if (step[axis] == 0) ctx.fail("a step is 0");
-    first[axis] = slice_first(x.dims[axis], starts[i], step[axis]);
+    const int64_t extent = x.dims[axis];
+    first[axis] = slice_first(extent, starts[i], step[axis]);
+    int64_t end = ends[i] < 0 ? std::max<int64_t>(ends[i], -extent - 1) + extent : ends[i];
+    end = step[axis] > 0 ? std::clamp<int64_t>(end, 0, extent)
+                         : std::clamp<int64_t>(end, -1, extent - 1);
+    const int64_t span = step[axis] > 0 ? end - first[axis] : first[axis] - end;
+    const int64_t stride = std::abs(step[axis]);
+    extents[axis] = span <= 0 ? 0 : (span + stride - 1) / stride;
   }
+  ctx.set_output_extents(0, {extents.data(), rank});
   Index in_strides{};
   strides_into(x.dims, in_strides);
   CopyIndex strides{};
@@ -509,12 +524,64 @@ void reverse_sequence_kernel(KernelContext& ctx) {
   });
 }
 
+// ---- NonZero: [rank, count], each column the index of a non-zero element in row-major order.
+// The count is known once the input has been read: counted first, then the indices written at
+// that stride, then reported.
+
+template <class T>
+bool is_nonzero(T v) {
+  return v != T(0);
+}
+bool is_nonzero(Float16 v) {
+  return to_float(v) != 0.0f;
+}
+bool is_nonzero(BFloat16 v) {
+  return to_float(v) != 0.0f;
+}
+
+template <class T>
+void nonzero_as(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
+  const T* in = x.as<const T>();
+  const size_t n = x.numel();
+  size_t count = 0;
+  for (size_t i = 0; i < n; ++i) count += is_nonzero(in[i]) ? 1 : 0;
+  const size_t rank = x.rank();
+  if (rank > 0 && count > static_cast<size_t>(y.dim(1))) ctx.fail("more non-zeros than its bound");
+  int64_t* out = y.as<int64_t>();
+  Index at{};
+  size_t column = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (is_nonzero(in[i])) {
+      for (size_t d = 0; d < rank; ++d) out[d * count + column] = at[d];
+      ++column;
+    }
+    for (size_t d = rank; d-- > 0;) {  // the next element's index
+      if (++at[d] < x.dims[d]) break;
+      at[d] = 0;
+    }
+  }
+  const int64_t extents[2] = {static_cast<int64_t>(rank), static_cast<int64_t>(count)};
+  ctx.set_output_extents(0, extents);
+}
+
+void nonzero_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  TensorRef& y = ctx.output(0);
+  check_rank(ctx, x.rank());
+  // A scalar is [0, 1] when non-zero: the ONNX reference treats it as one element of rank 0.
+  dispatch_or_fail<CastTypes>(ctx, x.dtype,
+                              [&](auto tag) { nonzero_as<decltype(tag)>(ctx, x, y); });
+}
+
 }  // namespace
 
 void register_indexing(graph::OpRegistry& r) {
+  r.row("", "NonZero").kernel = nonzero_kernel;
+  r.row("", "NonZero").reports_extents = true;
   r.row("", "Concat").kernel = concat_kernel;
   r.row("", "Split").kernel = split_kernel;
   r.row("", "Slice").kernel = slice_kernel;
+  r.row("", "Slice").reports_extents = true;
   r.row("", "Gather").kernel = gather_kernel;
   r.row("", "GatherElements").kernel = gather_elements_kernel;
   r.row("", "GatherND").kernel = gather_nd_kernel;

@@ -385,6 +385,9 @@ void register_matmul(graph::OpRegistry& r) {
   r.row("", "MatMul").takes_epilogues = true;
   r.row("", "Gemm").packed = product_packed<gemm_as_conv>;
   r.row("", "MatMul").packed = product_packed<matmul_as_conv>;
+  // A row of A makes the same row of Y (B and C do not vary: the runtime checks).
+  r.row("", "Gemm").rows_at_bound = true;
+  r.row("", "MatMul").rows_at_bound = true;
 }
 
 }  // namespace footprint::runtime::kernels

@@ -514,6 +514,7 @@ void register_normalization(graph::OpRegistry& r) {
   graph::OpSchema& bn = r.row("", "BatchNormalization");
   bn.kernel = run_batch_norm;
   bn.prepare = bn_prepare;
+  bn.rows_at_bound = true;  // per channel, each image alone
   r.row("", "InstanceNormalization").kernel = run_instance_norm;
   r.row("", "LayerNormalization").kernel = run_layer_norm;
   r.row("", "Softmax").kernel = normalize_kernel<Normalize::softmax>;

@@ -451,6 +451,21 @@ void top_k_kernel(KernelContext& ctx) {
   const TensorRef& x = ctx.input(0);
   TensorRef& values = ctx.output(0);
   TensorRef& indices = ctx.output(1);
+  if (ctx.has_input(1)) {
+    // K read when running: the outputs were given their bound (the axis), and take K of it.
+    check_rank(ctx, x.rank());
+    const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", -1), x.rank());
+    const int64_t k = scalar_int(ctx, ctx.input(1));
+    if (k < 0 || k > x.dims[axis]) {
+      ctx.fail("k = " + std::to_string(k) + " is outside [0, " + std::to_string(x.dims[axis]) +
+               "]");
+    }
+    Index extents{};
+    std::copy(values.dims.begin(), values.dims.end(), extents.begin());
+    extents[axis] = k;
+    ctx.set_output_extents(0, {extents.data(), x.rank()});
+    ctx.set_output_extents(1, {extents.data(), x.rank()});
+  }
   if (values.numel() == 0) return;
   dispatch_or_fail<ArithTypes>(ctx, x.dtype,
                                [&](auto tag) { top_k_as<decltype(tag)>(ctx, x, values, indices); });
@@ -510,6 +525,7 @@ void register_reduce(graph::OpRegistry& r) {
   set("ArgMin", arg_reduce_kernel<false>);
   set("CumSum", cumsum_kernel);
   set("TopK", top_k_kernel);
+  r.row("", "TopK").reports_extents = true;  // K read when running
 }
 
 }  // namespace footprint::runtime::kernels

@@ -1,0 +1,234 @@
+// Running graphs whose extents depend on values (issue 15). Analysis plans each such tensor at
+// the bound its op declares; the run places it there, the op reports what the data made of it
+// (NonZero's count, the branch an If took), every later extent follows from that, and the
+// outputs come back at those extents. A kernel prepared for fixed extents runs at its bound only
+// where rows are independent and only rows vary; anything else is refused naming the node.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "footprint/analysis/model_program.hpp"
+#include "footprint/core/error.hpp"
+#include "footprint/graph/builder.hpp"
+#include "footprint/graph/host_value.hpp"
+#include "footprint/onnx/model.hpp"
+#include "footprint/plan/timeline_buffers.hpp"
+#include "footprint/runtime/op_kernels.hpp"
+#include "footprint/runtime/session.hpp"
+#include "footprint/runtime/shape_check.hpp"
+#include "test_support.hpp"
+
+using namespace footprint;
+using graph::Attr;
+using graph::GraphBuilder;
+using graph::HostValue;
+using graph::Var;
+
+namespace {
+
+graph::SharedValue ints(const std::vector<int64_t>& v) {
+  auto h = HostValue::make(DType::int64, {static_cast<int64_t>(v.size())});
+  std::copy(v.begin(), v.end(), h->span<int64_t>().begin());
+  return h;
+}
+
+graph::SharedValue floats(std::vector<int64_t> dims, const std::vector<float>& v) {
+  auto h = HostValue::make(DType::float32, std::move(dims));
+  std::copy(v.begin(), v.end(), h->span<float>().begin());
+  return h;
+}
+
+std::shared_ptr<const onnx::Model> written(const GraphBuilder& b,
+                                           const footprint::testing::TempDir& dir) {
+  b.write_onnx(dir.path() / "model.onnx");
+  return std::make_shared<const onnx::Model>(onnx::load_file(dir.path() / "model.onnx"));
+}
+
+// The indices of x's non-zero elements, flattened: int64[<=numel(x)].
+Var nonzero_indices(GraphBuilder& b, const Var& x) {
+  const Var flat = b.reshape(x, b.constant(ints({-1})));
+  return b.reshape(b.op1("NonZero", {flat}), b.constant(ints({-1})));
+}
+
+runtime::Tensor vector_tensor(const std::string& name, std::vector<int64_t> dims,
+                              const std::vector<float>& v) {
+  runtime::Tensor t(name, DType::float32, std::move(dims));
+  std::copy(v.begin(), v.end(), t.ref().span<float>().begin());
+  return t;
+}
+
+// What analysis predicts for the model (fused, as the session runs it), checked against the
+// session's last run value by value.
+std::string shape_difference(const std::shared_ptr<const onnx::Model>& model,
+                             const runtime::Session& session) {
+  analysis::ModelProgramOptions o;
+  o.subgraph_arena = plan::subgraph_arena("auto");
+  const analysis::ModelProgram predicted =
+      analysis::build_model_program(model, runtime::op_registry(), o);
+  return runtime::check_shapes(predicted, session).difference;
+}
+
+std::vector<float> values(const runtime::Tensor& t) {
+  const auto s = t.ref().span<const float>();
+  return {s.begin(), s.end()};
+}
+
+TEST(DataDependentRun, NonZeroThenGatherReturnsWhatTheDataSelects) {
+  footprint::testing::TempDir dir;
+  GraphBuilder b(runtime::op_registry());
+  const Var x = b.input("x", DType::float32, {Dim::known(6)});
+  const Var picked = b.op1("Gather", {x, nonzero_indices(b, x)});
+  b.output(b.op1("Neg", {picked}), "y");
+  const auto model = written(b, dir);
+  EXPECT_EQ(picked.shape().to_string().substr(0, 2), "[<")
+      << "analysis knows the count only as a bound";
+
+  runtime::Session session(*model);
+  struct Case {
+    std::vector<float> x, y;
+  };
+  const std::vector<Case> cases = {{{0, 1.5F, 0, -2, 3, 0}, {-1.5F, 2, -3}},
+                                   {{0, 0, 0, 0, 0, 0}, {}},
+                                   {{1, 2, 3, 4, 5, 6}, {-1, -2, -3, -4, -5, -6}},
+                                   {{0, 0, 0, 0, 0, 7}, {-7}}};
+  for (const Case& c : cases) {
+    std::vector<runtime::Tensor> in;
+    in.push_back(vector_tensor("x", {6}, c.x));
+    const std::vector<runtime::Tensor> out = session.run(in);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].dims(), (std::vector<int64_t>{static_cast<int64_t>(c.y.size())}));
+    EXPECT_EQ(values(out[0]), c.y);
+    // The arena is the plan's, planned with every data-dependent tensor at its bound.
+    EXPECT_EQ(session.last_run().arena_bytes, session.prepared().planned_arena_bytes);
+    EXPECT_EQ(shape_difference(model, session), "");
+  }
+  bool any_bounded = false;
+  for (const auto& v : session.prepared_values()) any_bounded = any_bounded || v.bounded;
+  EXPECT_TRUE(any_bounded);
+}
+
+// The rows a product reads are selected by the data: the product runs on the bound of rows it
+// was prepared for (its primitive fixed), and only the rows the data made are returned.
+TEST(DataDependentRun, AProductOverSelectedRowsRunsAtItsBound) {
+  footprint::testing::TempDir dir;
+  GraphBuilder b(runtime::op_registry());
+  const Var x = b.input("x", DType::float32, {Dim::known(8), Dim::known(1)});
+  const Var rows = b.op1("Gather", {x, nonzero_indices(b, x)});  // float[<=8,1]
+  const Var w = b.constant(floats({1, 3}, {1, 2, 3}));
+  const Var bias = b.constant(floats({3}, {0.5F, 0, -0.5F}));
+  b.output(b.matmul(rows, w), "product");
+  b.output(b.op1("Relu", {b.gemm(rows, w, bias)}), "fully_connected");
+  const auto model = written(b, dir);
+
+  runtime::Session session(*model);
+  for (const std::vector<float>& x_values : std::vector<std::vector<float>>{
+           {0, 2, 0, 0, -1, 0, 0, 4}, {1, 1, 1, 1, 1, 1, 1, 1}, {0, 0, 0, 0, 0, 0, 0, 0}}) {
+    std::vector<runtime::Tensor> in;
+    in.push_back(vector_tensor("x", {8, 1}, x_values));
+    const std::vector<runtime::Tensor> out = session.run(in);
+    std::vector<float> product, fc;
+    for (float v : x_values) {
+      if (v == 0) continue;
+      for (float k : {1.0F, 2.0F, 3.0F}) product.push_back(v * k);
+      for (float e : {v * 1 + 0.5F, v * 2, v * 3 - 0.5F}) fc.push_back(e > 0 ? e : 0);
+    }
+    const auto rows_made = static_cast<int64_t>(product.size() / 3);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].dims(), (std::vector<int64_t>{rows_made, 3}));
+    EXPECT_EQ(values(out[0]), product);
+    EXPECT_EQ(out[1].dims(), (std::vector<int64_t>{rows_made, 3}));
+    EXPECT_EQ(values(out[1]), fc);
+    EXPECT_EQ(session.last_run().arena_bytes, session.prepared().planned_arena_bytes);
+    EXPECT_EQ(shape_difference(model, session), "");
+  }
+}
+
+// If on a condition computed when running, with branches of different extents: the node's output
+// is planned at the larger, and takes the extents of the branch that ran.
+TEST(DataDependentRun, AnIfOnARuntimeConditionTakesTheExtentsOfItsBranch) {
+  footprint::testing::TempDir dir;
+  GraphBuilder b(runtime::op_registry());
+  const Var x = b.input("x", DType::float32, {Dim::known(6)});
+  const Var cond = b.input("cond", DType::boolean, {});
+  const Var zero = b.constant(ints({0}));
+  GraphBuilder& then_b = b.subgraph();
+  then_b.output(then_b.op1("Slice", {x, zero, then_b.constant(ints({2}))}));
+  GraphBuilder& else_b = b.subgraph();
+  else_b.output(else_b.op1("Slice", {x, zero, else_b.constant(ints({5}))}));
+  const Var chosen = b.if_else(cond, then_b, else_b)[0];
+  b.output(b.op1("Neg", {chosen}), "y");
+  const auto model = written(b, dir);
+
+  runtime::Session session(*model);
+  for (const bool take_then : {true, false, true}) {
+    std::vector<runtime::Tensor> in;
+    in.push_back(vector_tensor("x", {6}, {1, 2, 3, 4, 5, 6}));
+    in.emplace_back("cond", DType::boolean, std::vector<int64_t>{});
+    in.back().ref().span<bool>()[0] = take_then;
+    const std::vector<runtime::Tensor> out = session.run(in);
+    ASSERT_EQ(out.size(), 1u);
+    const std::vector<float> want =
+        take_then ? std::vector<float>{-1, -2} : std::vector<float>{-1, -2, -3, -4, -5};
+    EXPECT_EQ(values(out[0]), want) << (take_then ? "then" : "else");
+    EXPECT_EQ(session.last_run().arena_bytes, session.prepared().planned_arena_bytes);
+    EXPECT_EQ(shape_difference(model, session), "");
+  }
+}
+
+// A Slice whose end is an input: the kernel reads it and reports the extent it cut.
+TEST(DataDependentRun, ASliceWithARuntimeEndReportsItsExtent) {
+  footprint::testing::TempDir dir;
+  GraphBuilder b(runtime::op_registry());
+  const Var x = b.input("x", DType::float32, {Dim::known(2), Dim::known(5)});
+  const Var end = b.input("end", DType::int64, {Dim::known(1)});
+  const Var cut = b.op1("Slice", {x, b.constant(ints({1})), end, b.constant(ints({1}))});
+  b.output(b.op1("Neg", {cut}), "y");
+  const auto model = written(b, dir);
+  runtime::Session session(*model);
+  for (const int64_t e : {3, 1, 5, 99, -1}) {
+    std::vector<runtime::Tensor> in;
+    in.push_back(vector_tensor("x", {2, 5}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+    in.emplace_back("end", DType::int64, std::vector<int64_t>{1});
+    in.back().ref().span<int64_t>()[0] = e;
+    const std::vector<runtime::Tensor> out = session.run(in);
+    const int64_t kept = std::clamp<int64_t>(e < 0 ? e + 5 : e, 0, 5) - 1;
+    EXPECT_EQ(out[0].dims(), (std::vector<int64_t>{2, kept})) << "end " << e;
+    std::vector<float> want;
+    for (int64_t r = 0; r < 2; ++r) {
+      for (int64_t c = 1; c <= kept; ++c) want.push_back(-static_cast<float>(r * 5 + c));
+    }
+    EXPECT_EQ(values(out[0]), want) << "end " << e;
+    EXPECT_EQ(shape_difference(model, session), "");
+  }
+}
+
+// A convolution's primitive is built for its extents: it runs at its bound when only the batch
+// varies, and is refused (naming the node) when its width depends on the data.
+TEST(DataDependentRun, AKernelPreparedForItsExtentsIsRefusedWhereMoreThanRowsVary) {
+  footprint::testing::TempDir dir;
+  GraphBuilder b(runtime::op_registry());
+  const Var x =
+      b.input("x", DType::float32, {Dim::known(1), Dim::known(1), Dim::known(4), Dim::known(4)});
+  const Var end = b.input("end", DType::int64, {Dim::known(1)});
+  const Var narrow = b.op1("Slice", {x, b.constant(ints({0})), end, b.constant(ints({3}))});
+  const Var w = b.constant(floats({1, 1, 1, 1}, {2}));
+  b.output(b.conv(narrow, w, Var(), {1, 1}, {0, 0, 0, 0}), "y");
+  const auto model = written(b, dir);
+  runtime::Session session(*model);
+  std::vector<runtime::Tensor> in;
+  in.push_back(vector_tensor("x", {1, 1, 4, 4}, std::vector<float>(16, 1)));
+  in.emplace_back("end", DType::int64, std::vector<int64_t>{1});
+  in.back().ref().span<int64_t>()[0] = 2;
+  try {
+    (void)session.run(in);
+    ADD_FAILURE() << "a convolution over a data-dependent width ran";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("(Conv): its kernel is prepared for fixed extents"), std::string::npos)
+        << what;
+  }
+}
+
+}  // namespace
