@@ -56,8 +56,19 @@ def test_sweep_is_the_cli_sweep(mobilenet):
     expected = cli_json("analyze", mobilenet, "--sweep", "N=1,8,32")["sweep"]
     assert got == expected
     assert got["total_peak"]["linear"]
-    law = footprint.sweep(mobilenet, "N", [1, 2, 4, 8, 32])["total_peak_law"]
-    assert law["exact"] and law["dominant"]["polynomial"] == "6693352 + 663552*N"
+    # The law is the CLI's too. Whether the peak is a polynomial in N depends on the workspaces
+    # oneDNN picks for this CPU (with AVX2: 6693352 + 663552*N; with AVX-512 a blocked 1x1
+    # convolution's scratch steps by thresholds): either the exact law, or why there is none.
+    values = [1, 2, 4, 8, 32]
+    swept = footprint.sweep(mobilenet, "N", values)
+    law = swept["total_peak_law"]
+    assert law == cli_json("analyze", mobilenet, "--sweep", "N=1,2,4,8,32")["sweep"]["total_peak_law"]
+    if law["exact"]:  # the dominant step's polynomial is the peak for large enough N
+        poly = law["dominant"]["polynomial"]
+        last = swept["points"][-1]
+        assert eval(poly.replace("^", "**"), {"N": last["value"]}) == last["total_peak_bytes"]
+    else:
+        assert "workspace" in law["why_not"] and "no polynomial" in law["why_not"]
 
 
 def test_a_trace_from_a_file_and_a_dict(tmp_path):

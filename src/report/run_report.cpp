@@ -143,6 +143,12 @@ nlohmann::json run_json(const RunReport& r) {
   if (r.after_prepare)
     j["measured"]["peak_rss_after_prepare_bytes"] = r.after_prepare->peak_rss_bytes;
   if (r.profile) j["profile"] = profile_json(*r.profile);
+  if (p.bounded_values > 0) {
+    j["bounded"] = {{"values", p.bounded_values},
+                    {"planned_bytes", p.bounded_bytes},
+                    {"last_run_bytes", r.last_run.bounded_used_bytes},
+                    {"by", p.bounded_by}};
+  }
   if (r.shape_check) {
     j["check_shapes"] = {{"values", r.shape_check->values},
                          {"difference", r.shape_check->difference}};
@@ -158,6 +164,19 @@ nlohmann::json run_json(const RunReport& r) {
   return j;
 }
 
+// Which tensors are planned at a bound, what decides them, and what the last run used of it.
+std::string bounded_line(const runtime::PreparedStats& p, const runtime::RunStats& last) {
+  constexpr size_t kNamed = 3;
+  std::string by;
+  for (size_t i = 0; i < p.bounded_by.size() && i < kNamed; ++i)
+    by += (i > 0 ? ", " : "") + p.bounded_by[i];
+  if (p.bounded_by.size() > kNamed) by += fmt::format(" and {} more", p.bounded_by.size() - kNamed);
+  return fmt::format(
+      "bounded      {} values with extents that depend on values, each planned at its bound "
+      "(their buffers sum to {} there, of which the last run's data filled {}); decided by {}\n",
+      p.bounded_values, human_bytes(p.bounded_bytes), human_bytes(last.bounded_used_bytes), by);
+}
+
 std::string run_text(const RunReport& r) {
   const auto& p = r.prepared;
   const uint64_t predicted_run = p.planned_arena_bytes + p.outputs_bytes;
@@ -170,6 +189,7 @@ std::string run_text(const RunReport& r) {
   t += fmt::format("arena        planned {} B ({}), obtained {} B   [{}; lower bound {} B]\n",
                    p.planned_arena_bytes, human_bytes(p.planned_arena_bytes),
                    r.first_run.arena_bytes, p.planner, p.lower_bound_bytes);
+  if (p.bounded_values > 0) t += bounded_line(p, r.last_run);
   t += fmt::format(
       "run heap     first run: predicted {} (arena + outputs), measured {} (+{} B); later runs "
       "(arena kept): +{} B over the outputs\n",

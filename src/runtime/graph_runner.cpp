@@ -153,8 +153,10 @@ void GraphRunner::own_origins() {
         if (!origin || std::find(outside.begin(), outside.end(), *origin) != outside.end())
           continue;
         int64_t* slot = &bindings_->emplace(Dim::origin_key(*origin), -1).first->second;
-        if (std::find(own_origins_.begin(), own_origins_.end(), slot) == own_origins_.end())
+        if (std::find(own_origins_.begin(), own_origins_.end(), slot) == own_origins_.end()) {
           own_origins_.push_back(slot);
+          own_origin_names_.emplace_back(*origin);
+        }
       }
     }
   }
@@ -724,6 +726,17 @@ void GraphRunner::release_replaced(size_t s, Readers& readers) {
       }
     }
   }
+}
+
+std::pair<uint64_t, uint64_t> GraphRunner::bounded_bytes() const {
+  std::pair<uint64_t, uint64_t> out{0, 0};
+  for (size_t v = 0; v < dynamic_.size(); ++v) {
+    if (!dynamic_[v] || timeline_.storage[v] != static_cast<int>(v)) continue;
+    const DType t = g_.value(static_cast<graph::ValueId>(v)).dtype;
+    out.first += bytes_of(t, dims_[v]);
+    out.second += bytes_of(t, run_dims_[v]);
+  }
+  return out;
 }
 
 uint64_t GraphRunner::mapped_weight_bytes() const {

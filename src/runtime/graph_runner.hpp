@@ -54,6 +54,10 @@ class GraphRunner final : public graph::SubgraphRunner {
   }
   // Whether the extents of value v depend on values (its tensor is planned at its bound).
   bool bounded(graph::ValueId v) const { return dynamic_[v] != 0; }
+  // The bytes of the buffers such values own, at their bounds and as the last run made them.
+  std::pair<uint64_t, uint64_t> bounded_bytes() const;
+  // What decides those extents (Dim::bounded's origins), for this graph's nodes.
+  const std::vector<std::string>& bound_origins() const { return own_origin_names_; }
 
   // Runs every step with `arena` (at least arena_bytes(), 64-byte aligned) as the arena;
   // `inputs[i]` holds graph input i (formal inputs for a subgraph), `outputs[i]` graph output i,
@@ -144,7 +148,8 @@ class GraphRunner final : public graph::SubgraphRunner {
   std::vector<std::vector<int64_t>> run_dims_;
   DimBindings run_bindings_;
   DimBindings* bindings_ = nullptr;
-  std::vector<int64_t*> own_origins_;   // reset when this graph starts a run
+  std::vector<int64_t*> own_origins_;  // reset when this graph starts a run
+  std::vector<std::string> own_origin_names_;
   std::vector<Dynamic> dynamic_steps_;  // per step
   std::vector<char> check_workspace_;   // per step: a workspace sized for the bound
   analysis::GraphProgram program_;

@@ -181,6 +181,10 @@ void Session::prepare(std::span<const Tensor> inputs) {
   prepared_.constant_nodes = runner_->program().constant_nodes;
   if (heap::available())
     prepared_.prepare_peak_heap_bytes = heap::snapshot().peak_bytes - before.current_bytes;
+  for (graph::ValueId v = 0; v < static_cast<graph::ValueId>(graph_->values().size()); ++v)
+    prepared_.bounded_values += runner_->bounded(v) ? 1 : 0;
+  prepared_.bounded_bytes = runner_->bounded_bytes().first;
+  prepared_.bounded_by = runner_->bound_origins();
   input_refs_.assign(matched.size(), {});
   output_refs_.assign(graph_->outputs().size(), {});
   last_run_ = {};
@@ -258,6 +262,7 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
     outputs[k] = std::move(exact);
   }
   last_run_.arena_bytes = arena_.size();
+  last_run_.bounded_used_bytes = runner_->bounded_bytes().second;
   const heap::Stats after = heap::snapshot();
   last_run_.heap_before_bytes = before.current_bytes;
   last_run_.peak_heap_bytes = heap::available() ? after.peak_bytes - before.current_bytes : 0;

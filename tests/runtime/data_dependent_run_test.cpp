@@ -103,10 +103,19 @@ TEST(DataDependentRun, NonZeroThenGatherReturnsWhatTheDataSelects) {
     // The arena is the plan's, planned with every data-dependent tensor at its bound.
     EXPECT_EQ(session.last_run().arena_bytes, session.prepared().planned_arena_bytes);
     EXPECT_EQ(shape_difference(model, session), "");
+    // What the run reports of them: the selected values and their negations, 4 bytes each, and
+    // the int64 indices (NonZero's [1, n] and its flattened view).
+    const uint64_t n = c.y.size();
+    EXPECT_EQ(session.last_run().bounded_used_bytes, n * 8 + n * 4 + n * 4);
   }
-  bool any_bounded = false;
-  for (const auto& v : session.prepared_values()) any_bounded = any_bounded || v.bounded;
-  EXPECT_TRUE(any_bounded);
+  const runtime::PreparedStats& p = session.prepared();
+  EXPECT_EQ(p.bounded_bytes, 6u * 8 + 6 * 4 + 6 * 4) << "the same buffers at their bound of 6";
+  ASSERT_EQ(p.bounded_by.size(), 1u);
+  EXPECT_NE(p.bounded_by[0].find("(NonZero)"), std::string::npos) << p.bounded_by[0];
+  size_t bounded = 0;
+  for (const auto& v : session.prepared_values()) bounded += v.bounded ? 1 : 0;
+  EXPECT_EQ(bounded, p.bounded_values);
+  EXPECT_GE(bounded, 4u) << "NonZero's output, its flattened view, the gathered and the negated";
 }
 
 // The rows a product reads are selected by the data: the product runs on the bound of rows it

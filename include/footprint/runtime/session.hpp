@@ -77,6 +77,12 @@ struct PreparedStats {
   // Counting allocator (0 when the process does not link it): peak heap while preparing, above
   // what the heap held before.
   uint64_t prepare_peak_heap_bytes = 0;
+  // Values of the model's graph whose extents depend on values (Dim::bounded): how many, the
+  // bytes of the buffers they own at their bounds (planned so), and what decides them when
+  // running (an op and, where it has several, which of its extents).
+  size_t bounded_values = 0;
+  uint64_t bounded_bytes = 0;
+  std::vector<std::string> bounded_by;
 };
 
 // What the last run measured.
@@ -87,6 +93,8 @@ struct RunStats {
   // buffers on the first run after preparing; the outputs and oneDNN's buffers after that.
   uint64_t peak_heap_bytes = 0;
   uint64_t output_bytes = 0;  // bytes of the returned outputs' elements
+  // Of PreparedStats::bounded_bytes, what this run's data made of those buffers.
+  uint64_t bounded_used_bytes = 0;
   double latency_ms = 0;
   // The counting allocator's bytes in use (the whole process) after each step of the model's
   // graph; empty when the process does not link it. Sized when preparing, so sampling

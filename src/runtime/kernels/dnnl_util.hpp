@@ -170,27 +170,35 @@ inline dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims,
   return {dims, dnnl::memory::data_type::f32, strides};
 }
 
-// Whether oneDNN 2.6's sgemm copies its operands (sgemm_copies), and whether it runs an f32
-// gemm of m x n x k without allocating (sgemm_allocates_nothing): it copies (packs)
-// its operands into a buffer it takes with posix_memalign, outside any scratchpad, unless
-// 1/m + 1/n reaches its "copy overhead is significant" threshold (0.00196 where it runs its
-// AVX-512 kernels, 0.0038 otherwise); and its no-copy kernels take a buffer of their own once k
-// exceeds what they keep on the stack (2048). Both hold for any block of the gemm too, whose m,
-// n and k can only be smaller. The ISA is the one analysis and run both see: the host's.
-// (1x1 convolutions that would allocate, and matrix products that would copy, run as oneDNN's
-// own convolutions instead: conv_pool.cpp, matmul.cpp.)
-inline bool sgemm_copies(int64_t m, int64_t n) {
+// Whether oneDNN 2.6's sgemm runs its AVX-512 kernels here. The ISA is the one analysis and run
+// both see: the host's.
+inline bool sgemm_on_avx512() {
   static const bool avx512 = [] {
     const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
     const auto core = static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
     return (isa & core) == core;  // the ISAs are nested bit masks
   }();
-  const double no_copy_threshold = avx512 ? 0.00196 : 0.0038;
+  return avx512;
+}
+
+// Whether oneDNN 2.6's sgemm copies its operands (sgemm_copies), and whether it runs an f32
+// gemm of m x n x k without allocating (sgemm_allocates_nothing): it copies (packs)
+// its operands into a buffer it takes with posix_memalign, outside any scratchpad, unless
+// 1/m + 1/n reaches its "copy overhead is significant" threshold (0.00196 where it runs its
+// AVX-512 kernels, 0.0038 otherwise). Its no-copy kernels take a buffer of their own too: with
+// AVX2 once k exceeds what they keep on the stack (2048); with AVX-512 on every call, 73,984
+// bytes a thread (measured with 2.6.3, from 8 x 8 x 8 to 784 x 512 x 128), unless the gemm is a
+// gemv (m or n of 1). Both hold for any block of the gemm too, whose m, n and k can only be
+// smaller. (1x1 convolutions that would allocate, and matrix products that would copy, run as
+// oneDNN's own convolutions instead: conv_pool.cpp, matmul.cpp.)
+inline bool sgemm_copies(int64_t m, int64_t n) {
+  const double no_copy_threshold = sgemm_on_avx512() ? 0.00196 : 0.0038;
   return 1.0 / static_cast<double>(m) + 1.0 / static_cast<double>(n) < no_copy_threshold;
 }
 
 inline bool sgemm_allocates_nothing(int64_t m, int64_t n, int64_t k) {
   constexpr int64_t kStackK = 2048;
+  if (sgemm_on_avx512()) return m == 1 || n == 1;
   return !sgemm_copies(m, n) && k <= kStackK;
 }
 
