@@ -57,8 +57,8 @@ def test_sweep_is_the_cli_sweep(mobilenet):
     assert got == expected
     assert got["total_peak"]["linear"]
     # The law is the CLI's too. Whether the peak is a polynomial in N depends on the workspaces
-    # oneDNN picks for this CPU (with AVX2: 6693352 + 663552*N; with AVX-512 a blocked 1x1
-    # convolution's scratch steps by thresholds): either the exact law, or why there is none.
+    # oneDNN picks for this CPU (with AVX2 and AVX-512 alike: 6693352 + 663552*N; a blocked 1x1
+    # convolution's scratch would step by thresholds): either the exact law, or why there is none.
     values = [1, 2, 4, 8, 32]
     swept = footprint.sweep(mobilenet, "N", values)
     law = swept["total_peak_law"]

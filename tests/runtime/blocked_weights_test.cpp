@@ -96,9 +96,13 @@ TEST(BlockedWeights, MappedWeightsGiveTheirPagesBack) {
   EXPECT_NEAR(out[0].ref().span<const float>()[9], 0.01F * 32 * 9, 1e-4) << "an inner output";
 }
 
+// What oneDNN 2.6.3's no-copy sgemm takes (and frees) on every call, a thread: 16,640 bytes with
+// AVX2, 73,984 with AVX-512 (docs/RUNTIME.md); the larger, wherever the test runs.
+constexpr uint64_t kNoCopyCallBlock = 73984;
+
 // Runs the one-input graph of `b` twice on ones of extents `x` with one thread: the second run
-// must use the planned arena and allocate no more than its output and a few hundred bytes of
-// oneDNN's bookkeeping. Returns its outputs.
+// must use the planned arena and allocate no more than its output, a few hundred bytes of
+// oneDNN's bookkeeping and the no-copy gemm's block. Returns its outputs.
 std::vector<runtime::Tensor> run_inside_the_plan(GraphBuilder& b, const Ints& x,
                                                  const std::string& what) {
   const BuiltGraph built = b.to_graph();
@@ -112,7 +116,7 @@ std::vector<runtime::Tensor> run_inside_the_plan(GraphBuilder& b, const Ints& x,
   auto out = session.run(inputs);
   const runtime::PreparedStats& p = session.prepared();
   EXPECT_EQ(session.last_run().arena_bytes, p.planned_arena_bytes) << what;
-  EXPECT_LE(session.last_run().peak_heap_bytes, p.outputs_bytes + 4096)
+  EXPECT_LE(session.last_run().peak_heap_bytes, p.outputs_bytes + 4096 + kNoCopyCallBlock)
       << what << " allocated " << session.last_run().peak_heap_bytes - p.outputs_bytes
       << " bytes beyond its output";
   return out;

@@ -182,15 +182,17 @@ inline bool sgemm_on_avx512() {
 }
 
 // Whether oneDNN 2.6's sgemm copies its operands (sgemm_copies), and whether it runs an f32
-// gemm of m x n x k without allocating (sgemm_allocates_nothing): it copies (packs)
-// its operands into a buffer it takes with posix_memalign, outside any scratchpad, unless
-// 1/m + 1/n reaches its "copy overhead is significant" threshold (0.00196 where it runs its
-// AVX-512 kernels, 0.0038 otherwise). Its no-copy kernels take a buffer of their own too: with
-// AVX2 once k exceeds what they keep on the stack (2048); with AVX-512 on every call, 73,984
-// bytes a thread (measured with 2.6.3, from 8 x 8 x 8 to 784 x 512 x 128), unless the gemm is a
-// gemv (m or n of 1). Both hold for any block of the gemm too, whose m, n and k can only be
-// smaller. (1x1 convolutions that would allocate, and matrix products that would copy, run as
-// oneDNN's own convolutions instead: conv_pool.cpp, matmul.cpp.)
+// gemm of m x n x k without a buffer that grows with it (sgemm_allocates_nothing): it copies
+// (packs) its operands into a buffer it takes with posix_memalign, outside any scratchpad,
+// unless 1/m + 1/n reaches its "copy overhead is significant" threshold (0.00196 where it runs
+// its AVX-512 kernels, 0.0038 otherwise); and its no-copy kernels take a panel buffer of their
+// own once k exceeds what they keep on the stack (2048). Both hold for any block of the gemm
+// too, whose m, n and k can only be smaller. What every no-copy call takes besides, a fixed
+// block a thread (16,640 bytes with AVX2; 73,984 with AVX-512, measured with 2.6.3 from
+// 8 x 8 x 8 to 784 x 512 x 128, none for a gemv), is freed before the call returns: the
+// runtime's allowance, far less than the reorders a blocked convolution would plan instead.
+// (1x1 convolutions whose gemm would copy or take a panel, and matrix products that would copy,
+// run as oneDNN's own convolutions instead: conv_pool.cpp, matmul.cpp.)
 inline bool sgemm_copies(int64_t m, int64_t n) {
   const double no_copy_threshold = sgemm_on_avx512() ? 0.00196 : 0.0038;
   return 1.0 / static_cast<double>(m) + 1.0 / static_cast<double>(n) < no_copy_threshold;
@@ -198,7 +200,6 @@ inline bool sgemm_copies(int64_t m, int64_t n) {
 
 inline bool sgemm_allocates_nothing(int64_t m, int64_t n, int64_t k) {
   constexpr int64_t kStackK = 2048;
-  if (sgemm_on_avx512()) return m == 1 || n == 1;
   return !sgemm_copies(m, n) && k <= kStackK;
 }
 
