@@ -13,6 +13,7 @@
 #include "footprint/graph/graph.hpp"
 #include "parallel_for.hpp"
 #include "tensor_reads.hpp"
+#include "wide_vectors.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -37,18 +38,43 @@ Corners corners_of(const float* b, bool center) {
   return {std::min(b[1], b[3]), std::min(b[0], b[2]), std::max(b[1], b[3]), std::max(b[0], b[2])};
 }
 
-// Whether the boxes overlap by more than `threshold` of their union. Boxes without area never
-// suppress one another.
-bool overlaps(const Corners& a, const Corners& b, float threshold) {
-  const float w = std::min(a.x_max, b.x_max) - std::max(a.x_min, b.x_min);
-  const float h = std::min(a.y_max, b.y_max) - std::max(a.y_min, b.y_min);
-  if (w <= 0 || h <= 0) return false;
-  const float inter = w * h;
-  const float area_a = (a.x_max - a.x_min) * (a.y_max - a.y_min);
-  const float area_b = (b.x_max - b.x_min) * (b.y_max - b.y_min);
-  const float uni = area_a + area_b - inter;
-  if (area_a <= 0 || area_b <= 0 || uni <= 0) return false;
-  return inter / uni > threshold;
+// The boxes a class has kept, as columns (so one candidate is tested against all of them in one
+// vectorised pass): corners and areas.
+struct KeptBoxes {
+  float* x_min;
+  float* y_min;
+  float* x_max;
+  float* y_max;
+  float* area;
+  size_t count = 0;
+};
+
+float area_of(const Corners& c) {
+  return (c.x_max - c.x_min) * (c.y_max - c.y_min);
+}
+
+// Whether `c` overlaps any kept box by more than `threshold` of their union. Boxes without area
+// never suppress one another. Every kept box is tested (no early exit), which vectorises; the
+// blocks stop at the first one that suppresses.
+bool suppressed_by_any(const KeptBoxes& kept, const Corners& c, float threshold) {
+  constexpr size_t kBlock = 256;
+  const float area_c = area_of(c);
+  if (area_c <= 0) return false;
+  for (size_t begin = 0; begin < kept.count; begin += kBlock) {
+    const size_t end = std::min(kept.count, begin + kBlock);
+    int any = 0;
+    for (size_t j = begin; j < end; ++j) {
+      const float w = std::min(kept.x_max[j], c.x_max) - std::max(kept.x_min[j], c.x_min);
+      const float h = std::min(kept.y_max[j], c.y_max) - std::max(kept.y_min[j], c.y_min);
+      const float inter = w * h;
+      const float uni = kept.area[j] + area_c - inter;
+      // A division by a union of 0 is masked by the tests beside it.
+      any |= static_cast<int>((w > 0) & (h > 0) & (kept.area[j] > 0) & (uni > 0) &
+                              (inter / uni > threshold));
+    }
+    if (any != 0) return true;
+  }
+  return false;
 }
 
 struct NmsParams {
@@ -75,11 +101,14 @@ NmsParams nms_params(const KernelContext& ctx) {
   return p;
 }
 
-// Scratch: each class's candidates, then the boxes it kept (box indices, S of each at most).
+// Scratch: each class's candidates (box indices) and, for the boxes it kept, their indices and
+// their corners and areas as columns: S of each at most.
+constexpr uint64_t kNmsScratchPerBox = 2 * sizeof(int64_t) + 5 * sizeof(float);
+
 uint64_t nms_workspace(const graph::Node& /*n*/, const std::vector<graph::ConcreteTensor>& in,
                        const std::vector<graph::ConcreteTensor>& /*out*/) {
   if (in.empty() || in[0].dims.size() != 3) return 0;
-  return 2 * static_cast<uint64_t>(std::max<int64_t>(in[0].dims[1], 0)) * sizeof(int64_t);
+  return static_cast<uint64_t>(std::max<int64_t>(in[0].dims[1], 0)) * kNmsScratchPerBox;
 }
 
 void nms_kernel(KernelContext& ctx) {
@@ -98,9 +127,12 @@ void nms_kernel(KernelContext& ctx) {
   const auto classes = static_cast<size_t>(scores.dim(1));
   const auto spatial = static_cast<size_t>(boxes.dim(1));
   const std::span<std::byte> ws = ctx.workspace();
-  if (ws.size() < 2 * spatial * sizeof(int64_t)) ctx.fail("the planned scratch is too small");
+  if (ws.size() < spatial * kNmsScratchPerBox) ctx.fail("the planned scratch is too small");
   auto* candidates = reinterpret_cast<int64_t*>(ws.data());
-  int64_t* kept = candidates + spatial;
+  int64_t* kept_index = candidates + spatial;
+  auto* columns = reinterpret_cast<float*>(kept_index + spatial);
+  KeptBoxes kept{columns, columns + spatial, columns + 2 * spatial, columns + 3 * spatial,
+                 columns + 4 * spatial};
   const size_t capacity = static_cast<size_t>(selected.dim(0));
   int64_t* out = selected.as<int64_t>();
   size_t count = 0;
@@ -118,20 +150,25 @@ void nms_kernel(KernelContext& ctx) {
       std::sort(candidates, candidates + n, [score](int64_t x, int64_t y) {
         return score[x] > score[y] || (score[x] == score[y] && x < y);
       });
-      size_t k = 0;
-      for (size_t i = 0; i < n && static_cast<int64_t>(k) < p.per_class; ++i) {
+      kept.count = 0;
+      for (size_t i = 0; i < n && static_cast<int64_t>(kept.count) < p.per_class; ++i) {
         const Corners cand = corners_of(box + candidates[i] * 4, p.center);
         bool suppressed = false;
-        for (size_t j = 0; j < k && !suppressed; ++j) {
-          suppressed = overlaps(corners_of(box + kept[j] * 4, p.center), cand, p.iou);
-        }
-        if (!suppressed) kept[k++] = candidates[i];
+        with_wide_vectors([&] { suppressed = suppressed_by_any(kept, cand, p.iou); });
+        if (suppressed) continue;
+        const size_t k = kept.count++;
+        kept_index[k] = candidates[i];
+        kept.x_min[k] = cand.x_min;
+        kept.y_min[k] = cand.y_min;
+        kept.x_max[k] = cand.x_max;
+        kept.y_max[k] = cand.y_max;
+        kept.area[k] = area_of(cand);
       }
-      if (count + k > capacity) ctx.fail("kept more boxes than its bound");
-      for (size_t j = 0; j < k; ++j, ++count) {
+      if (count + kept.count > capacity) ctx.fail("kept more boxes than its bound");
+      for (size_t j = 0; j < kept.count; ++j, ++count) {
         out[count * 3] = static_cast<int64_t>(b);
         out[count * 3 + 1] = static_cast<int64_t>(c);
-        out[count * 3 + 2] = kept[j];
+        out[count * 3 + 2] = kept_index[j];
       }
     }
   }

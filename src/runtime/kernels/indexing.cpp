@@ -173,7 +173,9 @@ void gather_kernel(KernelContext& ctx) {
 }
 
 // Calls f(index_position, data_offset) for every element of `idx` (same rank as the data), where
-// data_offset addresses the data element whose `axis` coordinate is the index's value.
+// data_offset addresses the data element whose `axis` coordinate is the index's value. A row of
+// the last dim at a time, the index dtype chosen once: the per-element work is a read, a range
+// check and an offset.
 template <class F>
 void for_each_element_index(const KernelContext& ctx, const TensorRef& data, const TensorRef& idx,
                             size_t axis, F&& f) {
@@ -181,19 +183,40 @@ void for_each_element_index(const KernelContext& ctx, const TensorRef& data, con
   if (idx.rank() != data.rank()) ctx.fail("indices and data differ in rank");
   Index ds{};
   strides_into(data.dims, ds);
-  Index at{};
   const size_t n = idx.numel();
   const size_t rank = idx.rank();
-  int64_t base = 0;  // offset of `at` in the data, the axis coordinate left out
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t k = index_at(ctx, idx, i, data.dims[axis]);
-    f(i, base + k * ds[axis]);
-    for (size_t d = rank; d-- > 0;) {
-      if (d != axis) base += ds[d];
-      if (++at[d] < idx.dims[d]) break;
-      if (d != axis) base -= at[d] * ds[d];
-      at[d] = 0;
+  if (n == 0) return;
+  const int64_t extent = data.dims[axis];
+  const int64_t axis_stride = ds[axis];
+  // The last dim's stride, except where it is the axis (its coordinate is the index's).
+  const size_t last = rank == 0 ? 0 : rank - 1;
+  const int64_t step = rank == 0 || last == axis ? 0 : ds[last];
+  const auto row = static_cast<size_t>(rank == 0 ? 1 : idx.dims[last]);
+  auto rows = [&](const auto* indices) {
+    Index at{};
+    int64_t base = 0;  // offset of the row's start in the data, the axis coordinate left out
+    for (size_t start = 0; start < n; start += row) {
+      for (size_t j = 0; j < row; ++j) {
+        int64_t k = indices[start + j];
+        if (k < 0) k += extent;
+        if (k < 0 || k >= extent) {
+          ctx.fail("index " + std::to_string(indices[start + j]) + " is out of range for extent " +
+                   std::to_string(extent));
+        }
+        f(start + j, base + static_cast<int64_t>(j) * step + k * axis_stride);
+      }
+      for (size_t d = last; d-- > 0;) {  // the next row: the dims before the last
+        if (d != axis) base += ds[d];
+        if (++at[d] < idx.dims[d]) break;
+        if (d != axis) base -= at[d] * ds[d];
+        at[d] = 0;
+      }
     }
+  };
+  if (idx.dtype == DType::int64) {
+    rows(idx.as<const int64_t>());
+  } else {
+    rows(idx.as<const int32_t>());
   }
 }
 
@@ -330,6 +353,10 @@ void scatter_elements_kernel(KernelContext& ctx) {
     using T = decltype(tag);
     const T* u = upd.as<const T>();
     T* out = y.as<T>();
+    if (c == Combine::none) {  // the common case, without a reduction to choose per element
+      for_each_element_index(ctx, x, idx, axis, [&](size_t i, int64_t off) { out[off] = u[i]; });
+      return;
+    }
     for_each_element_index(ctx, x, idx, axis,
                            [&](size_t i, int64_t off) { combine_into(out[off], u[i], c); });
   });
