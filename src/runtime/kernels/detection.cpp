@@ -41,11 +41,11 @@ Corners corners_of(const float* b, bool center) {
 // The boxes a class has kept, as columns (so one candidate is tested against all of them in one
 // vectorised pass): corners and areas.
 struct KeptBoxes {
-  float* x_min;
-  float* y_min;
-  float* x_max;
-  float* y_max;
-  float* area;
+  float* x_min = nullptr;
+  float* y_min = nullptr;
+  float* x_max = nullptr;
+  float* y_max = nullptr;
+  float* area = nullptr;
   size_t count = 0;
 };
 
@@ -315,9 +315,12 @@ void roi_align_kernel(KernelContext& ctx) {
   const auto regions = static_cast<size_t>(rois.dim(0));
   if (batch.dtype != DType::int32 && batch.dtype != DType::int64)
     ctx.fail("batch_indices must be int32 or int64");
+  auto image_of = [&batch](size_t r) -> int64_t {
+    return batch.dtype == DType::int32 ? batch.as<const int32_t>()[r]
+                                       : batch.as<const int64_t>()[r];
+  };
   for (size_t r = 0; r < regions; ++r) {
-    const int64_t n =
-        batch.dtype == DType::int32 ? batch.as<const int32_t>()[r] : batch.as<const int64_t>()[r];
+    const int64_t n = image_of(r);
     if (n < 0 || n >= x.dim(0)) {
       ctx.fail("batch index " + std::to_string(n) + " of region " + std::to_string(r) +
                " is outside [0, " + std::to_string(x.dim(0)) + ")");
@@ -330,11 +333,9 @@ void roi_align_kernel(KernelContext& ctx) {
       ctx.threads(), regions,
       [&](size_t begin, size_t end) {
         for (size_t r = begin; r < end; ++r) {
-          const int64_t n = batch.dtype == DType::int32 ? batch.as<const int32_t>()[r]
-                                                        : batch.as<const int64_t>()[r];
-          roi_align_one(p, rois.as<const float>() + r * 4, image + n * channels * height * width,
-                        out + static_cast<int64_t>(r) * per_region, channels, height, width, out_h,
-                        out_w);
+          roi_align_one(
+              p, rois.as<const float>() + r * 4, image + image_of(r) * channels * height * width,
+              out + static_cast<int64_t>(r) * per_region, channels, height, width, out_h, out_w);
         }
       },
       1);
