@@ -213,6 +213,50 @@ TEST(DataDependentRun, ASliceWithARuntimeEndReportsItsExtent) {
   }
 }
 
+// Compress keeps the slices its condition selects: along an axis, or of the flattened input.
+TEST(DataDependentRun, CompressKeepsWhatItsConditionSelects) {
+  footprint::testing::TempDir dir;
+  GraphBuilder b(runtime::op_registry());
+  const Var x = b.input("x", DType::float32, {Dim::known(3), Dim::known(2)});
+  const Var rows = b.input("rows", DType::boolean, {Dim::known(3)});
+  const Var elements = b.input("elements", DType::boolean, {Dim::known(4)});
+  b.output(b.op1("Neg", {b.op1("Compress", {x, rows}, {Attr::of("axis", int64_t{0})})}), "by_row");
+  b.output(b.op1("Neg", {b.op1("Compress", {x, elements})}), "flat");
+  const auto model = written(b, dir);
+  runtime::Session session(*model);
+  auto bools = [](const std::string& name, const std::vector<bool>& v) {
+    runtime::Tensor t(name, DType::boolean, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) t.ref().span<bool>()[i] = v[i];
+    return t;
+  };
+  struct Case {
+    std::vector<bool> rows, elements;
+    std::vector<int64_t> by_row_dims;
+    std::vector<float> by_row, flat;
+  };
+  for (const Case& c :
+       {Case{
+            {false, true, true}, {true, false, true, true}, {2, 2}, {-3, -4, -5, -6}, {-1, -3, -4}},
+        Case{{false, false, false}, {false, false, false, false}, {0, 2}, {}, {}},
+        Case{{true, true, true},
+             {true, true, true, true},
+             {3, 2},
+             {-1, -2, -3, -4, -5, -6},
+             {-1, -2, -3, -4}}}) {
+    std::vector<runtime::Tensor> in;
+    in.push_back(vector_tensor("x", {3, 2}, {1, 2, 3, 4, 5, 6}));
+    in.push_back(bools("rows", c.rows));
+    in.push_back(bools("elements", c.elements));
+    const std::vector<runtime::Tensor> out = session.run(in);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].dims(), c.by_row_dims);
+    EXPECT_EQ(values(out[0]), c.by_row);
+    EXPECT_EQ(out[1].dims(), (std::vector<int64_t>{static_cast<int64_t>(c.flat.size())}));
+    EXPECT_EQ(values(out[1]), c.flat) << "the condition is shorter than the 6 elements";
+    EXPECT_EQ(shape_difference(model, session), "");
+  }
+}
+
 // A convolution's primitive is built for its extents: it runs at its bound when only the batch
 // varies, and is refused (naming the node) when its width depends on the data.
 TEST(DataDependentRun, AKernelPreparedForItsExtentsIsRefusedWhereMoreThanRowsVary) {

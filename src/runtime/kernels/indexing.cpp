@@ -600,9 +600,50 @@ void nonzero_kernel(KernelContext& ctx) {
                               [&](auto tag) { nonzero_as<decltype(tag)>(ctx, x, y); });
 }
 
+// ---- Compress: the slices along `axis` (the elements of the flattened input, without one) whose
+// condition is true; a condition shorter than the axis drops the slices past it. How many is known
+// once the condition has been read, and reported.
+
+void compress_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const TensorRef& cond = ctx.input(1);
+  TensorRef& y = ctx.output(0);
+  if (cond.dtype != DType::boolean || cond.rank() != 1) ctx.fail("condition must be a bool vector");
+  check_rank(ctx, x.rank());
+  const bool flat = ctx.attribute("axis") == nullptr;
+  const size_t axis = flat ? 0 : normalize_axis(ctx, ctx.attr_int("axis", 0), x.rank());
+  const size_t outer = flat ? 1 : product(x.dims, 0, axis);
+  const size_t extent = flat ? x.numel() : static_cast<size_t>(x.dims[axis]);
+  const size_t inner = flat ? 1 : product(x.dims, axis + 1, x.rank());
+  const size_t considered = std::min(extent, cond.numel());
+  const bool* keep = cond.as<const bool>();
+  const size_t kept = static_cast<size_t>(std::count(keep, keep + considered, true));
+  Index extents{};
+  size_t rank = 1;
+  extents[0] = static_cast<int64_t>(kept);
+  if (!flat) {
+    rank = x.rank();
+    std::copy(x.dims.begin(), x.dims.end(), extents.begin());
+    extents[axis] = static_cast<int64_t>(kept);
+  }
+  ctx.set_output_extents(0, {extents.data(), rank});
+  const size_t row = inner * element_size(x.dtype);
+  const auto* in = static_cast<const std::byte*>(x.data);
+  auto* out = static_cast<std::byte*>(y.data);
+  for (size_t o = 0; o < outer && row > 0; ++o) {
+    for (size_t i = 0; i < considered; ++i) {
+      if (!keep[i]) continue;
+      std::memcpy(out, in + (o * extent + i) * row, row);
+      out += row;
+    }
+  }
+}
+
 }  // namespace
 
 void register_indexing(graph::OpRegistry& r) {
+  r.row("", "Compress").kernel = compress_kernel;
+  r.row("", "Compress").reports_extents = true;
   r.row("", "NonZero").kernel = nonzero_kernel;
   r.row("", "NonZero").reports_extents = true;
   r.row("", "Concat").kernel = concat_kernel;
