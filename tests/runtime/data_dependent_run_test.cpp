@@ -257,6 +257,38 @@ TEST(DataDependentRun, CompressKeepsWhatItsConditionSelects) {
   }
 }
 
+// Unique's count of distinct values sizes its values, first indices and counts; what reads them
+// gets that many.
+TEST(DataDependentRun, UniqueReturnsAsManyAsTheDataHasDistinctValues) {
+  footprint::testing::TempDir dir;
+  GraphBuilder b(runtime::op_registry());
+  const Var x = b.input("x", DType::float32, {Dim::known(6)});
+  const std::vector<Var> u = b.op("Unique", {x}, {Attr::of("sorted", int64_t{0})}, 4);
+  b.output(b.op1("Neg", {u[0]}), "values");
+  b.output(u[1], "first");
+  b.output(u[2], "inverse");
+  b.output(u[3], "counts");
+  const auto model = written(b, dir);
+  runtime::Session session(*model);
+  auto ints_of = [](const runtime::Tensor& t) {
+    const auto s = t.ref().span<const int64_t>();
+    return std::vector<int64_t>(s.begin(), s.end());
+  };
+  std::vector<runtime::Tensor> in;
+  in.push_back(vector_tensor("x", {6}, {2, 1, 2, 3, 1, 2}));
+  std::vector<runtime::Tensor> out = session.run(in);
+  EXPECT_EQ(values(out[0]), (std::vector<float>{-2, -1, -3})) << "in order of first occurrence";
+  EXPECT_EQ(ints_of(out[1]), (std::vector<int64_t>{0, 1, 3}));
+  EXPECT_EQ(ints_of(out[2]), (std::vector<int64_t>{0, 1, 0, 2, 1, 0}));
+  EXPECT_EQ(ints_of(out[3]), (std::vector<int64_t>{3, 2, 1}));
+  EXPECT_EQ(shape_difference(model, session), "");
+  in[0] = vector_tensor("x", {6}, {5, 5, 5, 5, 5, 5});
+  out = session.run(in);
+  EXPECT_EQ(values(out[0]), (std::vector<float>{-5}));
+  EXPECT_EQ(ints_of(out[3]), (std::vector<int64_t>{6}));
+  EXPECT_EQ(shape_difference(model, session), "");
+}
+
 // A convolution's primitive is built for its extents: it runs at its bound when only the batch
 // varies, and is refused (naming the node) when its width depends on the data.
 TEST(DataDependentRun, AKernelPreparedForItsExtentsIsRefusedWhereMoreThanRowsVary) {

@@ -639,9 +639,136 @@ void compress_kernel(KernelContext& ctx) {
   }
 }
 
+// ---- Unique: the distinct elements of the flattened input (or the distinct slices along
+// `axis`), sorted or in the order they first occur, with the index of each one's first
+// occurrence, every element's (slice's) position among them and how often each occurs. How many
+// is known once the input is read, and reported.
+
+// Scratch: the slices' order by value, then per distinct one its output position and the output
+// order (one of each per slice at most; a slice is an element without an axis).
+uint64_t unique_workspace(const graph::Node& /*n*/, const std::vector<graph::ConcreteTensor>& in,
+                          const std::vector<graph::ConcreteTensor>& /*out*/) {
+  if (in.empty()) return 0;
+  uint64_t n = 1;
+  for (int64_t d : in[0].dims) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+  return 3 * n * sizeof(int64_t);
+}
+
+template <class T>
+bool ordered_before(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (std::isnan(b)) return !std::isnan(a);  // NaNs last, all one value
+  }
+  return a < b;
+}
+
+// Slices of x along an axis: slice s is x[o, s, i] for every outer o and inner i.
+struct Slices {
+  size_t outer = 1, count = 0, inner = 1;
+  size_t at(size_t o, size_t s, size_t i) const { return (o * count + s) * inner + i; }
+};
+
+// -1, 0 or 1 as slice a orders before, with or after slice b (lexicographically).
+template <class T>
+int compare_slices(const T* v, const Slices& l, int64_t a, int64_t b) {
+  for (size_t o = 0; o < l.outer; ++o) {
+    for (size_t i = 0; i < l.inner; ++i) {
+      const T x = v[l.at(o, static_cast<size_t>(a), i)];
+      const T y = v[l.at(o, static_cast<size_t>(b), i)];
+      if (ordered_before(x, y)) return -1;
+      if (ordered_before(y, x)) return 1;
+    }
+  }
+  return 0;
+}
+
+template <class T>
+void unique_as(KernelContext& ctx, const TensorRef& x, std::optional<size_t> axis) {
+  Slices l;
+  if (axis) {
+    l = {product(x.dims, 0, *axis), static_cast<size_t>(x.dims[*axis]),
+         product(x.dims, *axis + 1, x.rank())};
+  } else {
+    l.count = x.numel();
+  }
+  const size_t n = l.count;
+  const T* v = x.as<const T>();
+  if (ctx.workspace().size() < 3 * n * sizeof(int64_t))
+    ctx.fail("the planned scratch is too small");
+  auto* by_value = reinterpret_cast<int64_t*>(ctx.workspace().data());
+  int64_t* position = by_value + n;  // at a run's start in by_value: its output position
+  int64_t* order = position + n;     // output position -> that run's start in by_value
+  for (size_t k = 0; k < n; ++k) by_value[k] = static_cast<int64_t>(k);
+  // Equal slices by index, so each run of equal ones starts at its first occurrence.
+  std::sort(by_value, by_value + n, [&](int64_t a, int64_t b) {
+    const int c = compare_slices(v, l, a, b);
+    return c != 0 ? c < 0 : a < b;
+  });
+  size_t distinct = 0;
+  for (size_t k = 0; k < n; ++k) {
+    if (k == 0 || compare_slices(v, l, by_value[k - 1], by_value[k]) != 0)
+      order[distinct++] = static_cast<int64_t>(k);
+  }
+  // Unsorted output: by first occurrence (each run's first index).
+  if (ctx.attr_int("sorted", 1) == 0) {
+    std::sort(order, order + distinct,
+              [by_value](int64_t a, int64_t b) { return by_value[a] < by_value[b]; });
+  }
+  for (size_t p = 0; p < distinct; ++p) position[order[p]] = static_cast<int64_t>(p);
+  Index extents{};
+  size_t rank = 1;
+  extents[0] = static_cast<int64_t>(distinct);
+  if (axis) {
+    rank = x.rank();
+    std::copy(x.dims.begin(), x.dims.end(), extents.begin());
+    extents[*axis] = static_cast<int64_t>(distinct);
+  }
+  if (ctx.output_or_null(0) != nullptr) ctx.set_output_extents(0, {extents.data(), rank});
+  const int64_t count[1] = {static_cast<int64_t>(distinct)};
+  for (size_t o : {size_t{1}, size_t{3}}) {
+    if (ctx.output_or_null(o) != nullptr) ctx.set_output_extents(o, count);
+  }
+  TensorRef* y = ctx.output_or_null(0);
+  TensorRef* first = ctx.output_or_null(1);
+  TensorRef* inverse = ctx.output_or_null(2);
+  TensorRef* counts = ctx.output_or_null(3);
+  const Slices out{l.outer, distinct, l.inner};
+  for (size_t p = 0; p < distinct; ++p) {
+    const auto start = static_cast<size_t>(order[p]);
+    size_t end = start + 1;
+    while (end < n && compare_slices(v, l, by_value[start], by_value[end]) == 0) ++end;
+    const auto s = static_cast<size_t>(by_value[start]);
+    if (y != nullptr) {
+      for (size_t o = 0; o < l.outer; ++o) {
+        for (size_t i = 0; i < l.inner; ++i) y->as<T>()[out.at(o, p, i)] = v[l.at(o, s, i)];
+      }
+    }
+    if (first != nullptr) first->as<int64_t>()[p] = by_value[start];
+    if (counts != nullptr) counts->as<int64_t>()[p] = static_cast<int64_t>(end - start);
+    if (inverse != nullptr) {
+      for (size_t k = start; k < end; ++k)
+        inverse->as<int64_t>()[by_value[k]] = static_cast<int64_t>(p);
+    }
+  }
+}
+
+void unique_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  check_rank(ctx, x.rank());
+  std::optional<size_t> axis;
+  if (ctx.attribute("axis") != nullptr)
+    axis = normalize_axis(ctx, ctx.attr_int("axis", 0), x.rank());
+  dispatch_or_fail<ArithTypes>(ctx, x.dtype,
+                               [&](auto tag) { unique_as<decltype(tag)>(ctx, x, axis); });
+}
+
 }  // namespace
 
 void register_indexing(graph::OpRegistry& r) {
+  graph::OpSchema& unique = r.row("", "Unique");
+  unique.kernel = unique_kernel;
+  unique.workspace = unique_workspace;
+  unique.reports_extents = true;
   r.row("", "Compress").kernel = compress_kernel;
   r.row("", "Compress").reports_extents = true;
   r.row("", "NonZero").kernel = nonzero_kernel;
