@@ -109,8 +109,8 @@ std::optional<int64_t> eval(const NodePtr& n, const DimBindings& bindings) {
       return it->second;
     }
     case Op::bounded: {
-      // Known once a run has reported it (Dim::origin_key); a negative value is not reported yet.
-      auto it = bindings.find(Dim::origin_key(n->name));
+      // Known once a run has bound its origin (see Dim::origin); negative: not reported yet.
+      auto it = bindings.find(std::string_view(n->name));
       if (it == bindings.end() || it->second < 0) return std::nullopt;
       return it->second;
     }
@@ -332,10 +332,6 @@ void Dim::collect_bound_origins(std::vector<std::string>& out) const {
 std::optional<std::string_view> Dim::origin() const {
   if (node_ == nullptr || node_->op != Op::bounded) return std::nullopt;
   return std::string_view(node_->name);
-}
-
-std::string Dim::origin_key(std::string_view origin) {
-  return "<=" + std::string(origin);
 }
 
 Dim Dim::known(int64_t v) {

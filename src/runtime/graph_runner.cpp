@@ -152,7 +152,13 @@ void GraphRunner::own_origins() {
         const auto origin = d.origin();
         if (!origin || std::find(outside.begin(), outside.end(), *origin) != outside.end())
           continue;
-        int64_t* slot = &bindings_->emplace(Dim::origin_key(*origin), -1).first->second;
+        // The run binds it under its origin's name, beside the named dims: one a model names
+        // so too would be read for it.
+        if (dims_bindings_.contains(*origin)) {
+          fail("a dim is named " + in_quotes(std::string(*origin)) +
+               ", as the data-dependent extent of that op");
+        }
+        int64_t* slot = &bindings_->emplace(std::string(*origin), -1).first->second;
         if (std::find(own_origins_.begin(), own_origins_.end(), slot) == own_origins_.end()) {
           own_origins_.push_back(slot);
           own_origin_names_.emplace_back(*origin);
@@ -520,8 +526,6 @@ void GraphRunner::prepare_kernels() {
                   in_quotes(n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type));
     }
     dynamic_steps_.push_back(dynamic_kind(*ctx));
-    check_workspace_.push_back(
-        dynamic_steps_.back() == Dynamic::at_run_extents && schema->workspace != nullptr ? 1 : 0);
     std::unique_ptr<graph::KernelState> state = aliased ? nullptr : graph::prepare(*ctx);
     ctx->kernel_state = state.get();
     if (state != nullptr) packed_bytes_ += state->owned_bytes();
@@ -624,7 +628,8 @@ void GraphRunner::enter_dynamic_step(size_t s) {
     evaluate_run_extents(v, run_dims_[v]);  // a dim the op decides is given its bound
     ctx.outputs[i].dims = run_dims_[v];
   }
-  if (check_workspace_[s]) {
+  // A workspace sized for the bounds must hold what the kernel needs for these extents.
+  if (n.schema->workspace != nullptr) {
     const uint64_t needed = graph::workspace_bytes(ctx);
     if (needed > steps_[s].workspace_bytes) {
       throw Error("node " + n.label(ctx.node_id()) + ": needs " + std::to_string(needed) +
@@ -647,7 +652,7 @@ void GraphRunner::leave_dynamic_step(size_t s) {
     for (size_t k = 0; k < dims.size() && k < given.size(); ++k) {
       const auto origin = dims[k].origin();
       if (!origin) continue;
-      const auto it = bindings_->find(Dim::origin_key(*origin));
+      const auto it = bindings_->find(*origin);
       if (it == bindings_->end() || it->second >= 0) continue;
       if (!n.schema->reports_extents) {
         throw Error("node " + n.label(ctx.node_id()) + ": output " + std::to_string(i) + " " +

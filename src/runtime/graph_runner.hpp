@@ -92,7 +92,6 @@ class GraphRunner final : public graph::SubgraphRunner {
   // top runner's run_bindings_.
   void own_origins();
   // Per step: whether it touches data-dependent extents, and how it runs with them.
-  void classify_dynamic_steps();
   // Before and after a step touching data-dependent extents: its tensors get this run's extents
   // (a bounded output its bound), then what it reported binds the extents its op decides.
   enum class Dynamic : uint8_t { none, at_run_extents, at_bound };
@@ -151,7 +150,6 @@ class GraphRunner final : public graph::SubgraphRunner {
   std::vector<int64_t*> own_origins_;  // reset when this graph starts a run
   std::vector<std::string> own_origin_names_;
   std::vector<Dynamic> dynamic_steps_;  // per step
-  std::vector<char> check_workspace_;   // per step: a workspace sized for the bound
   analysis::GraphProgram program_;
   analysis::Timeline timeline_;
   plan::Plan plan_;

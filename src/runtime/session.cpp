@@ -262,7 +262,7 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
     outputs[k] = std::move(exact);
   }
   last_run_.arena_bytes = arena_.size();
-  last_run_.bounded_used_bytes = runner_->bounded_bytes().second;
+  if (prepared_.bounded_values > 0) last_run_.bounded_used_bytes = runner_->bounded_bytes().second;
   const heap::Stats after = heap::snapshot();
   last_run_.heap_before_bytes = before.current_bytes;
   last_run_.peak_heap_bytes = heap::available() ? after.peak_bytes - before.current_bytes : 0;

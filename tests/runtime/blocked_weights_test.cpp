@@ -97,7 +97,7 @@ TEST(BlockedWeights, MappedWeightsGiveTheirPagesBack) {
 }
 
 // What oneDNN 2.6.3's no-copy sgemm takes (and frees) on every call, a thread: 16,640 bytes with
-// AVX2, 73,984 with AVX-512 (docs/RUNTIME.md); the larger, wherever the test runs.
+// AVX2, 73,984 with AVX-512 (bench/sgemm_blocks.sh); the larger, wherever the test runs.
 constexpr uint64_t kNoCopyCallBlock = 73984;
 
 // Runs the one-input graph of `b` twice on ones of extents `x` with one thread: the second run

@@ -52,12 +52,9 @@ class Dim {
   // The origins of the data-dependent extents the expression mentions.
   void collect_bound_origins(std::vector<std::string>& out) const;
   // The origin of this extent when it is itself data-dependent (Dim::bounded), not an expression
-  // of one.
+  // of one. A run gives the extent its value by binding the origin like a named dim, once its op
+  // has reported it: evaluate() and range() then read it (a negative value is not reported yet).
   std::optional<std::string_view> origin() const;
-  // The binding under which a run gives a data-dependent extent its value once its op has
-  // reported it: evaluate() and range() then read it like a named dim (a negative value is not
-  // reported yet). Not a name a model's dim can have.
-  static std::string origin_key(std::string_view origin);
   // "N", "N*3", "floor((H+-1)/2)+1" style text; "?" for unknown; "<=N*64" for a data-dependent
   // extent.
   std::string to_string() const;

@@ -188,8 +188,8 @@ inline bool sgemm_on_avx512() {
 // its AVX-512 kernels, 0.0038 otherwise); and its no-copy kernels take a panel buffer of their
 // own once k exceeds what they keep on the stack (2048). Both hold for any block of the gemm
 // too, whose m, n and k can only be smaller. What every no-copy call takes besides, a fixed
-// block a thread (16,640 bytes with AVX2; 73,984 with AVX-512, measured with 2.6.3 from
-// 8 x 8 x 8 to 784 x 512 x 128, none for a gemv), is freed before the call returns: the
+// block a thread (16,640 bytes with AVX2; 73,984 with AVX-512, none for a gemv: 2.6.3 as
+// bench/sgemm_blocks.sh counts it), is freed before the call returns: the
 // runtime's allowance, far less than the reorders a blocked convolution would plan instead.
 // (1x1 convolutions whose gemm would copy or take a panel, and matrix products that would copy,
 // run as oneDNN's own convolutions instead: conv_pool.cpp, matmul.cpp.)

@@ -131,16 +131,21 @@ void slice_kernel(KernelContext& ctx) {
 
 // ---- Gather family
 
-// An index tensor's element i (int32 or int64), made non-negative against `extent`; fails when
-// out of range.
-int64_t index_at(const KernelContext& ctx, const TensorRef& idx, size_t i, int64_t extent) {
-  int64_t v = idx.dtype == DType::int64 ? idx.as<const int64_t>()[i] : idx.as<const int32_t>()[i];
+// An index made non-negative against `extent`; fails when out of range.
+int64_t index_in(const KernelContext& ctx, int64_t v, int64_t extent) {
   if (v < 0) v += extent;
   if (v < 0 || v >= extent) {
     ctx.fail("index " + std::to_string(v) + " is out of range for extent " +
              std::to_string(extent));
   }
   return v;
+}
+
+// An index tensor's element i (int32 or int64), as index_in makes it.
+int64_t index_at(const KernelContext& ctx, const TensorRef& idx, size_t i, int64_t extent) {
+  return index_in(
+      ctx, idx.dtype == DType::int64 ? idx.as<const int64_t>()[i] : idx.as<const int32_t>()[i],
+      extent);
 }
 
 void check_index_dtype(const KernelContext& ctx, const TensorRef& idx) {
@@ -197,12 +202,7 @@ void for_each_element_index(const KernelContext& ctx, const TensorRef& data, con
     int64_t base = 0;  // offset of the row's start in the data, the axis coordinate left out
     for (size_t start = 0; start < n; start += row) {
       for (size_t j = 0; j < row; ++j) {
-        int64_t k = indices[start + j];
-        if (k < 0) k += extent;
-        if (k < 0 || k >= extent) {
-          ctx.fail("index " + std::to_string(indices[start + j]) + " is out of range for extent " +
-                   std::to_string(extent));
-        }
+        const int64_t k = index_in(ctx, indices[start + j], extent);
         f(start + j, base + static_cast<int64_t>(j) * step + k * axis_stride);
       }
       for (size_t d = last; d-- > 0;) {  // the next row: the dims before the last
