@@ -150,6 +150,8 @@ py::dict PySession::stats() const {
   out["dims"] = p.dims;
   out["rebatched"] = p.rebatched;
   out["fused"] = p.fused;
+  out["channels_last_nodes"] = p.channels_last_nodes;
+  out["layout_changes"] = p.layout_changes;
   out["steps"] = p.steps;
   out["predicted"] = predicted;
   out["measured"] = measured;

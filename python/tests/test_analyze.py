@@ -30,7 +30,11 @@ def test_alive_at_peak_records(mobilenet):
 def test_timeline_columns(mobilenet):
     a = footprint.analyze(mobilenet, dims={"N": 8})
     t = a.timeline
-    assert len(t["node"]) == len(t["total_bytes"]) == 65  # 100 nodes, 35 ReLU6 fused
+    # 100 nodes, 35 ReLU6 fused, and the layout changed before the first convolution and after
+    # the last channels-last node (graph::to_channels_last).
+    changes = a.to_json()["channels_last"]["layout_changes"]
+    assert changes == 2
+    assert len(t["node"]) == len(t["total_bytes"]) == 65 + changes
     assert t["total_bytes"].dtype == np.uint64
     assert int(t["total_bytes"].max()) == a.total_peak
     assert int(np.argmax(t["total_bytes"])) == a.peak_step

@@ -21,6 +21,7 @@ struct BoundGraph {
   bool concrete = false;
   std::vector<std::string> defaulted;
   graph::FuseReport fused;
+  graph::ChannelsLastReport channels_last;
 };
 
 // Fused after inference, as Session::prepare fuses: the same graph for prediction and run.
@@ -32,7 +33,10 @@ BoundGraph bound_graph(const onnx::Model& model, const graph::OpRegistry& regist
     b.rebatched = rebatched->note();
   b.concrete = graph::bind_input_extents(b.graph, dims, b.defaulted, shapes);
   b.inference = graph::infer_shapes(b.graph);
-  if (fuse) b.fused = graph::fuse(b.graph);
+  if (fuse) {
+    b.fused = graph::fuse(b.graph);
+    b.channels_last = graph::to_channels_last(b.graph);
+  }
   return b;
 }
 
@@ -62,6 +66,7 @@ ModelProgram build_model_program(std::shared_ptr<const onnx::Model> model,
   BoundGraph b = bound_graph(*m.model, registry, m.options.dims, m.shapes, m.fuse);
   m.graph = std::move(b.graph);
   m.fused = std::move(b.fused);
+  m.channels_last = b.channels_last;
   m.inference = std::move(b.inference);
   m.rebatched = std::move(b.rebatched);
   m.concrete_inputs = b.concrete;

@@ -295,6 +295,55 @@ void Graph::erase(const std::vector<bool>& dead_nodes, const std::vector<bool>& 
   relink_children();
 }
 
+ValueId Graph::add_intermediate(std::string_view base) {
+  std::string name(base);
+  for (int i = 1; by_name_.contains(name); ++i) name = std::string(base) + "_" + std::to_string(i);
+  return add_value(name, ValueKind::intermediate);
+}
+
+void Graph::replace_nodes(std::vector<Node> nodes) {
+  nodes_ = std::move(nodes);
+  for (Value& v : values_) {
+    if (v.kind == ValueKind::intermediate) v.producer = -1;
+    v.consumers.clear();
+  }
+  std::vector<bool> written(values_.size(), false);
+  for (const Value& v : values_) {
+    if (v.kind != ValueKind::intermediate) written[&v - values_.data()] = true;
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    const auto id = static_cast<NodeId>(i);
+    const Node& n = nodes_[i];
+    const auto read = [&](ValueId v) {
+      if (v == kNoValue) return;
+      if (!written[v]) {
+        throw Error("graph " + in_quotes(name_) + ": node " + n.label(id) + " reads " +
+                    in_quotes(values_[v].name) + " before a node writes it");
+      }
+      values_[v].consumers.push_back(id);
+    };
+    for (const ValueId v : n.inputs) read(v);
+    for (const ValueId v : n.implicit_inputs) read(v);
+    for (const ValueId v : n.outputs) {
+      if (v == kNoValue) continue;
+      if (written[v]) {
+        throw Error("graph " + in_quotes(name_) + ": node " + n.label(id) + " writes " +
+                    in_quotes(values_[v].name) + ", which is written before");
+      }
+      written[v] = true;
+      values_[v].producer = id;
+    }
+  }
+  std::vector<bool> dead_values(values_.size(), false);
+  for (size_t v = 0; v < values_.size(); ++v) {
+    const Value& value = values_[v];
+    dead_values[v] = value.kind == ValueKind::intermediate && value.producer < 0 &&
+                     value.consumers.empty() && !value.is_graph_output;
+  }
+  relink_children();
+  erase(std::vector<bool>(nodes_.size(), false), dead_values);
+}
+
 ValueId Graph::add_value(std::string_view value_name, ValueKind kind) {
   const auto id = static_cast<ValueId>(values_.size());
   Value v;

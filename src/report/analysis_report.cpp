@@ -84,6 +84,7 @@ AnalysisReport analysis_report(const analysis::ModelProgram& m, std::string mode
   r.bounded = m.program.bounded;
   r.constant_nodes = m.program.constant_nodes;
   r.fused = m.fused.fused;
+  r.channels_last = m.channels_last;
   r.packed_bytes = m.program.packed_bytes;
   return r;
 }
@@ -133,6 +134,8 @@ nlohmann::json to_json(const AnalysisReport& r) {
   j["warnings"] = r.warnings;
   j["constant_nodes"] = r.constant_nodes;
   j["fused"] = r.fused;
+  j["channels_last"] = {{"nodes", r.channels_last.nodes},
+                        {"layout_changes", r.channels_last.layout_changes}};
   j["bytes"]["packed"] = r.packed_bytes;
   // Figures that include a tensor of data-dependent size are its upper bounds.
   j["bounded"] = !r.bounded.empty();
@@ -213,6 +216,9 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
         human_bytes(r.packed_bytes));
   }
   if (!r.fused.empty()) line("{}", fused_line(r.fused.size()));
+  if (r.channels_last.nodes > 0) {
+    line("{}", layout_line(r.channels_last.nodes, r.channels_last.layout_changes));
+  }
   for (const auto& s : r.subgraphs) {
     line("subgraph     {}/{}: lower bound {}, peak {}, arena {}{}", s.node, s.attribute,
          human_bytes(s.lower_bound_bytes), human_bytes(s.total_peak_bytes),

@@ -52,6 +52,13 @@ std::string fused_line(size_t count) {
                      count == 1 ? "it" : "them");
 }
 
+std::string layout_line(size_t nodes, size_t changes) {
+  return fmt::format(
+      "layout       {} {} channels-last (NHWC), {} layout {} to and from NCHW (--no-fuse: all "
+      "NCHW)",
+      nodes, nodes == 1 ? "node runs" : "nodes run", changes, changes == 1 ? "change" : "changes");
+}
+
 nlohmann::json to_json(const analysis::ModelSummary& s) {
   nlohmann::json j;
   j["model"] = s.model;

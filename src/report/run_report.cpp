@@ -102,6 +102,7 @@ nlohmann::json run_json(const RunReport& r) {
       {"dims", p.dims},
       {"rebatched", p.rebatched},
       {"fused", p.fused},
+      {"channels_last", {{"nodes", p.channels_last_nodes}, {"layout_changes", p.layout_changes}}},
       {"predicted",
        {{"arena_bytes", p.planned_arena_bytes},
         {"lower_bound_bytes", p.lower_bound_bytes},
@@ -186,6 +187,9 @@ std::string run_text(const RunReport& r) {
   t += fmt::format("steps        {} per run, {} constant nodes evaluated when preparing\n", p.steps,
                    p.constant_nodes);
   if (!p.fused.empty()) t += fused_line(p.fused.size()) + "\n";
+  if (p.channels_last_nodes > 0) {
+    t += layout_line(p.channels_last_nodes, p.layout_changes) + "\n";
+  }
   t += fmt::format("arena        planned {} B ({}), obtained {} B   [{}; lower bound {} B]\n",
                    p.planned_arena_bytes, human_bytes(p.planned_arena_bytes),
                    r.first_run.arena_bytes, p.planner, p.lower_bound_bytes);

@@ -6,6 +6,7 @@
 
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
+#include "footprint/graph/channels_last.hpp"
 #include "footprint/graph/fuse.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/rebatch.hpp"
@@ -156,7 +157,11 @@ void Session::prepare(std::span<const Tensor> inputs) {
   }
   graph::infer_shapes(*graph_);
   graph::FuseReport fused;
-  if (options_.fuse) fused = graph::fuse(*graph_);
+  graph::ChannelsLastReport channels_last;
+  if (options_.fuse) {
+    fused = graph::fuse(*graph_);
+    channels_last = graph::to_channels_last(*graph_);
+  }
   runner_ = std::make_unique<GraphRunner>(*graph_, dims, options_, nullptr);
 
   const analysis::Timeline& t = runner_->timeline();
@@ -178,6 +183,8 @@ void Session::prepare(std::span<const Tensor> inputs) {
   if (rebatched) prepared_.rebatched = rebatched->note();
   prepared_.steps = runner_->step_count();
   prepared_.fused = std::move(fused.fused);
+  prepared_.channels_last_nodes = channels_last.nodes;
+  prepared_.layout_changes = channels_last.layout_changes;
   prepared_.constant_nodes = runner_->program().constant_nodes;
   if (heap::available())
     prepared_.prepare_peak_heap_bytes = heap::snapshot().peak_bytes - before.current_bytes;

@@ -76,8 +76,11 @@ TEST(AnalyzeCommand, JsonFollowsTheContract) {
   EXPECT_EQ(j["bytes"]["weights"], (36 + 4 + 640 + 10) * 4);
   EXPECT_EQ(j["bytes"]["inputs"], 4 * 1 * 8 * 8 * 4) << "x: float[N,1,8,8] at N=4";
   EXPECT_EQ(j["bytes"]["outputs"], 4 * 10 * 4);
-  // Six nodes; the Relu runs inside the Conv before it (graph::fuse), --no-fuse keeps it apart.
-  ASSERT_EQ(j["steps"].size(), 5u);
+  // Six nodes; the Relu runs inside the Conv before it (graph::fuse), --no-fuse keeps it apart;
+  // the Conv and the MaxPool run channels-last between two layout changes.
+  EXPECT_EQ(j["channels_last"]["nodes"], 2);
+  EXPECT_EQ(j["channels_last"]["layout_changes"], 2);
+  ASSERT_EQ(j["steps"].size(), 7u);
   ASSERT_EQ(j["fused"].size(), 1u);
   EXPECT_NE(j["fused"][0].get<std::string>().find("(Relu)"), std::string::npos);
   const auto apart = analyze_json(std::string("--no-fuse --dim N=4 ") + FOOTPRINT_EXAMPLE_MODEL);
@@ -89,8 +92,9 @@ TEST(AnalyzeCommand, JsonFollowsTheContract) {
       EXPECT_TRUE(s.contains(key)) << key;
     }
   }
-  // The conv output (4 channels of 8x8 per sample) is the largest activation.
-  EXPECT_EQ(j["steps"][0]["alloc_bytes"], 4 * 4 * 8 * 8 * 4);
+  // x channels-last, then the conv output (4 channels of 8x8 per sample), the largest activation.
+  EXPECT_EQ(j["steps"][0]["alloc_bytes"], 4 * 1 * 8 * 8 * 4);
+  EXPECT_EQ(j["steps"][1]["alloc_bytes"], 4 * 4 * 8 * 8 * 4);
   for (const auto& a : j["alive_at_peak"]) {
     for (const char* key : {"tensor", "bytes", "producer", "last_consumer", "why"}) {
       EXPECT_TRUE(a.contains(key)) << key;

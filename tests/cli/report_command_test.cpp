@@ -95,7 +95,7 @@ TEST(ReportCommand, ExampleModelWithDims) {
                        out.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
-  EXPECT_EQ(j["steps"], 5) << "six nodes, the Relu fused into the Conv";
+  EXPECT_EQ(j["steps"], 7) << "six nodes, the Relu fused into the Conv, two layout changes";
   EXPECT_GE(j["arena_bytes"], j["lower_bound_arena_bytes"]);
   EXPECT_NE(read_text(out).find("\"N\":4"), std::string::npos);
 }

@@ -52,8 +52,11 @@ TEST(RunCommand, CheckShapesComparesEveryValueWithThePrediction) {
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["check_shapes"]["difference"], "") << fuse;
-    // tiny_cnn: x, 4 weights, and a tensor per node (the Relu's folded into the Conv's).
-    EXPECT_EQ(j["check_shapes"]["values"], std::string(fuse).empty() ? 10 : 11) << fuse;
+    // tiny_cnn: x, 4 weights, and a tensor per node (the Relu's folded into the Conv's); fused,
+    // the Conv and the MaxPool run channels-last with a layout change before and after them.
+    const size_t changes = j["channels_last"]["layout_changes"].get<size_t>();
+    EXPECT_EQ(changes, std::string(fuse).empty() ? 2U : 0U) << fuse;
+    EXPECT_EQ(j["check_shapes"]["values"], std::string(fuse).empty() ? 10 + changes : 11) << fuse;
     const CliRun text =
         run(std::string("run --check-shapes --repeat 1 ") + fuse + FOOTPRINT_EXAMPLE_MODEL);
     EXPECT_NE(text.out.find("check-shapes "), std::string::npos) << text.out;
@@ -91,8 +94,8 @@ TEST(RunCommand, ProfileTimesEveryStepAndSumsThemByOp) {
     shares += o["share"].get<double>();
   }
   EXPECT_NEAR(shares, 1.0, 1e-9);
-  // The example model's convolutions are most of its work.
-  EXPECT_TRUE(by_op.count("Conv")) << r.out;
+  // The example model's convolution (channels-last, graph::to_channels_last) is a step.
+  EXPECT_TRUE(by_op.count("footprint::NhwcConv")) << r.out;
 
   const CliRun text = run(std::string("run --profile --repeat 2 ") + FOOTPRINT_EXAMPLE_MODEL);
   ASSERT_EQ(text.exit_code, 0) << text.err;

@@ -18,6 +18,7 @@
 #include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/timeline.hpp"
 #include "footprint/core/shape.hpp"
+#include "footprint/graph/channels_last.hpp"
 #include "footprint/graph/fuse.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/op_registry.hpp"
@@ -53,6 +54,7 @@ struct ModelProgram {
   bool concrete_inputs = false;  // every input got extents before inference (no dim {} input)
   bool fuse = true;              // as asked (ModelProgramOptions::fuse)
   graph::FuseReport fused;       // what graph::fuse folded
+  graph::ChannelsLastReport channels_last;  // what graph::to_channels_last moved
 };
 
 // Throws footprint::UsageError for an order other than stored or memory, footprint::Error for

@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "footprint/core/dtype.hpp"
@@ -144,6 +145,21 @@ class Graph {
   // values only they and host made, leave the graph: the ids of later nodes and values shift
   // down. Throws footprint::Error when the absorbed nodes are not such a chain.
   void fuse_into(NodeId host, std::span<const NodeId> absorbed, Epilogue epilogue);
+
+  // For graph::to_channels_last: a new value made by a node of this graph, named `base` or, when
+  // taken, `base` with a number appended; its type is left for shape inference.
+  ValueId add_intermediate(std::string_view base);
+  // For graph::to_channels_last: the nodes moved out, in order; the graph has none until
+  // replace_nodes gives it new ones.
+  std::vector<Node> take_nodes() { return std::exchange(nodes_, {}); }
+  // For graph::to_channels_last: `nodes` replace the nodes, in the order they run (the old ones
+  // moved and rewired, and new ones reading and writing values of this graph). Producers and
+  // consumers are derived again, and intermediates no node writes or reads, nor the graph
+  // returns, leave the graph (later value ids shift down). Throws footprint::Error when a value
+  // is written twice or read before it is written.
+  void replace_nodes(std::vector<Node> nodes);
+  // The registry the nodes' rows come from (from_onnx's).
+  const OpRegistry* registry() const { return registry_; }
 
  private:
   struct OwnedConstant;

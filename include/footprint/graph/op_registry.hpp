@@ -83,6 +83,24 @@ struct OpSchema {
   // The kernel applies Node::epilogues to output 0 (float32) itself: the runtime layer's promise,
   // declared where it registers the kernel.
   bool takes_epilogues = false;
+  // Each output element is computed from the inputs' elements at the same index once they are
+  // broadcast (Add, Relu, Clip, ...): the op computes the same on tensors whose axes are all
+  // permuted alike, so graph::to_channels_last runs it on channels-last tensors unchanged.
+  bool elementwise = false;
+  // The row (domain "footprint") that does this op's work on channels-last tensors, reading this
+  // node's attributes as this op's: NhwcConv for Conv. graph::to_channels_last moves the node
+  // there; empty: never. The runtime layer's choice, made where its kernels make it pay.
+  std::string_view channels_last;
+  // With channels_last: the node moves even where its input is plain, its kernel gaining more
+  // than the layout changes around it cost (a convolution); else only where its input is
+  // channels-last already (a pool).
+  bool channels_last_alone = false;
+  // With channels_last: how many leading inputs that row reads channels-last (1: the data, not a
+  // convolution's weights; kVariadic: every one, as Concat's).
+  int channels_last_inputs = 1;
+  // With channels_last: whether this node's attributes let that row's kernel run it; nullptr:
+  // always.
+  bool (*channels_last_runs)(const Node& n) = nullptr;
 };
 
 // Whether subgraph `index` of node `n` can run (OpSchema::subgraph_runs). A subgraph that cannot

@@ -9,6 +9,7 @@
 #include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/model_program.hpp"
 #include "footprint/analysis/timeline.hpp"
+#include "footprint/graph/channels_last.hpp"
 
 namespace footprint::report {
 
@@ -25,8 +26,9 @@ struct AnalysisReport {
   // Tensors of data-dependent size, counted at their bounds: the figures are upper bounds.
   std::vector<analysis::BoundedTensor> bounded;
   size_t constant_nodes = 0;
-  std::vector<std::string> fused;  // graph::fuse's lines: what each host node absorbed
-  uint64_t packed_bytes = 0;       // weights the kernels keep in layouts of their own
+  std::vector<std::string> fused;           // graph::fuse's lines: what each host node absorbed
+  graph::ChannelsLastReport channels_last;  // graph::to_channels_last's counts
+  uint64_t packed_bytes = 0;                // weights the kernels keep in layouts of their own
   std::optional<analysis::DimSweep> sweep;
 };
 

@@ -34,5 +34,8 @@ std::string human_bytes(uint64_t bytes);
 // The "fused" line of `analyze` and `run`, for `count` activations graph::fuse folded (no
 // newline).
 std::string fused_line(size_t count);
+// The "layout" line of `analyze` and `run`: `nodes` run channels-last, with `changes` layout
+// changes between them and the plain tensors (graph::to_channels_last; no newline).
+std::string layout_line(size_t nodes, size_t changes);
 
 }  // namespace footprint::report

@@ -74,6 +74,9 @@ struct PreparedStats {
   // What graph::fuse folded into the node before it: "Conv 'c1' + Relu 'r1'"
   // (SessionOptions::fuse).
   std::vector<std::string> fused;
+  // graph::to_channels_last: nodes moved to channels-last rows, and the layout changes added.
+  size_t channels_last_nodes = 0;
+  size_t layout_changes = 0;
   // Counting allocator (0 when the process does not link it): peak heap while preparing, above
   // what the heap held before.
   uint64_t prepare_peak_heap_bytes = 0;

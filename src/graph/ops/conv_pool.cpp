@@ -176,6 +176,19 @@ void infer_max_unpool(const InferContext& ctx, InferResult& r) {
   set_output(r, 0, xt.dtype, ranked(std::move(dims)));
 }
 
+// The op's inference on channels-last tensors (graph::to_channels_last): input 0 seen as NCHW,
+// the outputs made channels-last again; the node's attributes mean what they mean for the op.
+
+template <InferFn kInfer>
+void on_channels_last(const InferContext& ctx, InferResult& r) {
+  infer_channels_last(ctx, r, kInfer, 1);
+}
+
+OpSchema channels_last_row(OpSchema s) {
+  s.domain = "footprint";
+  return s;
+}
+
 }  // namespace
 
 void register_conv_pool(OpRegistry& r) {
@@ -191,6 +204,11 @@ void register_conv_pool(OpRegistry& r) {
   r.add(op("GlobalLpPool", 1, 1, infer_global_pool));
   r.add(op("LRN", 1, 1, infer_same_shape));
   r.add(op("MaxUnpool", 2, 3, infer_max_unpool));
+  // The same work on channels-last tensors [N, H, W, C] (graph::to_channels_last).
+  r.add(channels_last_row(op("NhwcConv", 2, 3, on_channels_last<infer_conv>)));
+  r.add(channels_last_row(op("NhwcMaxPool", 1, 1, on_channels_last<infer_pool>)));
+  r.add(channels_last_row(op("NhwcAveragePool", 1, 1, on_channels_last<infer_pool>)));
+  r.add(channels_last_row(op("NhwcGlobalAveragePool", 1, 1, on_channels_last<infer_global_pool>)));
 }
 
 }  // namespace footprint::graph::ops

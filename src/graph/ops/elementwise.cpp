@@ -423,6 +423,11 @@ std::optional<Epilogue> clip_epilogue(const Graph& g, const Node& n) {
   return epilogue(EpilogueOp::clip, *lo, *hi);
 }
 
+OpSchema elementwise(OpSchema s) {
+  s.elementwise = true;
+  return s;
+}
+
 }  // namespace
 
 void register_elementwise(OpRegistry& r) {
@@ -433,21 +438,21 @@ void register_elementwise(OpRegistry& r) {
         "Reciprocal",  "Relu",      "Round",     "Selu", "Sigmoid", "Sign", "Sin",
         "Sinh",        "Softplus",  "Softsign",  "Sqrt", "Tan",     "Tanh", "ThresholdedRelu",
         "Gelu",        "Celu",      "Shrink"}) {
-    r.add(op(name, 1, 1, infer_unary));
+    r.add(elementwise(op(name, 1, 1, infer_unary)));
   }
-  r.add(op("IsNaN", 1, 1, infer_is_class));
-  r.add(op("IsInf", 1, 1, infer_is_class));
+  r.add(elementwise(op("IsNaN", 1, 1, infer_is_class)));
+  r.add(elementwise(op("IsInf", 1, 1, infer_is_class)));
   // in_place is the kernels' promise: runtime/kernels/elementwise.cpp declares it.
-  for (const BinaryOp& b : kBinaryOps) r.add(op(b.name, 2, 2, infer_binary));
-  for (const BinaryOp& b : kVariadicOps) r.add(op(b.name, 1, V, infer_variadic));
-  r.add(op("Clip", 1, 3, infer_clip));
+  for (const BinaryOp& b : kBinaryOps) r.add(elementwise(op(b.name, 2, 2, infer_binary)));
+  for (const BinaryOp& b : kVariadicOps) r.add(elementwise(op(b.name, 1, V, infer_variadic)));
+  r.add(elementwise(op("Clip", 1, 3, infer_clip)));
   const std::pair<std::string_view, EpilogueFn> epilogues[] = {
       {"Relu", relu_epilogue},           {"LeakyRelu", leaky_relu_epilogue},
       {"Clip", clip_epilogue},           {"Sigmoid", sigmoid_epilogue},
       {"Tanh", tanh_epilogue},           {"HardSigmoid", hard_sigmoid_epilogue},
       {"HardSwish", hard_swish_epilogue}};
   for (const auto& [name, fn] : epilogues) r.row("", name).as_epilogue = fn;
-  r.add(op("Where", 3, 3, infer_where));
+  r.add(elementwise(op("Where", 3, 3, infer_where)));
   r.add(op("Cast", 1, 1, infer_cast));
   r.add(op("CastLike", 2, 2, infer_cast_like));
 }

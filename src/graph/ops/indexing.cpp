@@ -523,6 +523,11 @@ void infer_unique(const InferContext& ctx, InferResult& r) {
 
 void register_indexing(OpRegistry& r) {
   r.add(op("Concat", 1, V, infer_concat));
+  OpSchema nhwc_concat = op("NhwcConcat", 1, V, [](const InferContext& ctx, InferResult& out) {
+    infer_channels_last(ctx, out, infer_concat, ctx.input_count());
+  });
+  nhwc_concat.domain = "footprint";
+  r.add(nhwc_concat);
   r.add(op("Split", 1, 2, infer_split, 1, V));
   r.add(op("Slice", 1, 5, infer_slice));
   r.add(op("Gather", 2, 2, infer_gather));

@@ -50,6 +50,34 @@ Shape ranked(std::vector<Dim> dims) {
   return s;
 }
 
+Shape channels_last(Shape s) {
+  if (s.ranked && s.rank() == 4) std::rotate(s.dims.begin() + 1, s.dims.begin() + 2, s.dims.end());
+  return s;
+}
+
+Shape channels_first(Shape s) {
+  if (s.ranked && s.rank() == 4) std::rotate(s.dims.begin() + 1, s.dims.end() - 1, s.dims.end());
+  return s;
+}
+
+void infer_channels_last(const InferContext& ctx, InferResult& r, InferFn infer, size_t inputs) {
+  std::vector<TensorType> plain_inputs;
+  plain_inputs.reserve(ctx.input_count());
+  InferContext plain = ctx;
+  for (size_t i = 0; i < std::min(inputs, ctx.input_count()); ++i) {
+    if (!ctx.has_input(i)) continue;
+    TensorType x = ctx.input(i);
+    if (!x.shape.ranked || x.shape.rank() != 4) {
+      ctx.fail("reads channels-last tensors of rank 4, not " + x.shape.to_string());
+    }
+    x.shape = channels_first(std::move(x.shape));
+    plain_inputs.push_back(std::move(x));
+    plain.inputs[i] = &plain_inputs.back();
+  }
+  infer(plain, r);
+  for (TensorType& out : r.outputs) out.shape = channels_last(std::move(out.shape));
+}
+
 Shape unknown_dims(size_t rank) {
   return ranked(std::vector<Dim>(rank));
 }

@@ -33,6 +33,13 @@ void same_as_input(const InferContext& ctx, InferResult& r, size_t out = 0, size
 Shape ranked(std::vector<Dim> dims);
 // An unranked shape when `rank` is unknown, else `rank` unknown dims.
 Shape unknown_dims(size_t rank);
+// A rank-4 shape's axes [N, C, H, W] as channels-last [N, H, W, C] (graph::to_channels_last's
+// layout), and back; any other shape as it is.
+Shape channels_last(Shape s);
+Shape channels_first(Shape s);
+// The inference `infer` of an op run on channels-last tensors (a row of domain "footprint"):
+// its first `inputs` inputs seen as NCHW, its outputs made channels-last again.
+void infer_channels_last(const InferContext& ctx, InferResult& r, InferFn infer, size_t inputs);
 // An extent known only when running, at most `bound` (Dim::bounded). Its origin names the node
 // and `part` ("axis 1"), so analysis can say which op bounds a figure, and two such extents of
 // one node stay distinct.

@@ -75,6 +75,7 @@ void register_normalization(OpRegistry& r) {
   r.add(op("Hardmax", 1, 1, infer_softmax));
   OpSchema dropout = view("Dropout", 1, 3, infer_dropout);
   dropout.max_outputs = 2;
+  dropout.elementwise = true;  // y = x * mask
   r.add(dropout);
 }
 

@@ -297,6 +297,16 @@ OpSchema shaped_by_input(OpSchema s) {
   return s;
 }
 
+// graph::to_channels_last's layout changes: [N, C, H, W] to [N, H, W, C] and back.
+template <bool kToChannelsLast>
+void infer_channels_layout(const InferContext& ctx, InferResult& r) {
+  const TensorType& x = ctx.input(0);
+  if (!x.shape.ranked || x.shape.rank() != 4) {
+    ctx.fail("reads a tensor of rank 4, not " + x.shape.to_string());
+  }
+  set_output(r, 0, x.dtype, kToChannelsLast ? channels_last(x.shape) : channels_first(x.shape));
+}
+
 }  // namespace
 
 void register_reshape(OpRegistry& r) {
@@ -311,6 +321,11 @@ void register_reshape(OpRegistry& r) {
   r.add(op("DepthToSpace", 1, 1, infer_depth_space<true>));
   r.add(op("SpaceToDepth", 1, 1, infer_depth_space<false>));
   r.add(op("Trilu", 1, 2, infer_same));
+  for (OpSchema s : {op("ToChannelsLast", 1, 1, infer_channels_layout<true>),
+                     op("FromChannelsLast", 1, 1, infer_channels_layout<false>)}) {
+    s.domain = "footprint";
+    r.add(s);
+  }
 }
 
 }  // namespace footprint::graph::ops

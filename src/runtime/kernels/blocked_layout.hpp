@@ -47,6 +47,9 @@ class BlockedState final : public graph::KernelState {
 
   void run(graph::KernelContext& ctx);
 
+  // Whether the primitive applies the node's epilogues (as post-ops); else the caller does.
+  bool applies_epilogues = false;
+
  private:
   struct Layout {
     uint64_t scratch = 0, src_offset = 0, dst_offset = 0, total = 0;

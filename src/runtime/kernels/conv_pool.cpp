@@ -102,11 +102,25 @@ graph::ops::ConvWindow conv_window(const graph::Node& n, const Extents& e) {
 
 // ---- Conv: x [N, C, D...] * w [M, C/group, k...] (+ b [M]) -> y [N, M, O...]
 
-// The convolution of node `n` on plain layouts, or with `blocked` on the layouts oneDNN prefers
-// (format_tag::any for the input, weights and output); with the node's epilogues as post-ops or
-// without.
+// Where a convolution's tensors lie: plain NCHW; the layouts oneDNN prefers (format_tag::any for
+// the input, weights and output), reordered to and from inside the step; or channels-last input
+// and output (NhwcConv) with weights as oneDNN prefers.
+enum class ConvLayout : uint8_t { plain, preferred, channels_last };
+
+// Weights as oneDNN sees them: grouped ones are the same bytes as [group, M/group, C/group, k...].
+memory::dims conv_weight_dims(const std::vector<int64_t>& wt, int64_t group) {
+  memory::dims wdims(wt.begin(), wt.end());
+  if (group > 1) {
+    wdims = {group, wt[0] / group};
+    wdims.insert(wdims.end(), wt.begin() + 1, wt.end());
+  }
+  return wdims;
+}
+
+// The convolution of node `n` (extents `e` as NCHW) on `where`'s layouts; with the node's
+// epilogues as post-ops or without.
 dnnl::convolution_forward::primitive_desc conv_pd_on(const graph::Node& n, const Extents& e,
-                                                     bool blocked, bool epilogues) {
+                                                     ConvLayout where, bool epilogues) {
   require_float(n, e, 3);
   require_conv_rank(n, e);
   const auto& x = e.in[0];
@@ -118,22 +132,21 @@ dnnl::convolution_forward::primitive_desc conv_pd_on(const graph::Node& n, const
     node_fail(n, "group " + std::to_string(group) + " does not fit " + std::to_string(x[1]) +
                      " input and " + std::to_string(wt[0]) + " output channels");
   }
-  // Grouped weights are the same bytes seen as [group, M/group, C/group, k...].
-  memory::dims wdims(wt.begin(), wt.end());
-  if (group > 1) {
-    wdims = {group, wt[0] / group};
-    wdims.insert(wdims.end(), wt.begin() + 1, wt.end());
-  }
-  auto layout = [blocked](const memory::dims& d) {
-    return blocked ? memory::desc(d, memory::data_type::f32, memory::format_tag::any)
-                   : plain_desc(d);
+  const memory::dims wdims = conv_weight_dims(wt, group);
+  const auto any = [](const memory::dims& d) {
+    return memory::desc(d, memory::data_type::f32, memory::format_tag::any);
   };
+  const auto data = [&](const memory::dims& d) {
+    if (where == ConvLayout::channels_last) return channels_last_desc(d);
+    return where == ConvLayout::preferred ? any(d) : plain_desc(d);
+  };
+  const memory::desc weights = where == ConvLayout::plain ? plain_desc(wdims) : any(wdims);
   const Window w = forward_window(n, cw, spatial(wt), spatial(x), spatial(y));
   const memory::desc bias = e.has_in(2) ? plain_desc({wt[0]}) : memory::desc();
   return make_pd(n, "convolution", [&] {
     const dnnl::convolution_forward::desc d(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, layout(x),
-        layout(wdims), bias, layout(y), w.strides, minus_one(w.dilations), w.pad_begin, w.pad_end);
+        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, data(x), weights,
+        bias, data(y), w.strides, minus_one(w.dilations), w.pad_begin, w.pad_end);
     const dnnl::primitive_attr attr = epilogues ? epilogue_attr(n) : user_scratchpad();
     return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
   });
@@ -142,7 +155,8 @@ dnnl::convolution_forward::primitive_desc conv_pd_on(const graph::Node& n, const
 // On plain layouts, and whether the primitive applies the node's epilogues.
 std::pair<dnnl::convolution_forward::primitive_desc, bool> conv_pd(const graph::Node& n,
                                                                    const Extents& e) {
-  return with_epilogues(n, [&](bool epilogues) { return conv_pd_on(n, e, false, epilogues); });
+  return with_epilogues(
+      n, [&](bool epilogues) { return conv_pd_on(n, e, ConvLayout::plain, epilogues); });
 }
 
 // A 2-D convolution with a window larger than 1x1 runs on blocked layouts when oneDNN has a
@@ -159,7 +173,7 @@ std::optional<dnnl::convolution_forward::primitive_desc> blocked_conv_pd(const g
       sgemm_allocates_nothing(e.out[0][2] * e.out[0][3], e.in[1][0], e.in[1][1])) {
     return std::nullopt;
   }
-  auto pd = conv_pd_on(n, e, true, epilogues_in_post_ops(n));
+  auto pd = conv_pd_on(n, e, ConvLayout::preferred, epilogues_in_post_ops(n));
   if (std::string_view(pd.impl_info_str()).find("gemm") != std::string_view::npos) {
     return std::nullopt;
   }
@@ -266,6 +280,61 @@ void run_weighted(graph::KernelContext& ctx) {
   if (ctx.has_input(2)) st->bind(DNNL_ARG_BIAS, ctx.input(2).data);
   st->bind(DNNL_ARG_DST, ctx.output(0).data);
   st->execute(ctx);
+}
+
+// ---- NhwcConv: Conv on channels-last tensors x [N, H, W, C] -> y [N, OH, OW, M]
+// (graph::to_channels_last). oneDNN's channels-last kernels (brgemm-based with AVX-512, jit
+// ones with AVX2) read the tensors as they lie, 1x1 and depthwise convolutions included, with
+// the epilogues as post-ops; the weights are packed once (BlockedState, no reorders).
+
+std::pair<dnnl::convolution_forward::primitive_desc, bool> nhwc_conv_pd(const graph::Node& n,
+                                                                        const Extents& nchw) {
+  return with_epilogues(
+      n, [&](bool epilogues) { return conv_pd_on(n, nchw, ConvLayout::channels_last, epilogues); });
+}
+
+memory::desc plain_weights_desc(const graph::Node& n, const Extents& nchw) {
+  return plain_desc(conv_weight_dims(nchw.in[1], conv_window(n, nchw).group));
+}
+
+std::unique_ptr<graph::KernelState> nhwc_conv_prepare(const graph::KernelContext& ctx) {
+  const Extents e = channels_first(extents_of(ctx));
+  if (!all_positive(e)) return nullptr;
+  const auto [pd, applied] = nhwc_conv_pd(ctx.node(), e);
+  auto st = std::make_unique<BlockedState>(
+      pd, channels_last_desc(e.in[0]), plain_weights_desc(ctx.node(), e),
+      channels_last_desc(e.out[0]), e.has_in(2), ctx.input_or_null(1)->data);
+  st->applies_epilogues = applied;
+  return st;
+}
+
+uint64_t nhwc_conv_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                             const std::vector<graph::ConcreteTensor>& out) {
+  return workspace_of(
+      [](const graph::Node& node, const Extents& e) -> uint64_t {
+        const Extents nchw = channels_first(e);
+        return BlockedState::workspace_bytes(
+            nhwc_conv_pd(node, nchw).first, channels_last_desc(nchw.in[0]),
+            plain_weights_desc(node, nchw), channels_last_desc(nchw.out[0]));
+      },
+      n, in, out);
+}
+
+uint64_t nhwc_conv_packed(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                          const std::vector<graph::ConcreteTensor>& out,
+                          const std::vector<bool>& /*constant*/) {
+  return workspace_of(
+      [](const graph::Node& node, const Extents& e) -> uint64_t {
+        return nhwc_conv_pd(node, channels_first(e)).first.weights_desc().get_size();
+      },
+      n, in, out);
+}
+
+void run_nhwc_conv(graph::KernelContext& ctx) {
+  auto* st = prepared_state<BlockedState>(ctx);
+  if (st == nullptr) return;
+  st->run(ctx);
+  finish_epilogues(ctx, st->applies_epilogues);
 }
 
 // ---- ConvTranspose: x [N, C, D...] * w [C, M/group, k...] (+ b [M]) -> y [N, M, O...]
@@ -379,14 +448,17 @@ bool pool_uses_onednn(const Extents& e, const Pooling& p) {
 }
 
 // Throws dnnl::error where oneDNN refuses; the caller then uses the loop.
-dnnl::pooling_v2_forward::primitive_desc pool_pd(const Extents& e, const Pooling& p) {
+dnnl::pooling_v2_forward::primitive_desc pool_pd(const Extents& e, const Pooling& p,
+                                                 bool channels_last = false) {
   const Window& w = p.w;
   const dnnl::algorithm alg = p.kind == PoolKind::max ? dnnl::algorithm::pooling_max
                               : p.counts_padding()    ? dnnl::algorithm::pooling_avg_include_padding
                                                    : dnnl::algorithm::pooling_avg_exclude_padding;
-  const dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg,
-                                         plain_desc(e.in[0]), plain_desc(e.out[0]), w.strides,
-                                         w.kernel, minus_one(w.dilations), w.pad_begin, w.pad_end);
+  const dnnl::pooling_v2_forward::desc d(
+      dnnl::prop_kind::forward_inference, alg,
+      channels_last ? channels_last_desc(e.in[0]) : plain_desc(e.in[0]),
+      channels_last ? channels_last_desc(e.out[0]) : plain_desc(e.out[0]), w.strides, w.kernel,
+      minus_one(w.dilations), w.pad_begin, w.pad_end);
   return {d, user_scratchpad(), cpu_engine()};
 }
 
@@ -725,6 +797,42 @@ void run_pool(graph::KernelContext& ctx) {
   }
 }
 
+// ---- NhwcMaxPool, NhwcAveragePool: the pools on channels-last tensors [N, H, W, C]
+// (graph::to_channels_last), oneDNN's kernels on the layout as it lies. The plain loop has no
+// such layout, so the runtime moves only the pools oneDNN takes (nhwc_pool_runs).
+
+dnnl::pooling_v2_forward::primitive_desc nhwc_pool_pd(const graph::Node& n, const Extents& e,
+                                                      PoolKind kind) {
+  const Extents nchw = channels_first(e);
+  const Pooling p = pooling(n, nchw, kind);
+  if (!pool_uses_onednn(nchw, p)) node_fail(n, "oneDNN cannot pool this window channels-last");
+  return make_pd(n, "pooling", [&] { return pool_pd(nchw, p, true); });
+}
+
+// An average that counts padding, with ceil_mode, would count the end padding oneDNN adds.
+bool nhwc_pool_runs(const graph::Node& n) {
+  return node_int(n, "count_include_pad", 0) == 0 || node_int(n, "ceil_mode", 0) == 0;
+}
+
+template <PoolKind kKind>
+std::unique_ptr<graph::KernelState> nhwc_pool_prepare(const graph::KernelContext& ctx) {
+  const Extents e = extents_of(ctx);
+  if (!all_positive(e)) return nullptr;
+  const auto pd = nhwc_pool_pd(ctx.node(), e, kKind);
+  return std::make_unique<DnnlState>(
+      pd, dnnl::pooling_v2_forward(pd),
+      std::vector<std::pair<int, memory::desc>>{{DNNL_ARG_SRC, pd.src_desc()},
+                                                {DNNL_ARG_DST, pd.dst_desc()}});
+}
+
+template <PoolKind kKind>
+uint64_t nhwc_pool_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                             const std::vector<graph::ConcreteTensor>& out) {
+  return scratchpad_of(
+      [](const graph::Node& node, const Extents& e) { return nhwc_pool_pd(node, e, kKind); }, n, in,
+      out);
+}
+
 // ---- GlobalAveragePool, GlobalMaxPool: one reduction per (n, c) plane
 
 // The sum of a plane in one vector of partial sums (32 bytes: one AVX2 register, half an
@@ -794,6 +902,42 @@ void run_global_pool(graph::KernelContext& ctx) {
   }
 }
 
+// NhwcGlobalAveragePool: x [N, H, W, C] -> y [N, 1, 1, C], each channel's mean. The pixels are
+// rows of C floats, added into kChunk double sums a chunk of channels at a time (vectors of
+// doubles, as wide as the CPU has), so that a long plane keeps double's accuracy as the plain
+// kernel's does.
+void run_nhwc_global_average_pool(graph::KernelContext& ctx) {
+  constexpr int64_t kChunk = 64;
+  const graph::TensorRef& x = ctx.input(0);
+  if (x.rank() != 4 || x.dtype != DType::float32) ctx.fail("reads float32 [N, H, W, C] tensors");
+  const int64_t n = x.dim(0);
+  const int64_t pixels = x.dim(1) * x.dim(2);
+  const int64_t c = x.dim(3);
+  const float* in = x.as<const float>();
+  float* out = ctx.output(0).as<float>();
+  const auto chunks = static_cast<size_t>(n * ((c + kChunk - 1) / kChunk));
+  parallel_for(
+      ctx.threads(), chunks,
+      [&](size_t begin, size_t end) {
+        with_wide_vectors([&] {
+          for (size_t k = begin; k < end; ++k) {
+            const int64_t image = static_cast<int64_t>(k) / ((c + kChunk - 1) / kChunk);
+            const int64_t c0 = static_cast<int64_t>(k) % ((c + kChunk - 1) / kChunk) * kChunk;
+            const int64_t width = std::min(kChunk, c - c0);
+            std::array<double, kChunk> sum{};
+            const float* plane = in + image * pixels * c + c0;
+            for (int64_t p = 0; p < pixels; ++p) {
+              for (int64_t j = 0; j < width; ++j) sum[j] += static_cast<double>(plane[p * c + j]);
+            }
+            for (int64_t j = 0; j < width; ++j) {
+              out[image * c + c0 + j] = static_cast<float>(sum[j] / static_cast<double>(pixels));
+            }
+          }
+        });
+      },
+      1);
+}
+
 // ---- LRN across channels: x [N, C, D...] seen as [N, C, prod(D), 1]; the window over channels
 // does not care how the rest is shaped.
 
@@ -850,6 +994,16 @@ void register_conv_pool(graph::OpRegistry& r) {
   set(r.row("", "Conv"), run_conv, conv_prepare, conv_workspace);
   r.row("", "Conv").takes_epilogues = true;
   r.row("", "Conv").packed = conv_packed;
+  // Every 2-D convolution runs channels-last (graph::to_channels_last): oneDNN's kernels there
+  // beat both its plain ones and the reorders of the preferred layouts, and keep a chain of
+  // convolutions in one layout.
+  r.row("", "Conv").channels_last = "NhwcConv";
+  r.row("", "Conv").channels_last_alone = true;
+  graph::OpSchema& nhwc_conv = r.row("footprint", "NhwcConv");
+  set(nhwc_conv, run_nhwc_conv, nhwc_conv_prepare, nhwc_conv_workspace);
+  nhwc_conv.packed = nhwc_conv_packed;
+  nhwc_conv.takes_epilogues = true;
+  nhwc_conv.rows_at_bound = true;
   set(r.row("", "ConvTranspose"), run_weighted, deconv_prepare, deconv_workspace);
   set(r.row("", "MaxPool"), run_pool, pool_prepare<PoolKind::max>, pool_workspace<PoolKind::max>);
   set(r.row("", "AveragePool"), run_pool, pool_prepare<PoolKind::average>,
@@ -857,9 +1011,20 @@ void register_conv_pool(graph::OpRegistry& r) {
   set(r.row("", "GlobalAveragePool"), run_global_pool<false>);
   set(r.row("", "GlobalMaxPool"), run_global_pool<true>);
   set(r.row("", "LRN"), run_src_dst, lrn_prepare, lrn_workspace);
+  set(r.row("footprint", "NhwcMaxPool"), run_pool, nhwc_pool_prepare<PoolKind::max>,
+      nhwc_pool_workspace<PoolKind::max>);
+  set(r.row("footprint", "NhwcAveragePool"), run_pool, nhwc_pool_prepare<PoolKind::average>,
+      nhwc_pool_workspace<PoolKind::average>);
+  set(r.row("footprint", "NhwcGlobalAveragePool"), run_nhwc_global_average_pool);
+  r.row("", "MaxPool").channels_last = "NhwcMaxPool";
+  r.row("", "AveragePool").channels_last = "NhwcAveragePool";
+  r.row("", "AveragePool").channels_last_runs = nhwc_pool_runs;
+  r.row("", "GlobalAveragePool").channels_last = "NhwcGlobalAveragePool";
   // Each image of the batch is computed from that image alone.
   for (const char* op : {"Conv", "ConvTranspose", "MaxPool", "AveragePool", "LRN"})
     r.row("", op).rows_at_bound = true;
+  for (const char* op : {"NhwcMaxPool", "NhwcAveragePool"})
+    r.row("footprint", op).rows_at_bound = true;
 }
 
 }  // namespace footprint::runtime::kernels

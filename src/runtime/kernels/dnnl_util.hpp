@@ -165,6 +165,21 @@ inline dnnl::memory::desc plain_desc(const dnnl::memory::dims& dims) {
   return {dims, dnnl::memory::data_type::f32, row_major(dims)};
 }
 
+// A float tensor of NCHW extents `nchw` stored channels-last, [N, H, W, C] (the layout
+// graph::to_channels_last gives the tensors between NhwcConv and friends).
+inline dnnl::memory::desc channels_last_desc(const dnnl::memory::dims& nchw) {
+  return {nchw, dnnl::memory::data_type::f32, dnnl::memory::format_tag::nhwc};
+}
+
+// The extents of a channels-last row (NhwcConv, ...) as its NCHW op sees them: input 0 and
+// output 0 [N, H, W, C] become [N, C, H, W].
+inline Extents channels_first(Extents e) {
+  for (auto* dims : {&e.in[0], &e.out[0]}) {
+    if (dims->size() == 4) std::rotate(dims->begin() + 1, dims->end() - 1, dims->end());
+  }
+  return e;
+}
+
 inline dnnl::memory::desc strided_desc(const dnnl::memory::dims& dims,
                                        const dnnl::memory::dims& strides) {
   return {dims, dnnl::memory::data_type::f32, strides};

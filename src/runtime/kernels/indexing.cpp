@@ -5,6 +5,7 @@
 // dtype of that width; indices are read through fixed buffers (tensor_reads.hpp), never the
 // heap.
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -24,9 +25,8 @@ using graph::TensorRef;
 
 // ---- Concat and Split: blocks of whole rows after the axis
 
-void concat_kernel(KernelContext& ctx) {
+void concat_along(KernelContext& ctx, size_t axis) {
   TensorRef& y = ctx.output(0);
-  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), y.rank());
   const size_t esize = element_size(y.dtype);
   if (esize == 0) fail_dtype(ctx, y.dtype);
   const size_t outer = product(y.dims, 0, axis);
@@ -42,6 +42,17 @@ void concat_kernel(KernelContext& ctx) {
       std::memcpy(out + o * out_row + at, in + o * row, row);
     at += row;
   }
+}
+
+void concat_kernel(KernelContext& ctx) {
+  concat_along(ctx, normalize_axis(ctx, ctx.attr_int("axis", 0), ctx.output(0).rank()));
+}
+
+// NhwcConcat (graph::to_channels_last): the node's axis is an NCHW one; its tensors are
+// [N, H, W, C], where the channels are the last axis.
+void nhwc_concat_kernel(KernelContext& ctx) {
+  constexpr std::array<size_t, 4> kChannelsLastAxis{0, 3, 1, 2};
+  concat_along(ctx, kChannelsLastAxis.at(normalize_axis(ctx, ctx.attr_int("axis", 0), 4)));
 }
 
 void split_kernel(KernelContext& ctx) {
@@ -774,6 +785,9 @@ void register_indexing(graph::OpRegistry& r) {
   r.row("", "NonZero").kernel = nonzero_kernel;
   r.row("", "NonZero").reports_extents = true;
   r.row("", "Concat").kernel = concat_kernel;
+  r.row("footprint", "NhwcConcat").kernel = nhwc_concat_kernel;
+  r.row("", "Concat").channels_last = "NhwcConcat";
+  r.row("", "Concat").channels_last_inputs = graph::OpSchema::kVariadic;
   r.row("", "Split").kernel = split_kernel;
   r.row("", "Slice").kernel = slice_kernel;
   r.row("", "Slice").reports_extents = true;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "dnnl_util.hpp"
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
 #include "index_space.hpp"
@@ -137,6 +138,47 @@ void trilu_kernel(KernelContext& ctx) {
   });
 }
 
+// ---- ToChannelsLast, FromChannelsLast (graph::to_channels_last): [N, C, H, W] <-> [N, H, W, C]
+// float32, as oneDNN reorders between the two layouts of the same NCHW extents.
+
+template <bool kToChannelsLast>
+dnnl::reorder::primitive_desc layout_change_pd(const graph::Node& n, const Extents& e) {
+  if (e.in[0].size() != 4 || e.in_dtype[0] != DType::float32) {
+    node_fail(n, "changes the layout of float32 tensors of rank 4 only");
+  }
+  const std::vector<int64_t>& nchw = kToChannelsLast ? e.in[0] : e.out[0];
+  const dnnl::memory::desc plain = plain_desc(nchw);
+  const dnnl::memory::desc last = channels_last_desc(nchw);
+  const dnnl::memory::desc& from = kToChannelsLast ? plain : last;
+  const dnnl::memory::desc& to = kToChannelsLast ? last : plain;
+  return {cpu_engine(), from, cpu_engine(), to, user_scratchpad()};
+}
+
+template <bool kToChannelsLast>
+std::unique_ptr<graph::KernelState> layout_change_prepare(const graph::KernelContext& ctx) {
+  const Extents e = extents_of(ctx);
+  if (!all_positive(e)) return nullptr;
+  const auto pd = layout_change_pd<kToChannelsLast>(ctx.node(), e);
+  return std::make_unique<DnnlState>(
+      pd, dnnl::reorder(pd),
+      std::vector<std::pair<int, dnnl::memory::desc>>{{DNNL_ARG_FROM, pd.src_desc()},
+                                                      {DNNL_ARG_TO, pd.dst_desc()}});
+}
+
+template <bool kToChannelsLast>
+uint64_t layout_change_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                                 const std::vector<graph::ConcreteTensor>& out) {
+  return scratchpad_of(layout_change_pd<kToChannelsLast>, n, in, out);
+}
+
+void layout_change_kernel(graph::KernelContext& ctx) {
+  DnnlState* st = prepared_state(ctx);
+  if (st == nullptr) return;
+  st->bind(DNNL_ARG_FROM, ctx.input(0).data);
+  st->bind(DNNL_ARG_TO, ctx.output(0).data);
+  st->execute(ctx);
+}
+
 }  // namespace
 
 void register_reshape(graph::OpRegistry& r) {
@@ -146,6 +188,16 @@ void register_reshape(graph::OpRegistry& r) {
   r.row("", "DepthToSpace").kernel = depth_space_kernel<true>;
   r.row("", "SpaceToDepth").kernel = depth_space_kernel<false>;
   r.row("", "Trilu").kernel = trilu_kernel;
+  graph::OpSchema& to = r.row("footprint", "ToChannelsLast");
+  to.kernel = layout_change_kernel;
+  to.prepare = layout_change_prepare<true>;
+  to.workspace = layout_change_workspace<true>;
+  graph::OpSchema& from = r.row("footprint", "FromChannelsLast");
+  from.kernel = layout_change_kernel;
+  from.prepare = layout_change_prepare<false>;
+  from.workspace = layout_change_workspace<false>;
+  // Each image is reordered alone.
+  to.rows_at_bound = from.rows_at_bound = true;
 }
 
 }  // namespace footprint::runtime::kernels

@@ -1,0 +1,189 @@
+#include "footprint/graph/channels_last.hpp"
+
+#include <algorithm>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "footprint/graph/op_registry.hpp"
+
+namespace footprint::graph {
+namespace {
+
+constexpr std::string_view kDomain = "footprint";
+
+// A float32 tensor of rank 4 whose extents past the batch are not decided by data: a kernel
+// prepared for fixed extents runs a data-dependent batch at its bound (OpSchema::rows_at_bound),
+// and nothing else, so such a tensor stays where the plain kernels refuse it by name.
+bool float_rank4(const Value& v) {
+  return v.dtype == DType::float32 && v.shape.ranked && v.shape.rank() == 4 &&
+         std::none_of(v.shape.dims.begin() + 1, v.shape.dims.end(),
+                      [](const Dim& d) { return d.is_data_dependent(); });
+}
+
+// Broadcasts the same in either layout: every extent a known 1.
+bool broadcast_scalar(const Value& v) {
+  return v.shape.ranked && v.shape.rank() <= 4 &&
+         std::all_of(v.shape.dims.begin(), v.shape.dims.end(),
+                     [](const Dim& d) { return d.value() && *d.value() == 1; });
+}
+
+const OpSchema* channels_last_row(const Graph& g, const Node& n) {
+  if (n.schema == nullptr || n.schema->channels_last.empty() || g.registry() == nullptr) {
+    return nullptr;
+  }
+  const OpSchema* row = g.registry()->find(kDomain, n.schema->channels_last);
+  return row != nullptr && row->kernel != nullptr ? row : nullptr;
+}
+
+// Which nodes move, in the order they run: a node's inputs are decided before it.
+class Plan {
+ public:
+  explicit Plan(const Graph& g) : g_(g), moves_(g.nodes().size(), false) {
+    for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) moves_[id] = decide(id);
+  }
+
+  bool moves(NodeId id) const { return id >= 0 && moves_[id]; }
+  // Whether input `i` of a moving node is read channels-last (a convolution's weights are not).
+  bool layout_input(NodeId id, size_t i) const {
+    const Node& n = g_.node(id);
+    if (n.inputs[i] == kNoValue) return false;
+    if (n.schema != nullptr && n.schema->elementwise) return float_rank4(g_.value(n.inputs[i]));
+    return n.schema != nullptr && static_cast<int64_t>(i) < n.schema->channels_last_inputs;
+  }
+  bool channels_last(ValueId v) const { return v != kNoValue && moves(g_.value(v).producer); }
+
+ private:
+  bool decide(NodeId id) const {
+    const Node& n = g_.node(id);
+    if (!n.subgraphs.empty() || n.outputs.size() != 1 || n.inputs.empty() ||
+        n.inputs[0] == kNoValue || !float_rank4(g_.value(n.outputs[0]))) {
+      return false;
+    }
+    if (channels_last_row(g_, n) != nullptr) {
+      if (n.schema->channels_last_runs != nullptr && !n.schema->channels_last_runs(n)) return false;
+      bool any = false;
+      for (size_t i = 0; i < n.inputs.size(); ++i) {
+        if (!layout_input(id, i)) continue;
+        if (!float_rank4(g_.value(n.inputs[i]))) return false;
+        any = any || channels_last(n.inputs[i]);
+      }
+      return any || n.schema->channels_last_alone;
+    }
+    if (n.schema == nullptr || !n.schema->elementwise) return false;
+    bool any = false;
+    for (const ValueId in : n.inputs) {
+      if (in == kNoValue) continue;
+      const Value& v = g_.value(in);
+      if (float_rank4(v)) {
+        any = any || channels_last(in);
+      } else if (!broadcast_scalar(v)) {
+        return false;
+      }
+    }
+    return any;
+  }
+
+  const Graph& g_;
+  std::vector<bool> moves_;
+};
+
+Node layout_change(const Graph& g, std::string_view op, ValueId from, ValueId to, uint64_t offset) {
+  Node n;
+  n.name = g.value(to).name;
+  n.op_type = std::string(op);
+  n.domain = std::string(kDomain);
+  n.inputs = {from};
+  n.outputs = {to};
+  n.schema = g.registry()->find(kDomain, op);
+  n.source_offset = offset;
+  return n;
+}
+
+// Whether `v` (a moving node's output) is read plain anywhere: by a node that stays, at an input
+// a moving node reads plain, or as a graph output.
+bool read_plain(const Graph& g, const Plan& plan, ValueId v) {
+  const Value& value = g.value(v);
+  if (value.is_graph_output) return true;
+  for (const NodeId c : value.consumers) {
+    if (!plan.moves(c)) return true;
+    const Node& n = g.node(c);
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (n.inputs[i] == v && !plan.layout_input(c, i)) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+ChannelsLastReport to_channels_last(Graph& g, const ShapeInferenceOptions& options) {
+  ChannelsLastReport report;
+  const Plan plan(g);
+  const auto count = static_cast<NodeId>(g.nodes().size());
+  // Decided on the graph as it is, before its nodes move out.
+  std::vector<std::vector<bool>> layout_inputs(count);
+  std::vector<bool> output_read_plain(count, false);
+  for (NodeId id = 0; id < count; ++id) {
+    if (!plan.moves(id)) continue;
+    ++report.nodes;
+    for (size_t i = 0; i < g.node(id).inputs.size(); ++i) {
+      layout_inputs[id].push_back(g.node(id).inputs[i] != kNoValue && plan.layout_input(id, i));
+    }
+    output_read_plain[id] = read_plain(g, plan, g.node(id).outputs[0]);
+  }
+  if (report.nodes == 0) return report;
+
+  std::unordered_map<ValueId, ValueId> nhwc;  // a value -> its channels-last copy
+  std::vector<Node> nodes;
+  nodes.reserve(static_cast<size_t>(count) * 2);
+  std::vector<Node> old = g.take_nodes();
+  for (NodeId id = 0; id < count; ++id) {
+    Node n = std::move(old[id]);
+    if (!plan.moves(id)) {
+      nodes.push_back(std::move(n));
+      continue;
+    }
+    for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (!layout_inputs[id][i]) continue;
+      const ValueId in = n.inputs[i];
+      auto it = nhwc.find(in);
+      if (it == nhwc.end()) {
+        const ValueId to = g.add_intermediate(g.value(in).name + "/channels_last");
+        nodes.push_back(layout_change(g, "ToChannelsLast", in, to, n.source_offset));
+        ++report.layout_changes;
+        it = nhwc.emplace(in, to).first;
+      }
+      n.inputs[i] = it->second;
+    }
+    if (const OpSchema* row = channels_last_row(g, n)) {
+      n.op_type = std::string(row->op_type);
+      n.domain = std::string(kDomain);
+      n.schema = row;
+    }
+    const ValueId out = n.outputs[0];
+    const ValueId moved = g.add_intermediate(g.value(out).name + "/channels_last");
+    n.outputs[0] = moved;
+    nhwc.emplace(out, moved);
+    const uint64_t offset = n.source_offset;
+    nodes.push_back(std::move(n));
+    if (output_read_plain[id]) {
+      nodes.push_back(layout_change(g, "FromChannelsLast", moved, out, offset));
+      ++report.layout_changes;
+    }
+  }
+  g.replace_nodes(std::move(nodes));
+  // Shapes, known values and constants are derived again from the new nodes.
+  for (ValueId v = 0; v < static_cast<ValueId>(g.values().size()); ++v) {
+    Value& value = g.mutable_value(v);
+    if (value.kind == ValueKind::intermediate) {
+      value.known.reset();
+      value.constant = false;
+    }
+  }
+  infer_shapes(g, options);
+  return report;
+}
+
+}  // namespace footprint::graph
