@@ -1,0 +1,210 @@
+// graph::to_channels_last as a specification: which nodes move to channels-last rows, where the
+// layout changes go, and that the moved graph computes what the plain one does inside the arena
+// it planned.
+#include "footprint/graph/channels_last.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "footprint/graph/builder.hpp"
+#include "footprint/graph/fuse.hpp"
+#include "footprint/graph/op_registry.hpp"
+#include "footprint/runtime/op_kernels.hpp"
+#include "footprint/runtime/session.hpp"
+
+namespace footprint::graph {
+namespace {
+
+SharedValue floats(std::vector<int64_t> dims, uint32_t seed, float scale) {
+  auto v = HostValue::make(DType::float32, std::move(dims));
+  uint32_t s = seed;
+  for (float& e : v->span<float>()) {
+    s = s * 1664525U + 1013904223U;
+    e = (static_cast<float>(s >> 8) / 16777216.0F - 0.5F) * scale;
+  }
+  return v;
+}
+
+Var conv(GraphBuilder& b, const Var& x, int64_t in, int64_t out, int64_t k, uint32_t seed,
+         int64_t group = 1) {
+  const int64_t pad = k / 2;
+  return b.conv(x, b.constant(floats({out, in / group, k, k}, seed, 0.6F)),
+                b.constant(floats({out}, seed + 1, 0.4F)), {1, 1}, {pad, pad, pad, pad}, group);
+}
+
+// Op types of the graph's nodes, "footprint::NhwcConv" for the moved ones, counted.
+std::map<std::string, int> ops_of(const Graph& g) {
+  std::map<std::string, int> ops;
+  for (const Node& n : g.nodes()) ++ops[(n.domain.empty() ? "" : n.domain + "::") + n.op_type];
+  return ops;
+}
+
+struct Moved {
+  ChannelsLastReport report;
+  std::map<std::string, int> ops;
+};
+
+Moved moved(const GraphBuilder& b) {
+  BuiltGraph built = b.to_graph();
+  fuse(built.graph);
+  const auto outputs = [&] {
+    std::vector<std::string> shapes;
+    for (const ValueId out : built.graph.outputs()) {
+      shapes.push_back(built.graph.value(out).name + built.graph.value(out).shape.to_string());
+    }
+    return shapes;
+  };
+  const std::vector<std::string> before = outputs();
+  Moved m;
+  m.report = to_channels_last(built.graph);
+  m.ops = ops_of(built.graph);
+  EXPECT_EQ(outputs(), before) << "graph outputs keep their names and NCHW shapes";
+  return m;
+}
+
+struct Run {
+  std::vector<float> y;
+  runtime::PreparedStats prepared;
+  uint64_t obtained = 0;
+};
+
+Run run(const onnx::Model& model, const std::vector<int64_t>& dims, bool fuse) {
+  runtime::SessionOptions options;
+  options.fuse = fuse;
+  runtime::Session session(model, options);
+  std::vector<runtime::Tensor> in;
+  in.emplace_back("x", DType::float32, dims);
+  uint32_t s = 5;
+  for (float& e : in[0].ref().span<float>()) {
+    s = s * 1664525U + 1013904223U;
+    e = (static_cast<float>(s >> 8) / 16777216.0F - 0.5F) * 3;
+  }
+  const auto out = session.run(in);
+  Run r;
+  r.prepared = session.prepared();
+  r.obtained = session.last_run().arena_bytes;
+  const auto y = out.at(0).ref().span<const float>();
+  r.y.assign(y.begin(), y.end());
+  return r;
+}
+
+// The moved graph gives the plain graph's outputs, inside the arena it planned.
+void expect_same_outputs(const GraphBuilder& b, const std::vector<int64_t>& dims) {
+  const BuiltGraph built = b.to_graph();
+  const Run last = run(*built.model, dims, true);
+  const Run plain = run(*built.model, dims, false);
+  EXPECT_GT(last.prepared.channels_last_nodes, 0U);
+  EXPECT_EQ(plain.prepared.channels_last_nodes, 0U);
+  EXPECT_EQ(last.obtained, last.prepared.planned_arena_bytes);
+  ASSERT_EQ(last.y.size(), plain.y.size());
+  for (size_t i = 0; i < last.y.size(); ++i) {
+    ASSERT_NEAR(last.y[i], plain.y[i], 1e-4F * (1 + std::abs(plain.y[i]))) << "at " << i;
+  }
+}
+
+TEST(ChannelsLast, AChainOfConvolutionsStaysChannelsLastBetweenItsSteps) {
+  GraphBuilder b(runtime::op_registry());
+  const Var x =
+      b.input("x", DType::float32, {Dim::known(1), Dim::known(8), Dim::known(10), Dim::known(10)});
+  Var y = b.relu(conv(b, x, 8, 16, 3, 1));
+  y = conv(b, y, 16, 16, 1, 3);      // pointwise
+  y = conv(b, y, 16, 16, 3, 5, 16);  // depthwise
+  y = b.op1("MaxPool", {y},
+            {Attr::of("kernel_shape", std::vector<int64_t>{2, 2}),
+             Attr::of("strides", std::vector<int64_t>{2, 2})});
+  b.output(y, "y");
+  const Moved m = moved(b);
+  EXPECT_EQ(m.report.nodes, 4U);
+  EXPECT_EQ(m.report.layout_changes, 2U) << "one before the first convolution, one for y";
+  EXPECT_EQ(m.ops.at("footprint::NhwcConv"), 3);
+  EXPECT_EQ(m.ops.at("footprint::NhwcMaxPool"), 1);
+  EXPECT_EQ(m.ops.at("footprint::ToChannelsLast"), 1);
+  EXPECT_EQ(m.ops.at("footprint::FromChannelsLast"), 1);
+  EXPECT_FALSE(m.ops.contains("Conv"));
+  expect_same_outputs(b, {1, 8, 10, 10});
+}
+
+// A residual Add, a Concat over channels, a squeeze-excitation scale ([N, C, 1, 1] by way of
+// GlobalAveragePool and Sigmoid) and the convolution after them: all channels-last.
+TEST(ChannelsLast, ResidualsConcatsAndScalesStayChannelsLast) {
+  GraphBuilder b(runtime::op_registry());
+  const Var x =
+      b.input("x", DType::float32, {Dim::known(2), Dim::known(8), Dim::known(7), Dim::known(9)});
+  const Var a = conv(b, x, 8, 8, 3, 11);
+  const Var sum = b.add(a, conv(b, a, 8, 8, 1, 13));
+  const Var cat = b.op1("Concat", {sum, a}, {Attr::of("axis", int64_t{1})});
+  const Var scale = b.op1("Sigmoid", {b.global_average_pool(cat)});
+  b.output(conv(b, b.mul(cat, scale), 16, 4, 3, 17), "y");
+  const Moved m = moved(b);
+  EXPECT_EQ(m.report.layout_changes, 2U);
+  for (const char* op : {"Add", "Mul", "Sigmoid"}) EXPECT_EQ(m.ops.at(op), 1) << op;
+  EXPECT_EQ(m.ops.at("footprint::NhwcConcat"), 1);
+  EXPECT_EQ(m.ops.at("footprint::NhwcGlobalAveragePool"), 1);
+  EXPECT_EQ(m.ops.at("footprint::NhwcConv"), 3);
+  expect_same_outputs(b, {2, 8, 7, 9});
+}
+
+// A convolution's output that a plain op also reads is changed back once, for that reader.
+TEST(ChannelsLast, APlainReaderGetsTheValueBackInItsLayout) {
+  GraphBuilder b(runtime::op_registry());
+  const Var x =
+      b.input("x", DType::float32, {Dim::known(1), Dim::known(4), Dim::known(6), Dim::known(6)});
+  const Var a = conv(b, x, 4, 4, 3, 21);
+  const Var flat = b.flatten(a);  // a view of the NCHW bytes: stays plain
+  const Var pooled = b.flatten(b.global_average_pool(conv(b, a, 4, 6, 3, 23)));
+  b.output(b.op1("Concat", {flat, pooled}, {Attr::of("axis", int64_t{1})}), "y");
+  const Moved m = moved(b);
+  EXPECT_EQ(m.ops.at("footprint::NhwcConv"), 2);
+  EXPECT_EQ(m.ops.at("footprint::ToChannelsLast"), 1);
+  EXPECT_EQ(m.ops.at("footprint::FromChannelsLast"), 2) << "a for Flatten, the pool for Flatten";
+  EXPECT_EQ(m.ops.at("Concat"), 1) << "of rank 2: plain";
+  expect_same_outputs(b, {1, 4, 6, 6});
+}
+
+// What has no channels-last kernel stays where it is: an average that counts the padding
+// ceil_mode adds, a 1-D convolution, an op that is not elementwise (Softmax over channels).
+TEST(ChannelsLast, WhatTheKernelsCannotRunChannelsLastStaysPlain) {
+  GraphBuilder b(runtime::op_registry());
+  const Var x =
+      b.input("x", DType::float32, {Dim::known(1), Dim::known(4), Dim::known(7), Dim::known(7)});
+  const Var a = conv(b, x, 4, 4, 3, 31);
+  const Var avg =
+      b.op1("AveragePool", {a},
+            {Attr::of("kernel_shape", std::vector<int64_t>{2, 2}),
+             Attr::of("strides", std::vector<int64_t>{2, 2}), Attr::of("ceil_mode", int64_t{1}),
+             Attr::of("count_include_pad", int64_t{1})});
+  b.output(b.op1("Softmax", {avg}, {Attr::of("axis", int64_t{1})}), "y");
+  const Moved m = moved(b);
+  EXPECT_EQ(m.report.nodes, 1U);
+  EXPECT_EQ(m.ops.at("AveragePool"), 1);
+  EXPECT_EQ(m.ops.at("Softmax"), 1);
+  expect_same_outputs(b, {1, 4, 7, 7});
+
+  GraphBuilder one_d(runtime::op_registry());
+  const Var s = one_d.input("x", DType::float32, {Dim::known(1), Dim::known(4), Dim::known(9)});
+  one_d.output(one_d.conv(s, one_d.constant(floats({4, 4, 3}, 33, 0.5F)),
+                          one_d.constant(floats({4}, 34, 0.5F)), {1}, {1, 1}),
+               "y");
+  BuiltGraph built = one_d.to_graph();
+  EXPECT_EQ(to_channels_last(built.graph).nodes, 0U);
+}
+
+// Inference alone (the builtin registry, without kernels) names no channels-last row to run.
+TEST(ChannelsLast, ARegistryWithoutTheKernelsMovesNothing) {
+  GraphBuilder b(OpRegistry::builtin());
+  const Var x =
+      b.input("x", DType::float32, {Dim::known(1), Dim::known(4), Dim::known(6), Dim::known(6)});
+  b.output(conv(b, x, 4, 4, 3, 41), "y");
+  BuiltGraph built = b.to_graph();
+  EXPECT_EQ(to_channels_last(built.graph).nodes, 0U);
+  EXPECT_EQ(ops_of(built.graph).at("Conv"), 1);
+}
+
+}  // namespace
+}  // namespace footprint::graph
