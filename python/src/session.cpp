@@ -150,8 +150,8 @@ py::dict PySession::stats() const {
   out["dims"] = p.dims;
   out["rebatched"] = p.rebatched;
   out["fused"] = p.fused;
-  out["channels_last_nodes"] = p.channels_last_nodes;
-  out["layout_changes"] = p.layout_changes;
+  out["channels_last"] = py::dict(py::arg("nodes") = p.channels_last_nodes,
+                                  py::arg("layout_changes") = p.layout_changes);
   out["steps"] = p.steps;
   out["predicted"] = predicted;
   out["measured"] = measured;

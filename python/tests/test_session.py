@@ -59,7 +59,7 @@ def test_fuse_false_runs_every_activation_apart_as_no_fuse_does(mobilenet):
     y = fused.run({"x": x})["logits"]
     z = apart.run({"x": x})["logits"]
     assert len(fused.stats["fused"]) == 35 and apart.stats["fused"] == []  # its 35 ReLU6
-    assert apart.stats["steps"] == fused.stats["steps"] - fused.stats["layout_changes"] + 35
+    assert apart.stats["steps"] == fused.stats["steps"] - fused.stats["channels_last"]["layout_changes"] + 35
     np.testing.assert_allclose(y, z, rtol=1e-5, atol=1e-5)
     expected = cli_json("run", mobilenet, "--repeat", "1", "--no-fuse")
     assert apart.stats["predicted"]["arena_bytes"] == expected["predicted"]["arena_bytes"]

@@ -150,6 +150,27 @@ TEST(ChannelsLast, ResidualsConcatsAndScalesStayChannelsLast) {
   expect_same_outputs(b, {2, 8, 7, 9});
 }
 
+// Conv -> BatchNormalization -> Relu, as unfolded exports have it: the normalisation follows the
+// convolution channels-last (constant parameters, packed when preparing), and so does the Relu.
+TEST(ChannelsLast, BatchNormalizationAfterAConvolutionStaysChannelsLast) {
+  GraphBuilder b(runtime::op_registry());
+  const Var x =
+      b.input("x", DType::float32, {Dim::known(2), Dim::known(6), Dim::known(5), Dim::known(5)});
+  const Var a = conv(b, x, 6, 12, 3, 51);
+  auto positive = floats({12}, 55, 0.5F);
+  for (float& v : positive->span<float>()) v += 1.0F;  // a variance
+  const Var bn = b.op1("BatchNormalization",
+                       {a, b.constant(floats({12}, 52, 1.0F)), b.constant(floats({12}, 53, 1.0F)),
+                        b.constant(floats({12}, 54, 1.0F)), b.constant(positive)},
+                       {Attr::of("epsilon", 1e-3F)});
+  b.output(conv(b, b.relu(bn), 12, 4, 1, 57), "y");
+  const Moved m = moved(b);
+  EXPECT_EQ(m.ops.at("footprint::NhwcBatchNormalization"), 1);
+  EXPECT_EQ(m.ops.at("Relu"), 1);
+  EXPECT_EQ(m.report.layout_changes, 2U);
+  expect_same_outputs(b, {2, 6, 5, 5});
+}
+
 // A convolution's output that a plain op also reads is changed back once, for that reader.
 TEST(ChannelsLast, APlainReaderGetsTheValueBackInItsLayout) {
   GraphBuilder b(runtime::op_registry());

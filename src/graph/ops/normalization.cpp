@@ -65,6 +65,13 @@ void infer_softmax(const InferContext& ctx, InferResult& r) {
 
 void register_normalization(OpRegistry& r) {
   r.add(op("BatchNormalization", 5, 5, infer_batch_norm, 1, 5));
+  // Inference on channels-last tensors [N, H, W, C] (graph::to_channels_last).
+  OpSchema nhwc_bn =
+      op("NhwcBatchNormalization", 5, 5, [](const InferContext& ctx, InferResult& out) {
+        infer_channels_last(ctx, out, infer_batch_norm, 1);
+      });
+  nhwc_bn.domain = "footprint";
+  r.add(nhwc_bn);
   r.add(op("InstanceNormalization", 3, 3, infer_same));
   r.add(op("LayerNormalization", 2, 3, infer_layer_norm, 1, 3));
   r.add(op("GroupNormalization", 3, 3, infer_same));

@@ -13,6 +13,7 @@
 
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
+#include "footprint/graph/node_attributes.hpp"
 #include "footprint/graph/ops/dropout_mode.hpp"
 #include "index_space.hpp"
 #include "parallel_for.hpp"
@@ -109,14 +110,16 @@ class BnAffineState final : public graph::KernelState {
   std::pair<T, T> operator()(int64_t c) const {
     return {a_[static_cast<size_t>(c)], b_[static_cast<size_t>(c)]};
   }
+  const T* a() const { return a_.data(); }
+  const T* b() const { return b_.data(); }
 
  private:
   std::vector<T> a_, b_;
 };
 
 template <class T>
-std::unique_ptr<graph::KernelState> make_bn_state(const graph::KernelContext& ctx) {
-  const int64_t channels = ctx.input(0).dim(1);
+std::unique_ptr<graph::KernelState> make_bn_state(const graph::KernelContext& ctx,
+                                                  int64_t channels) {
   for (size_t i = 1; i < 5; ++i) {
     const graph::TensorRef& p = ctx.input(i);
     if (p.dtype != ctx.input(0).dtype || static_cast<int64_t>(p.numel()) < channels) return nullptr;
@@ -124,16 +127,28 @@ std::unique_ptr<graph::KernelState> make_bn_state(const graph::KernelContext& ct
   return std::make_unique<BnAffineState<T>>(ChannelAffine<T>(ctx), channels);
 }
 
-std::unique_ptr<graph::KernelState> bn_prepare(const graph::KernelContext& ctx) {
-  if (training(ctx) || ctx.input_count() < 5) return nullptr;
+bool constant_parameters(const graph::KernelContext& ctx) {
+  if (training(ctx) || ctx.input_count() < 5) return false;
   for (size_t i = 1; i < 5; ++i) {
-    if (!ctx.has_input(i) || ctx.input(i).data == nullptr) return nullptr;  // not constants
+    if (!ctx.has_input(i) || ctx.input(i).data == nullptr) return false;
   }
+  return true;
+}
+
+std::unique_ptr<graph::KernelState> bn_prepare(const graph::KernelContext& ctx) {
+  if (!constant_parameters(ctx)) return nullptr;
   const graph::TensorRef& x = ctx.input(0);
   if (x.rank() < 2) return nullptr;  // the run fails naming it
-  if (x.dtype == DType::float32) return make_bn_state<float>(ctx);
-  if (x.dtype == DType::float64) return make_bn_state<double>(ctx);
+  if (x.dtype == DType::float32) return make_bn_state<float>(ctx, x.dim(1));
+  if (x.dtype == DType::float64) return make_bn_state<double>(ctx, x.dim(1));
   return nullptr;
+}
+
+// The channels are the last axis of NhwcBatchNormalization's [N, H, W, C].
+std::unique_ptr<graph::KernelState> nhwc_bn_prepare(const graph::KernelContext& ctx) {
+  const graph::TensorRef& x = ctx.input(0);
+  if (!constant_parameters(ctx) || x.rank() != 4 || x.dtype != DType::float32) return nullptr;
+  return make_bn_state<float>(ctx, x.dim(3));
 }
 
 template <class T, class Affine>
@@ -177,6 +192,57 @@ void bn_inference(graph::KernelContext& ctx) {
     return bn_planes<T>(ctx, *state);
   }
   bn_planes<T>(ctx, ChannelAffine<T>(ctx));
+}
+
+// NhwcBatchNormalization (graph::to_channels_last): inference on x [N, H, W, C], float32. Every
+// pixel is a row of C floats, y = x * a + b with a and b rows of C: the prepared state's where
+// the parameters are constants, else computed into the step's workspace (2 C floats).
+bool nhwc_bn_runs(const graph::Node& n) {
+  return graph::attr_int(n, "training_mode", 0) == 0;
+}
+
+uint64_t nhwc_bn_workspace(const graph::Node& /*n*/, const std::vector<graph::ConcreteTensor>& in,
+                           const std::vector<graph::ConcreteTensor>& /*out*/) {
+  if (in.empty() || in[0].dims.size() != 4) return 0;
+  return 2 * static_cast<uint64_t>(std::max<int64_t>(in[0].dims[3], 0)) * sizeof(float);
+}
+
+void run_nhwc_batch_norm(graph::KernelContext& ctx) {
+  const graph::TensorRef& x = ctx.input(0);
+  if (x.rank() != 4 || x.dtype != DType::float32) ctx.fail("reads float32 [N, H, W, C] tensors");
+  if (training(ctx)) ctx.fail("training mode is not supported channels-last");
+  const int64_t channels = x.dim(3);
+  const int64_t pixels = channels == 0 ? 0 : static_cast<int64_t>(x.numel()) / channels;
+  const float* a = nullptr;
+  const float* b = nullptr;
+  if (const auto* state = dynamic_cast<const BnAffineState<float>*>(ctx.state())) {
+    a = state->a();
+    b = state->b();
+  } else {
+    const std::span<std::byte> ws = ctx.workspace();
+    if (ws.size() < 2 * static_cast<size_t>(channels) * sizeof(float)) {
+      ctx.fail("the step's workspace is smaller than two rows of channels");
+    }
+    auto* rows = reinterpret_cast<float*>(ws.data());  // NOLINT(*-reinterpret-cast)
+    const ChannelAffine<float> affine(ctx);
+    for (int64_t c = 0; c < channels; ++c) std::tie(rows[c], rows[channels + c]) = affine(c);
+    a = rows;
+    b = rows + channels;
+  }
+  const float* in = x.as<const float>();
+  float* out = ctx.output(0).as<float>();
+  parallel_for(
+      ctx.threads(), static_cast<size_t>(pixels),
+      [&](size_t begin, size_t end) {
+        with_wide_vectors([&] {
+          for (size_t p = begin; p < end; ++p) {
+            const float* src = in + static_cast<int64_t>(p) * channels;
+            float* dst = out + static_cast<int64_t>(p) * channels;
+            for (int64_t c = 0; c < channels; ++c) dst[c] = src[c] * a[c] + b[c];
+          }
+        });
+      },
+      channels >= 4096 ? 1 : 4096 / static_cast<size_t>(std::max<int64_t>(channels, 1)));
 }
 
 // Training mode (opset 14+): normalise with the batch's own statistics (biased variance) and
@@ -515,6 +581,13 @@ void register_normalization(graph::OpRegistry& r) {
   bn.kernel = run_batch_norm;
   bn.prepare = bn_prepare;
   bn.rows_at_bound = true;  // per channel, each image alone
+  bn.channels_last = "NhwcBatchNormalization";
+  bn.channels_last_runs = nhwc_bn_runs;
+  graph::OpSchema& nhwc_bn = r.row("footprint", "NhwcBatchNormalization");
+  nhwc_bn.kernel = run_nhwc_batch_norm;
+  nhwc_bn.prepare = nhwc_bn_prepare;
+  nhwc_bn.workspace = nhwc_bn_workspace;
+  nhwc_bn.rows_at_bound = true;
   r.row("", "InstanceNormalization").kernel = run_instance_norm;
   r.row("", "LayerNormalization").kernel = run_layer_norm;
   r.row("", "Softmax").kernel = normalize_kernel<Normalize::softmax>;
