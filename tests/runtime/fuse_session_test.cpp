@@ -90,6 +90,15 @@ std::vector<Layer> layers() {
          return b.conv(x, b.constant(floats({16, 1, 3, 3}, 5, 0.8F)),
                        b.constant(floats({16}, 6, 0.5F)), {2, 2}, {1, 1, 1, 1}, 16);
        }},
+      {"BatchNormalization",
+       {2, 6, 5, 5},
+       [](GraphBuilder& b, const Var& x) {
+         auto var = floats({6}, 14, 0.5F);
+         for (float& v : var->span<float>()) v += 1.0F;
+         return b.op1("BatchNormalization",
+                      {x, b.constant(floats({6}, 10, 1.0F)), b.constant(floats({6}, 11, 1.0F)),
+                       b.constant(floats({6}, 12, 1.0F)), b.constant(var)});
+       }},
       {"MatMul",
        {6, 40},
        [](GraphBuilder& b, const Var& x) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "dtype_dispatch.hpp"
+#include "epilogue.hpp"
 #include "families.hpp"
 #include "footprint/graph/node_attributes.hpp"
 #include "footprint/graph/ops/dropout_mode.hpp"
@@ -231,6 +232,7 @@ void run_nhwc_batch_norm(graph::KernelContext& ctx) {
   }
   const float* in = x.as<const float>();
   float* out = ctx.output(0).as<float>();
+  const std::span<const graph::Epilogue> epilogues = ctx.node().epilogues;
   parallel_for(
       ctx.threads(), static_cast<size_t>(pixels),
       [&](size_t begin, size_t end) {
@@ -240,6 +242,9 @@ void run_nhwc_batch_norm(graph::KernelContext& ctx) {
             float* dst = out + static_cast<int64_t>(p) * channels;
             for (int64_t c = 0; c < channels; ++c) dst[c] = src[c] * a[c] + b[c];
           }
+          // While the rows are in cache (the Relu after an unfolded BatchNormalization).
+          apply_epilogues(epilogues, out + static_cast<int64_t>(begin) * channels,
+                          (end - begin) * static_cast<size_t>(channels));
         });
       },
       channels >= 4096 ? 1 : 4096 / static_cast<size_t>(std::max<int64_t>(channels, 1)));
@@ -318,6 +323,7 @@ void run_batch_norm(graph::KernelContext& ctx) {
       ctx.fail("dtype " + dtype_label(ctx.input(0).dtype) + " is not supported");
   }
   if (!train) copy_running_stats(ctx);
+  finish_epilogues(ctx, false);
 }
 
 // ---- InstanceNormalization: x [N, C, D...]; statistics per (n, c) plane, scale and B per c
@@ -581,6 +587,7 @@ void register_normalization(graph::OpRegistry& r) {
   bn.kernel = run_batch_norm;
   bn.prepare = bn_prepare;
   bn.rows_at_bound = true;  // per channel, each image alone
+  bn.takes_epilogues = true;
   bn.channels_last = "NhwcBatchNormalization";
   bn.channels_last_runs = nhwc_bn_runs;
   graph::OpSchema& nhwc_bn = r.row("footprint", "NhwcBatchNormalization");
@@ -588,6 +595,7 @@ void register_normalization(graph::OpRegistry& r) {
   nhwc_bn.prepare = nhwc_bn_prepare;
   nhwc_bn.workspace = nhwc_bn_workspace;
   nhwc_bn.rows_at_bound = true;
+  nhwc_bn.takes_epilogues = true;
   r.row("", "InstanceNormalization").kernel = run_instance_norm;
   r.row("", "LayerNormalization").kernel = run_layer_norm;
   r.row("", "Softmax").kernel = normalize_kernel<Normalize::softmax>;
