@@ -211,7 +211,8 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
   if (r.packed_bytes > 0) {
     line(
         "packed       {:>12}   weights the kernels keep in their own layouts, on the heap beside "
-        "the plan (blocked convolutions, large matrix products as 1x1 convolutions, recurrent "
+        "the plan (convolutions in oneDNN's weight layouts, large matrix products as 1x1 "
+        "convolutions, recurrent "
         "gates transposed)",
         human_bytes(r.packed_bytes));
   }

@@ -204,7 +204,7 @@ std::string run_text(const RunReport& r) {
                    human_bytes(p.constant_bytes));
   if (p.packed_weights_bytes > 0) {
     t += fmt::format(
-        "packed       {} of weights in their kernels' layouts (convolutions blocked, large "
+        "packed       {} of weights in their kernels' layouts (convolutions in oneDNN's, large "
         "matrix products as 1x1 convolutions, recurrent gates transposed)\n",
         human_bytes(p.packed_weights_bytes));
   }
