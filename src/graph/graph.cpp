@@ -308,8 +308,8 @@ void Graph::replace_nodes(std::vector<Node> nodes) {
     v.consumers.clear();
   }
   std::vector<bool> written(values_.size(), false);
-  for (const Value& v : values_) {
-    if (v.kind != ValueKind::intermediate) written[&v - values_.data()] = true;
+  for (size_t v = 0; v < values_.size(); ++v) {
+    written[v] = values_[v].kind != ValueKind::intermediate;
   }
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const auto id = static_cast<NodeId>(i);

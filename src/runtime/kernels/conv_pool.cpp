@@ -742,6 +742,15 @@ std::optional<dnnl::pooling_v2_forward::primitive_desc> onednn_pool(const Extent
   }
 }
 
+// A primitive reading DNNL_ARG_SRC and writing DNNL_ARG_DST (pooling, LRN).
+template <class Pd, class Primitive>
+std::unique_ptr<DnnlState> src_dst_state(const Pd& pd) {
+  return std::make_unique<DnnlState>(
+      pd, Primitive(pd),
+      std::vector<std::pair<int, memory::desc>>{{DNNL_ARG_SRC, pd.src_desc()},
+                                                {DNNL_ARG_DST, pd.dst_desc()}});
+}
+
 template <PoolKind kKind>
 std::unique_ptr<graph::KernelState> pool_prepare(const graph::KernelContext& ctx) {
   const graph::Node& n = ctx.node();
@@ -749,10 +758,7 @@ std::unique_ptr<graph::KernelState> pool_prepare(const graph::KernelContext& ctx
   if (!all_positive(e)) return nullptr;
   const Pooling p = pooling(n, e, kKind);
   if (const auto pd = onednn_pool(e, p)) {
-    return std::make_unique<DnnlState>(
-        *pd, dnnl::pooling_v2_forward(*pd),
-        std::vector<std::pair<int, memory::desc>>{{DNNL_ARG_SRC, pd->src_desc()},
-                                                  {DNNL_ARG_DST, pd->dst_desc()}});
+    return src_dst_state<dnnl::pooling_v2_forward::primitive_desc, dnnl::pooling_v2_forward>(*pd);
   }
   if (!pool_loop_supports(kKind, e.in_dtype[0])) {
     ctx.fail("dtype " + dtype_label(e.in_dtype[0]) + " is not supported");
@@ -818,11 +824,8 @@ template <PoolKind kKind>
 std::unique_ptr<graph::KernelState> nhwc_pool_prepare(const graph::KernelContext& ctx) {
   const Extents e = extents_of(ctx);
   if (!all_positive(e)) return nullptr;
-  const auto pd = nhwc_pool_pd(ctx.node(), e, kKind);
-  return std::make_unique<DnnlState>(
-      pd, dnnl::pooling_v2_forward(pd),
-      std::vector<std::pair<int, memory::desc>>{{DNNL_ARG_SRC, pd.src_desc()},
-                                                {DNNL_ARG_DST, pd.dst_desc()}});
+  return src_dst_state<dnnl::pooling_v2_forward::primitive_desc, dnnl::pooling_v2_forward>(
+      nhwc_pool_pd(ctx.node(), e, kKind));
 }
 
 template <PoolKind kKind>
@@ -915,14 +918,15 @@ void run_nhwc_global_average_pool(graph::KernelContext& ctx) {
   const int64_t c = x.dim(3);
   const float* in = x.as<const float>();
   float* out = ctx.output(0).as<float>();
-  const auto chunks = static_cast<size_t>(n * ((c + kChunk - 1) / kChunk));
+  const int64_t per_image = (c + kChunk - 1) / kChunk;
+  const auto chunks = static_cast<size_t>(n * per_image);
   parallel_for(
       ctx.threads(), chunks,
       [&](size_t begin, size_t end) {
         with_wide_vectors([&] {
           for (size_t k = begin; k < end; ++k) {
-            const int64_t image = static_cast<int64_t>(k) / ((c + kChunk - 1) / kChunk);
-            const int64_t c0 = static_cast<int64_t>(k) % ((c + kChunk - 1) / kChunk) * kChunk;
+            const int64_t image = static_cast<int64_t>(k) / per_image;
+            const int64_t c0 = static_cast<int64_t>(k) % per_image * kChunk;
             const int64_t width = std::min(kChunk, c - c0);
             std::array<double, kChunk> sum{};
             const float* plane = in + image * pixels * c + c0;
@@ -961,11 +965,7 @@ dnnl::lrn_forward::primitive_desc lrn_pd(const graph::Node& n, const Extents& e)
 std::unique_ptr<graph::KernelState> lrn_prepare(const graph::KernelContext& ctx) {
   const Extents e = extents_of(ctx);
   if (!all_positive(e)) return nullptr;
-  const auto pd = lrn_pd(ctx.node(), e);
-  return std::make_unique<DnnlState>(
-      pd, dnnl::lrn_forward(pd),
-      std::vector<std::pair<int, memory::desc>>{{DNNL_ARG_SRC, pd.src_desc()},
-                                                {DNNL_ARG_DST, pd.dst_desc()}});
+  return src_dst_state<dnnl::lrn_forward::primitive_desc, dnnl::lrn_forward>(lrn_pd(ctx.node(), e));
 }
 
 uint64_t lrn_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
