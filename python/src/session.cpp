@@ -150,6 +150,7 @@ py::dict PySession::stats() const {
   out["dims"] = p.dims;
   out["rebatched"] = p.rebatched;
   out["fused"] = p.fused;
+  out["patterns"] = p.patterns;
   out["channels_last"] = py::dict(py::arg("nodes") = p.channels_last_nodes,
                                   py::arg("layout_changes") = p.layout_changes);
   out["steps"] = p.steps;

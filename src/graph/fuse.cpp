@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "footprint/graph/op_registry.hpp"
+#include "fuse_patterns.hpp"
 
 namespace footprint::graph {
 namespace {
@@ -88,6 +89,7 @@ std::optional<Match> next_epilogue(const Graph& g, NodeId host) {
 
 FuseReport fuse(Graph& g) {
   FuseReport report;
+  report.nodes_removed = fuse_patterns(g, report.patterns);
   for (NodeId host = 0; host < static_cast<NodeId>(g.nodes().size()); ++host) {
     // A host may take several (Conv, then Relu, then Clip): look again after each.
     while (std::optional<Match> m = next_epilogue(g, host)) {

@@ -203,6 +203,16 @@ void Graph::replace_constant(ValueId id, std::vector<std::byte> raw) {
   owned_constants_.push_back(std::move(owned));
 }
 
+onnx::Array<onnx::AttributeProto> Graph::own_attributes(
+    std::vector<onnx::AttributeProto> attributes) {
+  auto owned = std::make_unique<OwnedConstant>();
+  owned->attributes = std::move(attributes);
+  const onnx::Array<onnx::AttributeProto> out{owned->attributes.data(),
+                                              static_cast<uint32_t>(owned->attributes.size()), 0};
+  owned_constants_.push_back(std::move(owned));
+  return out;
+}
+
 void Graph::fuse_into(NodeId host, std::span<const NodeId> absorbed, Epilogue epilogue) {
   const auto bad = [&](const std::string& why) {
     throw Error("graph " + in_quotes(name_) + ": cannot fuse into node " +

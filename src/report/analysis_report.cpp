@@ -84,6 +84,7 @@ AnalysisReport analysis_report(const analysis::ModelProgram& m, std::string mode
   r.bounded = m.program.bounded;
   r.constant_nodes = m.program.constant_nodes;
   r.fused = m.fused.fused;
+  r.patterns = m.fused.patterns;
   r.channels_last = m.channels_last;
   r.packed_bytes = m.program.packed_bytes;
   return r;
@@ -134,6 +135,7 @@ nlohmann::json to_json(const AnalysisReport& r) {
   j["warnings"] = r.warnings;
   j["constant_nodes"] = r.constant_nodes;
   j["fused"] = r.fused;
+  j["patterns"] = r.patterns;
   j["channels_last"] = {{"nodes", r.channels_last.nodes},
                         {"layout_changes", r.channels_last.layout_changes}};
   j["bytes"]["packed"] = r.packed_bytes;
@@ -216,7 +218,7 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
         "gates transposed)",
         human_bytes(r.packed_bytes));
   }
-  if (!r.fused.empty()) line("{}", fused_line(r.fused.size()));
+  if (!r.fused.empty() || !r.patterns.empty()) line("{}", fused_line(r.fused, r.patterns));
   if (r.channels_last.nodes > 0) {
     line("{}", layout_line(r.channels_last.nodes, r.channels_last.layout_changes));
   }

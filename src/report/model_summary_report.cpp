@@ -1,8 +1,10 @@
 #include "footprint/report/model_summary_report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <map>
 
 namespace footprint::report {
 namespace {
@@ -46,10 +48,26 @@ std::string human_bytes(uint64_t bytes) {
   return unit == 0 ? fmt::format("{} B", bytes) : fmt::format("{:.1f} {}", v, kUnits[unit]);
 }
 
-std::string fused_line(size_t count) {
-  return fmt::format("fused        {} {} inside the node before {} (--no-fuse: apart)", count,
-                     count == 1 ? "activation runs" : "activations run",
-                     count == 1 ? "it" : "them");
+std::string fused_line(const std::vector<std::string>& activations,
+                       const std::vector<std::string>& patterns) {
+  std::vector<std::string> parts;
+  if (!activations.empty()) {
+    const size_t n = activations.size();
+    parts.push_back(fmt::format("{} {} inside the node before {}", n,
+                                n == 1 ? "activation runs" : "activations run",
+                                n == 1 ? "it" : "them"));
+  }
+  if (!patterns.empty()) {
+    // Each line starts with the op the pattern became.
+    std::map<std::string, size_t> ops;
+    for (const std::string& p : patterns) ++ops[p.substr(0, p.find(' '))];
+    std::vector<std::string> counts;
+    for (const auto& [op, k] : ops) counts.push_back(fmt::format("{} {}", op, k));
+    parts.push_back(fmt::format("{} {} as one op each ({})", patterns.size(),
+                                patterns.size() == 1 ? "pattern runs" : "patterns run",
+                                fmt::join(counts, ", ")));
+  }
+  return fmt::format("fused        {} (--no-fuse: apart)", fmt::join(parts, "; "));
 }
 
 std::string layout_line(size_t nodes, size_t changes) {

@@ -102,6 +102,7 @@ nlohmann::json run_json(const RunReport& r) {
       {"dims", p.dims},
       {"rebatched", p.rebatched},
       {"fused", p.fused},
+      {"patterns", p.patterns},
       {"channels_last", {{"nodes", p.channels_last_nodes}, {"layout_changes", p.layout_changes}}},
       {"predicted",
        {{"arena_bytes", p.planned_arena_bytes},
@@ -186,7 +187,7 @@ std::string run_text(const RunReport& r) {
   t += fmt::format("load         {:.1f} ms, prepare {:.1f} ms\n", r.load_ms, r.prepare_ms);
   t += fmt::format("steps        {} per run, {} constant nodes evaluated when preparing\n", p.steps,
                    p.constant_nodes);
-  if (!p.fused.empty()) t += fused_line(p.fused.size()) + "\n";
+  if (!p.fused.empty() || !p.patterns.empty()) t += fused_line(p.fused, p.patterns) + "\n";
   if (p.channels_last_nodes > 0) {
     t += layout_line(p.channels_last_nodes, p.layout_changes) + "\n";
   }

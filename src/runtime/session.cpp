@@ -183,6 +183,7 @@ void Session::prepare(std::span<const Tensor> inputs) {
   if (rebatched) prepared_.rebatched = rebatched->note();
   prepared_.steps = runner_->step_count();
   prepared_.fused = std::move(fused.fused);
+  prepared_.patterns = std::move(fused.patterns);
   prepared_.channels_last_nodes = channels_last.nodes;
   prepared_.layout_changes = channels_last.layout_changes;
   prepared_.constant_nodes = runner_->program().constant_nodes;

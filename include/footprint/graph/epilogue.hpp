@@ -20,6 +20,8 @@ enum class EpilogueOp : uint8_t {
   swish,         // x * sigmoid(x): Sigmoid and a Mul by its own input (SiLU)
   hard_sigmoid,  // max(0, min(1, alpha x + beta))
   hard_swish,    // x * max(0, min(1, x / 6 + 1 / 2))
+  gelu_erf,      // x / 2 * (1 + erf(x / sqrt(2)))
+  gelu_tanh,     // x / 2 * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))
 };
 
 struct Epilogue {

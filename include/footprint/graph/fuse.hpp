@@ -9,6 +9,12 @@
 //   graph::infer_shapes(g);
 //   const graph::FuseReport r = graph::fuse(g);  // r.fused: "Conv 'c1' + Relu 'r1'", ...
 //
+// Before that, ops an exporter wrote as the elementwise steps that define them become the one row
+// that computes them (src/graph/fuse_patterns.cpp): LayerNorm's nine nodes (ReduceMean, Sub,
+// Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) a LayerNormalization, GELU's erf and tanh forms a
+// Gelu (which then folds into its MatMul as an epilogue), a MatMul followed by the Add of a bias
+// along its last axis a footprint::MatMulAdd.
+//
 // A node is fused only when nothing else could see what fusing hides: its output is float32,
 // not a graph output, not a constant, and read by the absorbed nodes alone.
 #include <string>
@@ -20,6 +26,9 @@ namespace footprint::graph {
 
 struct FuseReport {
   std::vector<std::string> fused;  // one line per absorbed op: "Conv 'c1' + Relu 'r1'"
+  // One line per pattern run as one op: "LayerNormalization '/ln/LayerNormalization' from 9
+  // nodes: ReduceMean '/ln/ReduceMean' ... Add '/ln/Add_1'"
+  std::vector<std::string> patterns;
   size_t nodes_removed = 0;
 };
 

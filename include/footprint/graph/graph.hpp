@@ -158,6 +158,10 @@ class Graph {
   // returns, leave the graph (later value ids shift down). Throws footprint::Error when a value
   // is written twice or read before it is written.
   void replace_nodes(std::vector<Node> nodes);
+  // For graph::fuse: the attributes of a node a rewrite makes (a LayerNormalization standing for
+  // the ops an exporter wrote), kept as long as the graph. Their names and string values must
+  // outlive it (literals).
+  onnx::Array<onnx::AttributeProto> own_attributes(std::vector<onnx::AttributeProto> attributes);
   // The registry the nodes' rows come from (from_onnx's).
   const OpRegistry* registry() const { return registry_; }
 

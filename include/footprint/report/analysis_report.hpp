@@ -27,6 +27,7 @@ struct AnalysisReport {
   std::vector<analysis::BoundedTensor> bounded;
   size_t constant_nodes = 0;
   std::vector<std::string> fused;           // graph::fuse's lines: what each host node absorbed
+  std::vector<std::string> patterns;        // graph::fuse's lines: patterns run as one op
   graph::ChannelsLastReport channels_last;  // graph::to_channels_last's counts
   uint64_t packed_bytes = 0;                // weights the kernels keep in layouts of their own
   std::optional<analysis::DimSweep> sweep;

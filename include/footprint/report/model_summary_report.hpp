@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "footprint/analysis/model_summary.hpp"
 #include "footprint/runtime/process_memory.hpp"
@@ -31,9 +32,10 @@ std::string to_text(const analysis::ModelSummary& s, const LoadFigures& load);
 // "1.5 MiB", "312 B": a byte count for people.
 std::string human_bytes(uint64_t bytes);
 
-// The "fused" line of `analyze` and `run`, for `count` activations graph::fuse folded (no
-// newline).
-std::string fused_line(size_t count);
+// The "fused" line of `analyze` and `run`: the activations graph::fuse folded into the node
+// before them and the patterns it ran as one op each (graph::FuseReport's lines).
+std::string fused_line(const std::vector<std::string>& activations,
+                       const std::vector<std::string>& patterns);
 // The "layout" line of `analyze` and `run`: `nodes` run channels-last, with `changes` layout
 // changes between them and the plain tensors (graph::to_channels_last; no newline).
 std::string layout_line(size_t nodes, size_t changes);

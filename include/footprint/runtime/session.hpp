@@ -74,6 +74,8 @@ struct PreparedStats {
   // What graph::fuse folded into the node before it: "Conv 'c1' + Relu 'r1'"
   // (SessionOptions::fuse).
   std::vector<std::string> fused;
+  // Patterns graph::fuse ran as one op: "Gelu '/mlp/Gelu' from 5 nodes: ..."
+  std::vector<std::string> patterns;
   // graph::to_channels_last: nodes moved to channels-last rows, and the layout changes added.
   size_t channels_last_nodes = 0;
   size_t layout_changes = 0;

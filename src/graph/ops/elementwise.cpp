@@ -390,6 +390,11 @@ std::optional<Epilogue> tanh_epilogue(const Graph& /*g*/, const Node& /*n*/) {
 std::optional<Epilogue> hard_swish_epilogue(const Graph& /*g*/, const Node& /*n*/) {
   return epilogue(EpilogueOp::hard_swish);
 }
+std::optional<Epilogue> gelu_epilogue(const Graph& /*g*/, const Node& n) {
+  const std::string_view form = attr_string(n, "approximate", "none");
+  if (form != "none" && form != "tanh") return std::nullopt;  // the kernel names it
+  return epilogue(form == "tanh" ? EpilogueOp::gelu_tanh : EpilogueOp::gelu_erf);
+}
 std::optional<Epilogue> leaky_relu_epilogue(const Graph& /*g*/, const Node& n) {
   return epilogue(EpilogueOp::leaky_relu, attr_float(n, "alpha", 0.01F));
 }
@@ -447,10 +452,14 @@ void register_elementwise(OpRegistry& r) {
   for (const BinaryOp& b : kVariadicOps) r.add(elementwise(op(b.name, 1, V, infer_variadic)));
   r.add(elementwise(op("Clip", 1, 3, infer_clip)));
   const std::pair<std::string_view, EpilogueFn> epilogues[] = {
-      {"Relu", relu_epilogue},           {"LeakyRelu", leaky_relu_epilogue},
-      {"Clip", clip_epilogue},           {"Sigmoid", sigmoid_epilogue},
-      {"Tanh", tanh_epilogue},           {"HardSigmoid", hard_sigmoid_epilogue},
-      {"HardSwish", hard_swish_epilogue}};
+      {"Relu", relu_epilogue},
+      {"LeakyRelu", leaky_relu_epilogue},
+      {"Clip", clip_epilogue},
+      {"Sigmoid", sigmoid_epilogue},
+      {"Tanh", tanh_epilogue},
+      {"HardSigmoid", hard_sigmoid_epilogue},
+      {"HardSwish", hard_swish_epilogue},
+      {"Gelu", gelu_epilogue}};
   for (const auto& [name, fn] : epilogues) r.row("", name).as_epilogue = fn;
   r.add(elementwise(op("Where", 3, 3, infer_where)));
   r.add(op("Cast", 1, 1, infer_cast));

@@ -39,6 +39,22 @@ void infer_matmul(const InferContext& ctx, InferResult& r) {
   set_output(r, 0, ctx.input(0).dtype, matmul_shape(ctx, ctx.input(0).shape, ctx.input(1).shape));
 }
 
+// footprint::MatMulAdd (graph::fuse's MatMul then Add): A B + C, C of the output's last extent
+// (leading ones allowed), added to every row.
+void infer_matmul_add(const InferContext& ctx, InferResult& r) {
+  const Shape y = matmul_shape(ctx, ctx.input(0).shape, ctx.input(1).shape);
+  const Shape& c = ctx.input(2).shape;
+  if (c.ranked && y.ranked && !y.dims.empty() && !c.dims.empty()) {
+    const auto cn = c.dims.back().value();
+    const auto yn = y.dims.back().value();
+    if (cn && yn && *cn != *yn) {
+      ctx.fail("C's last extent " + std::to_string(*cn) + " is not the output's " +
+               std::to_string(*yn));
+    }
+  }
+  set_output(r, 0, ctx.input(0).dtype, y);
+}
+
 void infer_matmul_integer(const InferContext& ctx, InferResult& r) {
   set_output(r, 0, DType::int32, matmul_shape(ctx, ctx.input(0).shape, ctx.input(1).shape));
 }
@@ -164,6 +180,9 @@ void infer_det(const InferContext& ctx, InferResult& r) {
 void register_matmul(OpRegistry& r) {
   r.add(op("Gemm", 2, 3, infer_gemm));
   r.add(op("MatMul", 2, 2, infer_matmul));
+  OpSchema matmul_add = op("MatMulAdd", 3, 3, infer_matmul_add);
+  matmul_add.domain = "footprint";
+  r.add(matmul_add);
   r.add(op("MatMulInteger", 2, 4, infer_matmul_integer));
   r.add(op("QLinearMatMul", 8, 8, infer_qlinear_matmul));
   r.add(op("Einsum", 1, V, infer_einsum));

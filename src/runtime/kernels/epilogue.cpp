@@ -31,6 +31,10 @@ dnnl::algorithm algorithm_of(EpilogueOp op) {
       return dnnl::algorithm::eltwise_swish;
     case EpilogueOp::hard_swish:
       return dnnl::algorithm::eltwise_hardswish;
+    case EpilogueOp::gelu_erf:
+      return dnnl::algorithm::eltwise_gelu_erf;
+    case EpilogueOp::gelu_tanh:
+      return dnnl::algorithm::eltwise_gelu_tanh;
     case EpilogueOp::hard_sigmoid:
       break;
   }
@@ -65,6 +69,10 @@ V apply_vector(const graph::Epilogue& e, V v) {
       const V lo = t < splat<V>(0) ? splat<V>(0) : t;
       return v * (lo > splat<V>(1) ? splat<V>(1) : lo);
     }
+    case EpilogueOp::gelu_erf:
+      return 0.5F * v * (1.0F + simd::erf(v * 0.7071067811865476F));
+    case EpilogueOp::gelu_tanh:
+      return 0.5F * v * (1.0F + simd::tanh(0.7978845608028654F * (v + 0.044715F * v * v * v)));
   }
   return v;
 }

@@ -1,5 +1,6 @@
 // Matrix products on oneDNN's matmul primitive: Gemm (transposes as strides, alpha as an output
-// scale, C as a bias or through the sum post-op) and MatMul (numpy batching and 1-D operands).
+// scale, C as a bias or through the sum post-op), MatMul (numpy batching and 1-D operands) and
+// footprint::MatMulAdd (graph::fuse's MatMul then Add of a bias: the primitive's bias).
 //
 // Operands are described where they lie: a transposed operand is the same bytes with swapped
 // strides, so a Gemm over a 25088x4096 weight with transB reads the weight in place.
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -285,13 +287,22 @@ MatMulDims matmul_dims(const graph::Node& n, const Extents& e) {
   return d;
 }
 
+// footprint::MatMulAdd's C, added to every row of Y: [1, ..., 1, N] in Y's rank, the same bytes
+// as C's [N].
+memory::desc bias_desc(const MatMulDims& d, const Extents& e) {
+  if (!e.has_in(2)) return {};
+  memory::dims dims(d.y.size(), 1);
+  dims.back() = d.y.back();
+  return plain_desc(dims);
+}
+
 std::pair<dnnl::matmul::primitive_desc, bool> matmul_pd(const graph::Node& n, const Extents& e) {
   require_float(n, e);
   const MatMulDims d = fold_batch_into_rows(matmul_dims(n, e));
   return with_epilogues(n, [&](bool epilogues) {
     return make_pd(n, "MatMul", [&] {
       return dnnl::matmul::primitive_desc(
-          dnnl::matmul::desc(plain_desc(d.a), plain_desc(d.b), plain_desc(d.y)),
+          dnnl::matmul::desc(plain_desc(d.a), plain_desc(d.b), bias_desc(d, e), plain_desc(d.y)),
           epilogues ? epilogue_attr(n) : user_scratchpad(), cpu_engine());
     });
   });
@@ -302,7 +313,7 @@ std::optional<ProductAsConv> matmul_as_conv(const graph::Node& n, const Extents&
   require_float(n, e);
   const MatMulDims d = fold_batch_into_rows(matmul_dims(n, e));
   if (d.a.size() != 2) return std::nullopt;
-  return product_as_conv(n, d.a[0], d.a[1], d.b[1], false, false);
+  return product_as_conv(n, d.a[0], d.a[1], d.b[1], false, e.has_in(2));
 }
 
 std::unique_ptr<graph::KernelState> matmul_prepare(const graph::KernelContext& ctx) {
@@ -310,7 +321,7 @@ std::unique_ptr<graph::KernelState> matmul_prepare(const graph::KernelContext& c
   if (!all_positive(e)) return nullptr;
   if (const auto c = matmul_as_conv(ctx.node(), e)) return conv_state(*c, ctx);
   const auto [pd, applies_epilogues] = matmul_pd(ctx.node(), e);
-  auto state = std::make_unique<DnnlState>(pd, dnnl::matmul(pd), matmul_args(pd, false));
+  auto state = std::make_unique<DnnlState>(pd, dnnl::matmul(pd), matmul_args(pd, e.has_in(2)));
   state->applies_epilogues = applies_epilogues;
   return state;
 }
@@ -345,6 +356,17 @@ uint64_t product_packed(const graph::Node& n, const std::vector<graph::ConcreteT
       n, in, out);
 }
 
+// Y = 0 (an empty inner dim), plus footprint::MatMulAdd's C in every row.
+void add_bias_rows(const graph::TensorRef* c, const graph::TensorRef& y) {
+  const std::span<float> out = y.span<float>();
+  if (c == nullptr) {
+    std::fill(out.begin(), out.end(), 0.0F);
+    return;
+  }
+  const std::span<const float> bias(c->as<const float>(), c->numel());
+  for (size_t i = 0; i < out.size(); ++i) out[i] = bias[i % bias.size()];
+}
+
 void run_matmul(graph::KernelContext& ctx) {
   if (run_as_conv(ctx)) return;
   auto* st = dynamic_cast<DnnlState*>(ctx.state());
@@ -357,12 +379,13 @@ void run_matmul(graph::KernelContext& ctx) {
       ctx.fail("the kernel's state was not prepared");
     }
     if (y.dtype != DType::float32) ctx.fail("dtype " + dtype_label(y.dtype) + " is not supported");
-    for (float& v : y.span<float>()) v = 0;
+    add_bias_rows(ctx.input_or_null(2), y);
     apply_epilogues(ctx.node().epilogues, y.as<float>(), y.numel());  // no primitive ran
     return;
   }
   st->bind(DNNL_ARG_SRC, ctx.input(0).data);
   st->bind(DNNL_ARG_WEIGHTS, ctx.input(1).data);
+  if (ctx.has_input(2)) st->bind(DNNL_ARG_BIAS, ctx.input(2).data);
   st->bind(DNNL_ARG_DST, ctx.output(0).data);
   st->execute(ctx);
   finish_epilogues(ctx, st->applies_epilogues);
@@ -379,15 +402,16 @@ void set(graph::OpSchema& row, graph::KernelFn kernel, graph::PrepareFn prepare,
 
 void register_matmul(graph::OpRegistry& r) {
   set(r.row("", "Gemm"), run_gemm, gemm_prepare, product_workspace<gemm_as_conv, gemm_pd>);
-  set(r.row("", "MatMul"), run_matmul, matmul_prepare,
-      product_workspace<matmul_as_conv, matmul_pd>);
   r.row("", "Gemm").takes_epilogues = true;
-  r.row("", "MatMul").takes_epilogues = true;
   r.row("", "Gemm").packed = product_packed<gemm_as_conv>;
-  r.row("", "MatMul").packed = product_packed<matmul_as_conv>;
   // A row of A makes the same row of Y (B and C do not vary: the runtime checks).
   r.row("", "Gemm").rows_at_bound = true;
-  r.row("", "MatMul").rows_at_bound = true;
+  for (graph::OpSchema* row : {&r.row("", "MatMul"), &r.row("footprint", "MatMulAdd")}) {
+    set(*row, run_matmul, matmul_prepare, product_workspace<matmul_as_conv, matmul_pd>);
+    row->takes_epilogues = true;
+    row->packed = product_packed<matmul_as_conv>;
+    row->rows_at_bound = true;
+  }
 }
 
 }  // namespace footprint::runtime::kernels

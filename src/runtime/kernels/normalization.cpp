@@ -385,6 +385,26 @@ int64_t trailing_period(const graph::TensorRef& t, const graph::TensorRef& x, si
   return static_cast<int64_t>(t.numel());
 }
 
+// One float row whose Scale and B (shift may be null) cover it whole: the statistics and the
+// affine map a vector at a time. The statistics are float sums per lane, as vectorised runtimes
+// keep them; the scalar path below keeps doubles for the rarer layouts.
+void layer_norm_float_row(const float* src, float* dst, size_t n, const float* scale,
+                          const float* shift, float epsilon, float* mean_out, float* inv_out) {
+  simd::with_widest([&](auto tag) {
+    using V = decltype(tag);
+    const float mean = simd::sum_as<V>(src, n) / static_cast<float>(n);
+    const float var = simd::squared_deviation_sum_as<V>(src, n, mean) / static_cast<float>(n);
+    const float inv = 1.0f / std::sqrt(var + epsilon);
+    if (shift != nullptr) {
+      for (size_t j = 0; j < n; ++j) dst[j] = (src[j] - mean) * inv * scale[j] + shift[j];
+    } else {
+      for (size_t j = 0; j < n; ++j) dst[j] = (src[j] - mean) * inv * scale[j];
+    }
+    if (mean_out != nullptr) *mean_out = mean;
+    if (inv_out != nullptr) *inv_out = inv;
+  });
+}
+
 template <class T, class S>
 void layer_norm(graph::KernelContext& ctx, size_t axis) {
   const graph::TensorRef& x = ctx.input(0);
@@ -406,6 +426,8 @@ void layer_norm(graph::KernelContext& ctx, size_t axis) {
   graph::TensorRef* mean_t = ctx.output_or_null(1);
   graph::TensorRef* inv_t = ctx.output_or_null(2);
   const double epsilon = ctx.attr_float("epsilon", 1e-5f);
+  const bool whole_rows =
+      cols > 0 && scale_period == cols && (shift == nullptr || shift_period == cols);
   parallel_for(
       ctx.threads(), static_cast<size_t>(rows),
       [&](size_t begin, size_t end) {
@@ -413,6 +435,15 @@ void layer_norm(graph::KernelContext& ctx, size_t axis) {
           const auto r = static_cast<int64_t>(ru);
           const T* src = in + r * cols;
           T* dst = out + r * cols;
+          if constexpr (std::is_same_v<T, float> && std::is_same_v<S, float>) {
+            if (whole_rows) {
+              layer_norm_float_row(src, dst, static_cast<size_t>(cols), scale, shift,
+                                   static_cast<float>(epsilon),
+                                   mean_t != nullptr ? mean_t->as<S>() + r : nullptr,
+                                   inv_t != nullptr ? inv_t->as<S>() + r : nullptr);
+              continue;
+            }
+          }
           const Moments m = moments(src, cols);
           const double inv = 1.0 / std::sqrt(m.var + epsilon);
           for (int64_t j = 0; j < cols; ++j) {

@@ -191,6 +191,41 @@ float exp_sum_as(const float* x, float* y, size_t n, float m) {
   return sum;
 }
 
+// The sum of x[0, n) and, given its mean, the sum of squared deviations: lanes summed separately,
+// then together (two passes, so the variance does not cancel as sum(x^2) - n*mean^2 would).
+template <class V>
+float sum_as(const float* x, size_t n) {
+  constexpr size_t lanes = sizeof(V) / sizeof(float);
+  V acc{};
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    V v;
+    std::memcpy(&v, x + i, sizeof v);
+    acc += v;
+  }
+  float sum = 0;
+  for (size_t l = 0; l < lanes; ++l) sum += acc[l];
+  for (; i < n; ++i) sum += x[i];
+  return sum;
+}
+
+template <class V>
+float squared_deviation_sum_as(const float* x, size_t n, float mean) {
+  constexpr size_t lanes = sizeof(V) / sizeof(float);
+  V acc{};
+  size_t i = 0;
+  for (; i + lanes <= n; i += lanes) {
+    V v;
+    std::memcpy(&v, x + i, sizeof v);
+    v -= mean;
+    acc += v * v;
+  }
+  float sum = 0;
+  for (size_t l = 0; l < lanes; ++l) sum += acc[l];
+  for (; i < n; ++i) sum += (x[i] - mean) * (x[i] - mean);
+  return sum;
+}
+
 }  // namespace simd
 
 }  // namespace footprint::runtime::kernels

@@ -1,0 +1,476 @@
+// PyTorch's exporter writes a LayerNorm below opset 17 as nine nodes, GELU as five (erf) or ten
+// (tanh), and a Linear over a sequence as a MatMul and an Add. Each of those nodes reads and
+// writes a whole tensor: run as the one op, the work is a single pass and none of the tensors
+// between is ever made (the arena shrinks by them). A pattern is rewritten only where nothing
+// outside it reads what it hides, every tensor is float32 and the one op's output has the shape
+// the last node's had.
+#include "fuse_patterns.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <optional>
+#include <string_view>
+#include <utility>
+
+#include "footprint/core/error.hpp"
+#include "footprint/graph/node_attributes.hpp"
+#include "footprint/graph/op_registry.hpp"
+
+namespace footprint::graph {
+namespace {
+
+struct Rewrite {
+  std::vector<NodeId> nodes;  // replaced, in stored order
+  std::string_view domain;
+  std::string_view op;
+  std::vector<ValueId> inputs;
+  ValueId output = kNoValue;
+  std::vector<onnx::AttributeProto> attributes;
+};
+
+bool is_op(const Node& n, std::string_view op) {
+  return n.domain.empty() && n.op_type == op && n.epilogues.empty();
+}
+
+bool is_float(const Graph& g, ValueId v) {
+  return v != kNoValue && g.value(v).dtype == DType::float32;
+}
+
+// The one node reading `v` when v is a tensor computed here that nothing else sees (not a graph
+// output); -1 otherwise. A node reading it twice (d * d) is one reader.
+NodeId sole_reader(const Graph& g, ValueId v) {
+  const Value& value = g.value(v);
+  if (value.is_graph_output || value.kind != ValueKind::intermediate || !is_float(g, v)) return -1;
+  NodeId reader = -1;
+  for (const NodeId c : value.consumers) {
+    if (reader != -1 && c != reader) return -1;
+    reader = c;
+  }
+  return reader;
+}
+
+// Node `id` when it is a binary `op` reading `v`.
+const Node* binary_reading(const Graph& g, NodeId id, std::string_view op, ValueId v) {
+  if (id < 0) return nullptr;
+  const Node& n = g.node(id);
+  if (!is_op(n, op) || n.inputs.size() != 2 || n.outputs.size() != 1) return nullptr;
+  return n.inputs[0] == v || n.inputs[1] == v ? &n : nullptr;
+}
+
+// A binary node's operand other than `v` (v itself for v * v).
+ValueId other_operand(const Node& n, ValueId v) {
+  return n.inputs[0] == v ? n.inputs[1] : n.inputs[0];
+}
+
+// A constant of one element (of any numeric dtype), as a double.
+std::optional<double> scalar(const Graph& g, ValueId v) {
+  if (v == kNoValue) return std::nullopt;
+  const std::optional<KnownValue>& k = g.value(v).known;
+  if (!k || k->numel() != 1 || !k->is_concrete()) return std::nullopt;
+  return k->real(0);
+}
+
+// Within float32's rounding of the constant an exporter wrote.
+bool is_near(std::optional<double> x, double want) {
+  return x && std::abs(*x - want) <= 1e-6 * std::abs(want);
+}
+
+ValueId out(const Graph& g, NodeId id) {
+  return g.node(id).outputs[0];
+}
+
+// ---- LayerNorm: (x - mean(x)) / sqrt(mean((x - mean(x))^2) + eps) * scale + shift, the means
+// over trailing axes.
+
+std::optional<std::vector<int64_t>> reduce_axes(const Graph& g, const Node& n) {
+  if (auto a = attr_ints(n, "axes")) return a;
+  if (n.inputs.size() > 1 && n.inputs[1] != kNoValue) {
+    const std::optional<KnownValue>& k = g.value(n.inputs[1]).known;
+    return k ? k->int_values() : std::nullopt;
+  }
+  return std::vector<int64_t>{};  // every axis
+}
+
+// The first averaged axis when node `id` is a ReduceMean of x over its trailing axes, kept.
+std::optional<int64_t> trailing_mean(const Graph& g, NodeId id, ValueId x) {
+  if (id < 0) return std::nullopt;
+  const Node& n = g.node(id);
+  if (!is_op(n, "ReduceMean") || n.inputs.empty() || n.inputs[0] != x) return std::nullopt;
+  if (attr_int(n, "keepdims", 1) != 1 || attr_int(n, "noop_with_empty_axes", 0) != 0) {
+    return std::nullopt;
+  }
+  const Shape& s = g.value(x).shape;
+  const std::optional<std::vector<int64_t>> axes = reduce_axes(g, n);
+  if (!s.ranked || s.rank() == 0 || !axes) return std::nullopt;
+  const auto rank = static_cast<int64_t>(s.rank());
+  std::vector<int64_t> a;
+  for (const int64_t v : *axes) {
+    if (v < -rank || v >= rank) return std::nullopt;
+    a.push_back(v < 0 ? v + rank : v);
+  }
+  if (a.empty()) return 0;
+  std::sort(a.begin(), a.end());
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i] != rank - static_cast<int64_t>(a.size() - i)) return std::nullopt;
+  }
+  return a.front();
+}
+
+// Whether `p` (a scale or shift) broadcasts over x's normalised axes alone: its extents, leading
+// ones dropped, are x's last ones, no more of them than were normalised.
+bool covers_normalised(const Graph& g, ValueId p, ValueId x, int64_t axis) {
+  const Shape& ps = g.value(p).shape;
+  const Shape& xs = g.value(x).shape;
+  if (!is_float(g, p) || !ps.ranked || ps.rank() > xs.rank()) return false;
+  size_t first = 0;
+  while (first < ps.rank() && ps.dims[first].value() == 1) ++first;
+  const size_t kept = ps.rank() - first;
+  if (kept > xs.rank() - static_cast<size_t>(axis)) return false;
+  for (size_t i = 0; i < kept; ++i) {
+    const auto pd = ps.dims[first + i].value();
+    const auto xd = xs.dims[xs.rank() - kept + i].value();
+    if (!pd || !xd || *pd != *xd) return false;
+  }
+  return true;
+}
+
+onnx::AttributeProto int_attribute(std::string_view name, int64_t v) {
+  onnx::AttributeProto a;
+  a.name = name;
+  a.type = onnx::AttributeProto::Type::int_;
+  a.i = v;
+  return a;
+}
+
+onnx::AttributeProto float_attribute(std::string_view name, float v) {
+  onnx::AttributeProto a;
+  a.name = name;
+  a.type = onnx::AttributeProto::Type::float_;
+  a.f = v;
+  return a;
+}
+
+onnx::AttributeProto string_attribute(std::string_view name, std::string_view v) {
+  onnx::AttributeProto a;
+  a.name = name;
+  a.type = onnx::AttributeProto::Type::string;
+  a.s = v;
+  return a;
+}
+
+// The Sub, square and Div after the mean: the nodes, and the divided value.
+struct Centred {
+  NodeId sub = -1, square = -1, div = -1;
+};
+
+std::optional<Centred> centred(const Graph& g, NodeId mean, ValueId x) {
+  Centred c;
+  c.sub = sole_reader(g, out(g, mean));
+  const Node* sub = binary_reading(g, c.sub, "Sub", out(g, mean));
+  if (sub == nullptr || sub->inputs[0] != x) return std::nullopt;
+  const ValueId d = sub->outputs[0];
+  const Value& dv = g.value(d);
+  if (dv.is_graph_output) return std::nullopt;
+  for (const NodeId r : dv.consumers) {
+    const Node& n = g.node(r);
+    if (n.inputs.size() != 2 || n.inputs[0] != d) return std::nullopt;
+    const bool square = (is_op(n, "Pow") && is_near(scalar(g, n.inputs[1]), 2.0)) ||
+                        (is_op(n, "Mul") && n.inputs[1] == d);
+    if (square && (c.square == -1 || c.square == r)) {
+      c.square = r;
+    } else if (is_op(n, "Div") && n.inputs[1] != d && c.div == -1) {
+      c.div = r;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (c.square < 0 || c.div < 0) return std::nullopt;
+  return c;
+}
+
+std::optional<Rewrite> layer_norm(const Graph& g, NodeId mean) {
+  const Node& m = g.node(mean);
+  if (!is_op(m, "ReduceMean") || m.inputs.empty() || !is_float(g, m.inputs[0])) {
+    return std::nullopt;
+  }
+  const ValueId x = m.inputs[0];
+  const std::optional<int64_t> axis = trailing_mean(g, mean, x);
+  if (!axis) return std::nullopt;
+  const std::optional<Centred> c = centred(g, mean, x);
+  if (!c) return std::nullopt;
+  const NodeId var = sole_reader(g, out(g, c->square));
+  if (trailing_mean(g, var, out(g, c->square)) != axis) return std::nullopt;
+  const NodeId plus = sole_reader(g, out(g, var));
+  const Node* add = binary_reading(g, plus, "Add", out(g, var));
+  if (add == nullptr) return std::nullopt;
+  const std::optional<double> eps = scalar(g, other_operand(*add, out(g, var)));
+  if (!eps || *eps < 0) return std::nullopt;
+  const NodeId root = sole_reader(g, out(g, plus));
+  if (root < 0 || !is_op(g.node(root), "Sqrt") || sole_reader(g, out(g, root)) != c->div ||
+      g.node(c->div).inputs[1] != out(g, root)) {
+    return std::nullopt;
+  }
+  // The affine part: a scale (LayerNormalization needs one), then a shift if there is one.
+  const ValueId normed = out(g, c->div);
+  const NodeId times = sole_reader(g, normed);
+  const Node* mul = binary_reading(g, times, "Mul", normed);
+  if (mul == nullptr) return std::nullopt;
+  const ValueId scale = other_operand(*mul, normed);
+  if (scale == normed || !covers_normalised(g, scale, x, *axis)) return std::nullopt;
+  Rewrite r{{mean, c->sub, c->square, var, plus, root, c->div, times},
+            "",
+            "LayerNormalization",
+            {x, scale},
+            out(g, times),
+            {}};
+  const NodeId next = sole_reader(g, r.output);
+  if (const Node* shift = binary_reading(g, next, "Add", r.output); shift != nullptr) {
+    const ValueId b = other_operand(*shift, r.output);
+    if (b != r.output && covers_normalised(g, b, x, *axis)) {
+      r.nodes.push_back(next);
+      r.inputs.push_back(b);
+      r.output = shift->outputs[0];
+    }
+  }
+  r.attributes = {int_attribute("axis", *axis),
+                  float_attribute("epsilon", static_cast<float>(*eps))};
+  return r;
+}
+
+// ---- GELU: x * (1 + f(x)) * 0.5, f the erf of x / sqrt(2) or the tanh of
+// sqrt(2 / pi) * (x + 0.044715 x^3).
+
+// The product of x, c1 (= 1 + f) and 0.5 in the orders exporters write it, from c1's reader on:
+// its nodes and its output.
+std::optional<std::pair<std::vector<NodeId>, ValueId>> half_x_times(const Graph& g, ValueId x,
+                                                                    ValueId c1) {
+  const NodeId first = sole_reader(g, c1);
+  const Node* m1 = binary_reading(g, first, "Mul", c1);
+  if (m1 == nullptr) return std::nullopt;
+  const ValueId o = other_operand(*m1, c1);
+  const ValueId y1 = m1->outputs[0];
+  if (o == x || is_near(scalar(g, o), 0.5)) {  // (x c1) 0.5 or (c1 0.5) x
+    const NodeId second = sole_reader(g, y1);
+    const Node* m2 = binary_reading(g, second, "Mul", y1);
+    if (m2 == nullptr) return std::nullopt;
+    const ValueId o2 = other_operand(*m2, y1);
+    const bool ok = o == x ? is_near(scalar(g, o2), 0.5) : o2 == x;
+    if (!ok) return std::nullopt;
+    return std::pair<std::vector<NodeId>, ValueId>{{first, second}, m2->outputs[0]};
+  }
+  // (x 0.5) c1
+  const NodeId half = g.value(o).producer;
+  const Node* h = binary_reading(g, half, "Mul", x);
+  if (h == nullptr || sole_reader(g, o) != first ||
+      !is_near(scalar(g, other_operand(*h, x)), 0.5)) {
+    return std::nullopt;
+  }
+  return std::pair<std::vector<NodeId>, ValueId>{{half, first}, y1};
+}
+
+// From f's node on: 1 + f, then the product.
+std::optional<Rewrite> gelu_from(const Graph& g, std::vector<NodeId> nodes, NodeId f, ValueId x,
+                                 std::string_view approximate) {
+  const NodeId plus = sole_reader(g, out(g, f));
+  const Node* add = binary_reading(g, plus, "Add", out(g, f));
+  if (add == nullptr || !is_near(scalar(g, other_operand(*add, out(g, f))), 1.0)) {
+    return std::nullopt;
+  }
+  const auto tail = half_x_times(g, x, out(g, plus));
+  if (!tail) return std::nullopt;
+  nodes.push_back(f);
+  nodes.push_back(plus);
+  nodes.insert(nodes.end(), tail->first.begin(), tail->first.end());
+  return Rewrite{std::move(nodes), "",
+                 "Gelu",           {x},
+                 tail->second,     {string_attribute("approximate", approximate)}};
+}
+
+std::optional<Rewrite> gelu_erf(const Graph& g, NodeId e) {
+  const Node& erf = g.node(e);
+  if (!is_op(erf, "Erf") || erf.inputs.size() != 1) return std::nullopt;
+  const ValueId a = erf.inputs[0];
+  const NodeId s = g.value(a).producer;
+  if (s < 0 || sole_reader(g, a) != e || g.node(s).inputs.size() != 2) return std::nullopt;
+  const Node& scaled = g.node(s);
+  ValueId x = kNoValue;
+  if (is_op(scaled, "Div") && is_near(scalar(g, scaled.inputs[1]), std::numbers::sqrt2)) {
+    x = scaled.inputs[0];
+  } else if (is_op(scaled, "Mul")) {
+    for (size_t k = 0; k < 2; ++k) {
+      if (is_near(scalar(g, scaled.inputs[k]), 1 / std::numbers::sqrt2)) x = scaled.inputs[1 - k];
+    }
+  }
+  if (!is_float(g, x)) return std::nullopt;
+  return gelu_from(g, {s}, e, x, "none");
+}
+
+// x^3 as Pow(x, 3), x * (x * x) or (x * x) * x: its nodes, in order.
+std::optional<std::vector<NodeId>> cube_of(const Graph& g, ValueId cube, ValueId x) {
+  const NodeId c = g.value(cube).producer;
+  if (c < 0 || g.node(c).inputs.size() != 2) return std::nullopt;
+  const Node& n = g.node(c);
+  if (is_op(n, "Pow") && n.inputs[0] == x && is_near(scalar(g, n.inputs[1]), 3.0)) {
+    return std::vector<NodeId>{c};
+  }
+  if (!binary_reading(g, c, "Mul", x)) return std::nullopt;
+  const ValueId sq = other_operand(n, x);
+  const NodeId s = g.value(sq).producer;
+  if (s < 0 || sole_reader(g, sq) != c) return std::nullopt;
+  const Node& sn = g.node(s);
+  if (!is_op(sn, "Mul") || sn.inputs.size() != 2 || sn.inputs[0] != x || sn.inputs[1] != x) {
+    return std::nullopt;
+  }
+  return std::vector<NodeId>{s, c};
+}
+
+std::optional<Rewrite> gelu_tanh(const Graph& g, NodeId t) {
+  const Node& th = g.node(t);
+  if (!is_op(th, "Tanh") || th.inputs.size() != 1) return std::nullopt;
+  // sqrt(2 / pi) * u, u = x + 0.044715 x^3
+  const ValueId inner = th.inputs[0];
+  const NodeId b = g.value(inner).producer;
+  if (b < 0 || sole_reader(g, inner) != t || !is_op(g.node(b), "Mul")) return std::nullopt;
+  const Node& beta = g.node(b);
+  ValueId u = kNoValue;
+  for (size_t k = 0; k < 2 && beta.inputs.size() == 2; ++k) {
+    if (is_near(scalar(g, beta.inputs[k]), std::sqrt(2 / std::numbers::pi))) u = beta.inputs[1 - k];
+  }
+  if (u == kNoValue || sole_reader(g, u) != b) return std::nullopt;
+  const NodeId p = g.value(u).producer;
+  if (p < 0 || !is_op(g.node(p), "Add") || g.node(p).inputs.size() != 2) return std::nullopt;
+  for (size_t k = 0; k < 2; ++k) {
+    const ValueId x = g.node(p).inputs[k];
+    const ValueId term = g.node(p).inputs[1 - k];
+    const NodeId kn = g.value(term).producer;
+    if (kn < 0 || sole_reader(g, term) != p || !is_op(g.node(kn), "Mul") ||
+        g.node(kn).inputs.size() != 2 || !is_float(g, x)) {
+      continue;
+    }
+    for (size_t j = 0; j < 2; ++j) {
+      if (!is_near(scalar(g, g.node(kn).inputs[j]), 0.044715)) continue;
+      const ValueId cube = g.node(kn).inputs[1 - j];
+      if (sole_reader(g, cube) != kn) continue;
+      std::optional<std::vector<NodeId>> nodes = cube_of(g, cube, x);
+      if (!nodes) continue;
+      nodes->insert(nodes->end(), {kn, p, b});
+      return gelu_from(g, std::move(*nodes), t, x, "tanh");
+    }
+  }
+  return std::nullopt;
+}
+
+// ---- MatMul then Add of a bias along the last axis: one product with a bias (a Linear's).
+
+std::optional<Rewrite> matmul_add(const Graph& g, NodeId id) {
+  const Node& mm = g.node(id);
+  if (!is_op(mm, "MatMul") || mm.inputs.size() != 2 || mm.outputs.size() != 1) return std::nullopt;
+  const Shape& as = g.value(mm.inputs[0]).shape;
+  const Shape& bs = g.value(mm.inputs[1]).shape;
+  const ValueId y = mm.outputs[0];
+  const Shape& ys = g.value(y).shape;
+  if (!is_float(g, mm.inputs[0]) || !is_float(g, mm.inputs[1]) || !as.ranked || !bs.ranked ||
+      as.rank() < 2 || bs.rank() < 2 || !ys.ranked) {
+    return std::nullopt;
+  }
+  const NodeId a = sole_reader(g, y);
+  const Node* add = binary_reading(g, a, "Add", y);
+  if (add == nullptr) return std::nullopt;
+  const ValueId bias = other_operand(*add, y);
+  const Shape& cs = g.value(bias).shape;
+  if (bias == y || !is_float(g, bias) || !cs.ranked || cs.rank() == 0 || cs.rank() > ys.rank()) {
+    return std::nullopt;
+  }
+  for (size_t i = 0; i + 1 < cs.rank(); ++i) {
+    if (cs.dims[i].value() != 1) return std::nullopt;
+  }
+  const auto n = cs.dims.back().value();
+  if (!n || ys.dims.back().value() != n || g.value(add->outputs[0]).shape != ys) {
+    return std::nullopt;
+  }
+  return Rewrite{{id, a},         "footprint", "MatMulAdd", {mm.inputs[0], mm.inputs[1], bias},
+                 add->outputs[0], {}};
+}
+
+// ---- Rewriting
+
+using Finder = std::optional<Rewrite> (*)(const Graph&, NodeId);
+
+// "prefix/" shared by every replaced node's name, then the op: where the exporter's module was.
+std::string name_of(const Graph& g, const Rewrite& r) {
+  std::string_view prefix = g.node(r.nodes.front()).name;
+  for (const NodeId id : r.nodes) {
+    const std::string_view n = g.node(id).name;
+    size_t k = 0;
+    while (k < prefix.size() && k < n.size() && prefix[k] == n[k]) ++k;
+    prefix = prefix.substr(0, k);
+  }
+  prefix =
+      prefix.substr(0, prefix.rfind('/') == std::string_view::npos ? 0 : prefix.rfind('/') + 1);
+  return std::string(prefix) + std::string(r.op);
+}
+
+std::string line_of(const Graph& g, const Rewrite& r, const Node& made) {
+  const NodeId first = r.nodes.front();
+  const NodeId last = r.nodes.back();
+  return std::string(r.domain.empty() ? "" : "footprint::") + made.op_type + " " +
+         in_quotes(made.name) + " from " + std::to_string(r.nodes.size()) +
+         " nodes: " + g.node(first).label(first) + " ... " + g.node(last).label(last);
+}
+
+}  // namespace
+
+size_t fuse_patterns(Graph& g, std::vector<std::string>& lines) {
+  if (g.registry() == nullptr) return 0;
+  std::vector<Rewrite> found;
+  std::vector<int> taken(g.nodes().size(), -1);
+  // LayerNorm and GELU first: a MatMul whose bias Add feeds one is rewritten either way.
+  for (const Finder find :
+       {Finder{layer_norm}, Finder{gelu_erf}, Finder{gelu_tanh}, Finder{matmul_add}}) {
+    for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
+      std::optional<Rewrite> r = find(g, id);
+      if (!r || g.registry()->find(r->domain, r->op) == nullptr) continue;
+      if (std::any_of(r->nodes.begin(), r->nodes.end(), [&](NodeId n) { return taken[n] >= 0; })) {
+        continue;
+      }
+      std::sort(r->nodes.begin(), r->nodes.end());
+      for (const NodeId n : r->nodes) taken[n] = static_cast<int>(found.size());
+      found.push_back(std::move(*r));
+    }
+  }
+  if (found.empty()) return 0;
+  std::vector<Node> made;
+  size_t removed = 0;
+  for (Rewrite& r : found) {
+    Node n;
+    n.name = name_of(g, r);
+    n.op_type = std::string(r.op);
+    n.domain = std::string(r.domain);
+    n.inputs = r.inputs;
+    n.outputs = {r.output};
+    n.attributes = g.own_attributes(std::move(r.attributes));
+    n.schema = g.registry()->find(r.domain, r.op);
+    n.source_offset = g.node(r.nodes.back()).source_offset;
+    lines.push_back(line_of(g, r, n));
+    removed += r.nodes.size() - 1;
+    made.push_back(std::move(n));
+  }
+  // Each new node stands where the last node it replaces stood: whatever it reads is written
+  // before that one.
+  std::vector<Node> old = g.take_nodes();
+  std::vector<Node> nodes;
+  nodes.reserve(old.size() - removed);
+  for (size_t id = 0; id < old.size(); ++id) {
+    const int k = taken[id];
+    if (k < 0) {
+      nodes.push_back(std::move(old[id]));
+    } else if (static_cast<NodeId>(id) == found[static_cast<size_t>(k)].nodes.back()) {
+      nodes.push_back(std::move(made[static_cast<size_t>(k)]));
+    }
+  }
+  g.replace_nodes(std::move(nodes));
+  return removed;
+}
+
+}  // namespace footprint::graph

@@ -1,0 +1,88 @@
+#pragma once
+// LayerNorm, GELU and Linear written the ways PyTorch's exporter writes them below the opsets
+// that have them as one op: the inputs graph::fuse's patterns must recognise (and, with one
+// intermediate read elsewhere, must leave alone).
+#include <cmath>
+#include <cstdint>
+#include <numbers>
+#include <vector>
+
+#include "footprint/graph/builder.hpp"
+
+namespace footprint::testing {
+
+inline graph::SharedValue seeded_floats(std::vector<int64_t> dims, uint32_t seed, float scale) {
+  auto v = graph::HostValue::make(DType::float32, std::move(dims));
+  uint32_t s = seed;
+  for (float& e : v->span<float>()) {
+    s = s * 1664525U + 1013904223U;
+    e = (static_cast<float>(s >> 8) / 16777216.0F - 0.5F) * scale;
+  }
+  return v;
+}
+
+inline graph::Var float_scalar(graph::GraphBuilder& b, double x) {
+  auto v = graph::HostValue::make(DType::float32, {});
+  v->span<float>()[0] = static_cast<float>(x);
+  return b.constant(v);
+}
+
+// ReduceMean over the last axis, kept: axes as an attribute before opset 18, an input from it on.
+inline graph::Var mean_last(graph::GraphBuilder& b, const graph::Var& x, int64_t opset) {
+  using graph::Attr;
+  if (opset < 18) return b.op1("ReduceMean", {x}, {Attr::of("axes", std::vector<int64_t>{-1})});
+  auto axes = graph::HostValue::make(DType::int64, {1});
+  axes->span<int64_t>()[0] = -1;
+  return b.op1("ReduceMean", {x, b.constant(axes)});
+}
+
+struct LayerNormForm {
+  int64_t opset = 14;
+  bool pow = true;    // Pow(d, 2), else Mul(d, d)
+  bool shift = true;  // the Add of B after the Mul of the scale
+  uint32_t seed = 1;
+};
+
+// (x - mean) / sqrt(mean((x - mean)^2) + eps) * scale [+ shift] over x's last axis of extent d.
+inline graph::Var decomposed_layer_norm(graph::GraphBuilder& b, const graph::Var& x, int64_t d,
+                                        LayerNormForm f) {
+  const graph::Var dev = b.sub(x, mean_last(b, x, f.opset));
+  const graph::Var sq = f.pow ? b.op1("Pow", {dev, float_scalar(b, 2)}) : b.mul(dev, dev);
+  const graph::Var var = b.add(mean_last(b, sq, f.opset), float_scalar(b, 1e-5));
+  const graph::Var normed = b.div(dev, b.op1("Sqrt", {var}));
+  auto scale = seeded_floats({d}, f.seed, 0.5F);
+  for (float& s : scale->span<float>()) s += 1.0F;
+  const graph::Var y = b.mul(normed, b.constant(scale));
+  return f.shift ? b.add(y, b.constant(seeded_floats({d}, f.seed + 1, 0.5F))) : y;
+}
+
+// x * (1 + erf(x / sqrt 2)) * 0.5 with the product in one of the exporters' three orders:
+// 0: (x c1) 0.5, 1: (x 0.5) c1, 2: (c1 0.5) x; `times_inverse` scales by 1/sqrt(2) instead.
+inline graph::Var erf_gelu(graph::GraphBuilder& b, const graph::Var& x, int order,
+                           bool times_inverse = false) {
+  const graph::Var scaled = times_inverse ? b.mul(x, float_scalar(b, 1 / std::numbers::sqrt2))
+                                          : b.div(x, float_scalar(b, std::numbers::sqrt2));
+  const graph::Var c1 = b.add(b.op1("Erf", {scaled}), float_scalar(b, 1));
+  if (order == 0) return b.mul(b.mul(x, c1), float_scalar(b, 0.5));
+  if (order == 1) return b.mul(b.mul(x, float_scalar(b, 0.5)), c1);
+  return b.mul(b.mul(c1, float_scalar(b, 0.5)), x);
+}
+
+// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))), the cube as Pow(x, 3) or (x x) x.
+inline graph::Var tanh_gelu(graph::GraphBuilder& b, const graph::Var& x, bool pow) {
+  const graph::Var cube = pow ? b.op1("Pow", {x, float_scalar(b, 3)}) : b.mul(b.mul(x, x), x);
+  const graph::Var u = b.add(x, b.mul(float_scalar(b, 0.044715), cube));
+  const graph::Var t = b.op1("Tanh", {b.mul(float_scalar(b, std::sqrt(2 / std::numbers::pi)), u)});
+  const graph::Var c1 = b.add(float_scalar(b, 1), t);
+  return b.mul(b.mul(float_scalar(b, 0.5), x), c1);
+}
+
+// x [.., k] @ W [k, n] + bias [n] (or bias + product when `bias_first`).
+inline graph::Var linear(graph::GraphBuilder& b, const graph::Var& x, int64_t k, int64_t n,
+                         uint32_t seed, bool bias_first = false) {
+  const graph::Var y = b.matmul(x, b.constant(seeded_floats({k, n}, seed, 0.4F)));
+  const graph::Var bias = b.constant(seeded_floats({n}, seed + 1, 0.5F));
+  return bias_first ? b.add(bias, y) : b.add(y, bias);
+}
+
+}  // namespace footprint::testing

@@ -1,0 +1,213 @@
+// graph::fuse's patterns as a specification: LayerNorm, GELU (erf and tanh) and MatMul + bias,
+// each in the forms exporters write, become the one registry row that computes them; a form with
+// any intermediate read outside the pattern, or a bias that is not per column, stays as it was.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "footprint/graph/builder.hpp"
+#include "footprint/graph/fuse.hpp"
+#include "footprint/graph/node_attributes.hpp"
+#include "graph/decomposed_ops.hpp"
+
+namespace footprint::graph {
+namespace {
+
+using testing::decomposed_layer_norm;
+using testing::erf_gelu;
+using testing::LayerNormForm;
+using testing::linear;
+using testing::tanh_gelu;
+
+Var sequence(GraphBuilder& b, int64_t d) {
+  return b.input("x", DType::float32, {Dim::named("N"), Dim::known(5), Dim::known(d)});
+}
+
+// Producers, consumers and names agree after the rewrite.
+void expect_consistent(const Graph& g) {
+  for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n) {
+    for (const ValueId v : g.node(n).outputs) EXPECT_EQ(g.value(v).producer, n);
+    for (const ValueId v : g.node(n).inputs) {
+      if (v == kNoValue) continue;
+      const auto& c = g.value(v).consumers;
+      EXPECT_NE(std::find(c.begin(), c.end(), n), c.end()) << g.value(v).name;
+      // Topological: what a node reads is written before it.
+      EXPECT_LT(g.value(v).producer, n) << g.node(n).name;
+    }
+  }
+  for (ValueId v = 0; v < static_cast<ValueId>(g.values().size()); ++v) {
+    EXPECT_EQ(g.find(g.value(v).name), v) << g.value(v).name;
+  }
+}
+
+TEST(FusePatterns, EveryLayerNormFormBecomesOneLayerNormalization) {
+  for (const int64_t opset : {14, 18}) {
+    for (const bool pow : {true, false}) {
+      for (const bool shift : {true, false}) {
+        const std::string what = "opset " + std::to_string(opset) + (pow ? " Pow" : " Mul") +
+                                 (shift ? " with shift" : " without shift");
+        BuilderOptions options;
+        options.opset = opset;
+        GraphBuilder b(OpRegistry::builtin(), options);
+        const Var x = sequence(b, 16);
+        b.output(b.relu(decomposed_layer_norm(b, x, 16, {opset, pow, shift, 3})), "y");
+        BuiltGraph built = b.to_graph();
+        Graph& g = built.graph;
+        const size_t before = g.nodes().size();
+        const FuseReport r = fuse(g);
+        ASSERT_EQ(r.patterns.size(), 1u) << what;
+        EXPECT_EQ(r.patterns[0].rfind("LayerNormalization '", 0), 0u) << r.patterns[0];
+        const size_t replaced = shift ? 9 : 8;
+        EXPECT_NE(r.patterns[0].find("from " + std::to_string(replaced) + " nodes"),
+                  std::string::npos)
+            << r.patterns[0];
+        ASSERT_EQ(g.nodes().size(), before - replaced + 1) << what;
+        const Node& ln = g.node(0);
+        EXPECT_EQ(ln.op_type, "LayerNormalization") << what;
+        EXPECT_EQ(ln.inputs.size(), shift ? 3u : 2u) << what;
+        EXPECT_EQ(ln.inputs[0], g.find("x")) << what;
+        EXPECT_EQ(attr_int(ln, "axis", 0), 2) << what;
+        EXPECT_FLOAT_EQ(attr_float(ln, "epsilon", 0), 1e-5F) << what;
+        EXPECT_EQ(g.node(1).op_type, "Relu") << what;
+        EXPECT_EQ(g.node(1).inputs[0], ln.outputs[0]) << what;
+        expect_consistent(g);
+      }
+    }
+  }
+}
+
+TEST(FusePatterns, ALayerNormWhoseDeviationIsReadElsewhereStaysApart) {
+  {  // x - mean is also an output
+    GraphBuilder b(OpRegistry::builtin());
+    const Var x = sequence(b, 8);
+    const Var dev = b.sub(x, testing::mean_last(b, x, 14));
+    const Var var =
+        b.add(testing::mean_last(b, b.mul(dev, dev), 14), testing::float_scalar(b, 1e-5));
+    b.output(b.mul(b.div(dev, b.op1("Sqrt", {var})), testing::float_scalar(b, 2)), "y");
+    b.output(dev, "dev");
+    BuiltGraph built = b.to_graph();
+    EXPECT_TRUE(fuse(built.graph).patterns.empty());
+  }
+  {  // the mean is over a leading axis: not a LayerNorm
+    GraphBuilder b(OpRegistry::builtin());
+    const Var x = sequence(b, 8);
+    const Var mean = b.op1("ReduceMean", {x}, {Attr::of("axes", std::vector<int64_t>{1})});
+    const Var dev = b.sub(x, mean);
+    const Var var =
+        b.op1("ReduceMean", {b.mul(dev, dev)}, {Attr::of("axes", std::vector<int64_t>{1})});
+    const Var normed = b.div(dev, b.op1("Sqrt", {b.add(var, testing::float_scalar(b, 1e-5))}));
+    b.output(b.mul(normed, testing::float_scalar(b, 2)), "y");
+    BuiltGraph built = b.to_graph();
+    EXPECT_TRUE(fuse(built.graph).patterns.empty());
+  }
+}
+
+TEST(FusePatterns, EveryGeluFormBecomesOneGelu) {
+  struct Form {
+    std::string name;
+    std::function<Var(GraphBuilder&, const Var&)> make;
+    size_t nodes;
+    std::string approximate;
+  };
+  const std::vector<Form> forms = {
+      {"erf (x c1) 0.5", [](GraphBuilder& b, const Var& x) { return erf_gelu(b, x, 0); }, 5,
+       "none"},
+      {"erf (x 0.5) c1", [](GraphBuilder& b, const Var& x) { return erf_gelu(b, x, 1); }, 5,
+       "none"},
+      {"erf (c1 0.5) x", [](GraphBuilder& b, const Var& x) { return erf_gelu(b, x, 2); }, 5,
+       "none"},
+      {"erf x / sqrt2 as x * (1/sqrt2)",
+       [](GraphBuilder& b, const Var& x) { return erf_gelu(b, x, 0, true); }, 5, "none"},
+      {"tanh with Pow", [](GraphBuilder& b, const Var& x) { return tanh_gelu(b, x, true); }, 8,
+       "tanh"},
+      {"tanh with x x x", [](GraphBuilder& b, const Var& x) { return tanh_gelu(b, x, false); }, 9,
+       "tanh"},
+  };
+  for (const Form& f : forms) {
+    GraphBuilder b(OpRegistry::builtin());
+    const Var x = b.relu(sequence(b, 6));
+    b.output(f.make(b, x), "y");
+    BuiltGraph built = b.to_graph();
+    Graph& g = built.graph;
+    const FuseReport r = fuse(g);
+    ASSERT_EQ(r.patterns.size(), 1u) << f.name;
+    EXPECT_EQ(r.nodes_removed, f.nodes - 1) << f.name;
+    ASSERT_EQ(g.nodes().size(), 2u) << f.name;
+    const Node& gelu = g.node(1);
+    EXPECT_EQ(gelu.op_type, "Gelu") << f.name;
+    EXPECT_EQ(gelu.inputs, std::vector<ValueId>{g.node(0).outputs[0]}) << f.name;
+    EXPECT_EQ(attr_string(gelu, "approximate", "?"), f.approximate) << f.name;
+    EXPECT_EQ(g.value(gelu.outputs[0]).name, "y") << f.name;
+    expect_consistent(g);
+  }
+}
+
+TEST(FusePatterns, AGeluWithAWrongConstantOrAnIntermediateReadElsewhereStaysApart) {
+  {  // x * (1 + erf(x / sqrt 2)) * 0.6: not GELU
+    GraphBuilder b(OpRegistry::builtin());
+    const Var x = sequence(b, 6);
+    const Var c1 = b.add(b.op1("Erf", {b.div(x, testing::float_scalar(b, std::sqrt(2.0)))}),
+                         testing::float_scalar(b, 1));
+    b.output(b.mul(b.mul(x, c1), testing::float_scalar(b, 0.6)), "y");
+    BuiltGraph built = b.to_graph();
+    EXPECT_TRUE(fuse(built.graph).patterns.empty());
+  }
+  {  // the erf is also an output
+    GraphBuilder b(OpRegistry::builtin());
+    const Var x = sequence(b, 6);
+    const Var e = b.op1("Erf", {b.div(x, testing::float_scalar(b, std::sqrt(2.0)))});
+    const Var c1 = b.add(e, testing::float_scalar(b, 1));
+    b.output(b.mul(b.mul(x, c1), testing::float_scalar(b, 0.5)), "y");
+    b.output(e, "e");
+    BuiltGraph built = b.to_graph();
+    EXPECT_TRUE(fuse(built.graph).patterns.empty());
+  }
+}
+
+TEST(FusePatterns, AMatMulAndAPerColumnBiasBecomeOneMatMulAdd) {
+  for (const bool bias_first : {false, true}) {
+    GraphBuilder b(OpRegistry::builtin());
+    const Var x = sequence(b, 12);
+    b.output(b.relu(linear(b, x, 12, 20, 5, bias_first)), "y");
+    BuiltGraph built = b.to_graph();
+    Graph& g = built.graph;
+    const FuseReport r = fuse(g);
+    ASSERT_EQ(r.patterns.size(), 1u);
+    ASSERT_EQ(g.nodes().size(), 2u);
+    const Node& mm = g.node(0);
+    EXPECT_EQ(mm.domain, "footprint");
+    EXPECT_EQ(mm.op_type, "MatMulAdd");
+    ASSERT_EQ(mm.inputs.size(), 3u);
+    EXPECT_EQ(mm.inputs[0], g.find("x"));
+    EXPECT_EQ(g.value(mm.inputs[2]).shape.dims.back().value(), 20);
+    EXPECT_EQ(r.patterns[0].rfind("footprint::MatMulAdd '", 0), 0u) << r.patterns[0];
+    expect_consistent(g);
+  }
+}
+
+TEST(FusePatterns, ABiasThatIsNotPerColumnOrAProductReadTwiceStaysApart) {
+  {  // an Add of a whole [5, 20] matrix: a residual, not a bias
+    GraphBuilder b(OpRegistry::builtin());
+    const Var x = sequence(b, 12);
+    const Var y = b.matmul(x, b.constant(testing::seeded_floats({12, 20}, 1, 1)));
+    b.output(b.add(y, b.constant(testing::seeded_floats({5, 20}, 2, 1))), "y");
+    BuiltGraph built = b.to_graph();
+    EXPECT_TRUE(fuse(built.graph).patterns.empty());
+  }
+  {  // the product also feeds a second node
+    GraphBuilder b(OpRegistry::builtin());
+    const Var x = sequence(b, 12);
+    const Var y = b.matmul(x, b.constant(testing::seeded_floats({12, 20}, 1, 1)));
+    b.output(b.add(y, b.constant(testing::seeded_floats({20}, 2, 1))), "y");
+    b.output(b.relu(y), "z");
+    BuiltGraph built = b.to_graph();
+    EXPECT_TRUE(fuse(built.graph).patterns.empty());
+  }
+}
+
+}  // namespace
+}  // namespace footprint::graph
