@@ -185,7 +185,8 @@ class ProgramBuilder {
       }
       s.in_place = n.schema != nullptr && n.schema->in_place;
       s.workspace = std::max(kernel_workspace(id), subgraph_workspace(n, s.name));
-      out_.packed_bytes += kernel_packed(id);
+      out_.step_packed.push_back(kernel_packed(id));
+      out_.packed_bytes += out_.step_packed.back();
       out_.program.steps.push_back(std::move(s));
       out_.step_nodes.push_back(id);
     }

@@ -91,6 +91,7 @@ ModelProgram build_model_program(std::shared_ptr<const onnx::Model> model,
   }
   add_unbound(b.defaulted, m.program);
   m.timeline = simulate(m.program.program);
+  m.prepare = predict_prepare(m.graph, m.program, m.timeline);
   return m;
 }
 

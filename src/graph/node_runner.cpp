@@ -75,6 +75,11 @@ uint64_t packed_bytes(const NodeContext& ctx, const std::vector<bool>& constant_
                    concrete(ctx.outputs, ctx.present_outputs), constant_inputs);
 }
 
+bool replaced_by_packing(const OpSchema* schema, size_t i, uint64_t packed, bool constant) {
+  return schema != nullptr && packed > 0 && constant && i < 32 &&
+         ((schema->packed_inputs >> i) & 1U) != 0;
+}
+
 std::unique_ptr<KernelState> prepare(const KernelContext& ctx) {
   const OpSchema* s = ctx.node().schema;
   if (s == nullptr || s->prepare == nullptr) return nullptr;

@@ -78,14 +78,24 @@ void decode_typed(const TensorProto& t, std::span<std::byte> out) {
 
 }  // namespace
 
+size_t element_alignment(DType t) {
+  const int bits = dtype_bits(t);
+  return bits >= 8 ? static_cast<size_t>(bits / 8) : 1;
+}
+
+bool readable_in_place(const TensorProto& t, size_t alignment) {
+  const std::span<const std::byte> view = tensor_view(t);
+  return !view.empty() &&
+         (alignment <= 1 || reinterpret_cast<uintptr_t>(view.data()) % alignment == 0);
+}
+
 TensorBytes tensor_bytes(const TensorProto& t, size_t alignment,
                          std::pmr::memory_resource* memory) {
   if (memory == nullptr) memory = std::pmr::get_default_resource();
   const uint64_t size = tensor_storage_bytes(t);
   std::span<const std::byte> view = tensor_view(t);
   if (size == 0) return TensorBytes{};
-  const bool aligned = alignment <= 1 || reinterpret_cast<uintptr_t>(view.data()) % alignment == 0;
-  if (!view.empty() && aligned) return TensorBytes(view);
+  if (readable_in_place(t, alignment)) return TensorBytes(view);
 
   TensorBytes owned(size, alignment < 16 ? 16 : alignment, memory);
   if (!view.empty()) {

@@ -87,6 +87,7 @@ AnalysisReport analysis_report(const analysis::ModelProgram& m, std::string mode
   r.patterns = m.fused.patterns;
   r.channels_last = m.channels_last;
   r.packed_bytes = m.program.packed_bytes;
+  r.prepare = m.prepare;
   return r;
 }
 
@@ -139,6 +140,13 @@ nlohmann::json to_json(const AnalysisReport& r) {
   j["channels_last"] = {{"nodes", r.channels_last.nodes},
                         {"layout_changes", r.channels_last.layout_changes}};
   j["bytes"]["packed"] = r.packed_bytes;
+  // The buffers preparing declares; the heap it takes is at least peak_bytes (lower_bound).
+  j["prepare"] = {{"copied_weights_bytes", r.prepare.copied_weights_bytes},
+                  {"constants_bytes", r.prepare.constants_bytes},
+                  {"packed_bytes", r.prepare.packed_bytes},
+                  {"peak_bytes", r.prepare.peak_bytes},
+                  {"kept_bytes", r.prepare.kept_bytes},
+                  {"lower_bound", true}};
   // Figures that include a tensor of data-dependent size are its upper bounds.
   j["bounded"] = !r.bounded.empty();
   j["bounded_tensors"] = nlohmann::json::array();
@@ -217,6 +225,15 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
         "convolutions, recurrent "
         "gates transposed)",
         human_bytes(r.packed_bytes));
+  }
+  if (r.prepare.peak_bytes > 0) {
+    line(
+        "prepare      {:>12}   on the heap while preparing: {} of weights copied "
+        "(misaligned or typed in the model), {} computed, {} packed, each original released once "
+        "its copy is made; {} kept (oneDNN's primitives come on top)",
+        ">= " + human_bytes(r.prepare.peak_bytes), human_bytes(r.prepare.copied_weights_bytes),
+        human_bytes(r.prepare.constants_bytes), human_bytes(r.prepare.packed_bytes),
+        human_bytes(r.prepare.kept_bytes));
   }
   if (!r.fused.empty() || !r.patterns.empty()) line("{}", fused_line(r.fused, r.patterns));
   if (r.channels_last.nodes > 0) {

@@ -124,6 +124,8 @@ nlohmann::json run_json(const RunReport& r) {
          static_cast<int64_t>(r.last_run.peak_heap_bytes) - static_cast<int64_t>(p.outputs_bytes)},
         {"load_peak_heap_bytes", r.load_peak_heap_bytes},
         {"prepare_peak_heap_bytes", p.prepare_peak_heap_bytes},
+        {"prepare_buffers_peak_bytes", p.prepare_buffers_peak_bytes},
+        {"prepare_buffers_kept_bytes", p.prepare_buffers_kept_bytes},
         {"constant_bytes", p.constant_bytes},
         {"packed_weights_bytes", p.packed_weights_bytes},
         {"released_constant_bytes", p.released_constant_bytes},
@@ -214,6 +216,13 @@ std::string run_text(const RunReport& r) {
         "released     weights only their packed or aligned copies read: {} from the heap, {} of "
         "mapped pages\n",
         human_bytes(p.released_constant_bytes), human_bytes(p.released_mapped_bytes));
+  }
+  if (p.prepare_peak_heap_bytes > 0) {
+    t += fmt::format(
+        "prepare      heap peak {} (counting allocator); of it {} in weight copies, constants and "
+        "packed weights at once, as analyze predicts ({} kept)\n",
+        human_bytes(p.prepare_peak_heap_bytes), human_bytes(p.prepare_buffers_peak_bytes),
+        human_bytes(p.prepare_buffers_kept_bytes));
   }
   if (r.end) {
     t += fmt::format("peak RSS     {} (private {}, file-backed {})\n",

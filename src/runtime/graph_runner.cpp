@@ -31,12 +31,6 @@ size_t bytes_of(DType t, const std::vector<int64_t>& dims) {
   return *bytes;
 }
 
-// Natural alignment of an element, so kernels may read weights in place through typed pointers.
-size_t element_alignment(DType t) {
-  const int bits = dtype_bits(t);
-  return bits >= 8 ? static_cast<size_t>(bits / 8) : 1;
-}
-
 // A known value's elements as `dtype` into `out` (`bytes` long); false for a dtype it does not
 // hold or a size that differs.
 bool write_known(const graph::KnownValue& known, DType dtype, std::byte* out, size_t bytes) {
@@ -262,13 +256,17 @@ GraphRunner::Placement GraphRunner::place_root(size_t v, const std::vector<int64
     case graph::ValueKind::outer:
       return {Home::outer, value.outer_value};
     case graph::ValueKind::initializer: {
-      onnx::TensorBytes w = onnx::tensor_bytes(*value.initializer, element_alignment(value.dtype));
+      onnx::TensorBytes w =
+          onnx::tensor_bytes(*value.initializer, onnx::element_alignment(value.dtype));
       // A copy (an exporter's raw_data at an odd offset, or typed fields) is all the kernels read:
       // the mapped original's pages go back to the OS as soon as it is made, so preparing never
       // holds a model's weights twice (PyTorch's exporter misaligns most of them).
-      if (!w.is_view() && g_.model() != nullptr) {
-        released_mapped_bytes_ +=
-            g_.model()->source().release_pages(onnx::tensor_view(*value.initializer));
+      if (!w.is_view()) {
+        prepare_heap_.add(w.size());
+        if (g_.model() != nullptr) {
+          released_mapped_bytes_ +=
+              g_.model()->source().release_pages(onnx::tensor_view(*value.initializer));
+        }
       }
       weights_.push_back(std::move(w));
       return {Home::weight, static_cast<int64_t>(weights_.size() - 1)};
@@ -334,14 +332,14 @@ void GraphRunner::point_context(graph::NodeContext& ctx) const {
 
 // Every tensor a step touches has a home before it runs; a null one is a placement bug, caught
 // here rather than as a crash inside a kernel.
-void GraphRunner::check_pointers(const graph::NodeContext& ctx) const {
+void GraphRunner::check_pointers(size_t step, const graph::NodeContext& ctx) const {
   const graph::Node& n = ctx.node();
   // An input the kernel's state replaces (packed weights) may have been released.
   auto check = [&](const std::vector<graph::ValueId>& ids,
-                   const std::vector<graph::TensorRef>& refs, const graph::KernelState* state) {
+                   const std::vector<graph::TensorRef>& refs, bool inputs) {
     for (size_t i = 0; i < ids.size(); ++i) {
       if (ids[i] == graph::kNoValue || refs[i].data != nullptr || refs[i].bytes() == 0) continue;
-      if (state != nullptr && state->replaces_input(i)) continue;
+      if (inputs && replaced(step, i)) continue;
       throw Error("node " + n.label(ctx.node_id()) + ": " + in_quotes(g_.value(ids[i]).name) +
                   " has no memory (root " + in_quotes(g_.value(timeline_.storage[ids[i]]).name) +
                   ", category " +
@@ -350,8 +348,8 @@ void GraphRunner::check_pointers(const graph::NodeContext& ctx) const {
                   ", " + std::to_string(program_.program.tensors[ids[i]].bytes) + " bytes)");
     }
   };
-  check(n.inputs, ctx.inputs, ctx.kernel_state);
-  check(n.outputs, ctx.outputs, nullptr);
+  check(n.inputs, ctx.inputs, true);
+  check(n.outputs, ctx.outputs, false);
 }
 
 void GraphRunner::point_values(std::byte* arena, std::span<const graph::TensorRef> inputs,
@@ -422,6 +420,7 @@ void GraphRunner::evaluate_constants() {
       if (v == graph::kNoValue) continue;
       const auto r = static_cast<size_t>(timeline_.storage[v]);
       if (last_use[r] == static_cast<int>(k) && !needed_at_run[r]) {
+        prepare_heap_.drop(constants_[r].size());
         constants_[r] = AlignedBuffer();
         constant_data_[r] = nullptr;
       }
@@ -442,6 +441,7 @@ void GraphRunner::evaluate_constant(graph::NodeId id) {
     constants_[o] =
         allocate(o, "constant " + in_quotes(g_.value(o).name) + " of node " + n.label(id));
     constant_data_[o] = constants_[o].data();
+    prepare_heap_.add(constants_[o].size());
   }
   if (computed_from_run(n)) {
     // Inference knows the value although an input is computed when running (an extent of
@@ -498,10 +498,10 @@ const std::byte* GraphRunner::constant_in_model(const graph::Node& n) const {
     return nullptr;
   const onnx::TensorProto* t = g_.constant_tensor(n.outputs[0]);
   if (t == nullptr) return nullptr;
-  const std::span<const std::byte> view = onnx::tensor_view(*t);
-  const size_t align = element_alignment(onnx::tensor_dtype(*t));
-  if (view.empty() || reinterpret_cast<uintptr_t>(view.data()) % align != 0) return nullptr;
-  return view.data();
+  if (!onnx::readable_in_place(*t, onnx::element_alignment(onnx::tensor_dtype(*t)))) {
+    return nullptr;
+  }
+  return onnx::tensor_view(*t).data();
 }
 
 void GraphRunner::prepare_kernels() {
@@ -528,7 +528,10 @@ void GraphRunner::prepare_kernels() {
     dynamic_steps_.push_back(dynamic_kind(*ctx));
     std::unique_ptr<graph::KernelState> state = aliased ? nullptr : graph::prepare(*ctx);
     ctx->kernel_state = state.get();
-    if (state != nullptr) packed_bytes_ += state->owned_bytes();
+    if (state != nullptr) {
+      packed_bytes_ += state->owned_bytes();
+      prepare_heap_.add(state->owned_bytes());
+    }
     states_.push_back(std::move(state));
     contexts_.push_back(std::move(ctx));
     skip_.push_back(aliased ? 1 : 0);
@@ -684,7 +687,7 @@ void GraphRunner::run_step(size_t s, std::span<std::byte> arena, int threads) {
   ctx.scratch = arena.subspan(static_cast<size_t>(steps_[s].workspace_offset),
                               static_cast<size_t>(steps_[s].workspace_bytes));
   ctx.thread_count = threads;
-  check_pointers(ctx);
+  check_pointers(s, ctx);
   graph::run(ctx);
 }
 
@@ -705,15 +708,23 @@ GraphRunner::Readers GraphRunner::count_readers() const {
   return r;
 }
 
+bool GraphRunner::replaced(size_t s, size_t i) const {
+  const graph::Node& n = g_.node(steps_[s].node);
+  const uint64_t packed = !skip_[s] && states_[s] != nullptr ? states_[s]->owned_bytes() : 0;
+  const bool constant = n.inputs[i] != graph::kNoValue &&
+                        program_.program.tensors[n.inputs[i]].category == Category::weights;
+  return graph::replaced_by_packing(n.schema, i, packed, constant);
+}
+
 void GraphRunner::release_replaced(size_t s, Readers& readers) {
   const graph::Node& n = g_.node(steps_[s].node);
   for (size_t i = 0; i < n.inputs.size(); ++i) {
     if (n.inputs[i] == graph::kNoValue) continue;
     const auto r = static_cast<size_t>(timeline_.storage[n.inputs[i]]);
-    const bool packed = !skip_[s] && states_[s] != nullptr && states_[s]->replaces_input(i);
-    if (!packed) readers.kept[r] = 1;
+    if (!replaced(s, i)) readers.kept[r] = 1;
     if (--readers.left[r] > 0 || readers.kept[r]) continue;
     if (constants_[r].size() > 0) {
+      prepare_heap_.drop(constants_[r].size());
       released_constant_bytes_ += constants_[r].size();
       constant_bytes_ -= constants_[r].size();
       constants_[r] = AlignedBuffer();
@@ -724,6 +735,7 @@ void GraphRunner::release_replaced(size_t s, Readers& readers) {
       // them).
       onnx::TensorBytes& w = weights_[static_cast<size_t>(placement_[r].index)];
       if (!w.is_view()) {
+        prepare_heap_.drop(w.size());
         released_constant_bytes_ += w.size();
         w = onnx::TensorBytes();
       } else if (g_.model() != nullptr) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "footprint/analysis/graph_program.hpp"
+#include "footprint/analysis/prepare_memory.hpp"
 #include "footprint/analysis/timeline.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/kernel.hpp"
@@ -42,6 +43,7 @@ class GraphRunner final : public graph::SubgraphRunner {
   // Pages of mapped initializers given back to the OS for the same reason.
   uint64_t released_mapped_bytes() const { return released_mapped_bytes_; }
   uint64_t packed_bytes() const { return packed_bytes_; }
+  const analysis::HeapTally& prepare_heap() const { return prepare_heap_; }
   // Initializers read in place (not copied for alignment).
   uint64_t mapped_weight_bytes() const;
   size_t step_count() const { return steps_.size(); }
@@ -130,7 +132,9 @@ class GraphRunner final : public graph::SubgraphRunner {
                     std::span<const graph::TensorRef> outputs);
   void point_context(graph::NodeContext& ctx) const;
   void run_step(size_t s, std::span<std::byte> arena, int threads);
-  void check_pointers(const graph::NodeContext& ctx) const;
+  void check_pointers(size_t step, const graph::NodeContext& ctx) const;
+  // Whether step s reads input i only through its kernel state's packed copy.
+  bool replaced(size_t s, size_t i) const;
   int64_t opset_of(const graph::Node& n) const;
   [[noreturn]] void fail(const std::string& what) const;
 
@@ -162,6 +166,9 @@ class GraphRunner final : public graph::SubgraphRunner {
   uint64_t released_constant_bytes_ = 0;
   uint64_t released_mapped_bytes_ = 0;
   uint64_t packed_bytes_ = 0;
+  // The buffers preparing allocates and releases (weight copies, constants, packed states), as
+  // analysis::predict_prepare replays them.
+  analysis::HeapTally prepare_heap_;
   std::vector<Step> steps_;
   std::vector<std::unique_ptr<graph::NodeContext>> contexts_;  // per step
   std::vector<std::unique_ptr<graph::KernelState>> states_;    // per step

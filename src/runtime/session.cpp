@@ -176,6 +176,8 @@ void Session::prepare(std::span<const Tensor> inputs) {
   prepared_.constant_bytes = runner_->constant_bytes();
   prepared_.mapped_weights_bytes = runner_->mapped_weight_bytes();
   prepared_.packed_weights_bytes = runner_->packed_bytes();
+  prepared_.prepare_buffers_peak_bytes = runner_->prepare_heap().peak;
+  prepared_.prepare_buffers_kept_bytes = runner_->prepare_heap().now;
   prepared_.released_constant_bytes = runner_->released_constant_bytes();
   prepared_.released_mapped_bytes = runner_->released_mapped_bytes();
   prepared_.total_peak_bytes = t.total_peak_bytes;

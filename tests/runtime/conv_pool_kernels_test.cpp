@@ -246,9 +246,8 @@ TEST(ConvKernels, WideWindowsRunOnBlockedLayoutsWithPackedWeights) {
   const WindowSpec s{{1, 1}, {1, 1}, {1, 1}};
   expect_close(packed.out(0).floats(), ref_conv(x, w, b, {1, 48, 10, 10}, 1, s));
   ASSERT_NE(packed.state(), nullptr);
-  // The weights were packed when preparing: the tensor is not read again.
-  EXPECT_TRUE(packed.state()->replaces_input(1));
-  EXPECT_FALSE(packed.state()->replaces_input(0));
+  // The weights were packed when preparing, and the row says W alone is read through them.
+  EXPECT_EQ(runtime::op_registry().find("", "Conv")->packed_inputs, 0b10U);
   EXPECT_GE(packed.state()->owned_bytes(), w.bytes.size());
   // The blocked copies of the input and the output are planned scratch.
   EXPECT_GE(packed.workspace_bytes(), uint64_t{32 + 48} * 10 * 10 * sizeof(float));
@@ -256,7 +255,6 @@ TEST(ConvKernels, WideWindowsRunOnBlockedLayoutsWithPackedWeights) {
   // Weights unknown when preparing (a graph input) are packed on every run, to the same result.
   PreparedRun each_run("Conv", {x, w, b}, attrs);
   each_run.constants({2}).run();
-  EXPECT_FALSE(each_run.state()->replaces_input(1));
   EXPECT_EQ(each_run.out(0).floats(), packed.out(0).floats());
 }
 

@@ -130,7 +130,7 @@ NodeResult run_node(const onnx::Model& model, const std::map<std::string, HostTe
   std::unique_ptr<graph::KernelState> state;
   if (packed) {
     state = graph::prepare(ctx);
-    if (state == nullptr || !state->replaces_input(1) || !state->replaces_input(2)) {
+    if (state == nullptr || state->owned_bytes() == 0) {
       throw Error("constant W and R were not packed");
     }
     ctx.kernel_state = state.get();

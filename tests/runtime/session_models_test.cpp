@@ -107,6 +107,16 @@ TEST_P(SharedModelRun, PredictsEveryValuesShapeAndBytes) {
   EXPECT_GT(c.values, 0u);
   // What the kernels' prepared states keep, as OpSchema::packed predicts it.
   EXPECT_EQ(predicted.program.packed_bytes, session.prepared().packed_weights_bytes);
+  // The buffers preparing allocated and released, replayed by analysis: their peak together and
+  // what stays; the whole heap preparing took is at least that (the counting allocator).
+  const runtime::PreparedStats& p = session.prepared();
+  EXPECT_EQ(predicted.prepare.peak_bytes, p.prepare_buffers_peak_bytes);
+  EXPECT_EQ(predicted.prepare.kept_bytes, p.prepare_buffers_kept_bytes);
+  EXPECT_EQ(predicted.prepare.packed_bytes, p.packed_weights_bytes);
+  EXPECT_GT(p.prepare_buffers_peak_bytes, 0u);
+  if (p.prepare_peak_heap_bytes > 0) {
+    EXPECT_GE(p.prepare_peak_heap_bytes, p.prepare_buffers_peak_bytes);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, SharedModelRun,

@@ -74,7 +74,12 @@ def check_prediction(analyzed, ran):
               ran["predicted"]["workspace_peak_bytes"]),
              # measured by the run: what its kernels' prepared states hold
              ("packed weights", analyzed["bytes"]["packed"],
-              ran["measured"]["packed_weights_bytes"])]
+              ran["measured"]["packed_weights_bytes"]),
+             # the buffers preparing allocated and released, at their peak together and after
+             ("prepare buffers' peak", analyzed["prepare"]["peak_bytes"],
+              ran["measured"]["prepare_buffers_peak_bytes"]),
+             ("prepare buffers kept", analyzed["prepare"]["kept_bytes"],
+              ran["measured"]["prepare_buffers_kept_bytes"])]
     for what, a, r in pairs:
         if a != r:
             return f"analyze predicts {what} {a} B, the run planned {r} B"

@@ -61,6 +61,7 @@ struct GraphProgram {
   // Weights the kernels keep in layouts of their own, on the heap beside the plan (OpSchema::
   // packed): what `run` measures as packed_weights_bytes.
   uint64_t packed_bytes = 0;
+  std::vector<uint64_t> step_packed;  // the same per step (program.steps' order)
 };
 
 // Throws footprint::Error naming the first tensor whose size is neither known nor bounded (its

@@ -16,6 +16,7 @@
 
 #include "footprint/analysis/dim_sweep.hpp"
 #include "footprint/analysis/graph_program.hpp"
+#include "footprint/analysis/prepare_memory.hpp"
 #include "footprint/analysis/timeline.hpp"
 #include "footprint/core/shape.hpp"
 #include "footprint/graph/channels_last.hpp"
@@ -55,6 +56,7 @@ struct ModelProgram {
   bool fuse = true;              // as asked (ModelProgramOptions::fuse)
   graph::FuseReport fused;       // what graph::fuse folded
   graph::ChannelsLastReport channels_last;  // what graph::to_channels_last moved
+  PrepareMemory prepare;                    // the heap buffers preparing it takes
 };
 
 // Throws footprint::UsageError for an order other than stored or memory, footprint::Error for

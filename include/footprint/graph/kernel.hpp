@@ -57,9 +57,6 @@ struct TensorRef {
 class KernelState {
  public:
   virtual ~KernelState() = default;
-  // True when the state holds its own copy of input i (weights packed into another layout) and
-  // never reads the tensor when it runs: the executor may then release a computed constant.
-  virtual bool replaces_input(size_t /*i*/) const { return false; }
   // Heap bytes the state holds beyond its primitives (packed weights).
   virtual uint64_t owned_bytes() const { return 0; }
 };

@@ -93,6 +93,10 @@ uint64_t workspace_bytes(const NodeContext& ctx);
 // none), given which inputs are constants.
 uint64_t packed_bytes(const NodeContext& ctx, const std::vector<bool>& constant_inputs);
 
+// Whether a step reads input `i` only through its packed copy (OpSchema::packed_inputs): the
+// state packs (`packed` bytes, as packed_bytes gives them) and the input is a constant.
+bool replaced_by_packing(const OpSchema* schema, size_t i, uint64_t packed, bool constant);
+
 // The kernel's per-node state (its row's PrepareFn), or nullptr when it builds none. Throws
 // footprint::Error naming the node when preparing runs out of memory.
 std::unique_ptr<KernelState> prepare(const KernelContext& ctx);

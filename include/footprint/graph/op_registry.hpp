@@ -62,6 +62,10 @@ struct OpSchema {
   // What the state PrepareFn builds keeps on the heap (packed weights); nullptr: nothing. Filled
   // beside the kernel, so that analysis predicts the packed bytes `run` measures.
   PackedFn packed = nullptr;
+  // Bit i: where the state packs (PackedFn gives bytes) and input i is a constant, the kernel
+  // reads only its packed copy, so preparing releases the original after its last reader is
+  // prepared (graph::replaced_by_packing); analysis predicts the prepare peak from the same bits.
+  uint32_t packed_inputs = 0;
   // Runs the op; nullptr: the runtime cannot execute it. Views (output_view_of) need none.
   KernelFn kernel = nullptr;
   // Builds per-node state when the model is prepared; nullptr: none.

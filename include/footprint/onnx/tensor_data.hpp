@@ -51,6 +51,12 @@ uint64_t tensor_storage_bytes(const TensorProto& t);
 // float/double field. Empty when the payload must be decoded.
 std::span<const std::byte> tensor_view(const TensorProto& t);
 
+// The natural alignment of a dtype's elements: kernels read weights through typed pointers.
+size_t element_alignment(DType t);
+// Whether tensor_bytes(t, alignment) views the payload where it lies rather than copying it (an
+// empty payload needs neither).
+bool readable_in_place(const TensorProto& t, size_t alignment);
+
 // The payload, as a view when possible and aligned to `alignment` (a power of two), otherwise
 // decoded or copied into memory from `memory`.
 TensorBytes tensor_bytes(const TensorProto& t, size_t alignment = 1,

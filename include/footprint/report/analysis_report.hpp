@@ -30,6 +30,7 @@ struct AnalysisReport {
   std::vector<std::string> patterns;        // graph::fuse's lines: patterns run as one op
   graph::ChannelsLastReport channels_last;  // graph::to_channels_last's counts
   uint64_t packed_bytes = 0;                // weights the kernels keep in layouts of their own
+  analysis::PrepareMemory prepare;          // the heap buffers preparing takes (a lower bound)
   std::optional<analysis::DimSweep> sweep;
 };
 

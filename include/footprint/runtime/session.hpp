@@ -82,6 +82,11 @@ struct PreparedStats {
   // Counting allocator (0 when the process does not link it): peak heap while preparing, above
   // what the heap held before.
   uint64_t prepare_peak_heap_bytes = 0;
+  // Of that, the buffers preparing declares (weights copied for alignment, computed constants,
+  // packed weights) at their peak together and what stays held: what analysis::predict_prepare
+  // predicts (the main graph's).
+  uint64_t prepare_buffers_peak_bytes = 0;
+  uint64_t prepare_buffers_kept_bytes = 0;
   // Values of the model's graph whose extents depend on values (Dim::bounded): how many, the
   // bytes of the buffers they own at their bounds (planned so), and what decides them when
   // running (an op and, where it has several, which of its extents).

@@ -73,7 +73,6 @@ BlockedState::BlockedState(const dnnl::convolution_forward::primitive_desc& pd,
     : layout_(layout_of(pd, plain_src, plain_weights, plain_dst)),
       reorder_src_(pd.src_desc() != plain_src),
       reorder_dst_(pd.dst_desc() != plain_dst),
-      weights_constant_(weights != nullptr),
       packed_weights_(pd.weights_desc().get_size()),
       primitive_(pd, dnnl::convolution_forward(pd), conv_args(pd, has_bias)) {
   if (reorder_src_) to_blocked_.emplace(reorder_state(plain_src, pd.src_desc()));

@@ -7,7 +7,7 @@
 // the input and output live in the step's planned workspace next to the scratchpad, and the
 // WorkspaceFn reports all of it from the same descriptor the PrepareFn builds. The weights are
 // packed once when preparing, into a buffer the state owns; where they are a constant the state
-// then replaces them (replaces_input), so the executor can release a computed original.
+// then replaces them (OpSchema::packed_inputs), so the executor can release a computed original.
 //
 //   auto pd = blocked_conv_pd(node, extents);            // format_tag::any everywhere
 //   uint64_t ws = BlockedState::workspace_bytes(pd, plain_src, plain_dst);   // WorkspaceFn
@@ -42,7 +42,6 @@ class BlockedState final : public graph::KernelState {
                                   const dnnl::memory::desc& plain_weights,
                                   const dnnl::memory::desc& plain_dst);
 
-  bool replaces_input(size_t i) const override { return i == 1 && weights_constant_; }
   uint64_t owned_bytes() const override { return packed_weights_.size(); }
 
   void run(graph::KernelContext& ctx);
@@ -60,7 +59,7 @@ class BlockedState final : public graph::KernelState {
                           const dnnl::memory::desc& plain_dst);
 
   Layout layout_;
-  bool reorder_src_ = false, reorder_dst_ = false, weights_constant_ = false;
+  bool reorder_src_ = false, reorder_dst_ = false;
   AlignedBuffer packed_weights_;
   std::optional<DnnlState> to_blocked_, to_plain_, pack_weights_;
   DnnlState primitive_;

@@ -994,6 +994,7 @@ void register_conv_pool(graph::OpRegistry& r) {
   set(r.row("", "Conv"), run_conv, conv_prepare, conv_workspace);
   r.row("", "Conv").takes_epilogues = true;
   r.row("", "Conv").packed = conv_packed;
+  r.row("", "Conv").packed_inputs = 0b10;  // W
   // Every 2-D convolution runs channels-last (graph::to_channels_last): oneDNN's kernels there
   // beat both its plain ones and the reorders of the preferred layouts, and keep a chain of
   // convolutions in one layout.
@@ -1002,6 +1003,7 @@ void register_conv_pool(graph::OpRegistry& r) {
   graph::OpSchema& nhwc_conv = r.row("footprint", "NhwcConv");
   set(nhwc_conv, run_nhwc_conv, nhwc_conv_prepare, nhwc_conv_workspace);
   nhwc_conv.packed = nhwc_conv_packed;
+  nhwc_conv.packed_inputs = 0b10;
   nhwc_conv.takes_epilogues = true;
   nhwc_conv.rows_at_bound = true;
   set(r.row("", "ConvTranspose"), run_weighted, deconv_prepare, deconv_workspace);

@@ -809,7 +809,6 @@ class PackedGates final : public graph::KernelState {
  public:
   std::vector<float> w;  // [dirs][input][gates * H]
   std::vector<float> r;  // [dirs][H][gates * H]
-  bool replaces_input(size_t i) const override { return i == 1 || i == 2; }
   uint64_t owned_bytes() const override { return (w.size() + r.size()) * sizeof(float); }
 };
 
@@ -967,16 +966,19 @@ void register_recurrent(graph::OpRegistry& r) {
   lstm.workspace = lstm_workspace;
   lstm.prepare = lstm_prepare;
   lstm.packed = recurrent_packed;
+  lstm.packed_inputs = 0b110;  // W and R
   graph::OpSchema& gru = r.row("", "GRU");
   gru.kernel = gru_kernel;
   gru.workspace = gru_workspace;
   gru.prepare = gru_prepare;
   gru.packed = recurrent_packed;
+  gru.packed_inputs = 0b110;
   graph::OpSchema& rnn = r.row("", "RNN");
   rnn.kernel = rnn_kernel;
   rnn.workspace = rnn_workspace;
   rnn.prepare = rnn_prepare;
   rnn.packed = recurrent_packed;
+  rnn.packed_inputs = 0b110;
 }
 
 }  // namespace footprint::runtime::kernels
