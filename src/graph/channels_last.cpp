@@ -6,6 +6,7 @@
 #include <utility>
 #include <vector>
 
+#include "footprint/graph/node_attributes.hpp"
 #include "footprint/graph/op_registry.hpp"
 
 namespace footprint::graph {
@@ -27,6 +28,18 @@ bool broadcast_scalar(const Value& v) {
   return v.shape.ranked && v.shape.rank() <= 4 &&
          std::all_of(v.shape.dims.begin(), v.shape.dims.end(),
                      [](const Dim& d) { return d.value() && *d.value() == 1; });
+}
+
+// A per-channel operand written for NCHW without its batch axis, [C, 1, 1] (a caffe2 export's
+// affine after BatchNormalization): flattened to [1, C] it broadcasts over NHWC's last axis the
+// same way. `out` is the elementwise node's output.
+bool per_channel(const Value& v, const Value& out) {
+  if (v.dtype != DType::float32 || !v.shape.ranked || v.shape.rank() != 3 || !float_rank4(out)) {
+    return false;
+  }
+  const auto c = v.shape.dims[0].value();
+  return c && c == out.shape.dims[1].value() && v.shape.dims[1].value() == 1 &&
+         v.shape.dims[2].value() == 1;
 }
 
 const OpSchema* channels_last_row(const Graph& g, const Node& n) {
@@ -53,6 +66,12 @@ class Plan {
     return n.schema != nullptr && static_cast<int64_t>(i) < n.schema->channels_last_inputs;
   }
   bool channels_last(ValueId v) const { return v != kNoValue && moves(g_.value(v).producer); }
+  // Whether input `i` of a moving node is a per-channel operand to flatten.
+  bool per_channel_input(NodeId id, size_t i) const {
+    const Node& n = g_.node(id);
+    return n.inputs[i] != kNoValue && n.schema != nullptr && n.schema->elementwise &&
+           per_channel(g_.value(n.inputs[i]), g_.value(n.outputs[0]));
+  }
 
  private:
   bool decide(NodeId id) const {
@@ -78,7 +97,7 @@ class Plan {
       const Value& v = g_.value(in);
       if (float_rank4(v)) {
         any = any || channels_last(in);
-      } else if (!broadcast_scalar(v)) {
+      } else if (!broadcast_scalar(v) && !per_channel(v, g_.value(n.outputs[0]))) {
         return false;
       }
     }
@@ -97,6 +116,19 @@ Node layout_change(const Graph& g, std::string_view op, ValueId from, ValueId to
   n.inputs = {from};
   n.outputs = {to};
   n.schema = g.registry()->find(kDomain, op);
+  n.source_offset = offset;
+  return n;
+}
+
+// Flatten(v, axis 0): [C, 1, 1] as [1, C].
+Node flattened(Graph& g, ValueId from, ValueId to, uint64_t offset) {
+  Node n;
+  n.name = g.value(to).name;
+  n.op_type = "Flatten";
+  n.inputs = {from};
+  n.outputs = {to};
+  n.attributes = g.own_attributes({int_attribute("axis", 0)});
+  n.schema = g.registry()->find("", "Flatten");
   n.source_offset = offset;
   return n;
 }
@@ -124,18 +156,21 @@ ChannelsLastReport to_channels_last(Graph& g, const ShapeInferenceOptions& optio
   const auto count = static_cast<NodeId>(g.nodes().size());
   // Decided on the graph as it is, before its nodes move out.
   std::vector<std::vector<bool>> layout_inputs(count);
+  std::vector<std::vector<bool>> per_channel_inputs(count);
   std::vector<bool> output_read_plain(count, false);
   for (NodeId id = 0; id < count; ++id) {
     if (!plan.moves(id)) continue;
     ++report.nodes;
     for (size_t i = 0; i < g.node(id).inputs.size(); ++i) {
       layout_inputs[id].push_back(g.node(id).inputs[i] != kNoValue && plan.layout_input(id, i));
+      per_channel_inputs[id].push_back(plan.per_channel_input(id, i));
     }
     output_read_plain[id] = read_plain(g, plan, g.node(id).outputs[0]);
   }
   if (report.nodes == 0) return report;
 
   std::unordered_map<ValueId, ValueId> nhwc;  // a value -> its channels-last copy
+  std::unordered_map<ValueId, ValueId> rows;  // a per-channel operand -> it as [1, C]
   std::vector<Node> nodes;
   nodes.reserve(static_cast<size_t>(count) * 2);
   std::vector<Node> old = g.take_nodes();
@@ -146,6 +181,17 @@ ChannelsLastReport to_channels_last(Graph& g, const ShapeInferenceOptions& optio
       continue;
     }
     for (size_t i = 0; i < n.inputs.size(); ++i) {
+      if (per_channel_inputs[id][i]) {
+        const ValueId in = n.inputs[i];
+        auto it = rows.find(in);
+        if (it == rows.end()) {
+          const ValueId to = g.add_intermediate(g.value(in).name + "/per_channel");
+          nodes.push_back(flattened(g, in, to, n.source_offset));
+          it = rows.emplace(in, to).first;
+        }
+        n.inputs[i] = it->second;
+        continue;
+      }
       if (!layout_inputs[id][i]) continue;
       const ValueId in = n.inputs[i];
       auto it = nhwc.find(in);

@@ -135,30 +135,6 @@ bool covers_normalised(const Graph& g, ValueId p, ValueId x, int64_t axis) {
   return true;
 }
 
-onnx::AttributeProto int_attribute(std::string_view name, int64_t v) {
-  onnx::AttributeProto a;
-  a.name = name;
-  a.type = onnx::AttributeProto::Type::int_;
-  a.i = v;
-  return a;
-}
-
-onnx::AttributeProto float_attribute(std::string_view name, float v) {
-  onnx::AttributeProto a;
-  a.name = name;
-  a.type = onnx::AttributeProto::Type::float_;
-  a.f = v;
-  return a;
-}
-
-onnx::AttributeProto string_attribute(std::string_view name, std::string_view v) {
-  onnx::AttributeProto a;
-  a.name = name;
-  a.type = onnx::AttributeProto::Type::string;
-  a.s = v;
-  return a;
-}
-
 // The Sub, square and Div after the mean: the nodes, and the divided value.
 struct Centred {
   NodeId sub = -1, square = -1, div = -1;

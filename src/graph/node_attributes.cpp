@@ -45,4 +45,28 @@ const onnx::TensorProto* attr_tensor(const Node& n, std::string_view name) {
   return a == nullptr ? nullptr : a->t;
 }
 
+onnx::AttributeProto int_attribute(std::string_view name, int64_t v) {
+  onnx::AttributeProto a;
+  a.name = name;
+  a.type = onnx::AttributeProto::Type::int_;
+  a.i = v;
+  return a;
+}
+
+onnx::AttributeProto float_attribute(std::string_view name, float v) {
+  onnx::AttributeProto a;
+  a.name = name;
+  a.type = onnx::AttributeProto::Type::float_;
+  a.f = v;
+  return a;
+}
+
+onnx::AttributeProto string_attribute(std::string_view name, std::string_view v) {
+  onnx::AttributeProto a;
+  a.name = name;
+  a.type = onnx::AttributeProto::Type::string;
+  a.s = v;
+  return a;
+}
+
 }  // namespace footprint::graph

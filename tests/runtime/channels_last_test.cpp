@@ -195,6 +195,42 @@ TEST(ChannelsLast, ConstantOperandsChangeLayoutWhenPreparing) {
   EXPECT_EQ(session.prepared().steps, 6U);
 }
 
+// BatchNormalization, then a per-channel Mul and Add by [C, 1, 1] constants (how caffe2's
+// exports write an affine), a Relu and the next convolution: the operands become [1, C] views
+// that broadcast over NHWC's last axis, so nothing in the chain changes layout. A [C, 1, 1]
+// operand that also varies over H or W stays plain.
+TEST(ChannelsLast, PerChannelOperandsWithoutABatchAxisStayChannelsLast) {
+  GraphBuilder b(runtime::op_registry());
+  const Var x =
+      b.input("x", DType::float32, {Dim::known(2), Dim::known(6), Dim::known(5), Dim::known(7)});
+  const Var a = conv(b, x, 6, 10, 3, 71);
+  auto positive = floats({10}, 72, 0.5F);
+  for (float& v : positive->span<float>()) v += 1.0F;
+  const Var bn = b.op1("BatchNormalization",
+                       {a, b.constant(floats({10}, 73, 1.0F)), b.constant(floats({10}, 74, 1.0F)),
+                        b.constant(floats({10}, 75, 1.0F)), b.constant(positive)});
+  const Var scale = b.constant(floats({10, 1, 1}, 76, 2.0F));
+  const Var affine = b.add(b.mul(bn, scale), b.constant(floats({10, 1, 1}, 77, 1.0F)));
+  const Var again = b.mul(b.relu(affine), scale);  // the same operand read twice: one view
+  b.output(conv(b, again, 10, 4, 1, 78), "y");
+  const Moved m = moved(b);
+  EXPECT_EQ(m.report.layout_changes, 2U) << "x in, y out";
+  EXPECT_EQ(m.ops.at("Flatten"), 2) << "one [1, C] view per operand";
+  EXPECT_EQ(m.ops.at("Mul"), 2);
+  EXPECT_EQ(m.ops.at("Add"), 1);
+  expect_same_outputs(b, {2, 6, 5, 7});
+
+  GraphBuilder other(runtime::op_registry());
+  const Var ox = other.input("x", DType::float32,
+                             {Dim::known(1), Dim::known(6), Dim::known(5), Dim::known(5)});
+  // [6, 5, 1] varies over H as well as channels: not a per-channel operand.
+  const Var oy = other.mul(conv(other, ox, 6, 6, 3, 81), other.constant(floats({6, 5, 1}, 82, 1)));
+  other.output(conv(other, oy, 6, 2, 1, 83), "y");
+  const Moved om = moved(other);
+  EXPECT_FALSE(om.ops.contains("Flatten"));
+  EXPECT_EQ(om.report.layout_changes, 4U) << "x in, to the plain Mul, back in, y out";
+}
+
 // A convolution's output that a plain op also reads is changed back once, for that reader.
 TEST(ChannelsLast, APlainReaderGetsTheValueBackInItsLayout) {
   GraphBuilder b(runtime::op_registry());

@@ -22,4 +22,10 @@ std::optional<std::vector<int64_t>> attr_ints(const Node& n, std::string_view na
 std::optional<std::vector<float>> attr_floats(const Node& n, std::string_view name);
 const onnx::TensorProto* attr_tensor(const Node& n, std::string_view name);
 
+// Attributes of a node a rewrite makes (Graph::own_attributes keeps them); `name` and a string
+// value must outlive the graph (literals).
+onnx::AttributeProto int_attribute(std::string_view name, int64_t v);
+onnx::AttributeProto float_attribute(std::string_view name, float v);
+onnx::AttributeProto string_attribute(std::string_view name, std::string_view v);
+
 }  // namespace footprint::graph
