@@ -369,6 +369,147 @@ std::optional<Rewrite> matmul_add(const Graph& g, NodeId id) {
                  add->outputs[0], {}};
 }
 
+// ---- Attention: MatMul(Q, Kt), a scale (Div or Mul by a constant scalar), a mask (Add of an
+// additive one, or Where keeping scores under a condition and filling the rest), Softmax over
+// the last axis, an inference Dropout, MatMul by V: one op whose scores never leave its
+// workspace a block of query rows at a time.
+
+// Whether `m` broadcasts to `to` (ranked, extents known or equal as dims).
+bool broadcasts_to(const Shape& m, const Shape& to) {
+  if (!m.ranked || !to.ranked || m.rank() > to.rank()) return false;
+  for (size_t i = 0; i < m.rank(); ++i) {
+    const Dim& a = m.dims[m.rank() - 1 - i];
+    const Dim& b = to.dims[to.rank() - 1 - i];
+    if (!(a.value() && *a.value() == 1) && !(a == b)) return false;
+  }
+  return true;
+}
+
+// Q [.., Sq, d], Kt [.., d, Sk], V [.., Sk, dv] with the same leading dims: what the kernel runs.
+bool attention_operands(const Graph& g, ValueId q, ValueId kt, ValueId v) {
+  const Shape& qs = g.value(q).shape;
+  const Shape& ks = g.value(kt).shape;
+  const Shape& vs = g.value(v).shape;
+  if (!is_float(g, q) || !is_float(g, kt) || !is_float(g, v) || !qs.ranked || !ks.ranked ||
+      !vs.ranked || qs.rank() < 2 || qs.rank() != ks.rank() || qs.rank() != vs.rank()) {
+    return false;
+  }
+  const size_t r = qs.rank();
+  for (size_t i = 0; i + 2 < r; ++i) {
+    if (!(qs.dims[i] == ks.dims[i]) || !(qs.dims[i] == vs.dims[i])) return false;
+  }
+  return qs.dims[r - 1] == ks.dims[r - 2] && ks.dims[r - 1] == vs.dims[r - 2];
+}
+
+// A Dropout that passes its input through: not training (training_mode absent or a constant
+// false) or dropping nothing (a constant ratio of 0, as exports in training mode write it), its
+// mask unread.
+bool inference_dropout(const Graph& g, const Node& n) {
+  if (!is_op(n, "Dropout") || n.inputs.empty() || n.inputs.size() > 3) return false;
+  if (n.outputs.size() > 1 && n.outputs[1] != kNoValue &&
+      (!g.value(n.outputs[1]).consumers.empty() || g.value(n.outputs[1]).is_graph_output)) {
+    return false;
+  }
+  if (n.inputs.size() < 3 || n.inputs[2] == kNoValue) return true;
+  const std::optional<double> training = scalar(g, n.inputs[2]);
+  const std::optional<double> ratio = n.inputs[1] != kNoValue ? scalar(g, n.inputs[1]) : 0.5;
+  return (training && *training == 0) || (ratio && *ratio == 0);
+}
+
+std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
+  const Node& s = g.node(sm);
+  if (!is_op(s, "Softmax") || s.inputs.size() != 1 || !is_float(g, s.inputs[0])) {
+    return std::nullopt;
+  }
+  const Shape& ss = g.value(s.inputs[0]).shape;
+  if (!ss.ranked || ss.rank() < 2) return std::nullopt;
+  const int64_t opset = g.model() != nullptr ? g.model()->opset_version("") : 18;
+  int64_t axis = attr_int(s, "axis", opset < 13 ? 1 : -1);
+  if (axis < 0) axis += static_cast<int64_t>(ss.rank());
+  if (axis != static_cast<int64_t>(ss.rank()) - 1) return std::nullopt;
+  // Backwards from the Softmax: the mask, the scale, the product.
+  std::vector<NodeId> nodes{sm};
+  ValueId chain = s.inputs[0];
+  ValueId mask = kNoValue, keep = kNoValue, fill = kNoValue;
+  auto producer_reading = [&](ValueId v) -> NodeId {
+    const NodeId p = g.value(v).producer;
+    return p >= 0 && sole_reader(g, v) >= 0 && g.node(p).outputs.size() == 1 ? p : -1;
+  };
+  NodeId p = producer_reading(chain);
+  if (p >= 0 && is_op(g.node(p), "Where") && g.node(p).inputs.size() == 3) {
+    const Node& w = g.node(p);
+    const Shape& fs = g.value(w.inputs[2]).shape;
+    if (g.value(w.inputs[0]).dtype != DType::boolean || !is_float(g, w.inputs[2]) || !fs.ranked ||
+        fs.rank() > 0 || !broadcasts_to(g.value(w.inputs[0]).shape, ss)) {
+      return std::nullopt;
+    }
+    keep = w.inputs[0];
+    fill = w.inputs[2];
+    chain = w.inputs[1];
+    nodes.push_back(p);
+    p = producer_reading(chain);
+  } else if (p >= 0 && is_op(g.node(p), "Add") && g.node(p).inputs.size() == 2) {
+    const Node& a = g.node(p);
+    // The operand that is the product's path: the one a Div, Mul or MatMul wrote.
+    for (size_t k = 0; k < 2; ++k) {
+      const NodeId q = g.value(a.inputs[k]).producer;
+      if (q < 0 || sole_reader(g, a.inputs[k]) != p) continue;
+      const Node& qn = g.node(q);
+      if (is_op(qn, "MatMul") || is_op(qn, "Div") || is_op(qn, "Mul")) {
+        chain = a.inputs[k];
+        mask = a.inputs[1 - k];
+        break;
+      }
+    }
+    if (mask == kNoValue || !is_float(g, mask) || !broadcasts_to(g.value(mask).shape, ss)) {
+      return std::nullopt;
+    }
+    nodes.push_back(p);
+    p = producer_reading(chain);
+  }
+  double scale = 1;
+  if (p >= 0 && (is_op(g.node(p), "Div") || is_op(g.node(p), "Mul")) &&
+      g.node(p).inputs.size() == 2) {
+    const Node& d = g.node(p);
+    const bool div = d.op_type == "Div";
+    const size_t k =
+        !div && scalar(g, d.inputs[0]) ? 1 : 0;  // the operand that is not the constant
+    const std::optional<double> c = scalar(g, d.inputs[1 - k]);
+    if (!c || *c == 0 || (div && k != 0)) return std::nullopt;
+    scale = div ? 1 / *c : *c;
+    chain = d.inputs[k];
+    nodes.push_back(p);
+    p = producer_reading(chain);
+  }
+  if (p < 0 || !is_op(g.node(p), "MatMul") || g.node(p).inputs.size() != 2) return std::nullopt;
+  const ValueId q = g.node(p).inputs[0];
+  const ValueId kt = g.node(p).inputs[1];
+  nodes.push_back(p);
+  // Forwards: an inference Dropout (its mask unread), then the product by V.
+  ValueId probs = s.outputs[0];
+  NodeId next = sole_reader(g, probs);
+  if (next >= 0 && inference_dropout(g, g.node(next))) {
+    nodes.push_back(next);
+    probs = g.node(next).outputs[0];
+    next = sole_reader(g, probs);
+  }
+  if (next < 0 || !is_op(g.node(next), "MatMul") || g.node(next).inputs[0] != probs ||
+      g.node(next).inputs[1] == probs) {
+    return std::nullopt;
+  }
+  const ValueId v = g.node(next).inputs[1];
+  if (!attention_operands(g, q, kt, v)) return std::nullopt;
+  nodes.push_back(next);
+  std::vector<ValueId> inputs{q, kt, v, mask, keep, fill};
+  while (inputs.back() == kNoValue) inputs.pop_back();
+  return Rewrite{std::move(nodes),
+                 "footprint",
+                 "Attention",
+                 std::move(inputs),
+                 g.node(next).outputs[0],
+                 {float_attribute("scale", static_cast<float>(scale))}};
+}
+
 // ---- Rewriting
 
 using Finder = std::optional<Rewrite> (*)(const Graph&, NodeId);
@@ -402,8 +543,8 @@ size_t fuse_patterns(Graph& g, std::vector<std::string>& lines) {
   std::vector<Rewrite> found;
   std::vector<int> taken(g.nodes().size(), -1);
   // LayerNorm and GELU first: a MatMul whose bias Add feeds one is rewritten either way.
-  for (const Finder find :
-       {Finder{layer_norm}, Finder{gelu_erf}, Finder{gelu_tanh}, Finder{matmul_add}}) {
+  for (const Finder find : {Finder{layer_norm}, Finder{gelu_erf}, Finder{gelu_tanh},
+                            Finder{attention}, Finder{matmul_add}}) {
     for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
       std::optional<Rewrite> r = find(g, id);
       if (!r || g.registry()->find(r->domain, r->op) == nullptr) continue;

@@ -86,3 +86,35 @@ inline graph::Var linear(graph::GraphBuilder& b, const graph::Var& x, int64_t k,
 }
 
 }  // namespace footprint::testing
+
+namespace footprint::testing {
+
+// How an exporter writes the steps between the two products of attention.
+struct AttentionForm {
+  enum class Scale { none, div, mul } scale = Scale::div;
+  enum class Mask { none, add, where } mask = Mask::add;
+  bool dropout = false;  // an inference Dropout (ratio 0, training on) after the Softmax
+};
+
+// softmax(q kt [/ or *] c, masked) v over the last axis. `mask` is an additive float mask or a
+// boolean keep condition, broadcast to the scores; the fill is -1e4 as GPT-2's exports write.
+inline graph::Var decomposed_attention(graph::GraphBuilder& b, const graph::Var& q,
+                                       const graph::Var& kt, const graph::Var& v,
+                                       const graph::Var& mask, AttentionForm f) {
+  using Scale = AttentionForm::Scale;
+  using Mask = AttentionForm::Mask;
+  graph::Var s = b.matmul(q, kt);
+  if (f.scale == Scale::div) s = b.div(s, float_scalar(b, 8));
+  if (f.scale == Scale::mul) s = b.mul(float_scalar(b, 0.125), s);
+  if (f.mask == Mask::add) s = b.add(s, mask);
+  if (f.mask == Mask::where) s = b.op1("Where", {mask, s, float_scalar(b, -1e4)});
+  graph::Var p = b.op1("Softmax", {s}, {graph::Attr::of("axis", int64_t{-1})});
+  if (f.dropout) {
+    auto on = graph::HostValue::make(DType::boolean, {});
+    on->span<bool>()[0] = true;
+    p = b.op("Dropout", {p, float_scalar(b, 0), b.constant(on)}, {}, 2)[0];
+  }
+  return b.matmul(p, v);
+}
+
+}  // namespace footprint::testing

@@ -209,5 +209,94 @@ TEST(FusePatterns, ABiasThatIsNotPerColumnOrAProductReadTwiceStaysApart) {
   }
 }
 
+// Q, Kt, V of 2 heads, 6 query rows, 5 keys; an additive mask [N, 1, 1, 5] and a causal-style
+// keep condition [1, 1, 6, 5].
+struct Heads {
+  Var q, kt, v, add_mask, keep;
+};
+
+Heads heads(GraphBuilder& b) {
+  const Dim n = Dim::named("N");
+  Heads h;
+  h.q = b.input("q", DType::float32, {n, Dim::known(2), Dim::known(6), Dim::known(4)});
+  h.kt = b.input("kt", DType::float32, {n, Dim::known(2), Dim::known(4), Dim::known(5)});
+  h.v = b.input("v", DType::float32, {n, Dim::known(2), Dim::known(5), Dim::known(3)});
+  h.add_mask = b.input("mask", DType::float32, {n, Dim::known(1), Dim::known(1), Dim::known(5)});
+  h.keep =
+      b.input("keep", DType::boolean, {Dim::known(1), Dim::known(1), Dim::known(6), Dim::known(5)});
+  return h;
+}
+
+TEST(FusePatterns, EveryAttentionFormBecomesOneAttention) {
+  using F = testing::AttentionForm;
+  struct Case {
+    std::string name;
+    F form;
+    size_t nodes;
+    float scale;
+    size_t inputs;
+  };
+  const std::vector<Case> cases = {
+      {"BERT: / c, + mask", {F::Scale::div, F::Mask::add, false}, 5, 0.125F, 4},
+      {"GPT-2: / c, Where", {F::Scale::div, F::Mask::where, false}, 5, 0.125F, 6},
+      {"ViT: scaled before, no mask", {F::Scale::none, F::Mask::none, false}, 3, 1.0F, 3},
+      {"Swin: c *, + bias, Dropout", {F::Scale::mul, F::Mask::add, true}, 6, 0.125F, 4},
+  };
+  for (const Case& c : cases) {
+    GraphBuilder b(OpRegistry::builtin());
+    const Heads h = heads(b);
+    const Var mask = c.form.mask == F::Mask::where ? h.keep : h.add_mask;
+    b.output(testing::decomposed_attention(b, h.q, h.kt, h.v, mask, c.form), "y");
+    BuiltGraph built = b.to_graph();
+    Graph& g = built.graph;
+    const FuseReport r = fuse(g);
+    ASSERT_EQ(r.patterns.size(), 1u) << c.name;
+    EXPECT_EQ(r.patterns[0].rfind("footprint::Attention '", 0), 0u) << r.patterns[0];
+    EXPECT_NE(r.patterns[0].find("from " + std::to_string(c.nodes) + " nodes"), std::string::npos)
+        << r.patterns[0];
+    const auto it = std::find_if(g.nodes().begin(), g.nodes().end(),
+                                 [](const Node& n) { return n.op_type == "Attention"; });
+    ASSERT_NE(it, g.nodes().end()) << c.name;
+    EXPECT_EQ(it->domain, "footprint");
+    ASSERT_EQ(it->inputs.size(), c.inputs) << c.name;
+    EXPECT_EQ(it->inputs[0], g.find("q"));
+    EXPECT_EQ(it->inputs[1], g.find("kt"));
+    EXPECT_EQ(it->inputs[2], g.find("v"));
+    if (c.inputs == 4) {
+      EXPECT_EQ(it->inputs[3], g.find("mask")) << c.name;
+    }
+    if (c.inputs == 6) {
+      EXPECT_EQ(it->inputs[3], kNoValue);
+      EXPECT_EQ(it->inputs[4], g.find("keep"));
+    }
+    EXPECT_FLOAT_EQ(attr_float(*it, "scale", 0), c.scale) << c.name;
+    EXPECT_EQ(g.value(it->outputs[0]).name, "y");
+    EXPECT_EQ(g.value(it->outputs[0]).shape.to_string(), "[N,2,6,3]");
+    expect_consistent(g);
+  }
+}
+
+TEST(FusePatterns, AttentionWhoseScoresAreReadElsewhereOrNormalisedOverAnotherAxisStaysApart) {
+  {  // the scores' shape is read (GPT-2's w.size(-1)): the tensor must exist
+    GraphBuilder b(OpRegistry::builtin());
+    const Heads h = heads(b);
+    const Var s = b.div(b.matmul(h.q, h.kt), testing::float_scalar(b, 8));
+    const Var p = b.op1("Softmax", {b.add(s, h.add_mask)}, {Attr::of("axis", int64_t{-1})});
+    b.output(b.matmul(p, h.v), "y");
+    b.output(b.op1("Shape", {s}), "shape");
+    BuiltGraph built = b.to_graph();
+    EXPECT_TRUE(fuse(built.graph).patterns.empty());
+  }
+  {  // Softmax over the query axis
+    GraphBuilder b(OpRegistry::builtin());
+    const Heads h = heads(b);
+    const Var p =
+        b.op1("Softmax", {b.add(b.matmul(h.q, h.kt), h.add_mask)}, {Attr::of("axis", int64_t{2})});
+    b.output(b.matmul(p, h.v), "y");
+    BuiltGraph built = b.to_graph();
+    EXPECT_TRUE(fuse(built.graph).patterns.empty());
+  }
+}
+
 }  // namespace
 }  // namespace footprint::graph

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "footprint/graph/builder.hpp"
@@ -96,6 +97,81 @@ TEST(FusedPatternsSession, ATransformerBlockGivesTheUnfusedOutputsInASmallerAren
         }
         EXPECT_GT(nonzero, fused.y.size() / 2) << what;
       }
+    }
+  }
+}
+
+// Attention over more query rows than one scores block holds (4 heads x 300 keys: 216 rows a
+// block, then 84), in each mask form: fused, it gives the unfused outputs in the arena it
+// planned, which holds no [.., 300, 300] tensor.
+void seeded(runtime::Tensor& t, uint32_t seed, float scale) {
+  uint32_t s = seed;
+  for (float& e : t.ref().span<float>()) {
+    s = s * 1664525U + 1013904223U;
+    e = (static_cast<float>(s >> 8) / 16777216.0F - 0.5F) * scale;
+  }
+}
+
+TEST(FusedPatternsSession, AttentionInBlocksGivesTheUnfusedOutputs) {
+  using F = testing::AttentionForm;
+  constexpr int64_t kHeads = 4, kRows = 300, kKeys = 300, kDepth = 16, kValues = 24;
+  const std::vector<std::pair<std::string, F>> forms = {
+      {"additive mask", {F::Scale::div, F::Mask::add, false}},
+      {"keep condition", {F::Scale::div, F::Mask::where, false}},
+      {"no mask, Dropout", {F::Scale::mul, F::Mask::none, true}}};
+  for (const auto& [what, form] : forms) {
+    GraphBuilder b(runtime::op_registry());
+    auto dims = [](std::vector<int64_t> d) {
+      std::vector<Dim> out;
+      for (const int64_t e : d) out.push_back(Dim::known(e));
+      return out;
+    };
+    const Var q = b.input("q", DType::float32, dims({1, kHeads, kRows, kDepth}));
+    const Var kt = b.input("kt", DType::float32, dims({1, kHeads, kDepth, kKeys}));
+    const Var v = b.input("v", DType::float32, dims({1, kHeads, kKeys, kValues}));
+    Var mask;
+    if (form.mask == F::Mask::add) {
+      mask = b.constant(testing::seeded_floats({1, 1, 1, kKeys}, 9, 4.0F));
+    } else if (form.mask == F::Mask::where) {
+      auto keep = HostValue::make(DType::boolean, {1, 1, kRows, kKeys});
+      auto k = keep->span<bool>();
+      for (int64_t r = 0; r < kRows; ++r) {
+        for (int64_t c = 0; c < kKeys; ++c) k[static_cast<size_t>(r * kKeys + c)] = c <= r;
+      }
+      mask = b.constant(keep);
+    }
+    b.output(testing::decomposed_attention(b, q, kt, v, mask, form), "y");
+    const BuiltGraph built = b.to_graph();
+    auto outcome = [&](bool fuse) {
+      runtime::SessionOptions options;
+      options.fuse = fuse;
+      runtime::Session session(*built.model, options);
+      std::vector<runtime::Tensor> in;
+      in.emplace_back("q", DType::float32, std::vector<int64_t>{1, kHeads, kRows, kDepth});
+      in.emplace_back("kt", DType::float32, std::vector<int64_t>{1, kHeads, kDepth, kKeys});
+      in.emplace_back("v", DType::float32, std::vector<int64_t>{1, kHeads, kKeys, kValues});
+      for (size_t i = 0; i < in.size(); ++i) seeded(in[i], static_cast<uint32_t>(3 + i), 4.0F);
+      const auto out = session.run(in);
+      Outcome o;
+      o.prepared = session.prepared();
+      o.obtained = session.last_run().arena_bytes;
+      const auto y = out.at(0).ref().span<const float>();
+      o.y.assign(y.begin(), y.end());
+      return o;
+    };
+    const Outcome fused = outcome(true);
+    const Outcome apart = outcome(false);
+    ASSERT_EQ(fused.prepared.patterns.size(), 1u) << what;
+    EXPECT_EQ(fused.prepared.patterns[0].rfind("footprint::Attention", 0), 0u) << what;
+    EXPECT_EQ(fused.prepared.steps, 1u) << what;
+    EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes) << what;
+    const uint64_t scores = uint64_t{kHeads} * kRows * kKeys * sizeof(float);
+    EXPECT_LT(fused.obtained, scores) << what << ": the scores never take a whole tensor";
+    EXPECT_GE(apart.obtained, scores) << what;
+    ASSERT_EQ(fused.y.size(), apart.y.size()) << what;
+    for (size_t i = 0; i < fused.y.size(); ++i) {
+      ASSERT_NEAR(fused.y[i], apart.y[i], 1e-5F * (1 + std::abs(apart.y[i])))
+          << what << " at " << i;
     }
   }
 }

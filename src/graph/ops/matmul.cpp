@@ -55,6 +55,13 @@ void infer_matmul_add(const InferContext& ctx, InferResult& r) {
   set_output(r, 0, ctx.input(0).dtype, y);
 }
 
+// footprint::Attention (graph::fuse's MatMul, scale, mask, Softmax, MatMul): softmax(Q Kt scale,
+// masked) V; its output is the second product's.
+void infer_attention(const InferContext& ctx, InferResult& r) {
+  const Shape scores = matmul_shape(ctx, ctx.input(0).shape, ctx.input(1).shape);
+  set_output(r, 0, ctx.input(0).dtype, matmul_shape(ctx, scores, ctx.input(2).shape));
+}
+
 void infer_matmul_integer(const InferContext& ctx, InferResult& r) {
   set_output(r, 0, DType::int32, matmul_shape(ctx, ctx.input(0).shape, ctx.input(1).shape));
 }
@@ -183,6 +190,10 @@ void register_matmul(OpRegistry& r) {
   OpSchema matmul_add = op("MatMulAdd", 3, 3, infer_matmul_add);
   matmul_add.domain = "footprint";
   r.add(matmul_add);
+  // Inputs: Q, Kt, V, an additive mask, a keep condition and the fill where it is false.
+  OpSchema attention = op("Attention", 3, 6, infer_attention);
+  attention.domain = "footprint";
+  r.add(attention);
   r.add(op("MatMulInteger", 2, 4, infer_matmul_integer));
   r.add(op("QLinearMatMul", 8, 8, infer_qlinear_matmul));
   r.add(op("Einsum", 1, V, infer_einsum));

@@ -12,6 +12,8 @@ void register_elementwise(graph::OpRegistry& r);
 void register_reduce(graph::OpRegistry& r);
 void register_conv_pool(graph::OpRegistry& r);
 void register_matmul(graph::OpRegistry& r);
+// footprint::Attention, a row of the matmul family (graph/ops/matmul.cpp), in attention.cpp.
+void register_attention(graph::OpRegistry& r);
 void register_normalization(graph::OpRegistry& r);
 void register_reshape(graph::OpRegistry& r);
 void register_indexing(graph::OpRegistry& r);

@@ -1,0 +1,288 @@
+// footprint::Attention (graph/fuse_patterns.cpp rewrites an exporter's MatMul, scale, mask,
+// Softmax, MatMul into it): softmax(Q Kt * scale, masked) V over the last axis, for every
+// leading index at once. The scores exist only in the step's workspace, a block of query rows
+// at a time: two batched oneDNN matmuls per block (Q rows by Kt into the block, the block by V
+// into those rows of the output, each reading its operands where they lie through strides), and
+// between them one vectorised pass per row that scales, masks and normalises. So the planned
+// arena holds no [.., Sq, Sk] tensor at all, and the block is sized to stay small.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "dnnl_util.hpp"
+#include "families.hpp"
+#include "parallel_for.hpp"
+#include "simd_math.hpp"
+
+namespace footprint::runtime::kernels {
+namespace {
+
+using memory = dnnl::memory;
+
+// The scores block's bytes at most: the rows of a block are as many as fit (all of Sq when they
+// do), at least kMinRows.
+constexpr uint64_t kScoresBudget = uint64_t{1} << 20;
+constexpr int64_t kMinRows = 8;
+constexpr uint64_t kAlign = 64;
+
+struct AttentionDims {
+  int64_t batch = 1;  // the leading extents, folded
+  int64_t sq = 0, sk = 0, d = 0, dv = 0;
+  int64_t rows = 0;  // query rows a block
+  std::vector<int64_t> lead;
+};
+
+AttentionDims attention_dims(const graph::Node& n, const Extents& e) {
+  for (size_t i = 0; i < 3; ++i) {
+    if (!e.has_in(i) || e.in_dtype[i] != DType::float32)
+      node_fail(n, "Q, Kt and V must be float32");
+  }
+  const auto& q = e.in[0];
+  const auto& kt = e.in[1];
+  const auto& v = e.in[2];
+  const size_t r = q.size();
+  if (r < 2 || kt.size() != r || v.size() != r) {
+    node_fail(n, "Q, Kt and V must be of one rank, at least 2");
+  }
+  AttentionDims a;
+  for (size_t i = 0; i + 2 < r; ++i) {
+    if (kt[i] != q[i] || v[i] != q[i]) node_fail(n, "Q, Kt and V must share their leading extents");
+    a.lead.push_back(q[i]);
+    a.batch *= q[i];
+  }
+  a.sq = q[r - 2];
+  a.d = q[r - 1];
+  a.sk = kt[r - 1];
+  a.dv = v[r - 1];
+  if (kt[r - 2] != a.d || v[r - 2] != a.sk) {
+    node_fail(n, "Q's columns, Kt's rows and V's rows do not agree");
+  }
+  const uint64_t row_bytes = static_cast<uint64_t>(a.batch * a.sk) * sizeof(float);
+  const auto fit = static_cast<int64_t>(kScoresBudget / std::max<uint64_t>(row_bytes, 1));
+  a.rows = fit >= a.sq ? a.sq : std::min(a.sq, std::max(kMinRows, fit / kMinRows * kMinRows));
+  return a;
+}
+
+// Q's rows [r0, r0 + rows) by Kt into a dense [batch, rows, Sk] block.
+dnnl::matmul::primitive_desc scores_pd(const graph::Node& n, const AttentionDims& a, int64_t rows) {
+  return make_pd(n, "Attention", [&] {
+    return dnnl::matmul::primitive_desc(
+        dnnl::matmul::desc(strided_desc({a.batch, rows, a.d}, {a.sq * a.d, a.d, 1}),
+                           plain_desc({a.batch, a.d, a.sk}), plain_desc({a.batch, rows, a.sk})),
+        user_scratchpad(), cpu_engine());
+  });
+}
+
+// The normalised block by V into the output's rows [r0, r0 + rows).
+dnnl::matmul::primitive_desc context_pd(const graph::Node& n, const AttentionDims& a,
+                                        int64_t rows) {
+  return make_pd(n, "Attention", [&] {
+    return dnnl::matmul::primitive_desc(
+        dnnl::matmul::desc(plain_desc({a.batch, rows, a.sk}), plain_desc({a.batch, a.sk, a.dv}),
+                           strided_desc({a.batch, rows, a.dv}, {a.sq * a.dv, a.dv, 1})),
+        user_scratchpad(), cpu_engine());
+  });
+}
+
+uint64_t aligned(uint64_t bytes) {
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+// The primitives of one block size.
+struct Block {
+  int64_t rows = 0;
+  std::unique_ptr<DnnlState> scores, context;
+};
+
+Block make_block(const graph::Node& n, const AttentionDims& a, int64_t rows) {
+  const auto s = scores_pd(n, a, rows);
+  const auto c = context_pd(n, a, rows);
+  auto args = [](const dnnl::matmul::primitive_desc& pd) {
+    return std::vector<std::pair<int, memory::desc>>{{DNNL_ARG_SRC, pd.src_desc()},
+                                                     {DNNL_ARG_WEIGHTS, pd.weights_desc()},
+                                                     {DNNL_ARG_DST, pd.dst_desc()}};
+  };
+  return {rows, std::make_unique<DnnlState>(s, dnnl::matmul(s), args(s)),
+          std::make_unique<DnnlState>(c, dnnl::matmul(c), args(c))};
+}
+
+// The workspace: the largest scratchpad of the four primitives, then the scores block.
+struct Layout {
+  uint64_t scratch = 0, block_offset = 0, total = 0;
+};
+
+Layout layout_of(const graph::Node& n, const AttentionDims& a) {
+  uint64_t scratch = 0;
+  for (const int64_t rows : {a.rows, a.sq % a.rows}) {
+    if (rows == 0) continue;
+    scratch = std::max<uint64_t>(scratch, scores_pd(n, a, rows).scratchpad_desc().get_size());
+    scratch = std::max<uint64_t>(scratch, context_pd(n, a, rows).scratchpad_desc().get_size());
+  }
+  Layout l;
+  l.scratch = scratch;
+  l.block_offset = aligned(scratch);
+  l.total = l.block_offset + static_cast<uint64_t>(a.batch * a.rows * a.sk) * sizeof(float);
+  return l;
+}
+
+// Element strides of a mask broadcast to [lead.., Sq, Sk] (0 along its broadcast axes).
+std::vector<int64_t> broadcast_strides(const std::vector<int64_t>& dims, size_t rank) {
+  std::vector<int64_t> strides(rank, 0);
+  int64_t s = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const size_t k = dims.size() - 1 - i;
+    strides[rank - 1 - i] = dims[k] == 1 ? 0 : s;
+    s *= dims[k];
+  }
+  return strides;
+}
+
+class AttentionState final : public graph::KernelState {
+ public:
+  AttentionState(const graph::Node& n, const AttentionDims& a)
+      : dims(a), layout(layout_of(n, a)), full(make_block(n, a, a.rows)) {
+    if (a.sq % a.rows != 0) tail = make_block(n, a, a.sq % a.rows);
+  }
+  AttentionDims dims;
+  Layout layout;
+  Block full;
+  std::optional<Block> tail;
+};
+
+std::unique_ptr<graph::KernelState> attention_prepare(const graph::KernelContext& ctx) {
+  const Extents e = extents_of(ctx);
+  if (!all_positive(e)) return nullptr;
+  return std::make_unique<AttentionState>(ctx.node(), attention_dims(ctx.node(), e));
+}
+
+uint64_t attention_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                             const std::vector<graph::ConcreteTensor>& out) {
+  return workspace_of(
+      [](const graph::Node& node, const Extents& e) {
+        return layout_of(node, attention_dims(node, e)).total;
+      },
+      n, in, out);
+}
+
+// What the row pass reads besides the scores: the masks, as broadcast strides.
+struct Masks {
+  const float* add = nullptr;
+  const bool* keep = nullptr;
+  float fill = 0;
+  std::vector<int64_t> add_strides, keep_strides;  // [lead.., Sq, Sk]
+};
+
+// Offset of the mask row for leading index b (row-major over `lead`) and query row q.
+int64_t mask_row(const std::vector<int64_t>& strides, const std::vector<int64_t>& lead, int64_t b,
+                 int64_t q) {
+  int64_t at = q * strides[lead.size()];
+  for (size_t i = lead.size(); i-- > 0;) {
+    at += (b % lead[i]) * strides[i];
+    b /= lead[i];
+  }
+  return at;
+}
+
+// One row of scores: scale, mask, softmax, in place.
+void normalise_row(float* s, int64_t n, float scale, const Masks& m, int64_t add_at,
+                   int64_t keep_at, int64_t add_step, int64_t keep_step) {
+  simd::with_widest([&](auto tag) {
+    using V = decltype(tag);
+    const auto count = static_cast<size_t>(n);
+    if (scale != 1.0F) {
+      for (size_t j = 0; j < count; ++j) s[j] *= scale;
+    }
+    if (m.add != nullptr) {
+      const float* a = m.add + add_at;
+      if (add_step == 1) {
+        for (size_t j = 0; j < count; ++j) s[j] += a[j];
+      } else {
+        for (size_t j = 0; j < count; ++j) s[j] += a[0];
+      }
+    }
+    if (m.keep != nullptr) {
+      const bool* k = m.keep + keep_at;
+      for (size_t j = 0; j < count; ++j) {
+        if (!k[keep_step == 1 ? j : 0]) s[j] = m.fill;
+      }
+    }
+    const float top = simd::max_as<V>(s, count);
+    const float sum = simd::exp_sum_as<V>(s, s, count, top);
+    const float inv = 1.0F / sum;
+    for (size_t j = 0; j < count; ++j) s[j] *= inv;
+  });
+}
+
+void run_attention(graph::KernelContext& ctx) {
+  auto* st = prepared_state<AttentionState>(ctx);
+  if (st == nullptr) return;
+  const AttentionDims& a = st->dims;
+  const std::span<std::byte> ws = ctx.workspace();
+  if (ws.size() < st->layout.total) {
+    ctx.fail("the step's workspace (" + std::to_string(ws.size()) +
+             " bytes) is smaller than the scores block needs (" + std::to_string(st->layout.total) +
+             " bytes)");
+  }
+  auto* block = reinterpret_cast<float*>(ws.data() + st->layout.block_offset);
+  const size_t rank = a.lead.size() + 2;
+  Masks m;
+  if (ctx.has_input(3)) {
+    m.add = ctx.input(3).as<const float>();
+    const auto& d = ctx.input(3).dims;
+    m.add_strides = broadcast_strides({d.begin(), d.end()}, rank);
+  }
+  if (ctx.has_input(4)) {
+    if (ctx.input(4).dtype != DType::boolean || !ctx.has_input(5) || ctx.input(5).numel() != 1) {
+      ctx.fail("the keep condition must be boolean, with a fill of one element");
+    }
+    m.keep = ctx.input(4).as<const bool>();
+    const auto& d = ctx.input(4).dims;
+    m.keep_strides = broadcast_strides({d.begin(), d.end()}, rank);
+    m.fill = ctx.input(5).as<const float>()[0];
+  }
+  const float scale = ctx.attr_float("scale", 1.0F);
+  const auto* q = ctx.input(0).as<const float>();
+  auto* y = ctx.output(0).as<float>();
+  for (int64_t r0 = 0; r0 < a.sq; r0 += a.rows) {
+    Block& b = r0 + a.rows <= a.sq ? st->full : *st->tail;
+    b.scores->bind(DNNL_ARG_SRC, q + r0 * a.d);
+    b.scores->bind(DNNL_ARG_WEIGHTS, ctx.input(1).data);
+    b.scores->bind(DNNL_ARG_DST, block);
+    b.scores->execute(ctx);
+    const auto rows = static_cast<size_t>(a.batch * b.rows);
+    parallel_for(
+        ctx.threads(), rows,
+        [&](size_t begin, size_t end) {
+          for (size_t i = begin; i < end; ++i) {
+            const auto bi = static_cast<int64_t>(i) / b.rows;
+            const int64_t qi = r0 + static_cast<int64_t>(i) % b.rows;
+            const int64_t add_at = m.add ? mask_row(m.add_strides, a.lead, bi, qi) : 0;
+            const int64_t keep_at = m.keep ? mask_row(m.keep_strides, a.lead, bi, qi) : 0;
+            normalise_row(block + static_cast<int64_t>(i) * a.sk, a.sk, scale, m, add_at, keep_at,
+                          m.add ? m.add_strides.back() : 0, m.keep ? m.keep_strides.back() : 0);
+          }
+        },
+        std::max<size_t>(1, 4096 / static_cast<size_t>(a.sk)));
+    b.context->bind(DNNL_ARG_SRC, block);
+    b.context->bind(DNNL_ARG_WEIGHTS, ctx.input(2).data);
+    b.context->bind(DNNL_ARG_DST, y + r0 * a.dv);
+    b.context->execute(ctx);
+  }
+}
+
+}  // namespace
+
+void register_attention(graph::OpRegistry& r) {
+  graph::OpSchema& row = r.row("footprint", "Attention");
+  row.kernel = run_attention;
+  row.prepare = attention_prepare;
+  row.workspace = attention_workspace;
+}
+
+}  // namespace footprint::runtime::kernels
