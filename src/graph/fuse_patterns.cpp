@@ -16,6 +16,7 @@
 #include "footprint/core/error.hpp"
 #include "footprint/graph/node_attributes.hpp"
 #include "footprint/graph/op_registry.hpp"
+#include "footprint/graph/shape_inference.hpp"
 
 namespace footprint::graph {
 namespace {
@@ -27,6 +28,10 @@ struct Rewrite {
   std::vector<ValueId> inputs;
   ValueId output = kNoValue;
   std::vector<onnx::AttributeProto> attributes;
+  // Shape nodes that read a hidden tensor of the shape of shape_a's product by shape_b (the
+  // scores, whose size an exporter took): each is rewritten to compute it from their shapes.
+  std::vector<NodeId> shape_readers = {};
+  ValueId shape_a = kNoValue, shape_b = kNoValue;
 };
 
 bool is_op(const Node& n, std::string_view op) {
@@ -374,6 +379,25 @@ std::optional<Rewrite> matmul_add(const Graph& g, NodeId id) {
 // the last axis, an inference Dropout, MatMul by V: one op whose scores never leave its
 // workspace a block of query rows at a time.
 
+// A Shape node taking all of its input's extents (no start or end).
+bool whole_shape(const Node& n) {
+  return is_op(n, "Shape") && n.attribute("start") == nullptr && n.attribute("end") == nullptr;
+}
+
+// The one reader of `v` that reads its elements, others reading only its shape (whole_shape);
+// -1 when there is not exactly one or v is seen outside (a graph output).
+NodeId data_reader(const Graph& g, ValueId v) {
+  const Value& value = g.value(v);
+  if (value.is_graph_output || value.kind != ValueKind::intermediate || !is_float(g, v)) return -1;
+  NodeId reader = -1;
+  for (const NodeId c : value.consumers) {
+    if (whole_shape(g.node(c)) || c == reader) continue;
+    if (reader != -1) return -1;
+    reader = c;
+  }
+  return reader;
+}
+
 // Whether `m` broadcasts to `to` (ranked, extents known or equal as dims).
 bool broadcasts_to(const Shape& m, const Shape& to) {
   if (!m.ranked || !to.ranked || m.rank() > to.rank()) return false;
@@ -431,9 +455,10 @@ std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
   std::vector<NodeId> nodes{sm};
   ValueId chain = s.inputs[0];
   ValueId mask = kNoValue, keep = kNoValue, fill = kNoValue;
+  std::vector<ValueId> hidden{chain};  // the scores on their way, each of the Softmax's shape
   auto producer_reading = [&](ValueId v) -> NodeId {
     const NodeId p = g.value(v).producer;
-    return p >= 0 && sole_reader(g, v) >= 0 && g.node(p).outputs.size() == 1 ? p : -1;
+    return p >= 0 && data_reader(g, v) >= 0 && g.node(p).outputs.size() == 1 ? p : -1;
   };
   NodeId p = producer_reading(chain);
   if (p >= 0 && is_op(g.node(p), "Where") && g.node(p).inputs.size() == 3) {
@@ -446,6 +471,7 @@ std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
     keep = w.inputs[0];
     fill = w.inputs[2];
     chain = w.inputs[1];
+    hidden.push_back(chain);
     nodes.push_back(p);
     p = producer_reading(chain);
   } else if (p >= 0 && is_op(g.node(p), "Add") && g.node(p).inputs.size() == 2) {
@@ -453,7 +479,7 @@ std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
     // The operand that is the product's path: the one a Div, Mul or MatMul wrote.
     for (size_t k = 0; k < 2; ++k) {
       const NodeId q = g.value(a.inputs[k]).producer;
-      if (q < 0 || sole_reader(g, a.inputs[k]) != p) continue;
+      if (q < 0 || data_reader(g, a.inputs[k]) != p) continue;
       const Node& qn = g.node(q);
       if (is_op(qn, "MatMul") || is_op(qn, "Div") || is_op(qn, "Mul")) {
         chain = a.inputs[k];
@@ -464,6 +490,7 @@ std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
     if (mask == kNoValue || !is_float(g, mask) || !broadcasts_to(g.value(mask).shape, ss)) {
       return std::nullopt;
     }
+    hidden.push_back(chain);
     nodes.push_back(p);
     p = producer_reading(chain);
   }
@@ -478,6 +505,7 @@ std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
     if (!c || *c == 0 || (div && k != 0)) return std::nullopt;
     scale = div ? 1 / *c : *c;
     chain = d.inputs[k];
+    hidden.push_back(chain);
     nodes.push_back(p);
     p = producer_reading(chain);
   }
@@ -502,12 +530,22 @@ std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
   nodes.push_back(next);
   std::vector<ValueId> inputs{q, kt, v, mask, keep, fill};
   while (inputs.back() == kNoValue) inputs.pop_back();
-  return Rewrite{std::move(nodes),
-                 "footprint",
-                 "Attention",
-                 std::move(inputs),
-                 g.node(next).outputs[0],
-                 {float_attribute("scale", static_cast<float>(scale))}};
+  Rewrite r{std::move(nodes),
+            "footprint",
+            "Attention",
+            std::move(inputs),
+            g.node(next).outputs[0],
+            {float_attribute("scale", static_cast<float>(scale))}};
+  for (const ValueId h : hidden) {
+    for (const NodeId c : g.value(h).consumers) {
+      if (!whole_shape(g.node(c))) continue;
+      if (g.value(h).shape != ss) return std::nullopt;
+      r.shape_readers.push_back(c);
+    }
+  }
+  r.shape_a = q;
+  r.shape_b = kt;
+  return r;
 }
 
 // ---- Rewriting
@@ -536,6 +574,31 @@ std::string line_of(const Graph& g, const Rewrite& r, const Node& made) {
          " nodes: " + g.node(first).label(first) + " ... " + g.node(last).label(last);
 }
 
+// Shape(a, end -1), Shape(b, start -1) and their Concat: the extents of a's product by b, written
+// where `reader` (a Shape of that product) wrote them.
+std::vector<Node> product_shape(Graph& g, NodeId reader, ValueId a, ValueId b) {
+  const ValueId out = g.node(reader).outputs[0];
+  const ValueId rows = g.add_intermediate(g.value(out).name + "/rows");
+  const ValueId columns = g.add_intermediate(g.value(out).name + "/columns");
+  auto node = [&](std::string_view op, std::vector<ValueId> in, ValueId to,
+                  onnx::AttributeProto attribute) {
+    Node n;
+    n.name = g.value(to).name;
+    n.op_type = std::string(op);
+    n.inputs = std::move(in);
+    n.outputs = {to};
+    n.attributes = g.own_attributes({std::move(attribute)});
+    n.schema = g.registry()->find("", op);
+    n.source_offset = g.node(reader).source_offset;
+    return n;
+  };
+  std::vector<Node> nodes;
+  nodes.push_back(node("Shape", {a}, rows, int_attribute("end", -1)));
+  nodes.push_back(node("Shape", {b}, columns, int_attribute("start", -1)));
+  nodes.push_back(node("Concat", {rows, columns}, out, int_attribute("axis", 0)));
+  return nodes;
+}
+
 }  // namespace
 
 size_t fuse_patterns(Graph& g, std::vector<std::string>& lines) {
@@ -548,18 +611,23 @@ size_t fuse_patterns(Graph& g, std::vector<std::string>& lines) {
     for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
       std::optional<Rewrite> r = find(g, id);
       if (!r || g.registry()->find(r->domain, r->op) == nullptr) continue;
-      if (std::any_of(r->nodes.begin(), r->nodes.end(), [&](NodeId n) { return taken[n] >= 0; })) {
+      const auto is_taken = [&](NodeId n) { return taken[n] >= 0; };
+      if (std::any_of(r->nodes.begin(), r->nodes.end(), is_taken) ||
+          std::any_of(r->shape_readers.begin(), r->shape_readers.end(), is_taken)) {
         continue;
       }
       std::sort(r->nodes.begin(), r->nodes.end());
       for (const NodeId n : r->nodes) taken[n] = static_cast<int>(found.size());
+      for (const NodeId n : r->shape_readers) taken[n] = static_cast<int>(found.size());
       found.push_back(std::move(*r));
     }
   }
   if (found.empty()) return 0;
   std::vector<Node> made;
+  std::vector<std::vector<Node>> shapes(g.nodes().size());
   size_t removed = 0;
   for (Rewrite& r : found) {
+    for (const NodeId id : r.shape_readers) shapes[id] = product_shape(g, id, r.shape_a, r.shape_b);
     Node n;
     n.name = name_of(g, r);
     n.op_type = std::string(r.op);
@@ -577,16 +645,22 @@ size_t fuse_patterns(Graph& g, std::vector<std::string>& lines) {
   // before that one.
   std::vector<Node> old = g.take_nodes();
   std::vector<Node> nodes;
-  nodes.reserve(old.size() - removed);
+  nodes.reserve(old.size() + 2 * shapes.size());
   for (size_t id = 0; id < old.size(); ++id) {
     const int k = taken[id];
     if (k < 0) {
       nodes.push_back(std::move(old[id]));
+    } else if (!shapes[id].empty()) {
+      for (Node& n : shapes[id]) nodes.push_back(std::move(n));
     } else if (static_cast<NodeId>(id) == found[static_cast<size_t>(k)].nodes.back()) {
       nodes.push_back(std::move(made[static_cast<size_t>(k)]));
     }
   }
   g.replace_nodes(std::move(nodes));
+  // The product shapes' new values get their types and known extents.
+  if (std::any_of(shapes.begin(), shapes.end(), [](const auto& s) { return !s.empty(); })) {
+    infer_shapes(g);
+  }
   return removed;
 }
 

@@ -276,14 +276,42 @@ TEST(FusePatterns, EveryAttentionFormBecomesOneAttention) {
   }
 }
 
+// GPT-2's exports take the scores' size (w.size(-1)): the Shape then reads Q's and Kt's shapes.
+TEST(FusePatterns, AttentionWhoseScoresShapeIsReadComputesItFromQAndKt) {
+  GraphBuilder b(OpRegistry::builtin());
+  const Heads h = heads(b);
+  const Var s = b.div(b.matmul(h.q, h.kt), testing::float_scalar(b, 8));
+  const Var p = b.op1("Softmax", {b.add(s, h.add_mask)}, {Attr::of("axis", int64_t{-1})});
+  b.output(b.matmul(p, h.v), "y");
+  b.output(b.op1("Shape", {s}), "shape");
+  BuiltGraph built = b.to_graph();
+  Graph& g = built.graph;
+  const std::string before = g.value(*g.find("shape")).known->to_string();
+  ASSERT_EQ(fuse(g).patterns.size(), 1u);
+  const ValueId shape = *g.find("shape");
+  const Node& concat = g.node(g.value(shape).producer);
+  ASSERT_EQ(concat.op_type, "Concat");
+  ASSERT_EQ(concat.inputs.size(), 2u);
+  const Node& rows = g.node(g.value(concat.inputs[0]).producer);
+  const Node& columns = g.node(g.value(concat.inputs[1]).producer);
+  EXPECT_EQ(rows.op_type, "Shape");
+  EXPECT_EQ(rows.inputs[0], g.find("q"));
+  EXPECT_EQ(attr_int(rows, "end", 0), -1);
+  EXPECT_EQ(columns.inputs[0], g.find("kt"));
+  EXPECT_EQ(attr_int(columns, "start", 0), -1);
+  ASSERT_TRUE(g.value(shape).known.has_value());
+  EXPECT_EQ(g.value(shape).known->to_string(), before);
+  expect_consistent(g);
+}
+
 TEST(FusePatterns, AttentionWhoseScoresAreReadElsewhereOrNormalisedOverAnotherAxisStaysApart) {
-  {  // the scores' shape is read (GPT-2's w.size(-1)): the tensor must exist
+  {  // the scores are also an activation's input
     GraphBuilder b(OpRegistry::builtin());
     const Heads h = heads(b);
     const Var s = b.div(b.matmul(h.q, h.kt), testing::float_scalar(b, 8));
     const Var p = b.op1("Softmax", {b.add(s, h.add_mask)}, {Attr::of("axis", int64_t{-1})});
     b.output(b.matmul(p, h.v), "y");
-    b.output(b.op1("Shape", {s}), "shape");
+    b.output(b.relu(s), "r");
     BuiltGraph built = b.to_graph();
     EXPECT_TRUE(fuse(built.graph).patterns.empty());
   }
