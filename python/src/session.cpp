@@ -138,6 +138,9 @@ py::dict PySession::stats() const {
   measured["prepare_peak_heap_bytes"] = heap_figure(p.prepare_peak_heap_bytes);
   measured["constant_bytes"] = p.constant_bytes;
   measured["packed_weights_bytes"] = p.packed_weights_bytes;
+  // The buffers preparing declared, at their peak together and kept: analyze's `prepare`.
+  measured["prepare_buffers_peak_bytes"] = p.prepare_buffers_peak_bytes;
+  measured["prepare_buffers_kept_bytes"] = p.prepare_buffers_kept_bytes;
   measured["released_constant_bytes"] = p.released_constant_bytes;
   measured["released_mapped_bytes"] = p.released_mapped_bytes;
   if (const auto os = runtime::read_process_memory()) {

@@ -107,6 +107,14 @@ def test_stats_match_run_json(mobilenet):
                 "total_peak_bytes", "planner", "run_heap_bytes"):
         assert s["predicted"][key] == expected["predicted"][key], key
     assert s["measured"]["arena_bytes"] == s["predicted"]["arena_bytes"]
+    # The buffers preparing declared (weight copies, constants, packed weights), as `run` and
+    # `analyze` give them.
+    for key in ("prepare_buffers_peak_bytes", "prepare_buffers_kept_bytes",
+                "packed_weights_bytes"):
+        assert s["measured"][key] == expected["measured"][key], key
+    assert s["measured"]["prepare_buffers_peak_bytes"] > 0
+    analyzed = cli_json("analyze", mobilenet, "--dim", "N=8")
+    assert analyzed["prepare"]["peak_bytes"] == s["measured"]["prepare_buffers_peak_bytes"]
     assert s["dims"] == {"N": 8}
     # Heap figures need the counting allocator, which a Python process does not have.
     assert s["measured"]["peak_heap_bytes"] is None
