@@ -1,13 +1,14 @@
 // footprint::Attention (graph/fuse_patterns.cpp rewrites an exporter's MatMul, scale, mask,
 // Softmax, MatMul into it): softmax(Q Kt * scale, masked) V over the last axis, for every
 // leading index at once. The scores exist only in the step's workspace, a block of query rows
-// at a time: two batched oneDNN matmuls per block (Q rows by Kt into the block, the block by V
-// into those rows of the output, each reading its operands where they lie through strides), and
+// at a time: two batched oneDNN matmuls per block (Q's rows by Kt into the block, the block by V
+// into those rows of the output, through dense copies of the rows when there are blocks), and
 // between them one vectorised pass per row that scales, masks and normalises. So the planned
 // arena holds no [.., Sq, Sk] tensor at all, and the block is sized to stay small.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <span>
@@ -69,23 +70,28 @@ AttentionDims attention_dims(const graph::Node& n, const Extents& e) {
   return a;
 }
 
-// Q's rows [r0, r0 + rows) by Kt into a dense [batch, rows, Sk] block.
+// A block of Q's rows by Kt into a dense [batch, rows, Sk] block. Every operand is dense: oneDNN
+// runs its brgemm kernels there, within the user scratchpad, where on strided operands it falls
+// back to its gemm driver, which takes buffers of its own (hundreds of KiB on the first run at
+// Sq = 512). So with more than one block, Q's rows and the output's are copied through dense
+// blocks of the workspace.
 dnnl::matmul::primitive_desc scores_pd(const graph::Node& n, const AttentionDims& a, int64_t rows) {
   return make_pd(n, "Attention", [&] {
     return dnnl::matmul::primitive_desc(
-        dnnl::matmul::desc(strided_desc({a.batch, rows, a.d}, {a.sq * a.d, a.d, 1}),
-                           plain_desc({a.batch, a.d, a.sk}), plain_desc({a.batch, rows, a.sk})),
+        dnnl::matmul::desc(plain_desc({a.batch, rows, a.d}), plain_desc({a.batch, a.d, a.sk}),
+                           plain_desc({a.batch, rows, a.sk})),
         user_scratchpad(), cpu_engine());
   });
 }
 
-// The normalised block by V into the output's rows [r0, r0 + rows).
+// The normalised block by V into a dense [batch, rows, dv] block (the output's rows when there
+// is one block).
 dnnl::matmul::primitive_desc context_pd(const graph::Node& n, const AttentionDims& a,
                                         int64_t rows) {
   return make_pd(n, "Attention", [&] {
     return dnnl::matmul::primitive_desc(
         dnnl::matmul::desc(plain_desc({a.batch, rows, a.sk}), plain_desc({a.batch, a.sk, a.dv}),
-                           strided_desc({a.batch, rows, a.dv}, {a.sq * a.dv, a.dv, 1})),
+                           plain_desc({a.batch, rows, a.dv})),
         user_scratchpad(), cpu_engine());
   });
 }
@@ -115,6 +121,8 @@ Block make_block(const graph::Node& n, const AttentionDims& a, int64_t rows) {
 // The workspace: the largest scratchpad of the four primitives, then the scores block.
 struct Layout {
   uint64_t scratch = 0, block_offset = 0, total = 0;
+  // With more than one block: Q's rows and the output's, dense; 0 otherwise.
+  uint64_t q_offset = 0, y_offset = 0;
 };
 
 Layout layout_of(const graph::Node& n, const AttentionDims& a) {
@@ -127,7 +135,14 @@ Layout layout_of(const graph::Node& n, const AttentionDims& a) {
   Layout l;
   l.scratch = scratch;
   l.block_offset = aligned(scratch);
-  l.total = l.block_offset + static_cast<uint64_t>(a.batch * a.rows * a.sk) * sizeof(float);
+  l.total =
+      l.block_offset + aligned(static_cast<uint64_t>(a.batch * a.rows * a.sk) * sizeof(float));
+  if (a.rows < a.sq) {
+    l.q_offset = l.total;
+    l.y_offset =
+        l.q_offset + aligned(static_cast<uint64_t>(a.batch * a.rows * a.d) * sizeof(float));
+    l.total = l.y_offset + aligned(static_cast<uint64_t>(a.batch * a.rows * a.dv) * sizeof(float));
+  }
   return l;
 }
 
@@ -249,9 +264,26 @@ void run_attention(graph::KernelContext& ctx) {
   const float scale = ctx.attr_float("scale", 1.0F);
   const auto* q = ctx.input(0).as<const float>();
   auto* y = ctx.output(0).as<float>();
+  const bool blocks = st->layout.q_offset > 0;
+  auto* q_block = reinterpret_cast<float*>(ws.data() + st->layout.q_offset);
+  auto* y_block = reinterpret_cast<float*>(ws.data() + st->layout.y_offset);
+  // Rows [r0, r0 + n) of each of the batch's [Sq, width] matrices, to or from a dense block.
+  auto gather = [&](const float* from, float* to, int64_t r0, int64_t n, int64_t width) {
+    for (int64_t bi = 0; bi < a.batch; ++bi) {
+      std::memcpy(to + bi * n * width, from + (bi * a.sq + r0) * width,
+                  static_cast<size_t>(n * width) * sizeof(float));
+    }
+  };
+  auto scatter = [&](const float* from, float* to, int64_t r0, int64_t n, int64_t width) {
+    for (int64_t bi = 0; bi < a.batch; ++bi) {
+      std::memcpy(to + (bi * a.sq + r0) * width, from + bi * n * width,
+                  static_cast<size_t>(n * width) * sizeof(float));
+    }
+  };
   for (int64_t r0 = 0; r0 < a.sq; r0 += a.rows) {
     Block& b = r0 + a.rows <= a.sq ? st->full : *st->tail;
-    b.scores->bind(DNNL_ARG_SRC, q + r0 * a.d);
+    if (blocks) gather(q, q_block, r0, b.rows, a.d);
+    b.scores->bind(DNNL_ARG_SRC, blocks ? q_block : q);
     b.scores->bind(DNNL_ARG_WEIGHTS, ctx.input(1).data);
     b.scores->bind(DNNL_ARG_DST, block);
     b.scores->execute(ctx);
@@ -271,8 +303,9 @@ void run_attention(graph::KernelContext& ctx) {
         std::max<size_t>(1, 4096 / static_cast<size_t>(a.sk)));
     b.context->bind(DNNL_ARG_SRC, block);
     b.context->bind(DNNL_ARG_WEIGHTS, ctx.input(2).data);
-    b.context->bind(DNNL_ARG_DST, y + r0 * a.dv);
+    b.context->bind(DNNL_ARG_DST, blocks ? y_block : y);
     b.context->execute(ctx);
+    if (blocks) scatter(y_block, y, r0, b.rows, a.dv);
   }
 }
 
