@@ -581,13 +581,13 @@ std::vector<Node> product_shape(Graph& g, NodeId reader, ValueId a, ValueId b) {
   const ValueId rows = g.add_intermediate(g.value(out).name + "/rows");
   const ValueId columns = g.add_intermediate(g.value(out).name + "/columns");
   auto node = [&](std::string_view op, std::vector<ValueId> in, ValueId to,
-                  onnx::AttributeProto attribute) {
+                  const onnx::AttributeProto& attribute) {
     Node n;
     n.name = g.value(to).name;
     n.op_type = std::string(op);
     n.inputs = std::move(in);
     n.outputs = {to};
-    n.attributes = g.own_attributes({std::move(attribute)});
+    n.attributes = g.own_attributes({attribute});
     n.schema = g.registry()->find("", op);
     n.source_offset = g.node(reader).source_offset;
     return n;

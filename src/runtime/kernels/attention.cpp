@@ -114,8 +114,11 @@ Block make_block(const graph::Node& n, const AttentionDims& a, int64_t rows) {
                                                      {DNNL_ARG_WEIGHTS, pd.weights_desc()},
                                                      {DNNL_ARG_DST, pd.dst_desc()}};
   };
-  return {rows, std::make_unique<DnnlState>(s, dnnl::matmul(s), args(s)),
-          std::make_unique<DnnlState>(c, dnnl::matmul(c), args(c))};
+  Block b;
+  b.rows = rows;
+  b.scores = std::make_unique<DnnlState>(s, dnnl::matmul(s), args(s));
+  b.context = std::make_unique<DnnlState>(c, dnnl::matmul(c), args(c));
+  return b;
 }
 
 // The workspace: the largest scratchpad of the four primitives, then the scores block.
