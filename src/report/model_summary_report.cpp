@@ -62,6 +62,7 @@ std::string fused_line(const std::vector<std::string>& activations,
     std::map<std::string, size_t> ops;
     for (const std::string& p : patterns) ++ops[p.substr(0, p.find(' '))];
     std::vector<std::string> counts;
+    counts.reserve(ops.size());
     for (const auto& [op, k] : ops) counts.push_back(fmt::format("{} {}", op, k));
     parts.push_back(fmt::format("{} {} as one op each ({})", patterns.size(),
                                 patterns.size() == 1 ? "pattern runs" : "patterns run",

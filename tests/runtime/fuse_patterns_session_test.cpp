@@ -121,8 +121,9 @@ TEST(FusedPatternsSession, AttentionInBlocksGivesTheUnfusedOutputs) {
       {"no mask, Dropout", {F::Scale::mul, F::Mask::none, true}}};
   for (const auto& [what, form] : forms) {
     GraphBuilder b(runtime::op_registry());
-    auto dims = [](std::vector<int64_t> d) {
+    auto dims = [](const std::vector<int64_t>& d) {
       std::vector<Dim> out;
+      out.reserve(d.size());
       for (const int64_t e : d) out.push_back(Dim::known(e));
       return out;
     };

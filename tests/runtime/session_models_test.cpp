@@ -25,8 +25,8 @@ namespace {
 
 // The documented constant: oneDNN's gemm driver allocates its packing buffers itself, outside
 // any scratchpad we can plan; the first run also pays its one-time initialisation.
-constexpr uint64_t kSteadyOverheadPerThread = 160 * 1024;
-constexpr uint64_t kFirstRunOverhead = 640 * 1024;
+constexpr uint64_t kSteadyOverheadPerThread = uint64_t{160} * 1024;
+constexpr uint64_t kFirstRunOverhead = uint64_t{640} * 1024;
 
 std::vector<runtime::Tensor> read_numbered(const fs::path& dir, const char* stem) {
   std::vector<runtime::Tensor> out;
