@@ -13,6 +13,7 @@
 #include "footprint/graph/fuse.hpp"
 #include "footprint/graph/node_attributes.hpp"
 #include "graph/decomposed_ops.hpp"
+#include "graph/graph_checks.hpp"
 
 namespace footprint::graph {
 namespace {
@@ -27,22 +28,7 @@ Var sequence(GraphBuilder& b, int64_t d) {
   return b.input("x", DType::float32, {Dim::named("N"), Dim::known(5), Dim::known(d)});
 }
 
-// Producers, consumers and names agree after the rewrite.
-void expect_consistent(const Graph& g) {
-  for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n) {
-    for (const ValueId v : g.node(n).outputs) EXPECT_EQ(g.value(v).producer, n);
-    for (const ValueId v : g.node(n).inputs) {
-      if (v == kNoValue) continue;
-      const auto& c = g.value(v).consumers;
-      EXPECT_NE(std::find(c.begin(), c.end(), n), c.end()) << g.value(v).name;
-      // Topological: what a node reads is written before it.
-      EXPECT_LT(g.value(v).producer, n) << g.node(n).name;
-    }
-  }
-  for (ValueId v = 0; v < static_cast<ValueId>(g.values().size()); ++v) {
-    EXPECT_EQ(g.find(g.value(v).name), v) << g.value(v).name;
-  }
-}
+using testing::expect_consistent;
 
 TEST(FusePatterns, EveryLayerNormFormBecomesOneLayerNormalization) {
   for (const int64_t opset : {14, 18}) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "footprint/graph/builder.hpp"
+#include "graph/graph_checks.hpp"
 
 namespace footprint::graph {
 namespace {
@@ -40,29 +41,7 @@ Var conv(GraphBuilder& b, const Var& x) {
   return b.conv(x, b.constant(floats({4, 4, 1, 1}, 0.5F)), Var(), {1, 1}, {0, 0, 0, 0});
 }
 
-// Every value's producer writes it and every consumer reads it, and the reverse.
-void expect_consistent(const Graph& g) {
-  for (NodeId n = 0; n < static_cast<NodeId>(g.nodes().size()); ++n) {
-    for (const ValueId v : g.node(n).outputs) EXPECT_EQ(g.value(v).producer, n);
-    for (const ValueId v : g.node(n).inputs) {
-      if (v == kNoValue) continue;
-      const auto& c = g.value(v).consumers;
-      EXPECT_NE(std::find(c.begin(), c.end(), n), c.end()) << g.value(v).name;
-    }
-  }
-  for (ValueId v = 0; v < static_cast<ValueId>(g.values().size()); ++v) {
-    const Value& value = g.value(v);
-    if (value.kind == ValueKind::intermediate) {
-      EXPECT_GE(value.producer, 0) << value.name;
-    }
-    for (const NodeId c : value.consumers) {
-      const auto& in = g.node(c).inputs;
-      EXPECT_NE(std::find(in.begin(), in.end(), v), in.end()) << value.name;
-    }
-    EXPECT_EQ(g.find(value.name), v) << value.name;
-  }
-  for (const ValueId v : g.outputs()) EXPECT_TRUE(g.value(v).is_graph_output);
-}
+using testing::expect_consistent;
 
 TEST(Fuse, AReluAfterAConvBecomesItsEpilogue) {
   GraphBuilder b(registry());

@@ -30,18 +30,21 @@ struct Outcome {
   uint64_t obtained = 0;
 };
 
-Outcome run(const onnx::Model& model, bool fuse, int64_t batch) {
+// Seeded values in [-scale/2, scale/2).
+void seeded(runtime::Tensor& t, uint32_t seed, float scale) {
+  uint32_t s = seed;
+  for (float& e : t.ref().span<float>()) {
+    s = s * 1664525U + 1013904223U;
+    e = (static_cast<float>(s >> 8) / 16777216.0F - 0.5F) * scale;
+  }
+}
+
+// One run of the model on `inputs`, fused or apart: output 0, what preparing said, the arena.
+Outcome run(const onnx::Model& model, bool fuse, const std::vector<runtime::Tensor>& inputs) {
   runtime::SessionOptions options;
   options.fuse = fuse;
   runtime::Session session(model, options);
-  std::vector<runtime::Tensor> in;
-  in.emplace_back("x", DType::float32, std::vector<int64_t>{batch, kSeq, kWidth});
-  uint32_t s = 17;
-  for (float& e : in[0].ref().span<float>()) {
-    s = s * 1664525U + 1013904223U;
-    e = (static_cast<float>(s >> 8) / 16777216.0F - 0.5F) * 6;
-  }
-  const auto out = session.run(in);
+  const auto out = session.run(inputs);
   Outcome o;
   o.prepared = session.prepared();
   o.obtained = session.last_run().arena_bytes;
@@ -74,8 +77,11 @@ TEST(FusedPatternsSession, ATransformerBlockGivesTheUnfusedOutputsInASmallerAren
                                  (pow_forms ? " Pow forms" : " Mul forms") + ", GELU order " +
                                  std::to_string(order);
         const BuiltGraph built = block(opset, pow_forms, order);
-        const Outcome fused = run(*built.model, true, 2);
-        const Outcome apart = run(*built.model, false, 2);
+        std::vector<runtime::Tensor> in;
+        in.emplace_back("x", DType::float32, std::vector<int64_t>{2, kSeq, kWidth});
+        seeded(in[0], 17, 6.0F);
+        const Outcome fused = run(*built.model, true, in);
+        const Outcome apart = run(*built.model, false, in);
         std::map<std::string, int> ops;
         for (const std::string& line : fused.prepared.patterns) {
           ++ops[line.substr(0, line.find(' '))];
@@ -104,14 +110,6 @@ TEST(FusedPatternsSession, ATransformerBlockGivesTheUnfusedOutputsInASmallerAren
 // Attention over more query rows than one scores block holds (4 heads x 300 keys: 216 rows a
 // block, then 84), in each mask form: fused, it gives the unfused outputs in the arena it
 // planned, which holds no [.., 300, 300] tensor.
-void seeded(runtime::Tensor& t, uint32_t seed, float scale) {
-  uint32_t s = seed;
-  for (float& e : t.ref().span<float>()) {
-    s = s * 1664525U + 1013904223U;
-    e = (static_cast<float>(s >> 8) / 16777216.0F - 0.5F) * scale;
-  }
-}
-
 TEST(FusedPatternsSession, AttentionInBlocksGivesTheUnfusedOutputs) {
   using F = testing::AttentionForm;
   constexpr int64_t kHeads = 4, kRows = 300, kKeys = 300, kDepth = 16, kValues = 24;
@@ -143,25 +141,13 @@ TEST(FusedPatternsSession, AttentionInBlocksGivesTheUnfusedOutputs) {
     }
     b.output(testing::decomposed_attention(b, q, kt, v, mask, form), "y");
     const BuiltGraph built = b.to_graph();
-    auto outcome = [&](bool fuse) {
-      runtime::SessionOptions options;
-      options.fuse = fuse;
-      runtime::Session session(*built.model, options);
-      std::vector<runtime::Tensor> in;
-      in.emplace_back("q", DType::float32, std::vector<int64_t>{1, kHeads, kRows, kDepth});
-      in.emplace_back("kt", DType::float32, std::vector<int64_t>{1, kHeads, kDepth, kKeys});
-      in.emplace_back("v", DType::float32, std::vector<int64_t>{1, kHeads, kKeys, kValues});
-      for (size_t i = 0; i < in.size(); ++i) seeded(in[i], static_cast<uint32_t>(3 + i), 4.0F);
-      const auto out = session.run(in);
-      Outcome o;
-      o.prepared = session.prepared();
-      o.obtained = session.last_run().arena_bytes;
-      const auto y = out.at(0).ref().span<const float>();
-      o.y.assign(y.begin(), y.end());
-      return o;
-    };
-    const Outcome fused = outcome(true);
-    const Outcome apart = outcome(false);
+    std::vector<runtime::Tensor> in;
+    in.emplace_back("q", DType::float32, std::vector<int64_t>{1, kHeads, kRows, kDepth});
+    in.emplace_back("kt", DType::float32, std::vector<int64_t>{1, kHeads, kDepth, kKeys});
+    in.emplace_back("v", DType::float32, std::vector<int64_t>{1, kHeads, kKeys, kValues});
+    for (size_t i = 0; i < in.size(); ++i) seeded(in[i], static_cast<uint32_t>(3 + i), 4.0F);
+    const Outcome fused = run(*built.model, true, in);
+    const Outcome apart = run(*built.model, false, in);
     ASSERT_EQ(fused.prepared.patterns.size(), 1u) << what;
     EXPECT_EQ(fused.prepared.patterns[0].rfind("footprint::Attention", 0), 0u) << what;
     EXPECT_EQ(fused.prepared.steps, 1u) << what;
