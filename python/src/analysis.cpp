@@ -162,6 +162,8 @@ void bind_analysis(py::module_& m) {
       .def_property_readonly("lower_bound_arena",
                              field(&analysis::Timeline::lower_bound_arena_bytes))
       .def_property_readonly("weights", field(&analysis::Timeline::weights_bytes))
+      .def_property_readonly("prepare_only_weights",
+                             field(&analysis::Timeline::prepare_only_weights_bytes))
       .def_property_readonly("inputs", field(&analysis::Timeline::inputs_bytes))
       .def_property_readonly("outputs", field(&analysis::Timeline::outputs_bytes))
       .def_property_readonly("activations_peak", field(&analysis::Timeline::activations_peak_bytes))

@@ -26,6 +26,7 @@ class ProgramBuilder {
     bind_dims();
     add_tensors();
     add_steps();
+    mark_prepare_only();
   }
 
  private:
@@ -189,6 +190,26 @@ class ProgramBuilder {
       out_.packed_bytes += out_.step_packed.back();
       out_.program.steps.push_back(std::move(s));
       out_.step_nodes.push_back(id);
+    }
+  }
+
+  // Weights no step reads, directly or through a view, and the graph does not return: only
+  // constant nodes read them, and the runtime releases them once those have run.
+  void mark_prepare_only() {
+    auto& tensors = out_.program.tensors;
+    auto root = [&](int v) {
+      while (tensors[static_cast<size_t>(v)].view_of >= 0)
+        v = tensors[static_cast<size_t>(v)].view_of;
+      return static_cast<size_t>(v);
+    };
+    std::vector<char> read(tensors.size(), 0);
+    for (const ProgramStep& s : out_.program.steps) {
+      for (const int v : s.inputs) read[root(v)] = 1;
+    }
+    for (const graph::ValueId v : g_.outputs()) read[root(v)] = 1;
+    for (size_t v = 0; v < tensors.size(); ++v) {
+      ProgramTensor& t = tensors[v];
+      t.prepare_only = t.category == Category::weights && t.view_of < 0 && read[v] == 0;
     }
   }
 

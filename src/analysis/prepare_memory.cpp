@@ -1,9 +1,10 @@
 // Preparing runs in three phases (runtime/graph_runner.cpp): every initializer gets a home (a
 // copy when it cannot be read where it lies, and its mapped pages go back to the OS), the
 // constant nodes run in order with each computed intermediate released after its last constant
-// reader, then every step's kernel is prepared in order, and an original that only packed
-// copies read is released once its last reader has packed it. The peak of the buffers follows
-// from replaying those events with the program's bytes.
+// reader (and so is a weight only constant nodes read, copied or mapped), then every step's
+// kernel is prepared in order, and an original that only packed copies read is released once
+// its last reader has packed it. The peak of the buffers follows from replaying those events
+// with the program's bytes.
 #include "footprint/analysis/prepare_memory.hpp"
 
 #include <vector>
@@ -61,7 +62,6 @@ class Replay {
         continue;
       }
       const uint64_t bytes = onnx::tensor_storage_bytes(*value.initializer);
-      copied_[static_cast<size_t>(v)] = 1;
       out_.copied_weights_bytes += bytes;
       hold(static_cast<size_t>(v), bytes);
     }
@@ -102,7 +102,7 @@ class Replay {
       for (const graph::ValueId v : n.inputs) {
         if (v == graph::kNoValue) continue;
         const size_t r = root(v);
-        if (last_use[r] == static_cast<int>(k) && !needed_at_run[r] && !copied_[r]) release(r);
+        if (last_use[r] == static_cast<int>(k) && !needed_at_run[r]) release(r);
       }
     }
   }
@@ -140,7 +140,6 @@ class Replay {
   const GraphProgram& p_;
   const std::vector<int>& storage_;
   std::vector<uint64_t> heap_;  // per root: what it holds on the heap now
-  std::vector<char> copied_ = std::vector<char>(heap_.size(), 0);
   HeapTally tally_;
   PrepareMemory out_;
 };

@@ -292,8 +292,9 @@ class Simulator {
     Timeline tl;
     tl.storage = root_;
     for (const ProgramTensor& t : p_.tensors) {
-      if (t.category == Category::weights && t.view_of < 0)
-        tl.weights_bytes = add_or_throw(tl.weights_bytes, t.bytes, "total weight bytes");
+      if (t.category != Category::weights || t.view_of >= 0) continue;
+      uint64_t& sum = t.prepare_only ? tl.prepare_only_weights_bytes : tl.weights_bytes;
+      sum = add_or_throw(sum, t.bytes, "total weight bytes");
     }
     const int n = static_cast<int>(p_.steps.size());
     // Buffers by the step that allocates them and the step after which they are released.

@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "fold_batch_norm.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "fuse_patterns.hpp"
 
@@ -89,7 +90,8 @@ std::optional<Match> next_epilogue(const Graph& g, NodeId host) {
 
 FuseReport fuse(Graph& g) {
   FuseReport report;
-  report.nodes_removed = fuse_patterns(g, report.patterns);
+  report.nodes_removed = fold_batch_norms(g, report.patterns);
+  report.nodes_removed += fuse_patterns(g, report.patterns);
   for (NodeId host = 0; host < static_cast<NodeId>(g.nodes().size()); ++host) {
     // A host may take several (Conv, then Relu, then Clip): look again after each.
     while (std::optional<Match> m = next_epilogue(g, host)) {

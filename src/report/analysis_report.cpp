@@ -98,6 +98,7 @@ nlohmann::json to_json(const AnalysisReport& r) {
   j["order"] = r.order;
   j["inputs"] = r.inputs_policy;
   j["bytes"] = {{"weights", t.weights_bytes},
+                {"prepare_only_weights", t.prepare_only_weights_bytes},
                 {"inputs", t.inputs_bytes},
                 {"activations_peak", t.activations_peak_bytes},
                 {"workspace_peak", t.workspace_peak_bytes},
@@ -196,7 +197,12 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
   auto at_most = [bounded](uint64_t bytes) {
     return bounded ? "<= " + human_bytes(bytes) : human_bytes(bytes);
   };
-  line("weights      {:>12}", human_bytes(t.weights_bytes));
+  line("weights      {:>12}{}", human_bytes(t.weights_bytes),
+       t.prepare_only_weights_bytes == 0
+           ? std::string()
+           : "   and " + human_bytes(t.prepare_only_weights_bytes) +
+                 " read only while preparing (constants are computed from them, then they are "
+                 "released)");
   line("inputs       {:>12}", human_bytes(t.inputs_bytes));
   line("activations  {:>12}   at their peak", at_most(t.activations_peak_bytes));
   line("workspace    {:>12}   at its peak", at_most(t.workspace_peak_bytes));

@@ -213,8 +213,8 @@ std::string run_text(const RunReport& r) {
   }
   if (p.released_constant_bytes + p.released_mapped_bytes > 0) {
     t += fmt::format(
-        "released     weights only their packed or aligned copies read: {} from the heap, {} of "
-        "mapped pages\n",
+        "released     weights no run reads (packed, copied for alignment, or read only to compute "
+        "others): {} from the heap, {} of mapped pages\n",
         human_bytes(p.released_constant_bytes), human_bytes(p.released_mapped_bytes));
   }
   if (p.prepare_peak_heap_bytes > 0) {

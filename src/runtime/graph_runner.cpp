@@ -419,11 +419,8 @@ void GraphRunner::evaluate_constants() {
     for (auto v : g_.node(constant_nodes[k]).inputs) {
       if (v == graph::kNoValue) continue;
       const auto r = static_cast<size_t>(timeline_.storage[v]);
-      if (last_use[r] == static_cast<int>(k) && !needed_at_run[r]) {
-        prepare_heap_.drop(constants_[r].size());
-        constants_[r] = AlignedBuffer();
-        constant_data_[r] = nullptr;
-      }
+      // Read only while preparing (the weights a folded BatchNormalization's are computed from).
+      if (last_use[r] == static_cast<int>(k) && !needed_at_run[r]) release_root(r);
     }
   }
   for (size_t v = 0; v < nv; ++v) constant_bytes_ += constants_[v].size();
@@ -723,26 +720,33 @@ void GraphRunner::release_replaced(size_t s, Readers& readers) {
     const auto r = static_cast<size_t>(timeline_.storage[n.inputs[i]]);
     if (!replaced(s, i)) readers.kept[r] = 1;
     if (--readers.left[r] > 0 || readers.kept[r]) continue;
-    if (constants_[r].size() > 0) {
-      prepare_heap_.drop(constants_[r].size());
-      released_constant_bytes_ += constants_[r].size();
-      constant_bytes_ -= constants_[r].size();
-      constants_[r] = AlignedBuffer();
-      constant_data_[r] = nullptr;
-    } else if (placement_[r].home == Home::weight) {
-      // An initializer: a copy made for alignment is freed; one read in place from a mapped
-      // model gives its pages back to the OS (read from the file again if anything touched
-      // them).
-      onnx::TensorBytes& w = weights_[static_cast<size_t>(placement_[r].index)];
-      if (!w.is_view()) {
-        prepare_heap_.drop(w.size());
-        released_constant_bytes_ += w.size();
-        w = onnx::TensorBytes();
-      } else if (g_.model() != nullptr) {
-        released_mapped_bytes_ += g_.model()->source().release_pages(w.bytes());
-      }
-    }
+    const uint64_t held = constants_[r].size();
+    if (release_root(r)) constant_bytes_ -= held;
   }
+}
+
+bool GraphRunner::release_root(size_t r) {
+  if (constants_[r].size() > 0) {
+    prepare_heap_.drop(constants_[r].size());
+    released_constant_bytes_ += constants_[r].size();
+    constants_[r] = AlignedBuffer();
+    constant_data_[r] = nullptr;
+    return true;
+  }
+  if (placement_[r].home != Home::weight) return false;
+  // An initializer: a copy made for alignment is freed; one read in place from a mapped model
+  // gives its pages back to the OS (read from the file again if anything touched them).
+  onnx::TensorBytes& w = weights_[static_cast<size_t>(placement_[r].index)];
+  if (!w.is_view()) {
+    if (w.size() == 0) return false;
+    prepare_heap_.drop(w.size());
+    released_constant_bytes_ += w.size();
+    w = onnx::TensorBytes();
+    return true;
+  }
+  if (g_.model() != nullptr)
+    released_mapped_bytes_ += g_.model()->source().release_pages(w.bytes());
+  return false;
 }
 
 std::pair<uint64_t, uint64_t> GraphRunner::bounded_bytes() const {

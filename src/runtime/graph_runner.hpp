@@ -127,6 +127,9 @@ class GraphRunner final : public graph::SubgraphRunner {
   };
   Readers count_readers() const;
   void release_replaced(size_t step, Readers& readers);
+  // Frees what root `r` holds on the heap, or gives an initializer's mapped pages back; true when
+  // it held heap bytes.
+  bool release_root(size_t r);
   std::unique_ptr<graph::NodeContext> make_context(graph::NodeId id);
   void point_values(std::byte* arena, std::span<const graph::TensorRef> inputs,
                     std::span<const graph::TensorRef> outputs);

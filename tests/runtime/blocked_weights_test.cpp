@@ -52,7 +52,10 @@ TEST(BlockedWeights, ComputedWeightsArePackedOnceAndReleased) {
   const auto out = session.run(inputs);
 
   const uint64_t weight_bytes = uint64_t{32} * 32 * 3 * 3 * sizeof(float);
-  EXPECT_EQ(session.prepared().released_constant_bytes, weight_bytes);
+  // The computed weights, and the copy of their shape (int64[4]) when the model stores it
+  // misaligned: only ConstantOfShape reads it.
+  EXPECT_GE(session.prepared().released_constant_bytes, weight_bytes);
+  EXPECT_LE(session.prepared().released_constant_bytes, weight_bytes + 4 * sizeof(int64_t));
   EXPECT_EQ(session.prepared().constant_bytes, 0u) << "the computed weights are not kept";
   EXPECT_GE(session.prepared().packed_weights_bytes, weight_bytes);
   EXPECT_EQ(session.prepared().planned_arena_bytes, session.last_run().arena_bytes);

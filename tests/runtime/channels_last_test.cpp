@@ -152,11 +152,13 @@ TEST(ChannelsLast, ResidualsConcatsAndScalesStayChannelsLast) {
 
 // Conv -> BatchNormalization -> Relu, as unfolded exports have it: the normalisation follows the
 // convolution channels-last (constant parameters, packed when preparing), the Relu inside it.
-TEST(ChannelsLast, BatchNormalizationAfterAConvolutionStaysChannelsLast) {
+// A normalisation right after a convolution folds into it (graph::fuse, fold_batch_norm_test);
+// one after the convolution's activation runs channels-last.
+TEST(ChannelsLast, BatchNormalizationBetweenConvolutionsStaysChannelsLast) {
   GraphBuilder b(runtime::op_registry());
   const Var x =
       b.input("x", DType::float32, {Dim::known(2), Dim::known(6), Dim::known(5), Dim::known(5)});
-  const Var a = conv(b, x, 6, 12, 3, 51);
+  const Var a = b.op1("LeakyRelu", {conv(b, x, 6, 12, 3, 51)}, {Attr::of("alpha", 0.2F)});
   auto positive = floats({12}, 55, 0.5F);
   for (float& v : positive->span<float>()) v += 1.0F;  // a variance
   const Var bn = b.op1("BatchNormalization",

@@ -25,6 +25,10 @@ struct ProgramTensor {
   // An input whose buffer the caller keeps regardless of the policy (e.g. a gradient the engine
   // holds while the backward runs).
   bool held = false;
+  // A weight that only preparing reads (the original a constant is computed from, such as a
+  // convolution's weights before a BatchNormalization is folded into them): released once the
+  // constants are computed, so not among the weights a run holds.
+  bool prepare_only = false;
   // Set when `bytes` is an upper bound, not the size: the tensor's extents depend on values
   // known only when running. Names what bounds them ("'/rpn/NonZero' (NonZero)").
   std::string bound_by{};

@@ -51,6 +51,8 @@ struct BufferLifetime {
 
 struct Timeline {
   uint64_t weights_bytes = 0;
+  // Weights only preparing reads (ProgramTensor::prepare_only), not in weights_bytes.
+  uint64_t prepare_only_weights_bytes = 0;
   uint64_t inputs_bytes = 0;
   uint64_t outputs_bytes = 0;
   uint64_t activations_peak_bytes = 0;  // activations alone, at their own peak

@@ -9,7 +9,11 @@
 //   graph::infer_shapes(g);
 //   const graph::FuseReport r = graph::fuse(g);  // r.fused: "Conv 'c1' + Relu 'r1'", ...
 //
-// Before that, ops an exporter wrote as the elementwise steps that define them become the one row
+// First, an inference BatchNormalization that alone reads a convolution's output folds into it
+// (src/graph/fold_batch_norm.cpp): a footprint::FoldBatchNorm constant computes the scaled weights
+// and bias once, when preparing, and the Conv writes what the normalisation wrote.
+//
+// Then ops an exporter wrote as the elementwise steps that define them become the one row
 // that computes them (src/graph/fuse_patterns.cpp): LayerNorm's nine nodes (ReduceMean, Sub,
 // Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) a LayerNormalization, GELU's erf and tanh forms a
 // Gelu (which then folds into its MatMul as an epilogue), a MatMul followed by the Add of a bias

@@ -58,13 +58,13 @@ struct PreparedStats {
   uint64_t constant_bytes = 0;        // of which computed when preparing (and kept)
   uint64_t mapped_weights_bytes = 0;  // initializers read in place from the model's bytes
   // Weights kernels keep in their own layouts (blocked convolution weights, transposed LSTM/GRU/RNN
-  // gates), on the heap; and the heap copies of weights released because only those packed
-  // copies are read (computed constants, no longer in constant_bytes, and initializers copied
-  // for alignment).
+  // gates), on the heap; and the heap copies of weights released because no run reads them: only
+  // packed copies do, or only the constants computed from them (a folded convolution's original
+  // weights). Computed constants among them are no longer in constant_bytes.
   uint64_t packed_weights_bytes = 0;
   uint64_t released_constant_bytes = 0;
-  // Pages of mapped initializers that only packed copies or copies made for alignment read,
-  // given back to the OS (RSS).
+  // Pages of mapped initializers no run reads (packed or aligned copies do, or only constants
+  // computed from them), given back to the OS (RSS).
   uint64_t released_mapped_bytes = 0;
   uint64_t total_peak_bytes = 0;  // the timeline's total (weights + inputs + arena + outputs)
   std::string planner;            // the algorithm the plan came from

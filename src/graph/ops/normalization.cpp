@@ -20,6 +20,15 @@ void infer_batch_norm(const InferContext& ctx, InferResult& r) {
   for (size_t i = 1; i < ctx.output_count(); ++i) set_output(r, i, stats, ranked({channels}));
 }
 
+// footprint::FoldBatchNorm (graph::fuse, a Conv then a BatchNormalization): W's shape, then the
+// bias, one entry per output channel (W's first axis).
+void infer_fold_batch_norm(const InferContext& ctx, InferResult& r) {
+  same_as_input(ctx, r);
+  const Shape& w = ctx.input(0).shape;
+  const Dim channels = w.ranked && w.rank() > 0 ? w.dims[0] : Dim::unknown();
+  set_output(r, 1, ctx.input(0).dtype, ranked({channels}));
+}
+
 // Y, then Mean and InvStdDev in stash_type, reduced over the axes from `axis` on.
 void infer_layer_norm(const InferContext& ctx, InferResult& r) {
   same_as_input(ctx, r);
@@ -72,6 +81,10 @@ void register_normalization(OpRegistry& r) {
       });
   nhwc_bn.domain = "footprint";
   r.add(nhwc_bn);
+  // W, scale, B, mean, var and the convolution's bias if it has one -> W', bias'.
+  OpSchema fold_bn = op("FoldBatchNorm", 5, 6, infer_fold_batch_norm, 2, 2);
+  fold_bn.domain = "footprint";
+  r.add(fold_bn);
   r.add(op("InstanceNormalization", 3, 3, infer_same));
   r.add(op("LayerNormalization", 2, 3, infer_layer_norm, 1, 3));
   r.add(op("GroupNormalization", 3, 3, infer_same));

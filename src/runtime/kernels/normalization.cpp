@@ -145,6 +145,35 @@ std::unique_ptr<graph::KernelState> bn_prepare(const graph::KernelContext& ctx) 
   return nullptr;
 }
 
+// ---- footprint::FoldBatchNorm (graph::fuse): a convolution's W [M, ...] and bias with the
+// BatchNormalization after it folded in, W'[m] = W[m] * a[m] and bias'[m] = bias[m] * a[m] + (B[m]
+// - mean[m] * a[m]), with the a and shift the normalisation's own kernel computes. Runs once, as a
+// constant, while preparing.
+void run_fold_batch_norm(graph::KernelContext& ctx) {
+  const graph::TensorRef& w = ctx.input(0);
+  if (w.dtype != DType::float32 || w.rank() == 0) ctx.fail("folds float32 weights only");
+  const int64_t channels = w.dim(0);
+  const graph::TensorRef* bias = ctx.input_or_null(5);
+  for (size_t i = 1; i < ctx.input_count(); ++i) {
+    const graph::TensorRef* p = ctx.input_or_null(i);
+    if (p != nullptr &&
+        (p->dtype != DType::float32 || static_cast<int64_t>(p->numel()) != channels)) {
+      ctx.fail("input " + std::to_string(i) + " is not float32 with one entry per output channel");
+    }
+  }
+  const ChannelAffine<float> affine(ctx);
+  const float* in = w.as<const float>();
+  float* folded = ctx.output(0).as<float>();
+  float* folded_bias = ctx.output(1).as<float>();
+  const int64_t per_channel = channels > 0 ? static_cast<int64_t>(w.numel()) / channels : 0;
+  for (int64_t m = 0; m < channels; ++m) {
+    const auto [a, shift] = affine(m);
+    const float b = bias != nullptr ? bias->as<const float>()[m] : 0.0F;
+    folded_bias[m] = b * a + shift;
+    for (int64_t k = m * per_channel; k < (m + 1) * per_channel; ++k) folded[k] = in[k] * a;
+  }
+}
+
 // The channels are the last axis of NhwcBatchNormalization's [N, H, W, C].
 std::unique_ptr<graph::KernelState> nhwc_bn_prepare(const graph::KernelContext& ctx) {
   const graph::TensorRef& x = ctx.input(0);
@@ -627,6 +656,7 @@ void register_normalization(graph::OpRegistry& r) {
   nhwc_bn.workspace = nhwc_bn_workspace;
   nhwc_bn.rows_at_bound = true;
   nhwc_bn.takes_epilogues = true;
+  r.row("footprint", "FoldBatchNorm").kernel = run_fold_batch_norm;
   r.row("", "InstanceNormalization").kernel = run_instance_norm;
   r.row("", "LayerNormalization").kernel = run_layer_norm;
   r.row("", "Softmax").kernel = normalize_kernel<Normalize::softmax>;
