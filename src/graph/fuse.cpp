@@ -4,7 +4,7 @@
 #include <optional>
 #include <utility>
 
-#include "fold_batch_norm.hpp"
+#include "fold_channel_affine.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "fuse_patterns.hpp"
 
@@ -90,7 +90,7 @@ std::optional<Match> next_epilogue(const Graph& g, NodeId host) {
 
 FuseReport fuse(Graph& g) {
   FuseReport report;
-  report.nodes_removed = fold_batch_norms(g, report.patterns);
+  report.nodes_removed = fold_channel_affines(g, report.patterns);
   report.nodes_removed += fuse_patterns(g, report.patterns);
   for (NodeId host = 0; host < static_cast<NodeId>(g.nodes().size()); ++host) {
     // A host may take several (Conv, then Relu, then Clip): look again after each.

@@ -152,7 +152,7 @@ TEST(ChannelsLast, ResidualsConcatsAndScalesStayChannelsLast) {
 
 // Conv -> BatchNormalization -> Relu, as unfolded exports have it: the normalisation follows the
 // convolution channels-last (constant parameters, packed when preparing), the Relu inside it.
-// A normalisation right after a convolution folds into it (graph::fuse, fold_batch_norm_test);
+// A normalisation right after a convolution folds into it (graph::fuse, fold_channel_affine_test);
 // one after the convolution's activation runs channels-last.
 TEST(ChannelsLast, BatchNormalizationBetweenConvolutionsStaysChannelsLast) {
   GraphBuilder b(runtime::op_registry());
@@ -179,7 +179,8 @@ TEST(ChannelsLast, ConstantOperandsChangeLayoutWhenPreparing) {
   GraphBuilder b(runtime::op_registry());
   const Var x =
       b.input("x", DType::float32, {Dim::known(1), Dim::known(5), Dim::known(4), Dim::known(6)});
-  const Var a = conv(b, x, 5, 7, 3, 61);
+  // The Relu keeps the Mul from folding into the convolution's weights (graph::fuse).
+  const Var a = b.relu(conv(b, x, 5, 7, 3, 61));
   const Var scaled = b.mul(a, b.constant(floats({1, 7, 1, 1}, 62, 2.0F)));
   const Var shifted = b.add(scaled, b.constant(floats({1, 7, 4, 6}, 63, 1.0F)));
   b.output(conv(b, shifted, 7, 3, 3, 64), "y");
@@ -197,22 +198,23 @@ TEST(ChannelsLast, ConstantOperandsChangeLayoutWhenPreparing) {
   EXPECT_EQ(session.prepared().steps, 6U);
 }
 
-// BatchNormalization, then a per-channel Mul and Add by [C, 1, 1] constants (how caffe2's
-// exports write an affine), a Relu and the next convolution: the operands become [1, C] views
-// that broadcast over NHWC's last axis, so nothing in the chain changes layout. A [C, 1, 1]
-// operand that also varies over H or W stays plain.
+// A per-channel Mul and Add by [C, 1, 1] constants (how caffe2's exports write an affine) after
+// an activation, then the next convolution: the operands become [1, C] views that broadcast over
+// NHWC's last axis, so nothing in the chain changes layout. A [C, 1, 1] operand that also varies
+// over H or W stays plain. (Right after a convolution or a normalisation the Mul and Add would
+// fold into its parameters instead: fold_channel_affine_test.)
 TEST(ChannelsLast, PerChannelOperandsWithoutABatchAxisStayChannelsLast) {
   GraphBuilder b(runtime::op_registry());
   const Var x =
       b.input("x", DType::float32, {Dim::known(2), Dim::known(6), Dim::known(5), Dim::known(7)});
-  const Var a = conv(b, x, 6, 10, 3, 71);
+  const Var a = b.op1("LeakyRelu", {conv(b, x, 6, 10, 3, 71)}, {Attr::of("alpha", 0.2F)});
   auto positive = floats({10}, 72, 0.5F);
   for (float& v : positive->span<float>()) v += 1.0F;
   const Var bn = b.op1("BatchNormalization",
                        {a, b.constant(floats({10}, 73, 1.0F)), b.constant(floats({10}, 74, 1.0F)),
                         b.constant(floats({10}, 75, 1.0F)), b.constant(positive)});
   const Var scale = b.constant(floats({10, 1, 1}, 76, 2.0F));
-  const Var affine = b.add(b.mul(bn, scale), b.constant(floats({10, 1, 1}, 77, 1.0F)));
+  const Var affine = b.add(b.mul(b.relu(bn), scale), b.constant(floats({10, 1, 1}, 77, 1.0F)));
   const Var again = b.mul(b.relu(affine), scale);  // the same operand read twice: one view
   b.output(conv(b, again, 10, 4, 1, 78), "y");
   const Moved m = moved(b);

@@ -9,9 +9,10 @@
 //   graph::infer_shapes(g);
 //   const graph::FuseReport r = graph::fuse(g);  // r.fused: "Conv 'c1' + Relu 'r1'", ...
 //
-// First, an inference BatchNormalization that alone reads a convolution's output folds into it
-// (src/graph/fold_batch_norm.cpp): a footprint::FoldBatchNorm constant computes the scaled weights
-// and bias once, when preparing, and the Conv writes what the normalisation wrote.
+// First, per-channel affine maps fold into the parameters before them
+// (src/graph/fold_channel_affine.cpp): an inference BatchNormalization into the convolution whose
+// output it alone reads, a Mul or Add by a per-channel constant into a convolution or a
+// normalisation. Constant nodes compute the new parameters once, when preparing.
 //
 // Then ops an exporter wrote as the elementwise steps that define them become the one row
 // that computes them (src/graph/fuse_patterns.cpp): LayerNorm's nine nodes (ReduceMean, Sub,

@@ -20,8 +20,9 @@ void infer_batch_norm(const InferContext& ctx, InferResult& r) {
   for (size_t i = 1; i < ctx.output_count(); ++i) set_output(r, i, stats, ranked({channels}));
 }
 
-// footprint::FoldBatchNorm (graph::fuse, a Conv then a BatchNormalization): W's shape, then the
-// bias, one entry per output channel (W's first axis).
+// footprint::FoldBatchNorm (graph::fuse, a Conv then a BatchNormalization;
+// fold_channel_affine.cpp): W's shape, then the bias, one entry per output channel (W's first
+// axis).
 void infer_fold_batch_norm(const InferContext& ctx, InferResult& r) {
   same_as_input(ctx, r);
   const Shape& w = ctx.input(0).shape;
@@ -85,6 +86,11 @@ void register_normalization(OpRegistry& r) {
   OpSchema fold_bn = op("FoldBatchNorm", 5, 6, infer_fold_batch_norm, 2, 2);
   fold_bn.domain = "footprint";
   r.add(fold_bn);
+  // X [M, ...] * scale + shift, both per slice of X's first axis ([M] in any shape, or one
+  // element), each optional: a folded Mul or Add's effect on a host's weights or bias.
+  OpSchema affine = op("ChannelAffine", 1, 3, infer_same);
+  affine.domain = "footprint";
+  r.add(affine);
   r.add(op("InstanceNormalization", 3, 3, infer_same));
   r.add(op("LayerNormalization", 2, 3, infer_layer_norm, 1, 3));
   r.add(op("GroupNormalization", 3, 3, infer_same));

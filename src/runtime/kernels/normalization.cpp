@@ -174,6 +174,37 @@ void run_fold_batch_norm(graph::KernelContext& ctx) {
   }
 }
 
+// ---- footprint::ChannelAffine (graph::fuse): X [M, ...] * scale[m] + shift[m] along X's first
+// axis, scale and shift each optional and of M elements or one. Runs once, as a constant, while
+// preparing.
+void run_channel_affine(graph::KernelContext& ctx) {
+  const graph::TensorRef& x = ctx.input(0);
+  if (x.dtype != DType::float32) ctx.fail("scales float32 tensors only");
+  const int64_t channels = x.rank() > 0 ? x.dim(0) : 1;
+  const graph::TensorRef* scale = ctx.input_or_null(1);
+  const graph::TensorRef* shift = ctx.input_or_null(2);
+  for (const graph::TensorRef* p : {scale, shift}) {
+    if (p == nullptr) continue;
+    const auto n = static_cast<int64_t>(p->numel());
+    if (p->dtype != DType::float32 || (n != channels && n != 1)) {
+      ctx.fail("a scale or shift is not float32 with one entry per channel of " +
+               std::to_string(channels) + " or one in all");
+    }
+  }
+  auto at = [](const graph::TensorRef* p, int64_t m, float none) {
+    if (p == nullptr) return none;
+    return p->as<const float>()[p->numel() == 1 ? 0 : m];
+  };
+  const float* in = x.as<const float>();
+  float* out = ctx.output(0).as<float>();
+  const int64_t per_channel = channels > 0 ? static_cast<int64_t>(x.numel()) / channels : 0;
+  for (int64_t m = 0; m < channels; ++m) {
+    const float a = at(scale, m, 1.0F);
+    const float b = at(shift, m, 0.0F);
+    for (int64_t k = m * per_channel; k < (m + 1) * per_channel; ++k) out[k] = in[k] * a + b;
+  }
+}
+
 // The channels are the last axis of NhwcBatchNormalization's [N, H, W, C].
 std::unique_ptr<graph::KernelState> nhwc_bn_prepare(const graph::KernelContext& ctx) {
   const graph::TensorRef& x = ctx.input(0);
@@ -657,6 +688,7 @@ void register_normalization(graph::OpRegistry& r) {
   nhwc_bn.rows_at_bound = true;
   nhwc_bn.takes_epilogues = true;
   r.row("footprint", "FoldBatchNorm").kernel = run_fold_batch_norm;
+  r.row("footprint", "ChannelAffine").kernel = run_channel_affine;
   r.row("", "InstanceNormalization").kernel = run_instance_norm;
   r.row("", "LayerNormalization").kernel = run_layer_norm;
   r.row("", "Softmax").kernel = normalize_kernel<Normalize::softmax>;

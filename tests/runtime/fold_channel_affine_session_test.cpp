@@ -1,7 +1,8 @@
-// A BatchNormalization folded into the convolution before it (graph::fuse) as the runtime runs
-// it: through every convolution kernel path (blocked, pointwise gemm, depthwise, grouped, 1-D),
-// with and without the convolution's own bias, it gives what the normalisation gave; the weights
-// a run holds are the folded ones alone, the originals released while preparing, and analysis
+// Per-channel affine maps folded into the weights before them (graph::fuse) as the runtime runs
+// them: a BatchNormalization, then caffe2's Mul and Add, folded into a convolution through every
+// kernel path (blocked, pointwise gemm, depthwise, grouped, 1-D), with and without its own bias,
+// and a Mul and Add folded into a normalisation, give what the unfolded graph gives; the weights a
+// run holds are the folded ones alone, the originals released while preparing, and analysis
 // predicts both that and the prepare peak.
 #include <gtest/gtest.h>
 
@@ -55,9 +56,9 @@ int64_t numel(const std::vector<int64_t>& dims) {
   return n;
 }
 
-// conv -> BatchNormalization -> Relu, the parameters far from an identity (a variance around
-// 0.5 to 1.5, a mean and shift around 0) so that a normalisation left out shows.
-BuiltGraph build(const Layer& l) {
+// conv -> BatchNormalization [-> Mul -> Add] -> Relu, the parameters far from an identity (a
+// variance around 0.5 to 1.5, a mean and shift around 0) so that a fold left out shows.
+BuiltGraph build(const Layer& l, bool affine = false) {
   GraphBuilder b(runtime::op_registry());
   std::vector<Dim> dims;
   for (const int64_t d : l.input) dims.push_back(Dim::known(d));
@@ -71,7 +72,12 @@ BuiltGraph build(const Layer& l) {
                        {c, b.constant(floats({m}, 3, 1.0F, 1.0F)), b.constant(floats({m}, 4, 1.0F)),
                         b.constant(floats({m}, 5, 1.0F)), b.constant(floats({m}, 6, 1.0F, 1.0F))},
                        {Attr::of("epsilon", 1e-3F)});
-  b.output(b.relu(bn), "y");
+  std::vector<int64_t> per_channel(l.input.size() - 1, 1);
+  per_channel[0] = m;
+  const Var y = affine ? b.add(b.mul(bn, b.constant(floats(per_channel, 7, 1.0F, 1.0F))),
+                               b.constant(floats(per_channel, 8, 1.0F)))
+                       : bn;
+  b.output(b.relu(y), "y");
   return b.to_graph();
 }
 
@@ -106,7 +112,7 @@ Ran run(const onnx::Model& model, const Layer& l, bool fuse) {
   return r;
 }
 
-TEST(FoldBatchNormSession, FoldedConvolutionsGiveTheNormalisedOutputs) {
+TEST(FoldChannelAffineSession, FoldedConvolutionsGiveTheNormalisedOutputs) {
   for (const Layer& l : layers()) {
     const BuiltGraph built = build(l);
     const Ran folded = run(*built.model, l, true);
@@ -135,7 +141,54 @@ TEST(FoldBatchNormSession, FoldedConvolutionsGiveTheNormalisedOutputs) {
   }
 }
 
-TEST(FoldBatchNormSession, AnalysisPredictsThePreparePeakOfTheFold) {
+TEST(FoldChannelAffineSession, MulAndAddFoldIntoTheConvolutionToo) {
+  for (const Layer& l : layers()) {
+    const BuiltGraph built = build(l, true);
+    const Ran folded = run(*built.model, l, true);
+    const Ran apart = run(*built.model, l, false);
+    ASSERT_EQ(folded.prepared.patterns.size(), 3u) << l.name;
+    EXPECT_EQ(folded.prepared.patterns[1].rfind("Conv+Mul", 0), 0u) << l.name;
+    EXPECT_EQ(folded.prepared.patterns[2].rfind("Conv+Add", 0), 0u) << l.name;
+    EXPECT_EQ(folded.obtained, folded.prepared.planned_arena_bytes) << l.name;
+    ASSERT_EQ(folded.y.size(), apart.y.size()) << l.name;
+    for (size_t i = 0; i < folded.y.size(); ++i) {
+      ASSERT_NEAR(folded.y[i], apart.y[i], 2e-5F * (1 + std::abs(apart.y[i])))
+          << l.name << " at " << i;
+    }
+    const uint64_t m = static_cast<uint64_t>(l.weight[0]);
+    const uint64_t w = static_cast<uint64_t>(numel(l.weight)) * sizeof(float);
+    EXPECT_EQ(folded.prepared.weights_bytes, w + m * sizeof(float)) << l.name;
+  }
+}
+
+// x -> BatchNormalization -> Mul -> Add -> Relu -> Conv: the Mul and Add fold into the
+// normalisation's scale and shift, the Relu into the normalisation.
+TEST(FoldChannelAffineSession, MulAndAddFoldIntoANormalisation) {
+  const Layer l{"normalisation", {2, 8, 7, 7}, {12, 8, 3, 3}};
+  GraphBuilder b(runtime::op_registry());
+  const Var x =
+      b.input("x", DType::float32, {Dim::known(2), Dim::known(8), Dim::known(7), Dim::known(7)});
+  const Var bn = b.op1("BatchNormalization",
+                       {x, b.constant(floats({8}, 3, 1.0F, 1.0F)), b.constant(floats({8}, 4, 1.0F)),
+                        b.constant(floats({8}, 5, 1.0F)), b.constant(floats({8}, 6, 1.0F, 1.0F))});
+  const Var y = b.relu(b.add(b.mul(bn, b.constant(floats({8, 1, 1}, 7, 1.0F, 1.0F))),
+                             b.constant(floats({8, 1, 1}, 8, 1.0F))));
+  b.output(b.conv(y, b.constant(floats(l.weight, 1, 0.6F)), Var(), {1, 1}, {1, 1, 1, 1}), "z");
+  const BuiltGraph built = b.to_graph();
+  const Ran folded = run(*built.model, l, true);
+  const Ran apart = run(*built.model, l, false);
+  ASSERT_EQ(folded.prepared.patterns.size(), 2u);
+  EXPECT_EQ(folded.prepared.patterns[0].rfind("BatchNormalization+Mul", 0), 0u);
+  EXPECT_EQ(folded.prepared.patterns[1].rfind("BatchNormalization+Add", 0), 0u);
+  EXPECT_EQ(folded.prepared.fused.size(), 1u) << "the Relu runs in the normalisation";
+  EXPECT_EQ(folded.obtained, folded.prepared.planned_arena_bytes);
+  ASSERT_EQ(folded.y.size(), apart.y.size());
+  for (size_t i = 0; i < folded.y.size(); ++i) {
+    ASSERT_NEAR(folded.y[i], apart.y[i], 2e-5F * (1 + std::abs(apart.y[i]))) << i;
+  }
+}
+
+TEST(FoldChannelAffineSession, AnalysisPredictsThePreparePeakOfTheFold) {
   for (const Layer& l : layers()) {
     BuiltGraph built = build(l);
     const std::shared_ptr<const onnx::Model> model = std::move(built.model);
