@@ -133,13 +133,27 @@ Node flattened(Graph& g, ValueId from, ValueId to, uint64_t offset) {
   return n;
 }
 
-// Whether `v` (a moving node's output) is read plain anywhere: by a node that stays, at an input
-// a moving node reads plain, or as a graph output.
+// A node that reads only its input's extents, which it reads from the channels-last copy: Shape
+// (as NhwcShape, in NCHW's order) and Size. An exporter's dynamic reshapes and chunks take a
+// Shape of most activations; changing each one's layout back only to read its extents would
+// cost a pass.
+bool reads_extents_only(const Graph& g, const Node& n) {
+  if (!n.domain.empty() || n.inputs.size() != 1) return false;
+  if (n.op_type == "Size") return true;
+  const OpSchema* row = g.registry()->find(kDomain, "NhwcShape");
+  return n.op_type == "Shape" && row != nullptr && row->kernel != nullptr;
+}
+
+// Whether `v` (a moving node's output) is read plain anywhere: by a node that stays (but one that
+// reads only extents), at an input a moving node reads plain, or as a graph output.
 bool read_plain(const Graph& g, const Plan& plan, ValueId v) {
   const Value& value = g.value(v);
   if (value.is_graph_output) return true;
   for (const NodeId c : value.consumers) {
-    if (!plan.moves(c)) return true;
+    if (!plan.moves(c)) {
+      if (reads_extents_only(g, g.node(c))) continue;
+      return true;
+    }
     const Node& n = g.node(c);
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       if (n.inputs[i] == v && !plan.layout_input(c, i)) return true;
@@ -177,6 +191,14 @@ ChannelsLastReport to_channels_last(Graph& g, const ShapeInferenceOptions& optio
   for (NodeId id = 0; id < count; ++id) {
     Node n = std::move(old[id]);
     if (!plan.moves(id)) {
+      if (reads_extents_only(g, n) && plan.channels_last(n.inputs[0])) {
+        n.inputs[0] = nhwc.at(n.inputs[0]);
+        if (n.op_type == "Shape") {
+          n.op_type = "NhwcShape";
+          n.domain = std::string(kDomain);
+          n.schema = g.registry()->find(kDomain, "NhwcShape");
+        }
+      }
       nodes.push_back(std::move(n));
       continue;
     }

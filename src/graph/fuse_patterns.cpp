@@ -374,6 +374,43 @@ std::optional<Rewrite> matmul_add(const Graph& g, NodeId id) {
                  add->outputs[0], {}};
 }
 
+// ---- Channel shuffle (ShuffleNet): x [N, C, H, W] reshaped to [N, g, C/g, H, W], its two group
+// axes swapped, reshaped back: a permutation of the channels, which channels-last runs per pixel
+// instead of changing the layout around the Transpose.
+
+std::optional<Rewrite> channel_shuffle(const Graph& g, NodeId id) {
+  const Node& split = g.node(id);
+  if (!is_op(split, "Reshape") || split.inputs.empty() || split.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  const ValueId x = split.inputs[0];
+  const Shape& xs = g.value(x).shape;
+  const Shape& gs = g.value(split.outputs[0]).shape;
+  if (!is_float(g, x) || !xs.ranked || xs.rank() != 4 || !gs.ranked || gs.rank() != 5) {
+    return std::nullopt;
+  }
+  const auto channels = xs.dims[1].value();
+  const auto groups = gs.dims[1].value();
+  const auto per_group = gs.dims[2].value();
+  if (!channels || !groups || !per_group || *groups * *per_group != *channels || *groups < 2 ||
+      !(gs.dims[0] == xs.dims[0]) || !(gs.dims[3] == xs.dims[2]) || !(gs.dims[4] == xs.dims[3])) {
+    return std::nullopt;
+  }
+  const NodeId swap = sole_reader(g, split.outputs[0]);
+  if (swap < 0 || !is_op(g.node(swap), "Transpose") ||
+      attr_ints(g.node(swap), "perm") != std::vector<int64_t>{0, 2, 1, 3, 4}) {
+    return std::nullopt;
+  }
+  const NodeId merge = sole_reader(g, out(g, swap));
+  if (merge < 0 || !is_op(g.node(merge), "Reshape") || g.node(merge).inputs[0] != out(g, swap) ||
+      !(g.value(out(g, merge)).shape == xs)) {
+    return std::nullopt;
+  }
+  return Rewrite{{id, swap, merge}, "footprint",
+                 "ChannelShuffle",  {x},
+                 out(g, merge),     {int_attribute("group", *groups)}};
+}
+
 // ---- Attention: MatMul(Q, Kt), a scale (Div or Mul by a constant scalar), a mask (Add of an
 // additive one, or Where keeping scores under a condition and filling the rest), Softmax over
 // the last axis, an inference Dropout, MatMul by V: one op whose scores never leave its
@@ -607,7 +644,7 @@ size_t fuse_patterns(Graph& g, std::vector<std::string>& lines) {
   std::vector<int> taken(g.nodes().size(), -1);
   // LayerNorm and GELU first: a MatMul whose bias Add feeds one is rewritten either way.
   for (const Finder find : {Finder{layer_norm}, Finder{gelu_erf}, Finder{gelu_tanh},
-                            Finder{attention}, Finder{matmul_add}}) {
+                            Finder{attention}, Finder{matmul_add}, Finder{channel_shuffle}}) {
     for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
       std::optional<Rewrite> r = find(g, id);
       if (!r || g.registry()->find(r->domain, r->op) == nullptr) continue;

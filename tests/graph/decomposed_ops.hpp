@@ -1,7 +1,8 @@
 #pragma once
-// LayerNorm, GELU and Linear written the ways PyTorch's exporter writes them below the opsets
-// that have them as one op: the inputs graph::fuse's patterns must recognise (and, with one
-// intermediate read elsewhere, must leave alone).
+// LayerNorm, GELU, Linear and ShuffleNet's channel shuffle written the ways exporters write them
+// below the opsets that have them as one op (or where no op has them): the inputs graph::fuse's
+// patterns must recognise (and, with one intermediate read elsewhere, must leave alone).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <numbers>
@@ -115,6 +116,26 @@ inline graph::Var decomposed_attention(graph::GraphBuilder& b, const graph::Var&
     p = b.op("Dropout", {p, float_scalar(b, 0), b.constant(on)}, {}, 2)[0];
   }
   return b.matmul(p, v);
+}
+
+inline graph::Var int64s(graph::GraphBuilder& b, const std::vector<int64_t>& values) {
+  auto v = graph::HostValue::make(DType::int64, {static_cast<int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), v->span<int64_t>().begin());
+  return b.constant(v);
+}
+
+// ShuffleNet's channel shuffle of x [N, C, H, W]: Reshape to [N, groups, C / groups, H, W] (0
+// copies N), Transpose by `perm` ({0, 2, 1, 3, 4} swaps the group axes), Reshape back.
+inline graph::Var channel_shuffle(graph::GraphBuilder& b, const graph::Var& x, int64_t groups,
+                                  std::vector<int64_t> perm = {0, 2, 1, 3, 4}) {
+  const auto& d = x.shape().dims;
+  const int64_t c = *d[1].value();
+  const int64_t h = *d[2].value();
+  const int64_t w = *d[3].value();
+  const graph::Var split = b.reshape(x, int64s(b, {0, groups, c / groups, h, w}));
+  const graph::Var swapped =
+      b.op1("Transpose", {split}, {graph::Attr::of("perm", std::move(perm))});
+  return b.reshape(swapped, int64s(b, {0, c, h, w}));
 }
 
 }  // namespace footprint::testing

@@ -312,5 +312,51 @@ TEST(FusePatterns, AttentionWhoseScoresAreReadElsewhereOrNormalisedOverAnotherAx
   }
 }
 
+// Relu, a channel shuffle of 12 channels in 3 groups transposed by `perm`, Relu.
+BuiltGraph shuffled(std::vector<int64_t> perm) {
+  GraphBuilder b(OpRegistry::builtin());
+  const Var x =
+      b.input("x", DType::float32, {Dim::named("N"), Dim::known(12), Dim::known(5), Dim::known(5)});
+  const Var y = testing::channel_shuffle(b, b.relu(x), 3, std::move(perm));
+  b.output(b.relu(y), "y");
+  return b.to_graph();
+}
+
+TEST(FusePatterns, AChannelShuffleBecomesOneChannelShuffle) {
+  BuiltGraph built = shuffled({0, 2, 1, 3, 4});
+  Graph& g = built.graph;
+  const size_t before = g.nodes().size();
+  const FuseReport r = fuse(g);
+  expect_consistent(g);
+  ASSERT_EQ(r.patterns.size(), 1u);
+  EXPECT_EQ(r.patterns[0].rfind("footprint::ChannelShuffle '", 0), 0u) << r.patterns[0];
+  ASSERT_EQ(g.nodes().size(), before - 2);
+  const Node& shuffle = g.node(1);
+  EXPECT_EQ(shuffle.op_type, "ChannelShuffle");
+  EXPECT_EQ(attr_int(shuffle, "group", 0), 3);
+  EXPECT_EQ(g.value(shuffle.outputs[0]).shape.to_string(), "[N,12,5,5]");
+}
+
+TEST(FusePatterns, ATransposeThatIsNotAShuffleOrIsReadElsewhereStaysApart) {
+  {
+    // Swapping H and W of the grouped view is not a permutation of the channels.
+    BuiltGraph built = shuffled({0, 1, 2, 4, 3});
+    const FuseReport r = fuse(built.graph);
+    EXPECT_TRUE(r.patterns.empty());
+  }
+  GraphBuilder b(OpRegistry::builtin());
+  const Var x =
+      b.input("x", DType::float32, {Dim::named("N"), Dim::known(12), Dim::known(5), Dim::known(5)});
+  const Var split = b.reshape(x, testing::int64s(b, {0, 3, 4, 5, 5}));
+  const Var swapped =
+      b.op1("Transpose", {split}, {Attr::of("perm", std::vector<int64_t>{0, 2, 1, 3, 4})});
+  b.output(b.reshape(swapped, testing::int64s(b, {0, 12, 5, 5})), "y");
+  b.output(swapped, "grouped");
+  BuiltGraph built = b.to_graph();
+  const FuseReport r = fuse(built.graph);
+  expect_consistent(built.graph);
+  EXPECT_TRUE(r.patterns.empty()) << "the transposed view is a graph output";
+}
+
 }  // namespace
 }  // namespace footprint::graph

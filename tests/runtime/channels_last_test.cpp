@@ -235,6 +235,46 @@ TEST(ChannelsLast, PerChannelOperandsWithoutABatchAxisStayChannelsLast) {
   EXPECT_EQ(om.report.layout_changes, 4U) << "x in, to the plain Mul, back in, y out";
 }
 
+Var int64s(GraphBuilder& b, const std::vector<int64_t>& values) {
+  auto v = HostValue::make(DType::int64, {static_cast<int64_t>(values.size())});
+  std::copy(values.begin(), values.end(), v->span<int64_t>().begin());
+  return b.constant(v);
+}
+
+// ShuffleNetV2's chunks and the Shape nodes of a dynamic export read channels-last values where
+// they are: Slice (its axes NCHW's) runs as NhwcSlice, Shape as NhwcShape (NCHW's order), and no
+// layout change is made for either.
+TEST(ChannelsLast, SlicesAndShapesReadChannelsLastValuesWhereTheyAre) {
+  GraphBuilder b(runtime::op_registry());
+  const Var x =
+      b.input("x", DType::float32, {Dim::known(2), Dim::known(8), Dim::known(6), Dim::known(7)});
+  const Var a = conv(b, x, 8, 12, 3, 91);
+  const Var first = b.op1("Slice", {a, int64s(b, {0}), int64s(b, {6}), int64s(b, {1})});
+  const Var second = b.op1("Slice", {a, int64s(b, {6}), int64s(b, {12}), int64s(b, {-3})});
+  const Var joined =
+      b.op1("Concat", {conv(b, first, 6, 6, 3, 93), second}, {Attr::of("axis", int64_t{1})});
+  // Every other row, columns 1 to 5: the spatial axes map to NHWC's 1 and 2.
+  const Var rows = b.op1("Slice", {joined, int64s(b, {0, 1}), int64s(b, {6, 6}), int64s(b, {2, 3}),
+                                   int64s(b, {2, 1})});
+  b.output(conv(b, rows, 12, 4, 1, 95), "y");
+  b.output(b.op1("Shape", {a}), "extents");
+  const Moved m = moved(b);
+  EXPECT_EQ(m.ops.at("footprint::NhwcSlice"), 3);
+  EXPECT_EQ(m.ops.at("footprint::NhwcShape"), 1);
+  EXPECT_FALSE(m.ops.contains("Slice"));
+  EXPECT_EQ(m.report.layout_changes, 2U) << "x in, y out";
+  expect_same_outputs(b, {2, 8, 6, 7});
+
+  const BuiltGraph built = b.to_graph();
+  runtime::Session session(*built.model);
+  std::vector<runtime::Tensor> in;
+  in.emplace_back("x", DType::float32, std::vector<int64_t>{2, 8, 6, 7});
+  const auto out = session.run(in);
+  const auto extents = out.at(1).ref().span<const int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(extents.begin(), extents.end()),
+            (std::vector<int64_t>{2, 12, 6, 7}));
+}
+
 // A convolution's output that a plain op also reads is changed back once, for that reader.
 TEST(ChannelsLast, APlainReaderGetsTheValueBackInItsLayout) {
   GraphBuilder b(runtime::op_registry());

@@ -163,5 +163,49 @@ TEST(FusedPatternsSession, AttentionInBlocksGivesTheUnfusedOutputs) {
   }
 }
 
+// A channel shuffle between convolutions runs channels-last (NhwcChannelShuffle), one on the
+// graph's input plain (ChannelShuffle): both permute the channels exactly as the Reshape,
+// Transpose and Reshape did.
+TEST(FusedPatternsSession, AChannelShuffleGivesTheUnfusedOutputsInEitherLayout) {
+  for (const bool between_convolutions : {true, false}) {
+    GraphBuilder b(runtime::op_registry());
+    const Var x = b.input("x", DType::float32,
+                          {Dim::named("N"), Dim::known(12), Dim::known(6), Dim::known(6)});
+    Var y = x;
+    if (between_convolutions) {
+      y = b.conv(y, b.constant(testing::seeded_floats({12, 12, 1, 1}, 5, 1.0F)), Var(), {1, 1},
+                 {0, 0, 0, 0});
+    }
+    y = testing::channel_shuffle(b, y, 4);
+    if (between_convolutions) {
+      y = b.conv(y, b.constant(testing::seeded_floats({12, 3, 3, 3}, 6, 1.0F)), Var(), {1, 1},
+                 {1, 1, 1, 1}, 4);
+    }
+    b.output(y, "y");
+    const BuiltGraph built = b.to_graph();
+    std::vector<runtime::Tensor> in;
+    in.emplace_back("x", DType::float32, std::vector<int64_t>{2, 12, 6, 6});
+    seeded(in[0], 3, 2.0F);
+    const Outcome fused = run(*built.model, true, in);
+    const Outcome apart = run(*built.model, false, in);
+    ASSERT_EQ(fused.prepared.patterns.size(), 1u);
+    EXPECT_EQ(fused.prepared.patterns[0].rfind("footprint::ChannelShuffle", 0), 0u);
+    EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes);
+    if (between_convolutions) {
+      EXPECT_EQ(fused.prepared.layout_changes, 2u) << "x in and y out, none around the shuffle";
+    }
+    ASSERT_EQ(fused.y.size(), apart.y.size());
+    for (size_t i = 0; i < fused.y.size(); ++i) {
+      ASSERT_NEAR(fused.y[i], apart.y[i], 1e-5F * (1 + std::abs(apart.y[i]))) << i;
+    }
+    if (!between_convolutions) {
+      // A permutation alone: the same values, moved.
+      EXPECT_EQ(fused.y, apart.y);
+      EXPECT_NE(fused.y, std::vector<float>(in[0].ref().span<const float>().begin(),
+                                            in[0].ref().span<const float>().end()));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace footprint::graph

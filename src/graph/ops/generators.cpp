@@ -209,6 +209,19 @@ void register_generators(OpRegistry& r) {
   r.add(stored_value(op("Constant", 0, 0, infer_constant)));
   r.add(op("ConstantOfShape", 1, 1, infer_constant_of_shape));
   r.add(op("Shape", 1, 1, infer_shape));
+  // Shape of a channels-last [N, H, W, C] tensor, in NCHW's order (graph::to_channels_last).
+  OpSchema nhwc_shape = op("NhwcShape", 1, 1, [](const InferContext& ctx, InferResult& out) {
+    TensorType x = ctx.input(0);
+    if (!x.shape.ranked || x.shape.rank() != 4) {
+      ctx.fail("reads channels-last tensors of rank 4, not " + x.shape.to_string());
+    }
+    x.shape = channels_first(std::move(x.shape));
+    InferContext plain = ctx;
+    plain.inputs[0] = &x;
+    infer_shape(plain, out);
+  });
+  nhwc_shape.domain = "footprint";
+  r.add(nhwc_shape);
   r.add(op("Size", 1, 1, infer_size));
   r.add(op("Range", 3, 3, infer_range));
   r.add(op("EyeLike", 1, 1, infer_eye_like));

@@ -530,6 +530,13 @@ void register_indexing(OpRegistry& r) {
   r.add(nhwc_concat);
   r.add(op("Split", 1, 2, infer_split, 1, V));
   r.add(op("Slice", 1, 5, infer_slice));
+  // Slice on a channels-last [N, H, W, C] tensor, its axes NCHW's (graph::to_channels_last).
+  OpSchema nhwc_slice = op("NhwcSlice", 1, 5, [](const InferContext& ctx, InferResult& out) {
+    infer_channels_last(ctx, out, infer_slice, 1);
+    out.values.clear();  // a known value would be in NCHW order
+  });
+  nhwc_slice.domain = "footprint";
+  r.add(nhwc_slice);
   r.add(op("Gather", 2, 2, infer_gather));
   r.add(op("GatherElements", 2, 2, infer_gather_elements));
   r.add(op("GatherND", 2, 2, infer_gather_nd));

@@ -321,8 +321,12 @@ void register_reshape(OpRegistry& r) {
   r.add(op("DepthToSpace", 1, 1, infer_depth_space<true>));
   r.add(op("SpaceToDepth", 1, 1, infer_depth_space<false>));
   r.add(op("Trilu", 1, 2, infer_same));
-  for (OpSchema s : {op("ToChannelsLast", 1, 1, infer_channels_layout<true>),
-                     op("FromChannelsLast", 1, 1, infer_channels_layout<false>)}) {
+  // ShuffleNet's channel shuffle (graph::fuse): [N, C, H, W], channel i * group + j from
+  // channel j * C / group + i; the channels-last row the same on [N, H, W, C].
+  for (OpSchema s :
+       {op("ToChannelsLast", 1, 1, infer_channels_layout<true>),
+        op("FromChannelsLast", 1, 1, infer_channels_layout<false>),
+        op("ChannelShuffle", 1, 1, infer_same), op("NhwcChannelShuffle", 1, 1, infer_same)}) {
     s.domain = "footprint";
     r.add(s);
   }

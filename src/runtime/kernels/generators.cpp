@@ -128,15 +128,23 @@ void eye_like_kernel(KernelContext& ctx) {
 
 // ---- Shape and Size
 
+// Shape, and NhwcShape (graph::to_channels_last): a channels-last [N, H, W, C] tensor's extents
+// in NCHW's order.
+template <bool kChannelsLast>
 void shape_kernel(KernelContext& ctx) {
   const TensorRef& x = ctx.input(0);
   TensorRef& y = ctx.output(0);
   const auto rank = static_cast<int64_t>(x.rank());
+  if (kChannelsLast && rank != 4) ctx.fail("reads channels-last tensors of rank 4");
+  auto dim = [&](size_t d) {
+    constexpr std::array<size_t, 4> kStored = {0, 3, 1, 2};
+    return kChannelsLast ? x.dims[kStored[d]] : x.dims[d];
+  };
   int64_t start = ctx.attr_int("start", 0);
   if (start < 0) start += rank;
   start = std::clamp<int64_t>(start, 0, rank);
   auto* out = y.as<int64_t>();
-  for (size_t i = 0; i < y.numel(); ++i) out[i] = x.dims[static_cast<size_t>(start) + i];
+  for (size_t i = 0; i < y.numel(); ++i) out[i] = dim(static_cast<size_t>(start) + i);
 }
 
 void size_kernel(KernelContext& ctx) {
@@ -190,7 +198,8 @@ void register_generators(graph::OpRegistry& r) {
   r.row("", "ConstantOfShape").kernel = constant_of_shape_kernel;
   r.row("", "Range").kernel = range_kernel;
   r.row("", "EyeLike").kernel = eye_like_kernel;
-  r.row("", "Shape").kernel = shape_kernel;
+  r.row("", "Shape").kernel = shape_kernel<false>;
+  r.row("footprint", "NhwcShape").kernel = shape_kernel<true>;
   r.row("", "Size").kernel = size_kernel;
   r.row("", "OneHot").kernel = one_hot_kernel;
 }

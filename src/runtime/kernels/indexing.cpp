@@ -84,11 +84,23 @@ int64_t slice_first(int64_t extent, int64_t start, int64_t step) {
                   : std::clamp<int64_t>(start, -1, extent - 1);
 }
 
+// Slice, and NhwcSlice (graph::to_channels_last): the same starts, ends, axes and steps, which
+// name NCHW's axes, on a channels-last [N, H, W, C] tensor. `kAxis[d]` is where logical axis d
+// lies in memory.
+template <bool kChannelsLast>
 void slice_kernel(KernelContext& ctx) {
-  const TensorRef& x = ctx.input(0);
+  const TensorRef& x_stored = ctx.input(0);
   TensorRef& y = ctx.output(0);
-  const size_t rank = x.rank();
+  const size_t rank = x_stored.rank();
   check_rank(ctx, rank);
+  constexpr std::array<size_t, 4> kAxis = {0, 3, 1, 2};
+  if (kChannelsLast && rank != 4) ctx.fail("reads channels-last tensors of rank 4");
+  auto at = [&](size_t d) { return kChannelsLast ? kAxis[d] : d; };
+  // x's extents in the axes the op names.
+  Index logical{};
+  for (size_t d = 0; d < rank; ++d) logical[d] = x_stored.dims[at(d)];
+  TensorRef x = x_stored;
+  x.dims = {logical.data(), rank};
   Index starts{}, ends{}, axes{}, steps{};
   size_t n = 0;
   size_t n_ends = 0;
@@ -127,17 +139,24 @@ void slice_kernel(KernelContext& ctx) {
     const int64_t stride = std::abs(step[axis]);
     extents[axis] = span <= 0 ? 0 : (span + stride - 1) / stride;
   }
-  ctx.set_output_extents(0, {extents.data(), rank});
+  Index stored_extents{};
+  for (size_t d = 0; d < rank; ++d) stored_extents[at(d)] = extents[d];
+  ctx.set_output_extents(0, {stored_extents.data(), rank});
   Index in_strides{};
-  strides_into(x.dims, in_strides);
+  strides_into(x_stored.dims, in_strides);
   CopyIndex strides{};
   int64_t offset = 0;
   for (size_t d = 0; d < rank; ++d) {
-    strides[d] = in_strides[d] * step[d];
-    if (y.dims[d] > 0) offset += first[d] * in_strides[d];
+    const size_t m = at(d);
+    strides[m] = in_strides[m] * step[d];
+    if (y.dims[m] > 0) offset += first[d] * in_strides[m];
   }
   if (y.numel() == 0) return;
-  gather_strided(ctx, x, y, rank, copy_dims(y.dims), strides, offset);
+  gather_strided(ctx, x_stored, y, rank, copy_dims(y.dims), strides, offset);
+}
+
+bool slice_runs_channels_last(const graph::Node& n) {
+  return n.inputs.size() > 1;  // starts and ends as inputs (opset 10 on), read as the op's
 }
 
 // ---- Gather family
@@ -789,8 +808,14 @@ void register_indexing(graph::OpRegistry& r) {
   r.row("", "Concat").channels_last = "NhwcConcat";
   r.row("", "Concat").channels_last_inputs = graph::OpSchema::kVariadic;
   r.row("", "Split").kernel = split_kernel;
-  r.row("", "Slice").kernel = slice_kernel;
-  r.row("", "Slice").reports_extents = true;
+  graph::OpSchema& slice = r.row("", "Slice");
+  slice.kernel = slice_kernel<false>;
+  slice.reports_extents = true;
+  slice.channels_last = "NhwcSlice";
+  slice.channels_last_runs = slice_runs_channels_last;
+  graph::OpSchema& nhwc_slice = r.row("footprint", "NhwcSlice");
+  nhwc_slice.kernel = slice_kernel<true>;
+  nhwc_slice.reports_extents = true;
   r.row("", "Gather").kernel = gather_kernel;
   r.row("", "GatherElements").kernel = gather_elements_kernel;
   r.row("", "GatherND").kernel = gather_nd_kernel;

@@ -12,6 +12,7 @@
 #include "dnnl_util.hpp"
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
+#include "footprint/graph/node_attributes.hpp"
 #include "index_space.hpp"
 #include "strided_copy.hpp"
 #include "tensor_reads.hpp"
@@ -179,6 +180,58 @@ void layout_change_kernel(graph::KernelContext& ctx) {
   st->execute(ctx);
 }
 
+// ---- footprint::ChannelShuffle / NhwcChannelShuffle (graph::fuse): channel i * group + j of the
+// output is channel j * (C / group) + i of the input: per image and pixel, a [group, C / group]
+// matrix transposed, which a oneDNN reorder between two strided views of the same extents does
+// at the speed of a copy.
+
+template <bool kChannelsLast>
+dnnl::reorder::primitive_desc shuffle_pd(const graph::Node& n, const Extents& e) {
+  if (e.in[0].size() != 4 || e.in_dtype[0] != DType::float32) {
+    node_fail(n, "shuffles the channels of float32 tensors of rank 4 only");
+  }
+  const std::vector<int64_t>& d = e.in[0];
+  const int64_t channels = kChannelsLast ? d[3] : d[1];
+  const int64_t groups = graph::attr_int(n, "group", 0);
+  if (groups < 1 || channels % groups != 0) {
+    node_fail(n, "group " + std::to_string(groups) + " does not divide " +
+                     std::to_string(channels) + " channels");
+  }
+  const int64_t per_group = channels / groups;
+  using dims = dnnl::memory::dims;
+  const auto f32 = dnnl::memory::data_type::f32;
+  if constexpr (kChannelsLast) {
+    // [pixels, C / group, group]: read with the group axis outermost in each pixel.
+    const dims shape{d[0] * d[1] * d[2], per_group, groups};
+    const dnnl::memory::desc from(shape, f32, dims{channels, 1, per_group});
+    const dnnl::memory::desc to(shape, f32, dims{channels, groups, 1});
+    return {cpu_engine(), from, cpu_engine(), to, user_scratchpad()};
+  } else {
+    const int64_t plane = d[2] * d[3];
+    const dims shape{d[0], per_group, groups, plane};
+    const dnnl::memory::desc from(shape, f32, dims{channels * plane, plane, per_group * plane, 1});
+    const dnnl::memory::desc to(shape, f32, dims{channels * plane, groups * plane, plane, 1});
+    return {cpu_engine(), from, cpu_engine(), to, user_scratchpad()};
+  }
+}
+
+template <bool kChannelsLast>
+std::unique_ptr<graph::KernelState> shuffle_prepare(const graph::KernelContext& ctx) {
+  const Extents e = extents_of(ctx);
+  if (!all_positive(e)) return nullptr;
+  const auto pd = shuffle_pd<kChannelsLast>(ctx.node(), e);
+  return std::make_unique<DnnlState>(
+      pd, dnnl::reorder(pd),
+      std::vector<std::pair<int, dnnl::memory::desc>>{{DNNL_ARG_FROM, pd.src_desc()},
+                                                      {DNNL_ARG_TO, pd.dst_desc()}});
+}
+
+template <bool kChannelsLast>
+uint64_t shuffle_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                           const std::vector<graph::ConcreteTensor>& out) {
+  return scratchpad_of(shuffle_pd<kChannelsLast>, n, in, out);
+}
+
 }  // namespace
 
 void register_reshape(graph::OpRegistry& r) {
@@ -188,6 +241,16 @@ void register_reshape(graph::OpRegistry& r) {
   r.row("", "DepthToSpace").kernel = depth_space_kernel<true>;
   r.row("", "SpaceToDepth").kernel = depth_space_kernel<false>;
   r.row("", "Trilu").kernel = trilu_kernel;
+  graph::OpSchema& shuffle = r.row("footprint", "ChannelShuffle");
+  shuffle.kernel = layout_change_kernel;  // a prepared reorder
+  shuffle.prepare = shuffle_prepare<false>;
+  shuffle.workspace = shuffle_workspace<false>;
+  shuffle.channels_last = "NhwcChannelShuffle";
+  graph::OpSchema& nhwc_shuffle = r.row("footprint", "NhwcChannelShuffle");
+  nhwc_shuffle.kernel = layout_change_kernel;
+  nhwc_shuffle.prepare = shuffle_prepare<true>;
+  nhwc_shuffle.workspace = shuffle_workspace<true>;
+  shuffle.rows_at_bound = nhwc_shuffle.rows_at_bound = true;  // each image alone
   graph::OpSchema& to = r.row("footprint", "ToChannelsLast");
   to.kernel = layout_change_kernel;
   to.prepare = layout_change_prepare<true>;
