@@ -133,15 +133,23 @@ Node flattened(Graph& g, ValueId from, ValueId to, uint64_t offset) {
   return n;
 }
 
-// A node that reads only its input's extents, which it reads from the channels-last copy: Shape
-// (as NhwcShape, in NCHW's order) and Size. An exporter's dynamic reshapes and chunks take a
-// Shape of most activations; changing each one's layout back only to read its extents would
-// cost a pass.
-bool reads_extents_only(const Graph& g, const Node& n) {
-  if (!n.domain.empty() || n.inputs.size() != 1) return false;
-  if (n.op_type == "Size") return true;
-  const OpSchema* row = g.registry()->find(kDomain, "NhwcShape");
-  return n.op_type == "Shape" && row != nullptr && row->kernel != nullptr;
+// What a node that stays plain computes from a channels-last copy of its input as it is, or
+// nullptr: Shape its extents (as NhwcShape, in NCHW's order), Size its count, Transpose(perm 0,
+// 2, 3, 1) the plain [N, H, W, C] tensor that copy already is (as an Identity view: ConvNeXt's
+// and Swin's permutes). An exporter's dynamic reshapes and chunks take a Shape of most
+// activations; changing each one's layout back only to read its extents would cost a pass.
+const OpSchema* reads_channels_last_copy(const Graph& g, const Node& n) {
+  if (!n.domain.empty() || n.inputs.size() != 1 || n.outputs.size() != 1) return nullptr;
+  const OpRegistry& r = *g.registry();
+  const OpSchema* row = nullptr;
+  if (n.op_type == "Size") {
+    row = n.schema;
+  } else if (n.op_type == "Shape") {
+    row = r.find(kDomain, "NhwcShape");
+  } else if (n.op_type == "Transpose" && attr_ints(n, "perm") == std::vector<int64_t>{0, 2, 3, 1}) {
+    row = r.find("", "Identity");
+  }
+  return row != nullptr && row->kernel != nullptr ? row : nullptr;
 }
 
 // Whether `v` (a moving node's output) is read plain anywhere: by a node that stays (but one that
@@ -151,7 +159,7 @@ bool read_plain(const Graph& g, const Plan& plan, ValueId v) {
   if (value.is_graph_output) return true;
   for (const NodeId c : value.consumers) {
     if (!plan.moves(c)) {
-      if (reads_extents_only(g, g.node(c))) continue;
+      if (reads_channels_last_copy(g, g.node(c)) != nullptr) continue;
       return true;
     }
     const Node& n = g.node(c);
@@ -191,13 +199,12 @@ ChannelsLastReport to_channels_last(Graph& g, const ShapeInferenceOptions& optio
   for (NodeId id = 0; id < count; ++id) {
     Node n = std::move(old[id]);
     if (!plan.moves(id)) {
-      if (reads_extents_only(g, n) && plan.channels_last(n.inputs[0])) {
+      const OpSchema* row = reads_channels_last_copy(g, n);
+      if (row != nullptr && plan.channels_last(n.inputs[0])) {
         n.inputs[0] = nhwc.at(n.inputs[0]);
-        if (n.op_type == "Shape") {
-          n.op_type = "NhwcShape";
-          n.domain = std::string(kDomain);
-          n.schema = g.registry()->find(kDomain, "NhwcShape");
-        }
+        n.op_type = std::string(row->op_type);
+        n.domain = std::string(row->domain);
+        n.schema = row;  // the attributes stay: Shape's start and end are NhwcShape's
       }
       nodes.push_back(std::move(n));
       continue;

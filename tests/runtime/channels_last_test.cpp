@@ -275,6 +275,31 @@ TEST(ChannelsLast, SlicesAndShapesReadChannelsLastValuesWhereTheyAre) {
             (std::vector<int64_t>{2, 12, 6, 7}));
 }
 
+// ConvNeXt's block: a convolution, a permute to [N, H, W, C], a LayerNorm over C, a permute back,
+// a residual. A channels-last tensor already is the permuted one, so both permutes become views
+// (Identity of the channels-last copy, NhwcTranspose of the plain [N, H, W, C] result): no layout
+// changes but x's and y's.
+TEST(ChannelsLast, PermutesToAndFromNhwcAreViews) {
+  GraphBuilder b(runtime::op_registry());
+  const Var x =
+      b.input("x", DType::float32, {Dim::known(2), Dim::known(8), Dim::known(5), Dim::known(6)});
+  const Var a = conv(b, x, 8, 8, 3, 101, 8);
+  const Var nhwc = b.op1("Transpose", {a}, {Attr::of("perm", std::vector<int64_t>{0, 2, 3, 1})});
+  const Var normed =
+      b.op1("LayerNormalization",
+            {nhwc, b.constant(floats({8}, 102, 1.0F)), b.constant(floats({8}, 103, 1.0F))},
+            {Attr::of("axis", int64_t{-1})});
+  const Var back =
+      b.op1("Transpose", {normed}, {Attr::of("perm", std::vector<int64_t>{0, 3, 1, 2})});
+  b.output(conv(b, b.add(back, a), 8, 4, 1, 104), "y");
+  const Moved m = moved(b);
+  EXPECT_FALSE(m.ops.contains("Transpose"));
+  EXPECT_EQ(m.ops.at("Identity"), 1);
+  EXPECT_EQ(m.ops.at("footprint::NhwcTranspose"), 1);
+  EXPECT_EQ(m.report.layout_changes, 2U) << "x in, y out";
+  expect_same_outputs(b, {2, 8, 5, 6});
+}
+
 // A convolution's output that a plain op also reads is changed back once, for that reader.
 TEST(ChannelsLast, APlainReaderGetsTheValueBackInItsLayout) {
   GraphBuilder b(runtime::op_registry());

@@ -321,6 +321,11 @@ void register_reshape(OpRegistry& r) {
   r.add(op("DepthToSpace", 1, 1, infer_depth_space<true>));
   r.add(op("SpaceToDepth", 1, 1, infer_depth_space<false>));
   r.add(op("Trilu", 1, 2, infer_same));
+  // Transpose(perm 0, 3, 1, 2) of a plain [N, H, W, C] tensor (ConvNeXt's permute back), kept
+  // channels-last (graph::to_channels_last): the same bytes, a view.
+  OpSchema nhwc_transpose = view("NhwcTranspose", 1, 1, infer_same);
+  nhwc_transpose.domain = "footprint";
+  r.add(nhwc_transpose);
   // ShuffleNet's channel shuffle (graph::fuse): [N, C, H, W], channel i * group + j from
   // channel j * C / group + i; the channels-last row the same on [N, H, W, C].
   for (OpSchema s :

@@ -235,7 +235,15 @@ uint64_t shuffle_workspace(const graph::Node& n, const std::vector<graph::Concre
 }  // namespace
 
 void register_reshape(graph::OpRegistry& r) {
-  r.row("", "Transpose").kernel = transpose_kernel;
+  graph::OpSchema& transpose = r.row("", "Transpose");
+  transpose.kernel = transpose_kernel;
+  // NHWC to NCHW: kept channels-last, the output is its input's bytes (a view).
+  transpose.channels_last = "NhwcTranspose";
+  transpose.channels_last_runs = [](const graph::Node& n) {
+    return graph::attr_ints(n, "perm") == std::vector<int64_t>{0, 3, 1, 2};
+  };
+  transpose.channels_last_inputs = 0;  // reads its input as it is
+  transpose.channels_last_alone = true;
   r.row("", "Expand").kernel = expand_kernel;
   r.row("", "Tile").kernel = tile_kernel;
   r.row("", "DepthToSpace").kernel = depth_space_kernel<true>;
