@@ -121,6 +121,43 @@ TEST(DataMovementKernels, Pad) {
               {7, 1, 2});
 }
 
+// Pad and Concat split their rows across threads: each chunk starts at its own row (the pad's
+// outer coordinates decomposed from it), so two threads give what one gives, padding and order
+// included.
+TEST(DataMovementKernels, PadAndConcatOnTwoThreadsGiveWhatOneGives) {
+  std::vector<float> v(128 * 64 * 3);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
+  const TestTensor x = f32({128, 64, 3}, v);
+  auto run = [&](const std::string& op, std::vector<std::optional<TestTensor>> in,
+                 std::vector<Wire> attrs, int threads) {
+    KernelRun k(op, std::move(in), std::move(attrs), 18);
+    k.threads(threads).run();
+    EXPECT_EQ(k.allocations(), 0u) << op;
+    return k.out(0).values<float>();
+  };
+  // One row of the constant before each [3] row, two after, and a whole [64, 3] plane after.
+  const TestTensor pads = i64({6}, {0, 0, 1, 1, 0, 2});
+  // OpenMP makes its team of two on the first region that asks for one, on the heap: once per
+  // process, before the counted runs.
+  {
+    KernelRun warm("Pad", {x, pads}, {}, 18);
+    warm.threads(2).run();
+  }
+  const std::vector<float> one = run("Pad", {x, pads}, {}, 1);
+  const std::vector<float> two = run("Pad", {x, pads}, {}, 2);
+  EXPECT_EQ(one, two);
+  ASSERT_EQ(one.size(), size_t{129} * 64 * 6);
+  EXPECT_EQ(one[0], 0.0F);
+  EXPECT_EQ(one[1], 0.0F) << "the constant before the first row";
+  EXPECT_EQ(one[1 * 6 + 1], 3.0F) << "row 1 of the first plane: x[0, 1, 0]";
+  EXPECT_EQ(one[(128 * 64 + 5) * 6 + 2], 0.0F) << "the padded plane";
+  const std::vector<float> cat_one = run("Concat", {x, x}, {attr("axis", int64_t{2})}, 1);
+  const std::vector<float> cat_two = run("Concat", {x, x}, {attr("axis", int64_t{2})}, 2);
+  EXPECT_EQ(cat_one, cat_two);
+  ASSERT_EQ(cat_one.size(), 2 * v.size());
+  EXPECT_EQ(cat_one[6 * 5000 + 4], v[3 * 5000 + 1]);
+}
+
 TEST(DataMovementKernels, ExpandAndTile) {
   const Ran e = run_f32("Expand", {f32({3, 1}, {1, 2, 3}), i64({3}, {2, 1, 2})});
   EXPECT_EQ(e.dims, (std::vector<int64_t>{2, 3, 2}));

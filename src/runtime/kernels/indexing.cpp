@@ -9,11 +9,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <vector>
 
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
 #include "float16.hpp"
 #include "index_space.hpp"
+#include "parallel_for.hpp"
 #include "strided_copy.hpp"
 #include "tensor_reads.hpp"
 
@@ -32,16 +34,24 @@ void concat_along(KernelContext& ctx, size_t axis) {
   const size_t outer = product(y.dims, 0, axis);
   const size_t out_row = product(y.dims, axis, y.rank()) * esize;
   auto* out = static_cast<std::byte*>(y.data);
-  size_t at = 0;
-  for (size_t i = 0; i < ctx.input_count(); ++i) {
-    const TensorRef* x = ctx.input_or_null(i);
-    if (x == nullptr) continue;
-    const size_t row = product(x->dims, axis, x->rank()) * esize;
-    const auto* in = static_cast<const std::byte*>(x->data);
-    for (size_t o = 0; o < outer && row > 0; ++o)
-      std::memcpy(out + o * out_row + at, in + o * row, row);
-    at += row;
-  }
+  // Channels-last (NhwcConcat) copies each pixel's few channels from every input: many short
+  // rows, split across the threads.
+  parallel_for(
+      ctx.threads(), outer,
+      [&](size_t begin, size_t end) {
+        size_t at = 0;  // where in the output's row the input goes
+        for (size_t i = 0; i < ctx.input_count(); ++i) {
+          const TensorRef* x = ctx.input_or_null(i);
+          if (x == nullptr) continue;
+          const size_t row = product(x->dims, axis, x->rank()) * esize;
+          const auto* in = static_cast<const std::byte*>(x->data);
+          for (size_t o = begin; o < end && row > 0; ++o) {
+            std::memcpy(out + o * out_row + at, in + o * row, row);
+          }
+          at += row;
+        }
+      },
+      std::max<size_t>(1, 65536 / std::max<size_t>(out_row, 1)));
 }
 
 void concat_kernel(KernelContext& ctx) {
@@ -491,7 +501,8 @@ uint64_t pad_constant(const KernelContext& ctx, DType dtype) {
 }
 
 template <class T>
-void pad_as(const TensorRef& x, TensorRef& y, const Index& begins, PadMode mode, T value) {
+void pad_as(const KernelContext& ctx, const TensorRef& x, TensorRef& y, const Index& begins,
+            PadMode mode, T value) {
   const size_t rank = x.rank();
   const T* in = x.as<const T>();
   T* out = y.as<T>();
@@ -500,27 +511,47 @@ void pad_as(const TensorRef& x, TensorRef& y, const Index& begins, PadMode mode,
   const size_t last = rank - 1;
   const auto width = static_cast<size_t>(y.dims[last]);
   const size_t rows = width == 0 ? 0 : y.numel() / width;
-  Index at{};
-  for (size_t r = 0; r < rows; ++r) {
-    // The source row, or none when an outer coordinate falls in the constant.
-    int64_t base = 0;
-    bool inside = true;
-    for (size_t d = 0; d < last; ++d) {
-      const int64_t s = pad_source(at[d], begins[d], x.dims[d], mode);
-      inside = inside && s >= 0;
-      base += s * xs[d];
+  // A row whose source is inside: a constant pad copies it whole between two fills.
+  const int64_t head = begins[last];
+  const int64_t n = x.dims[last];
+  const bool copies_rows =
+      mode == PadMode::constant && head >= 0 && head + n <= static_cast<int64_t>(width);
+  auto pad_rows = [&](size_t first, size_t end) {
+    Index at{};
+    for (size_t d = last, r = first; d-- > 0;) {
+      at[d] = static_cast<int64_t>(r % static_cast<size_t>(y.dims[d]));
+      r /= static_cast<size_t>(y.dims[d]);
     }
-    T* row = out + r * width;
-    for (size_t j = 0; j < width; ++j) {
-      const int64_t s =
-          inside ? pad_source(static_cast<int64_t>(j), begins[last], x.dims[last], mode) : -1;
-      row[j] = s >= 0 ? in[base + s] : value;
+    for (size_t r = first; r < end; ++r) {
+      // The source row, or none when an outer coordinate falls in the constant.
+      int64_t base = 0;
+      bool inside = true;
+      for (size_t d = 0; d < last; ++d) {
+        const int64_t s = pad_source(at[d], begins[d], x.dims[d], mode);
+        inside = inside && s >= 0;
+        base += s * xs[d];
+      }
+      T* row = out + r * width;
+      if (!inside) {
+        std::fill(row, row + width, value);
+      } else if (copies_rows) {
+        std::fill(row, row + head, value);
+        std::copy(in + base, in + base + n, row + head);
+        std::fill(row + head + n, row + width, value);
+      } else {
+        for (size_t j = 0; j < width; ++j) {
+          const int64_t s = pad_source(static_cast<int64_t>(j), head, n, mode);
+          row[j] = s >= 0 ? in[base + s] : value;
+        }
+      }
+      for (size_t d = last; d-- > 0;) {
+        if (++at[d] < y.dims[d]) break;
+        at[d] = 0;
+      }
     }
-    for (size_t d = last; d-- > 0;) {
-      if (++at[d] < y.dims[d]) break;
-      at[d] = 0;
-    }
-  }
+  };
+  parallel_for(ctx.threads(), rows, pad_rows,
+               std::max<size_t>(1, 16384 / std::max<size_t>(width, 1)));
 }
 
 void pad_kernel(KernelContext& ctx) {
@@ -539,7 +570,7 @@ void pad_kernel(KernelContext& ctx) {
     using T = decltype(tag);
     T value{};
     std::memcpy(&value, &bits, sizeof(T));
-    pad_as<T>(x, y, begins, mode, value);
+    pad_as<T>(ctx, x, y, begins, mode, value);
   });
 }
 
