@@ -125,9 +125,10 @@ TEST(DataMovementKernels, Pad) {
 // outer coordinates decomposed from it), so two threads give what one gives, padding and order
 // included.
 TEST(DataMovementKernels, PadAndConcatOnTwoThreadsGiveWhatOneGives) {
-  std::vector<float> v(128 * 64 * 3);
+  // Large enough that each of two threads gets a MiB of output (kParallelCopyBytes).
+  std::vector<float> v(size_t{2048} * 64 * 3);
   for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i);
-  const TestTensor x = f32({128, 64, 3}, v);
+  const TestTensor x = f32({2048, 64, 3}, v);
   auto run = [&](const std::string& op, std::vector<std::optional<TestTensor>> in,
                  std::vector<Wire> attrs, int threads) {
     KernelRun k(op, std::move(in), std::move(attrs), 18);
@@ -146,11 +147,12 @@ TEST(DataMovementKernels, PadAndConcatOnTwoThreadsGiveWhatOneGives) {
   const std::vector<float> one = run("Pad", {x, pads}, {}, 1);
   const std::vector<float> two = run("Pad", {x, pads}, {}, 2);
   EXPECT_EQ(one, two);
-  ASSERT_EQ(one.size(), size_t{129} * 64 * 6);
+  ASSERT_EQ(one.size(), size_t{2049} * 64 * 6);
   EXPECT_EQ(one[0], 0.0F);
   EXPECT_EQ(one[1], 0.0F) << "the constant before the first row";
   EXPECT_EQ(one[1 * 6 + 1], 3.0F) << "row 1 of the first plane: x[0, 1, 0]";
-  EXPECT_EQ(one[(128 * 64 + 5) * 6 + 2], 0.0F) << "the padded plane";
+  EXPECT_EQ(one[(2048 * 64 + 5) * 6 + 2], 0.0F) << "the padded plane";
+  EXPECT_EQ(one[(2047 * 64 + 63) * 6 + 3], v[(2047 * 64 + 63) * 3 + 2]) << "the last row";
   const std::vector<float> cat_one = run("Concat", {x, x}, {attr("axis", int64_t{2})}, 1);
   const std::vector<float> cat_two = run("Concat", {x, x}, {attr("axis", int64_t{2})}, 2);
   EXPECT_EQ(cat_one, cat_two);
