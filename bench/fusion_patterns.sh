@@ -2,7 +2,8 @@
 # Writes "## Fusion patterns and layouts: what analysis sees (issue 16)" into docs/BENCHMARKS.md:
 # for every zoo model (tests/zoo/) and the shared caffe2 models, `footprint analyze` with fusion
 # (the default) and with --no-fuse at the inputs' extents: the steps run, the patterns rewritten
-# into one op (LayerNormalization, Gelu, footprint::MatMulAdd, footprint::Attention), the
+# into one op (LayerNormalization, Gelu, footprint::MatMulAdd, footprint::Attention,
+# footprint::ChannelShuffle) or folded into the parameters before them (Conv+BatchNormalization), the
 # activations folded into the node before them, the layout changes, and the arena's lower bound.
 # Also the zoo's BERT at seq 512, where attention's scores dominate the arena.
 #
@@ -48,14 +49,16 @@ w(f"Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC by `bench/fusion_pa
   "`footprint analyze --json --data-dir DIR` on each model, with fusion (the default) and with "
   "`--no-fuse`. Patterns: the exporters' multi-node forms rewritten into one registry row "
   "(LN = LayerNormalization, GELU = Gelu, Linear = footprint::MatMulAdd, Attention = "
-  "footprint::Attention); folded: activations run as epilogues of the node before them; layout "
+  "footprint::Attention, Shuffle = footprint::ChannelShuffle; Conv+BatchNormalization, Conv+Mul, "
+  "... = a per-channel affine map folded into the parameters of the node before it, computed "
+  "once while preparing); folded: activations run as epilogues of the node before them; layout "
   "changes: ToChannelsLast/FromChannelsLast steps. The lower bound is the arena no plan of that "
   "order can undercut (64-byte buffers), what `run` then obtains.")
 w("")
 w("| model | steps fused / apart | patterns | folded | layout changes | arena lower bound fused / apart (KiB) |")
 w("| --- | ---: | --- | ---: | ---: | ---: |")
 short = {"LayerNormalization": "LN", "Gelu": "GELU", "footprint::MatMulAdd": "Linear",
-         "footprint::Attention": "Attention"}
+         "footprint::Attention": "Attention", "footprint::ChannelShuffle": "Shuffle"}
 labels = open(f"{out}/labels").read().split()
 def row(label, name):
     f = json.load(open(f"{out}/{name}.fused.json"))
