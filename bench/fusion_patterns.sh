@@ -3,7 +3,7 @@
 # for every zoo model (tests/zoo/) and the shared caffe2 models, `footprint analyze` with fusion
 # (the default) and with --no-fuse at the inputs' extents: the steps run, the patterns rewritten
 # into one op (LayerNormalization, Gelu, footprint::MatMulAdd, footprint::Attention,
-# footprint::ChannelShuffle) or folded into the parameters before them (Conv+BatchNormalization), the
+# footprint::ChannelShuffle, HardSwish) or folded into the parameters before them (Conv+BatchNormalization), the
 # activations folded into the node before them, the layout changes, and the arena's lower bound.
 # Also the zoo's BERT at seq 512, where attention's scores dominate the arena.
 #

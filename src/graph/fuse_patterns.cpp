@@ -342,6 +342,63 @@ std::optional<Rewrite> gelu_tanh(const Graph& g, NodeId t) {
   return std::nullopt;
 }
 
+// ---- HardSwish: x * Clip(x + 3, 0, 6) / 6, as Paddle's exporter writes it (the division by 6
+// before or after the product, or a product by 1/6): one op, which then folds into the node
+// before it as an epilogue.
+
+// The bounds of a Clip node: its inputs from opset 11, its attributes before.
+std::optional<std::pair<double, double>> clip_bounds(const Graph& g, const Node& c) {
+  if (c.attribute("min") != nullptr || c.attribute("max") != nullptr) {
+    return std::pair<double, double>{attr_float(c, "min", -3.4e38F), attr_float(c, "max", 3.4e38F)};
+  }
+  const std::optional<double> lo = c.inputs.size() > 1 ? scalar(g, c.inputs[1]) : std::nullopt;
+  const std::optional<double> hi = c.inputs.size() > 2 ? scalar(g, c.inputs[2]) : std::nullopt;
+  if (!lo || !hi) return std::nullopt;
+  return std::pair{*lo, *hi};
+}
+
+// Node `id` when it divides `v` by 6 or multiplies it by 1/6.
+bool sixth_of(const Graph& g, NodeId id, ValueId v) {
+  if (const Node* d = binary_reading(g, id, "Div", v); d != nullptr && d->inputs[0] == v) {
+    return is_near(scalar(g, d->inputs[1]), 6.0);
+  }
+  const Node* m = binary_reading(g, id, "Mul", v);
+  return m != nullptr && is_near(scalar(g, other_operand(*m, v)), 1.0 / 6.0);
+}
+
+std::optional<Rewrite> hard_swish(const Graph& g, NodeId id) {
+  const Node& add = g.node(id);
+  if (!is_op(add, "Add") || add.inputs.size() != 2 || add.outputs.size() != 1) return std::nullopt;
+  for (const size_t k : {size_t{0}, size_t{1}}) {
+    const ValueId x = add.inputs[k];
+    if (!is_float(g, x) || !is_near(scalar(g, add.inputs[1 - k]), 3.0)) continue;
+    const NodeId clip = sole_reader(g, out(g, id));
+    if (clip < 0 || !is_op(g.node(clip), "Clip") || g.node(clip).inputs[0] != out(g, id)) {
+      return std::nullopt;
+    }
+    const auto bounds = clip_bounds(g, g.node(clip));
+    if (!bounds || !is_near(bounds->second, 6.0) || std::abs(bounds->first) > 1e-12) {
+      return std::nullopt;
+    }
+    const ValueId c = out(g, clip);
+    const NodeId next = sole_reader(g, c);
+    // Product first: x * c, then / 6.
+    if (const Node* m = binary_reading(g, next, "Mul", c);
+        m != nullptr && other_operand(*m, c) == x) {
+      const NodeId last = sole_reader(g, m->outputs[0]);
+      if (!sixth_of(g, last, m->outputs[0])) return std::nullopt;
+      return Rewrite{{id, clip, next, last}, "", "HardSwish", {x}, out(g, last), {}};
+    }
+    // Division first: c / 6, then x * that.
+    if (!sixth_of(g, next, c)) return std::nullopt;
+    const NodeId last = sole_reader(g, out(g, next));
+    const Node* m = binary_reading(g, last, "Mul", out(g, next));
+    if (m == nullptr || other_operand(*m, out(g, next)) != x) return std::nullopt;
+    return Rewrite{{id, clip, next, last}, "", "HardSwish", {x}, out(g, last), {}};
+  }
+  return std::nullopt;
+}
+
 // ---- MatMul then Add of a bias along the last axis: one product with a bias (a Linear's).
 
 std::optional<Rewrite> matmul_add(const Graph& g, NodeId id) {
@@ -643,8 +700,9 @@ size_t fuse_patterns(Graph& g, std::vector<std::string>& lines) {
   std::vector<Rewrite> found;
   std::vector<int> taken(g.nodes().size(), -1);
   // LayerNorm and GELU first: a MatMul whose bias Add feeds one is rewritten either way.
-  for (const Finder find : {Finder{layer_norm}, Finder{gelu_erf}, Finder{gelu_tanh},
-                            Finder{attention}, Finder{matmul_add}, Finder{channel_shuffle}}) {
+  for (const Finder find :
+       {Finder{layer_norm}, Finder{gelu_erf}, Finder{gelu_tanh}, Finder{attention},
+        Finder{matmul_add}, Finder{channel_shuffle}, Finder{hard_swish}}) {
     for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
       std::optional<Rewrite> r = find(g, id);
       if (!r || g.registry()->find(r->domain, r->op) == nullptr) continue;

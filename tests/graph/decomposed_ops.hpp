@@ -138,4 +138,27 @@ inline graph::Var channel_shuffle(graph::GraphBuilder& b, const graph::Var& x, i
   return b.reshape(swapped, int64s(b, {0, c, h, w}));
 }
 
+// HardSwish as Paddle's exporter writes it: x * Clip(x + 3, 0, 6) / 6, the Clip's bounds as
+// attributes below opset 11 and inputs from it; `divide_first` divides the Clip by 6 before the
+// product, `reciprocal` multiplies by 1/6 instead of dividing.
+struct HardSwishForm {
+  int64_t opset = 13;
+  bool divide_first = false;
+  bool reciprocal = false;
+  double shift = 3;  // anything else is not a HardSwish
+};
+
+inline graph::Var decomposed_hard_swish(graph::GraphBuilder& b, const graph::Var& x,
+                                        HardSwishForm f) {
+  using graph::Attr;
+  const graph::Var shifted = b.add(x, float_scalar(b, f.shift));
+  const graph::Var clipped =
+      f.opset < 11 ? b.op1("Clip", {shifted}, {Attr::of("min", 0.0F), Attr::of("max", 6.0F)})
+                   : b.clip(shifted, float_scalar(b, 0), float_scalar(b, 6));
+  auto sixth = [&](const graph::Var& v) {
+    return f.reciprocal ? b.mul(v, float_scalar(b, 1.0 / 6.0)) : b.div(v, float_scalar(b, 6));
+  };
+  return f.divide_first ? b.mul(x, sixth(clipped)) : sixth(b.mul(x, clipped));
+}
+
 }  // namespace footprint::testing

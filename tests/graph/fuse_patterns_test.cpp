@@ -358,5 +358,53 @@ TEST(FusePatterns, ATransposeThatIsNotAShuffleOrIsReadElsewhereStaysApart) {
   EXPECT_TRUE(r.patterns.empty()) << "the transposed view is a graph output";
 }
 
+TEST(FusePatterns, EveryHardSwishFormBecomesOneHardSwish) {
+  for (const int64_t opset : {9, 13}) {
+    for (const bool divide_first : {false, true}) {
+      for (const bool reciprocal : {false, true}) {
+        const std::string what = "opset " + std::to_string(opset) +
+                                 (divide_first ? ", divided first" : ", product first") +
+                                 (reciprocal ? ", times 1/6" : ", over 6");
+        BuilderOptions options;
+        options.opset = opset;
+        GraphBuilder b(OpRegistry::builtin(), options);
+        const Var x = sequence(b, 8);
+        b.output(
+            b.relu(testing::decomposed_hard_swish(b, b.relu(x), {opset, divide_first, reciprocal})),
+            "y");
+        BuiltGraph built = b.to_graph();
+        Graph& g = built.graph;
+        const size_t before = g.nodes().size();
+        const FuseReport r = fuse(g);
+        expect_consistent(g);
+        ASSERT_EQ(r.patterns.size(), 1u) << what;
+        EXPECT_EQ(r.patterns[0].rfind("HardSwish '", 0), 0u) << r.patterns[0];
+        ASSERT_EQ(g.nodes().size(), before - 3) << what;
+        EXPECT_EQ(g.node(1).op_type, "HardSwish") << what;
+        EXPECT_EQ(g.node(1).inputs[0], g.node(0).outputs[0]) << what;
+      }
+    }
+  }
+}
+
+TEST(FusePatterns, AShiftOtherThanThreeOrAProductReadElsewhereStaysApart) {
+  {
+    GraphBuilder b(OpRegistry::builtin());
+    const Var x = sequence(b, 8);
+    b.output(testing::decomposed_hard_swish(b, x, {.shift = 2}), "y");
+    BuiltGraph built = b.to_graph();
+    EXPECT_TRUE(fuse(built.graph).patterns.empty());
+  }
+  GraphBuilder b(OpRegistry::builtin());
+  const Var x = sequence(b, 8);
+  const Var shifted = b.add(x, testing::float_scalar(b, 3));
+  const Var clipped = b.clip(shifted, testing::float_scalar(b, 0), testing::float_scalar(b, 6));
+  const Var product = b.mul(x, clipped);
+  b.output(b.div(product, testing::float_scalar(b, 6)), "y");
+  b.output(product, "product");
+  BuiltGraph built = b.to_graph();
+  EXPECT_TRUE(fuse(built.graph).patterns.empty()) << "the product is a graph output";
+}
+
 }  // namespace
 }  // namespace footprint::graph

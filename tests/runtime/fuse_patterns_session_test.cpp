@@ -207,5 +207,34 @@ TEST(FusedPatternsSession, AChannelShuffleGivesTheUnfusedOutputsInEitherLayout) 
   }
 }
 
+// A HardSwish written out (Paddle's export) after a convolution runs as the convolution's
+// epilogue and gives what the five nodes gave.
+TEST(FusedPatternsSession, AWrittenOutHardSwishRunsInsideTheConvolution) {
+  for (const bool divide_first : {false, true}) {
+    GraphBuilder b(runtime::op_registry());
+    const Var x = b.input("x", DType::float32,
+                          {Dim::named("N"), Dim::known(6), Dim::known(7), Dim::known(7)});
+    const Var c = b.conv(x, b.constant(testing::seeded_floats({8, 6, 3, 3}, 7, 1.0F)), Var(),
+                         {1, 1}, {1, 1, 1, 1});
+    b.output(testing::decomposed_hard_swish(b, c, {13, divide_first, false}), "y");
+    const BuiltGraph built = b.to_graph();
+    std::vector<runtime::Tensor> in;
+    in.emplace_back("x", DType::float32, std::vector<int64_t>{2, 6, 7, 7});
+    seeded(in[0], 4, 4.0F);
+    const Outcome fused = run(*built.model, true, in);
+    const Outcome apart = run(*built.model, false, in);
+    ASSERT_EQ(fused.prepared.patterns.size(), 1u);
+    EXPECT_EQ(fused.prepared.fused.size(), 1u) << "the HardSwish is the Conv's epilogue";
+    EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes);
+    ASSERT_EQ(fused.y.size(), apart.y.size());
+    size_t clipped = 0;  // outputs past the Clip's bounds on either side: both pieces ran
+    for (size_t i = 0; i < fused.y.size(); ++i) {
+      ASSERT_NEAR(fused.y[i], apart.y[i], 1e-5F * (1 + std::abs(apart.y[i]))) << i;
+      clipped += apart.y[i] == 0.0F || apart.y[i] > 3.0F ? 1 : 0;
+    }
+    EXPECT_GT(clipped, fused.y.size() / 20);
+  }
+}
+
 }  // namespace
 }  // namespace footprint::graph

@@ -19,7 +19,8 @@
 // Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) a LayerNormalization, GELU's erf and tanh forms a
 // Gelu (which then folds into its MatMul as an epilogue), a MatMul followed by the Add of a bias
 // along its last axis a footprint::MatMulAdd, attention a footprint::Attention, a channel shuffle
-// (Reshape, Transpose, Reshape) a footprint::ChannelShuffle.
+// (Reshape, Transpose, Reshape) a footprint::ChannelShuffle, Paddle's written-out HardSwish a
+// HardSwish.
 //
 // A node is fused only when nothing else could see what fusing hides: its output is float32,
 // not a graph output, not a constant, and read by the absorbed nodes alone.
