@@ -156,17 +156,24 @@ BuiltGraph chain(bool conv, std::vector<int64_t> operand, std::vector<int64_t> a
   return b.to_graph();
 }
 
+// fuse(g) leaves a consistent graph whose patterns are the folds `want` ("Conv+Mul", ...), in
+// order, and no Mul or Add.
+void expect_folds(Graph& g, const std::vector<std::string>& want) {
+  const FuseReport r = fuse(g);
+  expect_consistent(g);
+  ASSERT_EQ(r.patterns.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(r.patterns[i].rfind(want[i] + " '", 0), 0u) << r.patterns[i];
+  }
+  EXPECT_EQ(count_op(g, "Mul") + count_op(g, "Add"), 0u);
+}
+
 TEST(FoldChannelAffine, MulAndAddAfterAConvolutionFoldIntoItsWeightsAndBias) {
   for (const auto& shape :
        {std::vector<int64_t>{8, 1, 1}, std::vector<int64_t>{1, 8, 1, 1}, std::vector<int64_t>{1}}) {
     BuiltGraph built = chain(true, shape, {1, 8, 1, 1});
     Graph& g = built.graph;
-    const FuseReport r = fuse(g);
-    expect_consistent(g);
-    ASSERT_EQ(r.patterns.size(), 2u);
-    EXPECT_EQ(r.patterns[0].rfind("Conv+Mul '", 0), 0u) << r.patterns[0];
-    EXPECT_EQ(r.patterns[1].rfind("Conv+Add '", 0), 0u) << r.patterns[1];
-    EXPECT_EQ(count_op(g, "Mul") + count_op(g, "Add"), 0u);
+    expect_folds(g, {"Conv+Mul", "Conv+Add"});
     // The Mul scales the weights and the bias, the Add shifts the scaled bias.
     ASSERT_EQ(count_op(g, "ChannelAffine"), 3u);
     const Node* conv = find_op(g, "Conv");
@@ -188,12 +195,7 @@ TEST(FoldChannelAffine, MulAndAddAfterAConvolutionFoldIntoItsWeightsAndBias) {
 TEST(FoldChannelAffine, MulAndAddAfterANormalisationFoldIntoItsScaleAndShift) {
   BuiltGraph built = chain(false, {8, 1, 1}, {8, 1, 1});
   Graph& g = built.graph;
-  const FuseReport r = fuse(g);
-  expect_consistent(g);
-  ASSERT_EQ(r.patterns.size(), 2u);
-  EXPECT_EQ(r.patterns[0].rfind("BatchNormalization+Mul '", 0), 0u) << r.patterns[0];
-  EXPECT_EQ(r.patterns[1].rfind("BatchNormalization+Add '", 0), 0u) << r.patterns[1];
-  EXPECT_EQ(count_op(g, "Mul") + count_op(g, "Add"), 0u);
+  expect_folds(g, {"BatchNormalization+Mul", "BatchNormalization+Add"});
   const Node* bn = find_op(g, "BatchNormalization");
   ASSERT_NE(bn, nullptr);
   // Scale and shift are computed; mean and variance stay the stored ones.

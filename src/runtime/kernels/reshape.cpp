@@ -155,24 +155,26 @@ dnnl::reorder::primitive_desc layout_change_pd(const graph::Node& n, const Exten
   return {cpu_engine(), from, cpu_engine(), to, user_scratchpad()};
 }
 
-template <bool kToChannelsLast>
-std::unique_ptr<graph::KernelState> layout_change_prepare(const graph::KernelContext& ctx) {
+// A oneDNN reorder prepared once (`Build` gives its descriptor from the node and its extents),
+// its scratch in the step's workspace: the layout changes and the channel shuffle.
+template <auto Build>
+std::unique_ptr<graph::KernelState> reorder_prepare(const graph::KernelContext& ctx) {
   const Extents e = extents_of(ctx);
   if (!all_positive(e)) return nullptr;
-  const auto pd = layout_change_pd<kToChannelsLast>(ctx.node(), e);
+  const dnnl::reorder::primitive_desc pd = Build(ctx.node(), e);
   return std::make_unique<DnnlState>(
       pd, dnnl::reorder(pd),
       std::vector<std::pair<int, dnnl::memory::desc>>{{DNNL_ARG_FROM, pd.src_desc()},
                                                       {DNNL_ARG_TO, pd.dst_desc()}});
 }
 
-template <bool kToChannelsLast>
-uint64_t layout_change_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
-                                 const std::vector<graph::ConcreteTensor>& out) {
-  return scratchpad_of(layout_change_pd<kToChannelsLast>, n, in, out);
+template <auto Build>
+uint64_t reorder_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                           const std::vector<graph::ConcreteTensor>& out) {
+  return scratchpad_of(Build, n, in, out);
 }
 
-void layout_change_kernel(graph::KernelContext& ctx) {
+void reorder_kernel(graph::KernelContext& ctx) {
   DnnlState* st = prepared_state(ctx);
   if (st == nullptr) return;
   st->bind(DNNL_ARG_FROM, ctx.input(0).data);
@@ -215,23 +217,6 @@ dnnl::reorder::primitive_desc shuffle_pd(const graph::Node& n, const Extents& e)
   }
 }
 
-template <bool kChannelsLast>
-std::unique_ptr<graph::KernelState> shuffle_prepare(const graph::KernelContext& ctx) {
-  const Extents e = extents_of(ctx);
-  if (!all_positive(e)) return nullptr;
-  const auto pd = shuffle_pd<kChannelsLast>(ctx.node(), e);
-  return std::make_unique<DnnlState>(
-      pd, dnnl::reorder(pd),
-      std::vector<std::pair<int, dnnl::memory::desc>>{{DNNL_ARG_FROM, pd.src_desc()},
-                                                      {DNNL_ARG_TO, pd.dst_desc()}});
-}
-
-template <bool kChannelsLast>
-uint64_t shuffle_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
-                           const std::vector<graph::ConcreteTensor>& out) {
-  return scratchpad_of(shuffle_pd<kChannelsLast>, n, in, out);
-}
-
 }  // namespace
 
 void register_reshape(graph::OpRegistry& r) {
@@ -250,23 +235,23 @@ void register_reshape(graph::OpRegistry& r) {
   r.row("", "SpaceToDepth").kernel = depth_space_kernel<false>;
   r.row("", "Trilu").kernel = trilu_kernel;
   graph::OpSchema& shuffle = r.row("footprint", "ChannelShuffle");
-  shuffle.kernel = layout_change_kernel;  // a prepared reorder
-  shuffle.prepare = shuffle_prepare<false>;
-  shuffle.workspace = shuffle_workspace<false>;
+  shuffle.kernel = reorder_kernel;
+  shuffle.prepare = reorder_prepare<shuffle_pd<false>>;
+  shuffle.workspace = reorder_workspace<shuffle_pd<false>>;
   shuffle.channels_last = "NhwcChannelShuffle";
   graph::OpSchema& nhwc_shuffle = r.row("footprint", "NhwcChannelShuffle");
-  nhwc_shuffle.kernel = layout_change_kernel;
-  nhwc_shuffle.prepare = shuffle_prepare<true>;
-  nhwc_shuffle.workspace = shuffle_workspace<true>;
+  nhwc_shuffle.kernel = reorder_kernel;
+  nhwc_shuffle.prepare = reorder_prepare<shuffle_pd<true>>;
+  nhwc_shuffle.workspace = reorder_workspace<shuffle_pd<true>>;
   shuffle.rows_at_bound = nhwc_shuffle.rows_at_bound = true;  // each image alone
   graph::OpSchema& to = r.row("footprint", "ToChannelsLast");
-  to.kernel = layout_change_kernel;
-  to.prepare = layout_change_prepare<true>;
-  to.workspace = layout_change_workspace<true>;
+  to.kernel = reorder_kernel;
+  to.prepare = reorder_prepare<layout_change_pd<true>>;
+  to.workspace = reorder_workspace<layout_change_pd<true>>;
   graph::OpSchema& from = r.row("footprint", "FromChannelsLast");
-  from.kernel = layout_change_kernel;
-  from.prepare = layout_change_prepare<false>;
-  from.workspace = layout_change_workspace<false>;
+  from.kernel = reorder_kernel;
+  from.prepare = reorder_prepare<layout_change_pd<false>>;
+  from.workspace = reorder_workspace<layout_change_pd<false>>;
   // Each image is reordered alone.
   to.rows_at_bound = from.rows_at_bound = true;
 }
