@@ -69,17 +69,8 @@ class Replay {
 
   void evaluate_constants() {
     const size_t nv = g_.values().size();
-    std::vector<char> needed_at_run(nv, 0);
     std::vector<char> is_step(g_.nodes().size(), 0);
-    for (const graph::NodeId id : p_.step_nodes) {
-      is_step[static_cast<size_t>(id)] = 1;
-      const graph::Node& n = g_.node(id);
-      for (const graph::ValueId v : n.inputs) {
-        if (v != graph::kNoValue) needed_at_run[root(v)] = 1;
-      }
-      for (const graph::ValueId v : n.implicit_inputs) needed_at_run[root(v)] = 1;
-    }
-    for (const graph::ValueId v : g_.outputs()) needed_at_run[root(v)] = 1;
+    for (const graph::NodeId id : p_.step_nodes) is_step[static_cast<size_t>(id)] = 1;
     std::vector<graph::NodeId> constants;
     std::vector<int> last_use(nv, -1);
     for (const graph::NodeId id : p_.order) {
@@ -102,7 +93,7 @@ class Replay {
       for (const graph::ValueId v : n.inputs) {
         if (v == graph::kNoValue) continue;
         const size_t r = root(v);
-        if (last_use[r] == static_cast<int>(k) && !needed_at_run[r]) release(r);
+        if (last_use[r] == static_cast<int>(k) && p_.program.tensors[r].prepare_only) release(r);
       }
     }
   }

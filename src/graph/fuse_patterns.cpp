@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "footprint/core/error.hpp"
+#include "footprint/graph/epilogue.hpp"
 #include "footprint/graph/node_attributes.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"
@@ -346,15 +347,14 @@ std::optional<Rewrite> gelu_tanh(const Graph& g, NodeId t) {
 // before or after the product, or a product by 1/6): one op, which then folds into the node
 // before it as an epilogue.
 
-// The bounds of a Clip node: its inputs from opset 11, its attributes before.
-std::optional<std::pair<double, double>> clip_bounds(const Graph& g, const Node& c) {
-  if (c.attribute("min") != nullptr || c.attribute("max") != nullptr) {
-    return std::pair<double, double>{attr_float(c, "min", -3.4e38F), attr_float(c, "max", 3.4e38F)};
-  }
-  const std::optional<double> lo = c.inputs.size() > 1 ? scalar(g, c.inputs[1]) : std::nullopt;
-  const std::optional<double> hi = c.inputs.size() > 2 ? scalar(g, c.inputs[2]) : std::nullopt;
-  if (!lo || !hi) return std::nullopt;
-  return std::pair{*lo, *hi};
+// Whether node `id` is a Clip to [0, 6], its bounds decoded as the registry decodes them for an
+// epilogue (attributes below opset 11, constant inputs from it).
+bool clips_to_six(const Graph& g, NodeId id) {
+  if (id < 0) return false;
+  const Node& c = g.node(id);
+  if (!is_op(c, "Clip") || c.schema == nullptr || c.schema->as_epilogue == nullptr) return false;
+  const std::optional<Epilogue> e = c.schema->as_epilogue(g, c);
+  return e && e->op == EpilogueOp::clip && e->alpha == 0.0F && is_near(e->beta, 6.0);
 }
 
 // Node `id` when it divides `v` by 6 or multiplies it by 1/6.
@@ -373,27 +373,20 @@ std::optional<Rewrite> hard_swish(const Graph& g, NodeId id) {
     const ValueId x = add.inputs[k];
     if (!is_float(g, x) || !is_near(scalar(g, add.inputs[1 - k]), 3.0)) continue;
     const NodeId clip = sole_reader(g, out(g, id));
-    if (clip < 0 || !is_op(g.node(clip), "Clip") || g.node(clip).inputs[0] != out(g, id)) {
-      return std::nullopt;
-    }
-    const auto bounds = clip_bounds(g, g.node(clip));
-    if (!bounds || !is_near(bounds->second, 6.0) || std::abs(bounds->first) > 1e-12) {
-      return std::nullopt;
-    }
+    if (!clips_to_six(g, clip) || g.node(clip).inputs[0] != out(g, id)) return std::nullopt;
     const ValueId c = out(g, clip);
     const NodeId next = sole_reader(g, c);
-    // Product first: x * c, then / 6.
+    NodeId last = -1;
     if (const Node* m = binary_reading(g, next, "Mul", c);
         m != nullptr && other_operand(*m, c) == x) {
-      const NodeId last = sole_reader(g, m->outputs[0]);
+      last = sole_reader(g, m->outputs[0]);  // product first: x * c, then / 6
       if (!sixth_of(g, last, m->outputs[0])) return std::nullopt;
-      return Rewrite{{id, clip, next, last}, "", "HardSwish", {x}, out(g, last), {}};
+    } else {
+      if (!sixth_of(g, next, c)) return std::nullopt;  // division first: c / 6, then x * that
+      last = sole_reader(g, out(g, next));
+      const Node* m2 = binary_reading(g, last, "Mul", out(g, next));
+      if (m2 == nullptr || other_operand(*m2, out(g, next)) != x) return std::nullopt;
     }
-    // Division first: c / 6, then x * that.
-    if (!sixth_of(g, next, c)) return std::nullopt;
-    const NodeId last = sole_reader(g, out(g, next));
-    const Node* m = binary_reading(g, last, "Mul", out(g, next));
-    if (m == nullptr || other_operand(*m, out(g, next)) != x) return std::nullopt;
     return Rewrite{{id, clip, next, last}, "", "HardSwish", {x}, out(g, last), {}};
   }
   return std::nullopt;

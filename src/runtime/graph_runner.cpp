@@ -393,15 +393,6 @@ void GraphRunner::evaluate_constants() {
   constants_.resize(nv);
   constant_data_.assign(nv, nullptr);
   pointers_.assign(nv, nullptr);
-  std::vector<char> needed_at_run(nv, 0);
-  for (const Step& s : steps_) {
-    const graph::Node& n = g_.node(s.node);
-    for (auto v : n.inputs) {
-      if (v != graph::kNoValue) needed_at_run[timeline_.storage[v]] = 1;
-    }
-    for (auto v : n.implicit_inputs) needed_at_run[timeline_.storage[v]] = 1;
-  }
-  for (auto v : g_.outputs()) needed_at_run[timeline_.storage[v]] = 1;
   std::vector<graph::NodeId> constant_nodes;
   std::vector<int> last_use(nv, -1);
   std::vector<char> is_step(g_.nodes().size(), 0);
@@ -419,8 +410,11 @@ void GraphRunner::evaluate_constants() {
     for (auto v : g_.node(constant_nodes[k]).inputs) {
       if (v == graph::kNoValue) continue;
       const auto r = static_cast<size_t>(timeline_.storage[v]);
-      // Read only while preparing (the weights a folded BatchNormalization's are computed from).
-      if (last_use[r] == static_cast<int>(k) && !needed_at_run[r]) release_root(r);
+      // Read only while preparing (the weights a folded BatchNormalization's are computed from,
+      // shape arithmetic), as analysis marks them.
+      if (last_use[r] == static_cast<int>(k) && program_.program.tensors[r].prepare_only) {
+        release_root(r);
+      }
     }
   }
   for (size_t v = 0; v < nv; ++v) constant_bytes_ += constants_[v].size();

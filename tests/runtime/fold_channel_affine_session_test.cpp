@@ -18,6 +18,7 @@
 #include "footprint/onnx/model.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/session.hpp"
+#include "runtime/fused_outcome.hpp"
 
 namespace footprint::graph {
 namespace {
@@ -81,35 +82,18 @@ BuiltGraph build(const Layer& l, bool affine = false) {
   return b.to_graph();
 }
 
-struct Ran {
-  std::vector<float> y;
-  runtime::PreparedStats prepared;
-  uint64_t obtained = 0;
-};
-
 std::vector<runtime::Tensor> inputs_for(const Layer& l) {
   std::vector<runtime::Tensor> in;
   in.emplace_back("x", DType::float32, l.input);
-  uint32_t s = 9;
-  for (float& e : in[0].ref().span<float>()) {
-    s = s * 1664525U + 1013904223U;
-    e = (static_cast<float>(s >> 8) / 16777216.0F - 0.5F) * 4;
-  }
+  testing::seeded(in[0], 9, 4.0F);
   return in;
 }
 
+using testing::expect_same_outputs;
+using Ran = testing::Outcome;
+
 Ran run(const onnx::Model& model, const Layer& l, bool fuse) {
-  runtime::SessionOptions options;
-  options.fuse = fuse;
-  options.threads = 1;
-  runtime::Session session(model, options);
-  const auto out = session.run(inputs_for(l));
-  Ran r;
-  r.prepared = session.prepared();
-  r.obtained = session.last_run().arena_bytes;
-  const auto y = out.at(0).ref().span<const float>();
-  r.y.assign(y.begin(), y.end());
-  return r;
+  return testing::run_once(model, fuse, inputs_for(l));
 }
 
 TEST(FoldChannelAffineSession, FoldedConvolutionsGiveTheNormalisedOutputs) {
@@ -122,13 +106,9 @@ TEST(FoldChannelAffineSession, FoldedConvolutionsGiveTheNormalisedOutputs) {
         << folded.prepared.patterns[0];
     EXPECT_EQ(folded.prepared.fused.size(), 1u) << l.name << ": the Relu runs in the Conv";
     EXPECT_EQ(folded.obtained, folded.prepared.planned_arena_bytes) << l.name;
-    ASSERT_EQ(folded.y.size(), apart.y.size()) << l.name;
+    expect_same_outputs(folded, apart, 1e-5F, l.name);
     size_t positive = 0;
-    for (size_t i = 0; i < folded.y.size(); ++i) {
-      ASSERT_NEAR(folded.y[i], apart.y[i], 1e-5F * (1 + std::abs(apart.y[i])))
-          << l.name << " at " << i;
-      positive += apart.y[i] > 0 ? 1 : 0;
-    }
+    for (const float v : apart.y) positive += v > 0 ? 1 : 0;
     // The Relu neither passed nor zeroed everything: the check compared real values.
     EXPECT_GT(positive, folded.y.size() / 5) << l.name;
     EXPECT_LT(positive, folded.y.size()) << l.name;
@@ -150,11 +130,7 @@ TEST(FoldChannelAffineSession, MulAndAddFoldIntoTheConvolutionToo) {
     EXPECT_EQ(folded.prepared.patterns[1].rfind("Conv+Mul", 0), 0u) << l.name;
     EXPECT_EQ(folded.prepared.patterns[2].rfind("Conv+Add", 0), 0u) << l.name;
     EXPECT_EQ(folded.obtained, folded.prepared.planned_arena_bytes) << l.name;
-    ASSERT_EQ(folded.y.size(), apart.y.size()) << l.name;
-    for (size_t i = 0; i < folded.y.size(); ++i) {
-      ASSERT_NEAR(folded.y[i], apart.y[i], 2e-5F * (1 + std::abs(apart.y[i])))
-          << l.name << " at " << i;
-    }
+    expect_same_outputs(folded, apart, 2e-5F, l.name);
     const uint64_t m = static_cast<uint64_t>(l.weight[0]);
     const uint64_t w = static_cast<uint64_t>(numel(l.weight)) * sizeof(float);
     EXPECT_EQ(folded.prepared.weights_bytes, w + m * sizeof(float)) << l.name;
@@ -182,10 +158,7 @@ TEST(FoldChannelAffineSession, MulAndAddFoldIntoANormalisation) {
   EXPECT_EQ(folded.prepared.patterns[1].rfind("BatchNormalization+Add", 0), 0u);
   EXPECT_EQ(folded.prepared.fused.size(), 1u) << "the Relu runs in the normalisation";
   EXPECT_EQ(folded.obtained, folded.prepared.planned_arena_bytes);
-  ASSERT_EQ(folded.y.size(), apart.y.size());
-  for (size_t i = 0; i < folded.y.size(); ++i) {
-    ASSERT_NEAR(folded.y[i], apart.y[i], 2e-5F * (1 + std::abs(apart.y[i]))) << i;
-  }
+  expect_same_outputs(folded, apart, 2e-5F, l.name);
 }
 
 TEST(FoldChannelAffineSession, AnalysisPredictsThePreparePeakOfTheFold) {

@@ -14,6 +14,7 @@
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/session.hpp"
 #include "graph/decomposed_ops.hpp"
+#include "runtime/fused_outcome.hpp"
 
 namespace footprint::graph {
 namespace {
@@ -24,34 +25,10 @@ using testing::linear;
 constexpr int64_t kSeq = 7;
 constexpr int64_t kWidth = 48;
 
-struct Outcome {
-  std::vector<float> y;
-  runtime::PreparedStats prepared;
-  uint64_t obtained = 0;
-};
-
-// Seeded values in [-scale/2, scale/2).
-void seeded(runtime::Tensor& t, uint32_t seed, float scale) {
-  uint32_t s = seed;
-  for (float& e : t.ref().span<float>()) {
-    s = s * 1664525U + 1013904223U;
-    e = (static_cast<float>(s >> 8) / 16777216.0F - 0.5F) * scale;
-  }
-}
-
-// One run of the model on `inputs`, fused or apart: output 0, what preparing said, the arena.
-Outcome run(const onnx::Model& model, bool fuse, const std::vector<runtime::Tensor>& inputs) {
-  runtime::SessionOptions options;
-  options.fuse = fuse;
-  runtime::Session session(model, options);
-  const auto out = session.run(inputs);
-  Outcome o;
-  o.prepared = session.prepared();
-  o.obtained = session.last_run().arena_bytes;
-  const auto y = out.at(0).ref().span<const float>();
-  o.y.assign(y.begin(), y.end());
-  return o;
-}
+using testing::expect_same_outputs;
+using testing::Outcome;
+using testing::run_once;
+using testing::seeded;
 
 // Pre-norm block: LN, Linear, GELU, Linear, residual, then a final LN and the other GELU form.
 BuiltGraph block(int64_t opset, bool pow_forms, int gelu_order) {
@@ -80,8 +57,8 @@ TEST(FusedPatternsSession, ATransformerBlockGivesTheUnfusedOutputsInASmallerAren
         std::vector<runtime::Tensor> in;
         in.emplace_back("x", DType::float32, std::vector<int64_t>{2, kSeq, kWidth});
         seeded(in[0], 17, 6.0F);
-        const Outcome fused = run(*built.model, true, in);
-        const Outcome apart = run(*built.model, false, in);
+        const Outcome fused = run_once(*built.model, true, in);
+        const Outcome apart = run_once(*built.model, false, in);
         std::map<std::string, int> ops;
         for (const std::string& line : fused.prepared.patterns) {
           ++ops[line.substr(0, line.find(' '))];
@@ -93,14 +70,10 @@ TEST(FusedPatternsSession, ATransformerBlockGivesTheUnfusedOutputsInASmallerAren
         EXPECT_LT(fused.prepared.steps, apart.prepared.steps) << what;
         EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes) << what;
         EXPECT_LE(fused.obtained, apart.obtained) << what;
-        ASSERT_EQ(fused.y.size(), apart.y.size()) << what;
         ASSERT_EQ(fused.y.size(), static_cast<size_t>(2 * kSeq * kWidth)) << what;
+        expect_same_outputs(fused, apart, 2e-5F, what);
         size_t nonzero = 0;
-        for (size_t i = 0; i < fused.y.size(); ++i) {
-          ASSERT_NEAR(fused.y[i], apart.y[i], 2e-5F * (1 + std::abs(apart.y[i])))
-              << what << " at " << i;
-          nonzero += std::abs(apart.y[i]) > 1e-3F ? 1 : 0;
-        }
+        for (const float v : apart.y) nonzero += std::abs(v) > 1e-3F ? 1 : 0;
         EXPECT_GT(nonzero, fused.y.size() / 2) << what;
       }
     }
@@ -146,8 +119,8 @@ TEST(FusedPatternsSession, AttentionInBlocksGivesTheUnfusedOutputs) {
     in.emplace_back("kt", DType::float32, std::vector<int64_t>{1, kHeads, kDepth, kKeys});
     in.emplace_back("v", DType::float32, std::vector<int64_t>{1, kHeads, kKeys, kValues});
     for (size_t i = 0; i < in.size(); ++i) seeded(in[i], static_cast<uint32_t>(3 + i), 4.0F);
-    const Outcome fused = run(*built.model, true, in);
-    const Outcome apart = run(*built.model, false, in);
+    const Outcome fused = run_once(*built.model, true, in);
+    const Outcome apart = run_once(*built.model, false, in);
     ASSERT_EQ(fused.prepared.patterns.size(), 1u) << what;
     EXPECT_EQ(fused.prepared.patterns[0].rfind("footprint::Attention", 0), 0u) << what;
     EXPECT_EQ(fused.prepared.steps, 1u) << what;
@@ -155,11 +128,7 @@ TEST(FusedPatternsSession, AttentionInBlocksGivesTheUnfusedOutputs) {
     const uint64_t scores = uint64_t{kHeads} * kRows * kKeys * sizeof(float);
     EXPECT_LT(fused.obtained, scores) << what << ": the scores never take a whole tensor";
     EXPECT_GE(apart.obtained, scores) << what;
-    ASSERT_EQ(fused.y.size(), apart.y.size()) << what;
-    for (size_t i = 0; i < fused.y.size(); ++i) {
-      ASSERT_NEAR(fused.y[i], apart.y[i], 1e-5F * (1 + std::abs(apart.y[i])))
-          << what << " at " << i;
-    }
+    expect_same_outputs(fused, apart, 1e-5F, what);
   }
 }
 
@@ -186,18 +155,15 @@ TEST(FusedPatternsSession, AChannelShuffleGivesTheUnfusedOutputsInEitherLayout) 
     std::vector<runtime::Tensor> in;
     in.emplace_back("x", DType::float32, std::vector<int64_t>{2, 12, 6, 6});
     seeded(in[0], 3, 2.0F);
-    const Outcome fused = run(*built.model, true, in);
-    const Outcome apart = run(*built.model, false, in);
+    const Outcome fused = run_once(*built.model, true, in);
+    const Outcome apart = run_once(*built.model, false, in);
     ASSERT_EQ(fused.prepared.patterns.size(), 1u);
     EXPECT_EQ(fused.prepared.patterns[0].rfind("footprint::ChannelShuffle", 0), 0u);
     EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes);
     if (between_convolutions) {
       EXPECT_EQ(fused.prepared.layout_changes, 2u) << "x in and y out, none around the shuffle";
     }
-    ASSERT_EQ(fused.y.size(), apart.y.size());
-    for (size_t i = 0; i < fused.y.size(); ++i) {
-      ASSERT_NEAR(fused.y[i], apart.y[i], 1e-5F * (1 + std::abs(apart.y[i]))) << i;
-    }
+    expect_same_outputs(fused, apart, 1e-5F, "");
     if (!between_convolutions) {
       // A permutation alone: the same values, moved.
       EXPECT_EQ(fused.y, apart.y);
@@ -221,17 +187,14 @@ TEST(FusedPatternsSession, AWrittenOutHardSwishRunsInsideTheConvolution) {
     std::vector<runtime::Tensor> in;
     in.emplace_back("x", DType::float32, std::vector<int64_t>{2, 6, 7, 7});
     seeded(in[0], 4, 4.0F);
-    const Outcome fused = run(*built.model, true, in);
-    const Outcome apart = run(*built.model, false, in);
+    const Outcome fused = run_once(*built.model, true, in);
+    const Outcome apart = run_once(*built.model, false, in);
     ASSERT_EQ(fused.prepared.patterns.size(), 1u);
     EXPECT_EQ(fused.prepared.fused.size(), 1u) << "the HardSwish is the Conv's epilogue";
     EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes);
-    ASSERT_EQ(fused.y.size(), apart.y.size());
+    expect_same_outputs(fused, apart, 1e-5F, "");
     size_t clipped = 0;  // outputs past the Clip's bounds on either side: both pieces ran
-    for (size_t i = 0; i < fused.y.size(); ++i) {
-      ASSERT_NEAR(fused.y[i], apart.y[i], 1e-5F * (1 + std::abs(apart.y[i]))) << i;
-      clipped += apart.y[i] == 0.0F || apart.y[i] > 3.0F ? 1 : 0;
-    }
+    for (const float v : apart.y) clipped += v == 0.0F || v > 3.0F ? 1 : 0;
     EXPECT_GT(clipped, fused.y.size() / 20);
   }
 }

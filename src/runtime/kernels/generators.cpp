@@ -136,10 +136,7 @@ void shape_kernel(KernelContext& ctx) {
   TensorRef& y = ctx.output(0);
   const auto rank = static_cast<int64_t>(x.rank());
   if (kChannelsLast && rank != 4) ctx.fail("reads channels-last tensors of rank 4");
-  auto dim = [&](size_t d) {
-    constexpr std::array<size_t, 4> kStored = {0, 3, 1, 2};
-    return kChannelsLast ? x.dims[kStored[d]] : x.dims[d];
-  };
+  auto dim = [&](size_t d) { return x.dims[kChannelsLast ? kChannelsLastAxis[d] : d]; };
   int64_t start = ctx.attr_int("start", 0);
   if (start < 0) start += rank;
   start = std::clamp<int64_t>(start, 0, rank);

@@ -18,6 +18,10 @@ namespace footprint::runtime::kernels {
 inline constexpr size_t kMaxRank = 8;
 using Index = std::array<int64_t, kMaxRank>;
 
+// Where axis d of an NCHW tensor lies in its channels-last [N, H, W, C] storage: the rows
+// graph::to_channels_last moves a node to read its NCHW attributes through it.
+inline constexpr std::array<size_t, 4> kChannelsLastAxis{0, 3, 1, 2};
+
 // Product of dims[begin, end).
 inline size_t product(std::span<const int64_t> dims, size_t begin, size_t end) {
   size_t n = 1;

@@ -65,7 +65,6 @@ void concat_kernel(KernelContext& ctx) {
 // NhwcConcat (graph::to_channels_last): the node's axis is an NCHW one; its tensors are
 // [N, H, W, C], where the channels are the last axis.
 void nhwc_concat_kernel(KernelContext& ctx) {
-  constexpr std::array<size_t, 4> kChannelsLastAxis{0, 3, 1, 2};
   concat_along(ctx, kChannelsLastAxis.at(normalize_axis(ctx, ctx.attr_int("axis", 0), 4)));
 }
 
@@ -99,17 +98,15 @@ int64_t slice_first(int64_t extent, int64_t start, int64_t step) {
 }
 
 // Slice, and NhwcSlice (graph::to_channels_last): the same starts, ends, axes and steps, which
-// name NCHW's axes, on a channels-last [N, H, W, C] tensor. `kAxis[d]` is where logical axis d
-// lies in memory.
+// name NCHW's axes, on a channels-last [N, H, W, C] tensor.
 template <bool kChannelsLast>
 void slice_kernel(KernelContext& ctx) {
   const TensorRef& x_stored = ctx.input(0);
   TensorRef& y = ctx.output(0);
   const size_t rank = x_stored.rank();
   check_rank(ctx, rank);
-  constexpr std::array<size_t, 4> kAxis = {0, 3, 1, 2};
   if (kChannelsLast && rank != 4) ctx.fail("reads channels-last tensors of rank 4");
-  auto at = [&](size_t d) { return kChannelsLast ? kAxis[d] : d; };
+  auto at = [&](size_t d) { return kChannelsLast ? kChannelsLastAxis[d] : d; };
   // x's extents in the axes the op names.
   Index logical{};
   for (size_t d = 0; d < rank; ++d) logical[d] = x_stored.dims[at(d)];
