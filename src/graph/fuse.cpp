@@ -103,6 +103,9 @@ FuseReport fuse(Graph& g) {
       host -= before;
     }
   }
+  // Last, what is left of elementwise runs: an activation that a host took is not among them.
+  const Finder runs[] = {elementwise_chain};
+  report.nodes_removed += rewrite(g, runs, report.patterns);
   return report;
 }
 

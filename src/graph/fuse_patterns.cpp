@@ -22,19 +22,6 @@
 namespace footprint::graph {
 namespace {
 
-struct Rewrite {
-  std::vector<NodeId> nodes;  // replaced, in stored order
-  std::string_view domain;
-  std::string_view op;
-  std::vector<ValueId> inputs;
-  ValueId output = kNoValue;
-  std::vector<onnx::AttributeProto> attributes;
-  // Shape nodes that read a hidden tensor of the shape of shape_a's product by shape_b (the
-  // scores, whose size an exporter took): each is rewritten to compute it from their shapes.
-  std::vector<NodeId> shape_readers = {};
-  ValueId shape_a = kNoValue, shape_b = kNoValue;
-};
-
 bool is_op(const Node& n, std::string_view op) {
   return n.domain.empty() && n.op_type == op && n.epilogues.empty();
 }
@@ -637,8 +624,6 @@ std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
 
 // ---- Rewriting
 
-using Finder = std::optional<Rewrite> (*)(const Graph&, NodeId);
-
 // "prefix/" shared by every replaced node's name, then the op: where the exporter's module was.
 std::string name_of(const Graph& g, const Rewrite& r) {
   std::string_view prefix = g.node(r.nodes.front()).name;
@@ -656,9 +641,12 @@ std::string name_of(const Graph& g, const Rewrite& r) {
 std::string line_of(const Graph& g, const Rewrite& r, const Node& made) {
   const NodeId first = r.nodes.front();
   const NodeId last = r.nodes.back();
-  return std::string(r.domain.empty() ? "" : "footprint::") + made.op_type + " " +
-         in_quotes(made.name) + " from " + std::to_string(r.nodes.size()) +
-         " nodes: " + g.node(first).label(first) + " ... " + g.node(last).label(last);
+  std::string line = std::string(r.domain.empty() ? "" : "footprint::") + made.op_type + " " +
+                     in_quotes(made.name) + " from " + std::to_string(r.nodes.size()) +
+                     " nodes: " + g.node(first).label(first) + " ... " + g.node(last).label(last);
+  const std::string_view program = attr_string(made, "program", "");
+  if (!program.empty()) line += " as " + std::string(program);
+  return line;
 }
 
 // Shape(a, end -1), Shape(b, start -1) and their Concat: the extents of a's product by b, written
@@ -689,13 +677,17 @@ std::vector<Node> product_shape(Graph& g, NodeId reader, ValueId a, ValueId b) {
 }  // namespace
 
 size_t fuse_patterns(Graph& g, std::vector<std::string>& lines) {
+  // LayerNorm and GELU first: a MatMul whose bias Add feeds one is rewritten either way.
+  const Finder finders[] = {layer_norm, gelu_erf,        gelu_tanh, attention,
+                            matmul_add, channel_shuffle, hard_swish};
+  return rewrite(g, finders, lines);
+}
+
+size_t rewrite(Graph& g, std::span<const Finder> finders, std::vector<std::string>& lines) {
   if (g.registry() == nullptr) return 0;
   std::vector<Rewrite> found;
   std::vector<int> taken(g.nodes().size(), -1);
-  // LayerNorm and GELU first: a MatMul whose bias Add feeds one is rewritten either way.
-  for (const Finder find :
-       {Finder{layer_norm}, Finder{gelu_erf}, Finder{gelu_tanh}, Finder{attention},
-        Finder{matmul_add}, Finder{channel_shuffle}, Finder{hard_swish}}) {
+  for (const Finder find : finders) {
     for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
       std::optional<Rewrite> r = find(g, id);
       if (!r || g.registry()->find(r->domain, r->op) == nullptr) continue;
@@ -722,6 +714,9 @@ size_t fuse_patterns(Graph& g, std::vector<std::string>& lines) {
     n.domain = std::string(r.domain);
     n.inputs = r.inputs;
     n.outputs = {r.output};
+    if (!r.program.empty()) {
+      r.attributes.push_back(string_attribute("program", g.own_text(std::move(r.program))));
+    }
     n.attributes = g.own_attributes(std::move(r.attributes));
     n.schema = g.registry()->find(r.domain, r.op);
     n.source_offset = g.node(r.nodes.back()).source_offset;

@@ -83,6 +83,7 @@ struct Graph::OwnedConstant {
   std::vector<std::byte> raw;
   // A Constant node's attributes, their `value` pointing at `tensor`.
   std::vector<onnx::AttributeProto> attributes;
+  std::string text;  // own_text's
 };
 
 Graph::Graph() = default;
@@ -209,6 +210,14 @@ onnx::Array<onnx::AttributeProto> Graph::own_attributes(
   owned->attributes = std::move(attributes);
   const onnx::Array<onnx::AttributeProto> out{owned->attributes.data(),
                                               static_cast<uint32_t>(owned->attributes.size()), 0};
+  owned_constants_.push_back(std::move(owned));
+  return out;
+}
+
+std::string_view Graph::own_text(std::string text) {
+  auto owned = std::make_unique<OwnedConstant>();
+  owned->text = std::move(text);
+  const std::string_view out = owned->text;
   owned_constants_.push_back(std::move(owned));
   return out;
 }

@@ -35,6 +35,7 @@ const graph::OpRegistry& op_registry() {
   static const graph::OpRegistry registry = [] {
     graph::OpRegistry r = graph::OpRegistry::builtin();
     kernels::register_elementwise(r);
+    kernels::register_elementwise_program(r);
     kernels::register_reduce(r);
     kernels::register_conv_pool(r);
     kernels::register_matmul(r);

@@ -216,19 +216,24 @@ TEST(FoldChannelAffine, OperandsThatAreNotPerChannelStayApart) {
     Graph& g = built.graph;
     const FuseReport r = fuse(g);
     expect_consistent(g);
-    EXPECT_TRUE(r.patterns.empty()) << what;
-    EXPECT_EQ(count_op(g, "Mul"), 1u) << what;
-    // The Add after the Mul has no host before it: it stays too.
-    EXPECT_EQ(count_op(g, "Add"), 1u) << what;
+    // Nothing folds into the convolution; the Mul, the Add after it (which has no host before
+    // it) and the Relu run as one elementwise pass.
+    ASSERT_EQ(r.patterns.size(), 1u) << what;
+    EXPECT_EQ(r.patterns[0].rfind("footprint::Elementwise '", 0), 0u) << r.patterns[0];
+    EXPECT_EQ(count_op(g, "ChannelAffine"), 0u) << what;
+    EXPECT_EQ(count_op(g, "Elementwise"), 1u) << what;
+    EXPECT_EQ(find_op(g, "Elementwise")->inputs.size(), 3u) << what << ": x, s, t";
   }
   // A convolution without a bias has nothing an Add could shift; the Mul before it folds.
   BuiltGraph built = chain(true, {8, 1, 1}, {1, 8, 1, 1}, false);
   Graph& g = built.graph;
   const FuseReport r = fuse(g);
   expect_consistent(g);
-  ASSERT_EQ(r.patterns.size(), 1u);
+  ASSERT_EQ(r.patterns.size(), 2u);
   EXPECT_EQ(r.patterns[0].rfind("Conv+Mul '", 0), 0u) << r.patterns[0];
-  EXPECT_EQ(count_op(g, "Add"), 1u);
+  // The Add and the Relu after it then run as one pass.
+  EXPECT_EQ(r.patterns[1].rfind("footprint::Elementwise '", 0), 0u) << r.patterns[1];
+  EXPECT_NE(r.patterns[1].find("as Add(x0, x1); Relu(s0)"), std::string::npos) << r.patterns[1];
   EXPECT_EQ(count_op(g, "ChannelAffine"), 1u) << "the weights alone";
 }
 

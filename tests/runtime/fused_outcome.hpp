@@ -29,9 +29,10 @@ inline void seeded(runtime::Tensor& t, uint32_t seed, float scale) {
 }
 
 inline Outcome run_once(const onnx::Model& model, bool fuse,
-                        const std::vector<runtime::Tensor>& inputs) {
+                        const std::vector<runtime::Tensor>& inputs, int threads = 1) {
   runtime::SessionOptions options;
   options.fuse = fuse;
+  options.threads = threads;
   runtime::Session session(model, options);
   const auto out = session.run(inputs);
   Outcome o;

@@ -22,6 +22,12 @@
 // (Reshape, Transpose, Reshape) a footprint::ChannelShuffle, Paddle's written-out HardSwish a
 // HardSwish.
 //
+// Last, what is left of runs of elementwise ops (Add, Sub, Mul, Div, and the unary ops a host
+// could take as epilogues) whose tensors all have the run's output shape becomes one
+// footprint::Elementwise node (src/graph/fuse_elementwise.cpp), its program a string attribute
+// (graph/elementwise_program.hpp): a residual Add and its Relu, a layer scale's Mul and the Add
+// after it, a detection head's box arithmetic. It reads each input once and writes one tensor.
+//
 // A node is fused only when nothing else could see what fusing hides: its output is float32,
 // not a graph output, not a constant, and read by the absorbed nodes alone.
 #include <string>
@@ -34,7 +40,8 @@ namespace footprint::graph {
 struct FuseReport {
   std::vector<std::string> fused;  // one line per absorbed op: "Conv 'c1' + Relu 'r1'"
   // One line per pattern run as one op: "LayerNormalization '/ln/LayerNormalization' from 9
-  // nodes: ReduceMean '/ln/ReduceMean' ... Add '/ln/Add_1'"
+  // nodes: ReduceMean '/ln/ReduceMean' ... Add '/ln/Add_1'"; an elementwise run's ends "as
+  // Add(x0, x1); Relu(s0)", its program.
   std::vector<std::string> patterns;
   size_t nodes_removed = 0;
 };

@@ -162,6 +162,9 @@ class Graph {
   // the ops an exporter wrote), kept as long as the graph. Their names and string values must
   // outlive it (literals).
   onnx::Array<onnx::AttributeProto> own_attributes(std::vector<onnx::AttributeProto> attributes);
+  // For graph::fuse: text a made node's string attribute holds (a footprint::Elementwise's
+  // program), kept as long as the graph.
+  std::string_view own_text(std::string text);
   // The registry the nodes' rows come from (from_onnx's).
   const OpRegistry* registry() const { return registry_; }
 

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "families.hpp"
+#include "footprint/graph/elementwise_program.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/node_attributes.hpp"
 #include "infer_util.hpp"
@@ -368,6 +369,21 @@ void infer_cast_like(const InferContext& ctx, InferResult& r) {
   }
 }
 
+// footprint::Elementwise (graph::fuse): its program's steps all compute over the output's index
+// space, which is its float32 inputs' broadcast.
+void infer_elementwise_program(const InferContext& ctx, InferResult& r) {
+  ChainProgram program;
+  if (const char* e = parse_chain(ctx.attr_string("program", ""), ctx.input_count(), program)) {
+    ctx.fail(std::string("attribute 'program': ") + e);
+  }
+  std::vector<const Shape*> shapes;
+  for (size_t i = 0; i < ctx.input_count(); ++i) {
+    if (ctx.input(i).dtype != DType::float32) ctx.fail("runs on float32 inputs only");
+    shapes.push_back(&ctx.input(i).shape);
+  }
+  set_output(r, 0, DType::float32, broadcast(ctx, shapes));
+}
+
 // ---- As epilogues of the node before (graph::fuse)
 
 Epilogue epilogue(EpilogueOp op, float alpha = 0, float beta = 0) {
@@ -462,6 +478,10 @@ void register_elementwise(OpRegistry& r) {
       {"Gelu", gelu_epilogue}};
   for (const auto& [name, fn] : epilogues) r.row("", name).as_epilogue = fn;
   r.add(elementwise(op("Where", 3, 3, infer_where)));
+  OpSchema program = elementwise(
+      op("Elementwise", 1, static_cast<int>(kMaxChainInputs), infer_elementwise_program));
+  program.domain = "footprint";
+  r.add(program);
   r.add(op("Cast", 1, 1, infer_cast));
   r.add(op("CastLike", 2, 2, infer_cast_like));
 }

@@ -107,6 +107,24 @@ void broadcast_rows_from(const BroadcastPlan<N>& p, F& row, size_t begin, size_t
 template <size_t N, bool kWide = false, class F>
 void broadcast_rows(const BroadcastPlan<N>& p, int threads, F&& row) {
   const size_t len = p.row_length();
+  if (p.rows() == 1) {
+    // One row (operands of the output's shape, or scalars): its parts go to the threads, each
+    // part as a row. Every step splits a tensor of the same extents at the same elements, so
+    // each thread finds its part where the step before left it, in its own core's cache.
+    parallel_for(
+        threads, len,
+        [&](size_t begin, size_t end) {
+          std::array<int64_t, N> off{};
+          for (size_t k = 0; k < N; ++k) off[k] = static_cast<int64_t>(begin) * p.inner_stride(k);
+          if constexpr (kWide) {
+            with_wide_vectors([&] { row(off, begin, end - begin); });
+          } else {
+            row(off, begin, end - begin);
+          }
+        },
+        16384);
+    return;
+  }
   parallel_for(
       threads, p.rows(),
       [&](size_t begin, size_t end) {

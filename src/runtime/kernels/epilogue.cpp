@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "simd_math.hpp"
-
 namespace footprint::runtime::kernels {
 namespace {
 
@@ -41,42 +39,6 @@ dnnl::algorithm algorithm_of(EpilogueOp op) {
   return dnnl::algorithm::undef;
 }
 
-template <class V>
-V apply_vector(const graph::Epilogue& e, V v) {
-  using simd::splat;
-  switch (e.op) {
-    case EpilogueOp::relu:
-      return v > splat<V>(0) ? v : splat<V>(0);
-    case EpilogueOp::leaky_relu:
-      return v < splat<V>(0) ? v * e.alpha : v;
-    case EpilogueOp::clip: {
-      const V lo = v < splat<V>(e.alpha) ? splat<V>(e.alpha) : v;
-      return lo > splat<V>(e.beta) ? splat<V>(e.beta) : lo;
-    }
-    case EpilogueOp::sigmoid:
-      return simd::sigmoid(v);
-    case EpilogueOp::tanh:
-      return simd::tanh(v);
-    case EpilogueOp::swish:
-      return v * simd::sigmoid(v * e.alpha);
-    case EpilogueOp::hard_sigmoid: {
-      const V t = v * e.alpha + e.beta;
-      const V lo = t < splat<V>(0) ? splat<V>(0) : t;
-      return lo > splat<V>(1) ? splat<V>(1) : lo;
-    }
-    case EpilogueOp::hard_swish: {
-      const V t = v * (1.0F / 6) + 0.5F;
-      const V lo = t < splat<V>(0) ? splat<V>(0) : t;
-      return v * (lo > splat<V>(1) ? splat<V>(1) : lo);
-    }
-    case EpilogueOp::gelu_erf:
-      return 0.5F * v * (1.0F + simd::erf(v * 0.7071067811865476F));
-    case EpilogueOp::gelu_tanh:
-      return 0.5F * v * (1.0F + simd::tanh(0.7978845608028654F * (v + 0.044715F * v * v * v)));
-  }
-  return v;
-}
-
 }  // namespace
 
 bool epilogues_in_post_ops(const graph::Node& n) {
@@ -101,8 +63,15 @@ dnnl::primitive_attr epilogue_attr(const graph::Node& n) {
 
 void apply_epilogues(std::span<const graph::Epilogue> epilogues, float* y, size_t n) {
   if (epilogues.empty() || n == 0) return;
+  if (epilogues.size() == 1) {  // the usual: the op chosen once, not at each vector
+    const graph::Epilogue& e = epilogues[0];
+    with_epilogue_op(e.op, [&](auto op) {
+      simd::map(y, y, n, [&](auto v) { return apply_epilogue_as<op.value>(v, e.alpha, e.beta); });
+    });
+    return;
+  }
   simd::map(y, y, n, [&](auto v) {
-    for (const graph::Epilogue& e : epilogues) v = apply_vector(e, v);
+    for (const graph::Epilogue& e : epilogues) v = apply_epilogue(e, v);
     return v;
   });
 }

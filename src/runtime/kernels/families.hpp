@@ -9,6 +9,9 @@
 namespace footprint::runtime::kernels {
 
 void register_elementwise(graph::OpRegistry& r);
+// footprint::Elementwise, a row of the elementwise family (graph/ops/elementwise.cpp), in
+// elementwise_program.cpp.
+void register_elementwise_program(graph::OpRegistry& r);
 void register_reduce(graph::OpRegistry& r);
 void register_conv_pool(graph::OpRegistry& r);
 void register_matmul(graph::OpRegistry& r);
