@@ -3,7 +3,7 @@
 # for every zoo model (tests/zoo/) and the shared caffe2 models, `footprint analyze` with fusion
 # (the default) and with --no-fuse at the inputs' extents: the steps run, the patterns rewritten
 # into one op (LayerNormalization, Gelu, footprint::MatMulAdd, footprint::Attention,
-# footprint::ChannelShuffle, HardSwish, footprint::Elementwise) or folded into the parameters before them (Conv+BatchNormalization), the
+# footprint::ChannelShuffle, HardSwish, footprint::SqueezeExcite, footprint::Elementwise) or folded into the parameters before them (Conv+BatchNormalization), the
 # activations folded into the node before them, the layout changes, and the arena's lower bound.
 # Also the zoo's BERT at seq 512, where attention's scores dominate the arena.
 #
@@ -50,7 +50,8 @@ w(f"Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC by `bench/fusion_pa
   "`--no-fuse`. Patterns: the exporters' multi-node forms rewritten into one registry row "
   "(LN = LayerNormalization, GELU = Gelu, Linear = footprint::MatMulAdd, Attention = "
   "footprint::Attention, Shuffle = footprint::ChannelShuffle, Eltwise = footprint::Elementwise, a "
-  "run of elementwise ops in one pass; Conv+BatchNormalization, Conv+Mul, "
+  "run of elementwise ops in one pass, SE = footprint::SqueezeExcite; Conv+BatchNormalization, "
+  "Conv+Mul, "
   "... = a per-channel affine map folded into the parameters of the node before it, computed "
   "once while preparing); folded: activations run as epilogues of the node before them; layout "
   "changes: ToChannelsLast/FromChannelsLast steps. The lower bound is the arena no plan of that "
@@ -60,7 +61,7 @@ w("| model | steps fused / apart | patterns | folded | layout changes | arena lo
 w("| --- | ---: | --- | ---: | ---: | ---: |")
 short = {"LayerNormalization": "LN", "Gelu": "GELU", "footprint::MatMulAdd": "Linear",
          "footprint::Attention": "Attention", "footprint::ChannelShuffle": "Shuffle",
-         "footprint::Elementwise": "Eltwise"}
+         "footprint::Elementwise": "Eltwise", "footprint::SqueezeExcite": "SE"}
 labels = open(f"{out}/labels").read().split()
 def row(label, name):
     f = json.load(open(f"{out}/{name}.fused.json"))

@@ -177,3 +177,14 @@ std::string_view chain_unary_name(EpilogueOp op) {
 }
 
 }  // namespace footprint::graph
+
+namespace footprint::graph {
+
+std::optional<EpilogueOp> chain_unary_op(std::string_view name) {
+  for (const Unary& u : kUnary) {
+    if (u.name == name) return u.op;
+  }
+  return std::nullopt;
+}
+
+}  // namespace footprint::graph

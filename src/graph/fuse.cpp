@@ -103,7 +103,10 @@ FuseReport fuse(Graph& g) {
       host -= before;
     }
   }
-  // Last, what is left of elementwise runs: an activation that a host took is not among them.
+  // Then the blocks whose convolutions now carry their activations, and last what is left of
+  // elementwise runs: an activation that a host took is not among them.
+  const Finder blocks[] = {squeeze_excite};
+  report.nodes_removed += rewrite(g, blocks, report.patterns);
   const Finder runs[] = {elementwise_chain};
   report.nodes_removed += rewrite(g, runs, report.patterns);
   return report;

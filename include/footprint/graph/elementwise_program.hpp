@@ -18,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -58,7 +59,9 @@ struct ChainProgram {
 const char* parse_chain(std::string_view text, size_t inputs, ChainProgram& out);
 // The text parse_chain reads; floats are written so that they read back exactly.
 std::string format_chain(std::span<const ChainStep> steps);
-// The unary op's name in a program ("Relu", "LeakyRelu", ...).
+// The unary op's name in a program ("Relu", "LeakyRelu", ...): a literal, which outlives any
+// graph (an attribute may hold it), and the op of such a name.
 std::string_view chain_unary_name(EpilogueOp op);
+std::optional<EpilogueOp> chain_unary_op(std::string_view name);
 
 }  // namespace footprint::graph

@@ -22,6 +22,10 @@
 // (Reshape, Transpose, Reshape) a footprint::ChannelShuffle, Paddle's written-out HardSwish a
 // HardSwish.
 //
+// After the epilogues, a squeeze-and-excitation block (GlobalAveragePool, a 1x1 convolution and
+// its activation, a 1x1 convolution and its Sigmoid or HardSigmoid gate, the product of the pooled
+// tensor by the gate) becomes one footprint::SqueezeExcite (src/graph/fuse_squeeze_excite.cpp).
+//
 // Last, what is left of runs of elementwise ops (Add, Sub, Mul, Div, and the unary ops a host
 // could take as epilogues) whose tensors all have the run's output shape becomes one
 // footprint::Elementwise node (src/graph/fuse_elementwise.cpp), its program a string attribute

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "families.hpp"
+#include "footprint/graph/elementwise_program.hpp"
 #include "footprint/graph/ops/conv_window.hpp"
 #include "infer_util.hpp"
 
@@ -147,6 +148,34 @@ void infer_same_shape(const InferContext& ctx, InferResult& r) {
   same_as_input(ctx, r);
 }
 
+// footprint::SqueezeExcite (graph::fuse): x [N, C, H, W] scaled per image and channel by
+// gate(W2 activation(W1 mean(x) + B1) + B2), W1 [R, C, 1, 1] and W2 [C, R, 1, 1] (the two 1x1
+// convolutions of a squeeze-and-excitation block), B1 [R] and B2 [C] optional.
+void infer_squeeze_excite(const InferContext& ctx, InferResult& r) {
+  const TensorType& x = ctx.input(0);
+  const Shape& w1 = ctx.input(1).shape;
+  const Shape& w2 = ctx.input(3).shape;
+  if (!x.shape.ranked || x.shape.rank() != 4 || x.dtype != DType::float32) {
+    ctx.fail("X must be float32 of rank 4, not " + x.shape.to_string());
+  }
+  const auto one_by_one = [](const Shape& w) {
+    return w.ranked && w.rank() == 4 && w.dims[2] == Dim::known(1) && w.dims[3] == Dim::known(1);
+  };
+  if (!one_by_one(w1) || !one_by_one(w2) || w1.dims[1] != x.shape.dims[1] ||
+      w2.dims[0] != x.shape.dims[1] || w2.dims[1] != w1.dims[0]) {
+    ctx.fail("W1 must be [R, C, 1, 1] and W2 [C, R, 1, 1] for X's C channels, not " +
+             w1.to_string() + " and " + w2.to_string());
+  }
+  if (!ctx.attr_string("activation", "").empty() &&
+      !chain_unary_op(ctx.attr_string("activation", ""))) {
+    ctx.fail("attribute 'activation' names no activation an epilogue has");
+  }
+  if (!chain_unary_op(ctx.attr_string("gate", ""))) {
+    ctx.fail("attribute 'gate' names no activation an epilogue has");
+  }
+  set_output(r, 0, x.dtype, x.shape);
+}
+
 // MaxUnpool: the output_shape input when known, else the pooling formula inverted.
 void infer_max_unpool(const InferContext& ctx, InferResult& r) {
   const TensorType& xt = ctx.input(0);
@@ -204,11 +233,15 @@ void register_conv_pool(OpRegistry& r) {
   r.add(op("GlobalLpPool", 1, 1, infer_global_pool));
   r.add(op("LRN", 1, 1, infer_same_shape));
   r.add(op("MaxUnpool", 2, 3, infer_max_unpool));
+  OpSchema se = op("SqueezeExcite", 4, 5, infer_squeeze_excite);
+  se.domain = "footprint";
+  r.add(se);
   // The same work on channels-last tensors [N, H, W, C] (graph::to_channels_last).
   r.add(channels_last_row(op("NhwcConv", 2, 3, on_channels_last<infer_conv>)));
   r.add(channels_last_row(op("NhwcMaxPool", 1, 1, on_channels_last<infer_pool>)));
   r.add(channels_last_row(op("NhwcAveragePool", 1, 1, on_channels_last<infer_pool>)));
   r.add(channels_last_row(op("NhwcGlobalAveragePool", 1, 1, on_channels_last<infer_global_pool>)));
+  r.add(channels_last_row(op("NhwcSqueezeExcite", 4, 5, on_channels_last<infer_squeeze_excite>)));
 }
 
 }  // namespace footprint::graph::ops
