@@ -1,7 +1,7 @@
 // footprint::SqueezeExcite and its channels-last row NhwcSqueezeExcite (graph::fuse): per image,
 // each channel's mean, the two small products with their activation and gate, then x scaled by
-// the gate. Three phases, each split between threads; the means, the hidden units and the gate
-// live in the step's workspace.
+// the gate. Three phases, each split between threads; the means (the gate written over them) and
+// the hidden units live in the step's workspace.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -32,9 +32,9 @@ Extents extents_of(std::span<const int64_t> x, std::span<const int64_t> w1) {
   return e;
 }
 
-// Means, hidden units and gate: N C + N R + N C floats.
+// Means (then, written over them, the gate) and hidden units: N C + N R floats.
 uint64_t workspace_floats(const Extents& e) {
-  return static_cast<uint64_t>(e.n * (2 * e.c + e.r));
+  return static_cast<uint64_t>(e.n * (e.c + e.r));
 }
 
 template <bool kNhwc>
@@ -168,7 +168,7 @@ void run_squeeze_excite(graph::KernelContext& ctx) {
   if (scratch.size() < workspace_floats(e) * sizeof(float)) ctx.fail("the workspace is too small");
   auto* mean = reinterpret_cast<float*>(scratch.data());
   float* hidden = mean + e.n * e.c;
-  float* gate = hidden + e.n * e.r;
+  float* gate = mean;  // an image's means are read into its hidden units before its gate is made
   channel_means<kNhwc>(ctx, x.as<const float>(), e, mean);
   const std::optional<graph::Epilogue> activation =
       epilogue_of(ctx, "activation", "activation_alpha", "activation_beta");
