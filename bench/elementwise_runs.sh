@@ -16,7 +16,7 @@ build/release/bin/bench_elementwise --benchmark_repetitions="$REPEATS" \
 
 /usr/bin/python3 - "$OUT" "$REPEATS" <<'EOF' | python3 bench/write_section.py docs/BENCHMARKS.md \
   "## Elementwise runs: fused and apart (issue 16)"
-import datetime, json, os, statistics, sys
+import datetime, json, os, statistics, subprocess, sys
 data = json.load(open(sys.argv[1]))
 repeats = sys.argv[2]
 ctx = data["context"]
@@ -28,7 +28,10 @@ for b in data["benchmarks"]:
 w = print
 w("## Elementwise runs: fused and apart (issue 16)")
 w("")
-w(f"Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC on {ctx.get('num_cpus')} CPUs "
+commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                        text=True).stdout.strip()
+w(f"Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC (commit {commit}) on "
+  f"{ctx.get('num_cpus')} CPUs "
   f"(load average {', '.join(f'{x:.2f}' for x in os.getloadavg())} at the end) by "
   f"`REPEATS={repeats} bench/elementwise_runs.sh`: `bench_elementwise` (Google Benchmark, "
   "random interleaving), a Session over a graph of only the run's ops, `SessionOptions::fuse` on "
@@ -38,7 +41,8 @@ w(f"Measured {datetime.datetime.utcnow():%Y-%m-%d %H:%M} UTC on {ctx.get('num_cp
 w("")
 w("| run | threads | fused us | apart us | fused / apart | arena fused / apart (KiB) |")
 w("| --- | ---: | ---: | ---: | ---: | ---: |")
-names = sorted({n.rsplit("/", 1)[0] for n in runs}, key=lambda n: list(runs).index(n + "/fused"))
+names = sorted({n.rsplit("/", 1)[0] for n in runs},
+               key=lambda n: (n.split("/threads:")[0], int(n.split("/threads:")[1])))
 for name in names:
     op, threads = name.split("/threads:")
     f = runs[name + "/fused"]

@@ -115,40 +115,33 @@ TEST(FuseElementwise, AResidualAddAndItsReluBecomeOnePass) {
   EXPECT_EQ(report.nodes_removed, 1u);
 }
 
+// first + gamma[C] * x over channels-last [1, 7, 7, 16] (ConvNeXt's layer scale then residual
+// when `first` is the residual r): the one node's inputs by name, and its program.
+void expect_layer_scale(bool residual, const std::vector<std::string>& inputs,
+                        const std::string& program) {
+  GraphBuilder b(OpRegistry::builtin());
+  const Var x = activation(b, "x", {1, 7, 7, 16});
+  const Var first = residual ? activation(b, "r", {1, 7, 7, 16})
+                             : b.constant(seeded_floats({16}, 4, 1.0F), "beta");
+  const Var gamma = b.constant(seeded_floats({16}, 3, 1.0F), "gamma");
+  b.output(b.add(first, b.mul(gamma, x)), "y");
+  BuiltGraph built = b.to_graph();
+  Graph& g = built.graph;
+  fuse(g);
+  expect_consistent(g);
+  const auto made = nodes_of(g, "Elementwise");
+  ASSERT_EQ(made.size(), 1u);
+  std::vector<ValueId> want;
+  for (const std::string& name : inputs) want.push_back(*g.find(name));
+  EXPECT_EQ(made[0]->inputs, want);
+  EXPECT_EQ(program_of(*made[0]), program);
+}
+
 TEST(FuseElementwise, BroadcastOperandsAreInputsAndAFullSizeOneComesFirst) {
-  {  // ConvNeXt's layer scale then residual, channels-last: r + gamma[C] * x
-    GraphBuilder b(OpRegistry::builtin());
-    const Var x = activation(b, "x", {1, 7, 7, 16});
-    const Var r = activation(b, "r", {1, 7, 7, 16});
-    const Var gamma = b.constant(seeded_floats({16}, 3, 1.0F), "gamma");
-    b.output(b.add(r, b.mul(gamma, x)), "y");
-    BuiltGraph built = b.to_graph();
-    Graph& g = built.graph;
-    fuse(g);
-    expect_consistent(g);
-    const auto made = nodes_of(g, "Elementwise");
-    ASSERT_EQ(made.size(), 1u);
-    EXPECT_EQ(made[0]->inputs,
-              (std::vector<ValueId>{*g.find("r"), *g.find("gamma"), *g.find("x")}));
-    EXPECT_EQ(program_of(*made[0]), "Mul(x1, x2); Add(x0, s0)");
-  }
-  {  // beta[C] + gamma[C] * x: x (of the output's shape) takes input 0, so that the node may
-     // run in x's buffer
-    GraphBuilder b(OpRegistry::builtin());
-    const Var x = activation(b, "x", {1, 7, 7, 16});
-    const Var beta = b.constant(seeded_floats({16}, 4, 1.0F), "beta");
-    const Var gamma = b.constant(seeded_floats({16}, 3, 1.0F), "gamma");
-    b.output(b.add(beta, b.mul(gamma, x)), "y");
-    BuiltGraph built = b.to_graph();
-    Graph& g = built.graph;
-    fuse(g);
-    expect_consistent(g);
-    const auto made = nodes_of(g, "Elementwise");
-    ASSERT_EQ(made.size(), 1u);
-    EXPECT_EQ(made[0]->inputs,
-              (std::vector<ValueId>{*g.find("x"), *g.find("gamma"), *g.find("beta")}));
-    EXPECT_EQ(program_of(*made[0]), "Mul(x1, x0); Add(x2, s0)");
-  }
+  expect_layer_scale(true, {"r", "gamma", "x"}, "Mul(x1, x2); Add(x0, s0)");
+  // beta[C] first: x (of the output's shape) takes input 0, so that the node may run in x's
+  // buffer.
+  expect_layer_scale(false, {"x", "gamma", "beta"}, "Mul(x1, x0); Add(x2, s0)");
 }
 
 TEST(FuseElementwise, ATreeOfOpsWithAValueReadTwiceIsOneProgram) {

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "blocked_layout.hpp"
+#include "channel_means.hpp"
 #include "depthwise_conv.hpp"
 #include "dnnl_util.hpp"
 #include "dtype_dispatch.hpp"
@@ -838,32 +839,6 @@ uint64_t nhwc_pool_workspace(const graph::Node& n, const std::vector<graph::Conc
 
 // ---- GlobalAveragePool, GlobalMaxPool: one reduction per (n, c) plane
 
-// The sum of a plane in one vector of partial sums (32 bytes: one AVX2 register, half an
-// AVX-512 one, two SSE2 ones; GCC lowers a vector wider than the target through the stack), so
-// the adds are independent lanes rather than one chain of dependent double adds; flushed into a
-// double every kBlock elements so that long planes keep nearly double's accuracy.
-template <class T>
-double plane_sum(const T* p, size_t n) {
-  // A typedef: GCC ignores vector_size on an alias of a dependent type.
-  typedef T Lanes __attribute__((vector_size(32)));  // NOLINT(modernize-use-using)
-  constexpr size_t kLanes = sizeof(Lanes) / sizeof(T);
-  constexpr size_t kBlock = 64 * kLanes;
-  double total = 0;
-  size_t i = 0;
-  while (i + kLanes <= n) {
-    const size_t end = i + std::min(kBlock, (n - i) / kLanes * kLanes);
-    Lanes acc{};
-    for (; i < end; i += kLanes) {
-      Lanes v;
-      std::memcpy(&v, p + i, sizeof v);
-      acc += v;
-    }
-    for (size_t j = 0; j < kLanes; ++j) total += static_cast<double>(acc[j]);
-  }
-  for (; i < n; ++i) total += static_cast<double>(p[i]);
-  return total;
-}
-
 template <class T>
 void global_pool(graph::KernelContext& ctx, bool is_max) {
   const graph::TensorRef& x = ctx.input(0);
@@ -905,41 +880,13 @@ void run_global_pool(graph::KernelContext& ctx) {
   }
 }
 
-// NhwcGlobalAveragePool: x [N, H, W, C] -> y [N, 1, 1, C], each channel's mean. The pixels are
-// rows of C floats, added into kChunk double sums a chunk of channels at a time (vectors of
-// doubles, as wide as the CPU has), so that a long plane keeps double's accuracy as the plain
-// kernel's does.
+// NhwcGlobalAveragePool: x [N, H, W, C] -> y [N, 1, 1, C], each channel's mean
+// (channel_means.hpp).
 void run_nhwc_global_average_pool(graph::KernelContext& ctx) {
-  constexpr int64_t kChunk = 64;
   const graph::TensorRef& x = ctx.input(0);
   if (x.rank() != 4 || x.dtype != DType::float32) ctx.fail("reads float32 [N, H, W, C] tensors");
-  const int64_t n = x.dim(0);
-  const int64_t pixels = x.dim(1) * x.dim(2);
-  const int64_t c = x.dim(3);
-  const float* in = x.as<const float>();
-  float* out = ctx.output(0).as<float>();
-  const int64_t per_image = (c + kChunk - 1) / kChunk;
-  const auto chunks = static_cast<size_t>(n * per_image);
-  parallel_for(
-      ctx.threads(), chunks,
-      [&](size_t begin, size_t end) {
-        with_wide_vectors([&] {
-          for (size_t k = begin; k < end; ++k) {
-            const int64_t image = static_cast<int64_t>(k) / per_image;
-            const int64_t c0 = static_cast<int64_t>(k) % per_image * kChunk;
-            const int64_t width = std::min(kChunk, c - c0);
-            std::array<double, kChunk> sum{};
-            const float* plane = in + image * pixels * c + c0;
-            for (int64_t p = 0; p < pixels; ++p) {
-              for (int64_t j = 0; j < width; ++j) sum[j] += static_cast<double>(plane[p * c + j]);
-            }
-            for (int64_t j = 0; j < width; ++j) {
-              out[image * c + c0 + j] = static_cast<float>(sum[j] / static_cast<double>(pixels));
-            }
-          }
-        });
-      },
-      1);
+  nhwc_channel_means(ctx.threads(), x.as<const float>(), x.dim(0), x.dim(1) * x.dim(2), x.dim(3),
+                     ctx.output(0).as<float>());
 }
 
 // ---- LRN across channels: x [N, C, D...] seen as [N, C, prod(D), 1]; the window over channels

@@ -8,6 +8,7 @@
 #include <optional>
 #include <span>
 
+#include "channel_means.hpp"
 #include "epilogue.hpp"
 #include "families.hpp"
 #include "footprint/graph/elementwise_program.hpp"
@@ -82,47 +83,24 @@ void product_rows(const float* w, const float* x, const float* bias, float* y, s
   });
 }
 
-// Each channel's mean over the pixels, summed in double as the pooling kernels do.
+// Each channel's mean over the pixels (channel_means.hpp, as the pooling kernels take it).
 template <bool kNhwc>
 void channel_means(const graph::KernelContext& ctx, const float* x, const Extents& e, float* mean) {
-  const auto pixels = static_cast<double>(e.pixels);
   if constexpr (kNhwc) {
-    // Each image's channels in parts of 16 or more, a part's sums a row of doubles.
-    constexpr int64_t kPart = 64;
-    const int64_t parts = (e.c + kPart - 1) / kPart;
-    parallel_for(
-        ctx.threads(), static_cast<size_t>(e.n * parts),
-        [&](size_t begin, size_t end) {
-          with_wide_vectors([&] {
-            for (size_t k = begin; k < end; ++k) {
-              const int64_t image = static_cast<int64_t>(k) / parts;
-              const int64_t c0 = static_cast<int64_t>(k) % parts * kPart;
-              const int64_t width = std::min(kPart, e.c - c0);
-              std::array<double, kPart> sum{};
-              const float* plane = x + image * e.pixels * e.c + c0;
-              for (int64_t p = 0; p < e.pixels; ++p) {
-                for (int64_t j = 0; j < width; ++j)
-                  sum[j] += static_cast<double>(plane[p * e.c + j]);
-              }
-              for (int64_t j = 0; j < width; ++j) {
-                mean[image * e.c + c0 + j] = static_cast<float>(sum[j] / pixels);
-              }
-            }
-          });
-        },
-        1);
+    nhwc_channel_means(ctx.threads(), x, e.n, e.pixels, e.c, mean);
   } else {
+    const auto size = static_cast<size_t>(e.pixels);
     parallel_for(
         ctx.threads(), static_cast<size_t>(e.n * e.c),
         [&](size_t begin, size_t end) {
-          for (size_t plane = begin; plane < end; ++plane) {
-            const float* p = x + static_cast<int64_t>(plane) * e.pixels;
-            double sum = 0;
-            for (int64_t i = 0; i < e.pixels; ++i) sum += static_cast<double>(p[i]);
-            mean[plane] = static_cast<float>(sum / pixels);
-          }
+          with_wide_vectors([&] {
+            for (size_t plane = begin; plane < end; ++plane) {
+              mean[plane] =
+                  static_cast<float>(plane_sum(x + plane * size, size) / static_cast<double>(size));
+            }
+          });
         },
-        std::max<size_t>(1, 16384 / static_cast<size_t>(std::max<int64_t>(e.pixels, 1))));
+        std::max<size_t>(1, 16384 / std::max<size_t>(size, 1)));
   }
 }
 
