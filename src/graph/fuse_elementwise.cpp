@@ -64,7 +64,9 @@ size_t operand_count(const ChainStep& s) {
 bool joins(const Graph& g, NodeId p, NodeId c) {
   if (p < 0 || !step_of(g, g.node(p))) return false;
   const Value& v = g.value(g.node(p).outputs[0]);
-  if (v.kind != ValueKind::intermediate || v.is_graph_output || v.constant) return false;
+  if (v.kind != ValueKind::intermediate || v.is_graph_output || v.constant || v.known) {
+    return false;
+  }
   if (std::any_of(v.consumers.begin(), v.consumers.end(), [&](NodeId r) { return r != c; })) {
     return false;
   }
@@ -172,7 +174,10 @@ Rewrite rewrite_of(ChainBuilder& b, ValueId out) {
 
 std::optional<Rewrite> elementwise_chain(const Graph& g, NodeId id) {
   const Node& n = g.node(id);
-  if (!step_of(g, n) || g.value(n.outputs[0]).constant) return std::nullopt;
+  // A value inference knows (a float computed from extents) stays an op whose inference
+  // computes it: a Resize's scales may be read from it.
+  const Value& out = g.value(n.outputs[0]);
+  if (!step_of(g, n) || out.constant || out.known) return std::nullopt;
   // Not the run's end when the one node reading the output takes it in.
   const std::vector<NodeId>& readers = g.value(n.outputs[0]).consumers;
   if (!readers.empty() && joins(g, id, readers.front())) return std::nullopt;
