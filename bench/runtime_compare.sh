@@ -408,7 +408,7 @@ def table(rs):
             if has_ort else (["–"], ["–", "–"])
         if has_fp:
             t.append(f"| {r['label']} | {MiB(r['fp_rss'])} | {ort_cells[0][0]} | {rr} | {MiB(r['floor'])} | "
-                     f"{ms(r['fp_lat'])} ({ms(r['fp_min'])}) | {ort_cells[1][0]} | {lr} | {ms(r['fp_lp'])} | "
+                     f"{ms(r['fp_lat'])} ({ms(r['fp_min'])}) | {ort_cells[1][0]} | {lr} | {br} | {ms(r['fp_lp'])} | "
                      f"{ort_cells[1][1]} | {r['fp_match']} / {r.get('ort_match', '–')} |")
         else:
             # footprint failed: its error line in place of its figures.
