@@ -132,6 +132,7 @@ void expect_layer_scale(bool residual, const std::vector<std::string>& inputs,
   const auto made = nodes_of(g, "Elementwise");
   ASSERT_EQ(made.size(), 1u);
   std::vector<ValueId> want;
+  want.reserve(inputs.size());
   for (const std::string& name : inputs) want.push_back(*g.find(name));
   EXPECT_EQ(made[0]->inputs, want);
   EXPECT_EQ(program_of(*made[0]), program);
