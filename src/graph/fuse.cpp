@@ -16,10 +16,6 @@ struct Match {
   Epilogue epilogue;
 };
 
-bool is_float(const Graph& g, ValueId v) {
-  return v != kNoValue && g.value(v).dtype == DType::float32;
-}
-
 // The distinct nodes reading `v`.
 std::vector<NodeId> readers(const Graph& g, ValueId v) {
   std::vector<NodeId> out = g.value(v).consumers;

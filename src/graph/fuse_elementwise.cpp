@@ -15,10 +15,6 @@
 namespace footprint::graph {
 namespace {
 
-bool is_float(const Graph& g, ValueId v) {
-  return v != kNoValue && g.value(v).dtype == DType::float32;
-}
-
 // The step node `n` runs, its operands left to the caller; nullopt when no step runs it.
 std::optional<ChainStep> step_of(const Graph& g, const Node& n) {
   if (n.outputs.size() != 1 || !n.subgraphs.empty() || !n.epilogues.empty() || n.inputs.empty() ||
@@ -63,14 +59,10 @@ size_t operand_count(const ChainStep& s) {
 // run computes over the same index space).
 bool joins(const Graph& g, NodeId p, NodeId c) {
   if (p < 0 || !step_of(g, g.node(p))) return false;
-  const Value& v = g.value(g.node(p).outputs[0]);
-  if (v.kind != ValueKind::intermediate || v.is_graph_output || v.constant || v.known) {
-    return false;
-  }
-  if (std::any_of(v.consumers.begin(), v.consumers.end(), [&](NodeId r) { return r != c; })) {
-    return false;
-  }
-  return v.shape == g.value(g.node(c).outputs[0]).shape;
+  const ValueId out = g.node(p).outputs[0];
+  const Value& v = g.value(out);
+  return sole_reader(g, out) == c && !v.constant && !v.known &&
+         v.shape == g.value(g.node(c).outputs[0]).shape;
 }
 
 class ChainBuilder {

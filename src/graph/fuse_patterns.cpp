@@ -26,23 +26,6 @@ bool is_op(const Node& n, std::string_view op) {
   return n.domain.empty() && n.op_type == op && n.epilogues.empty();
 }
 
-bool is_float(const Graph& g, ValueId v) {
-  return v != kNoValue && g.value(v).dtype == DType::float32;
-}
-
-// The one node reading `v` when v is a tensor computed here that nothing else sees (not a graph
-// output); -1 otherwise. A node reading it twice (d * d) is one reader.
-NodeId sole_reader(const Graph& g, ValueId v) {
-  const Value& value = g.value(v);
-  if (value.is_graph_output || value.kind != ValueKind::intermediate || !is_float(g, v)) return -1;
-  NodeId reader = -1;
-  for (const NodeId c : value.consumers) {
-    if (reader != -1 && c != reader) return -1;
-    reader = c;
-  }
-  return reader;
-}
-
 // Node `id` when it is a binary `op` reading `v`.
 const Node* binary_reading(const Graph& g, NodeId id, std::string_view op, ValueId v) {
   if (id < 0) return nullptr;
@@ -675,6 +658,21 @@ std::vector<Node> product_shape(Graph& g, NodeId reader, ValueId a, ValueId b) {
 }
 
 }  // namespace
+
+bool is_float(const Graph& g, ValueId v) {
+  return v != kNoValue && g.value(v).dtype == DType::float32;
+}
+
+NodeId sole_reader(const Graph& g, ValueId v) {
+  const Value& value = g.value(v);
+  if (value.is_graph_output || value.kind != ValueKind::intermediate || !is_float(g, v)) return -1;
+  NodeId reader = -1;
+  for (const NodeId c : value.consumers) {
+    if (reader != -1 && c != reader) return -1;
+    reader = c;
+  }
+  return reader;
+}
 
 size_t fuse_patterns(Graph& g, std::vector<std::string>& lines) {
   // LayerNorm and GELU first: a MatMul whose bias Add feeds one is rewritten either way.

@@ -30,6 +30,12 @@ struct Rewrite {
   std::string program = {};
 };
 
+// Whether `v` is a float32 value (the rewrites' ops and kernels are float32's).
+bool is_float(const Graph& g, ValueId v);
+// The one node reading `v` when v is a float32 tensor computed here that nothing else sees (not a
+// graph output); -1 otherwise. A node reading it twice (d * d) is one reader.
+NodeId sole_reader(const Graph& g, ValueId v);
+
 // The rewrite of the pattern whose last node is `id`, if any.
 using Finder = std::optional<Rewrite> (*)(const Graph&, NodeId);
 

@@ -16,16 +16,9 @@
 namespace footprint::graph {
 namespace {
 
-bool is_float(const Graph& g, ValueId v) {
-  return v != kNoValue && g.value(v).dtype == DType::float32;
-}
-
-// Node `id` when it alone reads `v`, a value nothing outside the graph's computation sees.
+// Node `id` alone reads `v`, a value computed when running that nothing else sees.
 bool reads_alone(const Graph& g, ValueId v, NodeId id) {
-  const Value& value = g.value(v);
-  return value.kind == ValueKind::intermediate && !value.is_graph_output && !value.constant &&
-         std::all_of(value.consumers.begin(), value.consumers.end(),
-                     [&](NodeId c) { return c == id; });
+  return sole_reader(g, v) == id && !g.value(v).constant;
 }
 
 // A 1x1 convolution of one group and no padding whose output has `out` channels and one pixel,

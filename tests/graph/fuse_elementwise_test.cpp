@@ -31,6 +31,13 @@ std::vector<const Node*> nodes_of(const Graph& g, std::string_view op) {
   return out;
 }
 
+// Fuses the graph, which stays consistent, and returns its footprint::Elementwise nodes.
+std::vector<const Node*> fused_runs(BuiltGraph& built) {
+  fuse(built.graph);
+  expect_consistent(built.graph);
+  return nodes_of(built.graph, "Elementwise");
+}
+
 std::string program_of(const Node& n) {
   return std::string(attr_string(n, "program", ""));
 }
@@ -175,8 +182,7 @@ TEST(FuseElementwise, ARunEndsWhereAValueIsSeenElsewhereOrChangesShape) {
     b.output(b.relu(s), "y");
     b.output(s, "s");
     BuiltGraph built = b.to_graph();
-    fuse(built.graph);
-    EXPECT_TRUE(nodes_of(built.graph, "Elementwise").empty());
+    EXPECT_TRUE(fused_runs(built).empty());
   }
   {  // the sum is read by two nodes: each reader is a run of its own
     GraphBuilder b(OpRegistry::builtin());
@@ -185,8 +191,7 @@ TEST(FuseElementwise, ARunEndsWhereAValueIsSeenElsewhereOrChangesShape) {
     b.output(b.relu(b.mul(s, s)), "y");
     b.output(b.op1("Softmax", {s}), "z");
     BuiltGraph built = b.to_graph();
-    fuse(built.graph);
-    const auto made = nodes_of(built.graph, "Elementwise");
+    const auto made = fused_runs(built);
     ASSERT_EQ(made.size(), 1u);
     EXPECT_EQ(program_of(*made[0]), "Mul(x0, x0); Relu(s0)");
   }
@@ -197,9 +202,7 @@ TEST(FuseElementwise, ARunEndsWhereAValueIsSeenElsewhereOrChangesShape) {
     const Var small = b.mul(w, w);
     b.output(b.op1("Tanh", {b.add(x, small)}), "y");
     BuiltGraph built = b.to_graph();
-    fuse(built.graph);
-    expect_consistent(built.graph);
-    const auto made = nodes_of(built.graph, "Elementwise");
+    const auto made = fused_runs(built);
     ASSERT_EQ(made.size(), 1u);
     EXPECT_EQ(program_of(*made[0]), "Add(x0, x1); Tanh(s0)");
     EXPECT_EQ(nodes_of(built.graph, "Mul").size(), 1u);
@@ -228,8 +231,7 @@ TEST(FuseElementwise, ConstantsStayConstantsAndLongRunsAreCut) {
     const Var k = b.mul(float_scalar(b, 2), float_scalar(b, 3));
     b.output(b.op1("Sigmoid", {b.mul(x, k)}), "y");
     BuiltGraph built = b.to_graph();
-    fuse(built.graph);
-    const auto made = nodes_of(built.graph, "Elementwise");
+    const auto made = fused_runs(built);
     ASSERT_EQ(made.size(), 1u);
     EXPECT_EQ(program_of(*made[0]), "Mul(x0, x1); Sigmoid(s0)");
   }
@@ -240,9 +242,7 @@ TEST(FuseElementwise, ConstantsStayConstantsAndLongRunsAreCut) {
     for (int i = 0; i < 20; ++i) y = b.add(y, one);
     b.output(y, "y");
     BuiltGraph built = b.to_graph();
-    fuse(built.graph);
-    expect_consistent(built.graph);
-    const auto made = nodes_of(built.graph, "Elementwise");
+    const auto made = fused_runs(built);
     ASSERT_EQ(made.size(), 1u);
     ChainProgram p;
     ASSERT_EQ(parse_chain(program_of(*made[0]), made[0]->inputs.size(), p), nullptr);
@@ -255,9 +255,7 @@ TEST(FuseElementwise, ConstantsStayConstantsAndLongRunsAreCut) {
     for (int i = 1; i < 12; ++i) y = b.add(y, activation(b, "x" + std::to_string(i), {5}));
     b.output(y, "y");
     BuiltGraph built = b.to_graph();
-    fuse(built.graph);
-    expect_consistent(built.graph);
-    const auto made = nodes_of(built.graph, "Elementwise");
+    const auto made = fused_runs(built);
     ASSERT_EQ(made.size(), 1u);
     EXPECT_EQ(made[0]->inputs.size(), kMaxChainInputs);
   }

@@ -133,18 +133,14 @@ void run_tile(const Prepared& prepared, const TileInputs& in, float* y, size_t n
   }
 }
 
-// Calls block(offsets, out_offset, rows) for rows [begin, end) of the plan, `rows` (at most
-// max_rows) consecutive along its second-innermost dim; offsets[k] is input k's element offset
-// at the first row.
+// Calls block(offsets, out_offset, rows) for rows [begin, end) of a plan of rank 2 or more,
+// `rows` (at most max_rows) consecutive along its second-innermost dim; offsets[k] is input k's
+// element offset at the first row.
 template <size_t N, class F>
 void for_each_block(const BroadcastPlan<N>& p, size_t begin, size_t end, size_t max_rows,
                     F& block) {
   const size_t len = p.row_length();
   std::array<int64_t, N> off{};
-  if (p.rank == 1) {
-    if (begin < end) block(off, 0, size_t{1});
-    return;
-  }
   Index at{};
   size_t rest = begin;
   for (size_t d = p.rank - 1; d-- > 0;) {
@@ -168,13 +164,14 @@ void for_each_block(const BroadcastPlan<N>& p, size_t begin, size_t end, size_t 
   }
 }
 
-// Rows [begin, end) of the plan at the widest vectors the CPU has (one dispatch for them all).
+// Rows [begin, end) of a plan of several rows at the widest vectors the CPU has (one dispatch
+// for them all).
 void run_rows(const Prepared& prepared, const BroadcastPlan<kMaxChainInputs>& plan,
               const std::array<const float*, kMaxChainInputs>& base, float* y, size_t begin,
               size_t end) {
   const size_t len = plan.row_length();
   const size_t max_rows = len >= kTile ? 1 : kTile / len;
-  const size_t outer = plan.rank >= 2 ? plan.rank - 2 : 0;
+  const size_t outer = plan.rank - 2;
   simd::with_widest([&](auto tag) {
     using V = decltype(tag);
     alignas(64) float gathered[kMaxChainInputs][kTile];
@@ -187,7 +184,7 @@ void run_rows(const Prepared& prepared, const BroadcastPlan<kMaxChainInputs>& pl
       for (size_t i = 0; i < prepared.inputs; ++i) {
         const float* p = base[i] + off[i];
         const int64_t along = plan.inner_stride(i);
-        const int64_t across = plan.rank >= 2 ? plan.strides[i][outer] : 0;
+        const int64_t across = plan.strides[i][outer];
         if (rows == 1 || (along == 1 && across == static_cast<int64_t>(len))) {
           in[i] = {p, along == 0};
         } else if (along == 0 && across == 0) {
@@ -238,28 +235,24 @@ void run_program(graph::KernelContext& ctx) {
   }
   if (y.numel() == 0) return;
   float* out = y.as<float>();
-  const size_t len = plan.row_length();
   if (plan.rows() == 1) {
-    // One row (inputs of the output's shape, or scalars): its parts go to the threads as rows
-    // of their own.
-    parallel_for(
-        ctx.threads(), len,
-        [&](size_t begin, size_t end) {
-          BroadcastPlan<kMaxChainInputs> part = plan;  // rank 1: dims of extent 1 are dropped
-          part.dims[0] = static_cast<int64_t>(end - begin);
-          std::array<const float*, kMaxChainInputs> from = base;
+    // One row (inputs of the output's shape, or scalars): broadcast_rows gives each thread a
+    // part of it, as it does for any elementwise op.
+    broadcast_rows<kMaxChainInputs>(
+        plan, ctx.threads(),
+        [&](const std::array<int64_t, kMaxChainInputs>& off, size_t o, size_t n) {
+          TileInputs in{};
           for (size_t i = 0; i < prepared.inputs; ++i) {
-            from[i] += plan.inner_stride(i) != 0 ? begin : 0;
+            in[i] = {base[i] + off[i], plan.inner_stride(i) == 0};
           }
-          run_rows(prepared, part, from, out + begin, 0, 1);
-        },
-        kSplitRow);
+          simd::with_widest([&](auto tag) { run_tile<decltype(tag)>(prepared, in, out + o, n); });
+        });
     return;
   }
   parallel_for(
       ctx.threads(), plan.rows(),
       [&](size_t begin, size_t end) { run_rows(prepared, plan, base, out, begin, end); },
-      std::max<size_t>(1, kSplitRow / std::max<size_t>(len, 1)));
+      std::max<size_t>(1, kSplitRow / std::max<size_t>(plan.row_length(), 1)));
 }
 
 }  // namespace
