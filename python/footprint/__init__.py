@@ -173,13 +173,14 @@ def report(model_or_trace, path, dims=None, inputs=None, order="stored", algo="a
             _is_path(model_or_trace) and _os.fspath(model_or_trace).endswith(".json")):
         if dims or order != "stored" or run:
             raise UsageError("dims, order and run apply to models; a trace has its own")
+        source_file = None
         if isinstance(model_or_trace, dict):
             text = _json.dumps(model_or_trace)
         else:
-            name = _os.fspath(model_or_trace)
+            name = source_file = _os.fspath(model_or_trace)
             with open(name, encoding="utf-8") as f:
                 text = f.read()
-        return _footprint._report_trace(text, name, path, inputs, algo, time_limit)
+        return _footprint._report_trace(text, name, path, inputs, algo, time_limit, source_file)
     return _footprint._report_model(_model_of(model_or_trace), path, _dims(dims),
                                     inputs or "caller", order, algo, time_limit, run)
 

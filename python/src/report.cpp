@@ -6,9 +6,11 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "analysis.hpp"
 #include "bindings.hpp"
+#include "footprint/onnx/user_files.hpp"
 #include "report_page.hpp"
 
 namespace footprint::python {
@@ -36,6 +38,10 @@ void bind_report(py::module_& m) {
         [](const std::shared_ptr<PyModel>& model, const std::filesystem::path& output,
            const DimBindings& dims, const std::string& inputs, const std::string& order,
            const std::string& algo, const std::optional<double>& time_limit, bool run) {
+          std::vector<onnx::InputFile> read;
+          for (std::filesystem::path& f : model->model().files())
+            read.push_back({std::move(f), "a file of the model"});
+          onnx::refuse_overwriting(output, read, "path");
           const cli::ReportOptions o = options_of(model->model().source().name(), output, inputs,
                                                   order, algo, time_limit, run);
           nlohmann::json summary;
@@ -49,7 +55,12 @@ void bind_report(py::module_& m) {
   m.def("_report_trace", [](const std::string& text, const std::string& name,
                             const std::filesystem::path& output,
                             const std::optional<std::string>& inputs, const std::string& algo,
-                            const std::optional<double>& time_limit) {
+                            const std::optional<double>& time_limit,
+                            const std::optional<std::filesystem::path>& source_file) {
+    if (source_file) {
+      const onnx::InputFile read[] = {{*source_file, "the trace"}};
+      onnx::refuse_overwriting(output, read, "path");
+    }
     const cli::ReportOptions o =
         options_of(name, output, inputs.value_or("caller"), "stored", algo, time_limit, false);
     nlohmann::json summary;

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -70,21 +71,26 @@ class PySession {
   PySession(std::shared_ptr<PyModel> model, runtime::SessionOptions options)
       : model_(std::move(model)), session_(model_->model(), std::move(options)) {}
 
+  // One run at a time: the arena, the kernels' state and the last run's figures are the
+  // session's. A second thread calling run() waits for the first (without the GIL) rather than
+  // running in the same arena.
   py::dict run(const py::dict& feeds) {
     // The arrays stay referenced here while the run reads them without the GIL.
     std::vector<py::array> arrays;
     std::vector<runtime::Tensor> inputs;
-    copied_bytes_ = 0;
+    uint64_t copied_bytes = 0;
     for (const auto& [key, value] : feeds) {
       arrays.push_back(py::array::ensure(value));
       if (!arrays.back())
         throw py::type_error("input " + std::string(py::str(key)) + ": not an array");
-      inputs.push_back(tensor_of(py::str(key), arrays.back(), copied_bytes_));
+      inputs.push_back(tensor_of(py::str(key), arrays.back(), copied_bytes));
     }
     std::vector<runtime::Tensor> outputs;
     {
       const py::gil_scoped_release nogil;
+      const std::lock_guard<std::mutex> lock(mutex_);
       outputs = session_.run(inputs);
+      copied_bytes_ = copied_bytes;
     }
     py::dict out;
     for (runtime::Tensor& t : outputs) {
@@ -107,6 +113,7 @@ class PySession {
   std::shared_ptr<PyModel> model_;  // first: the session reads the model's weights in place
   runtime::Session session_;
   uint64_t copied_bytes_ = 0;  // input bytes the last run copied (0: every input read in place)
+  mutable std::mutex mutex_;   // held by run() and by stats() while they read the session
 };
 
 // Heap figures come from the counting allocator, which this extension does not link (it
@@ -117,8 +124,23 @@ py::object heap_figure(uint64_t bytes) {
 }
 
 py::dict PySession::stats() const {
-  const runtime::PreparedStats& p = session_.prepared();
-  const runtime::RunStats& r = session_.last_run();
+  runtime::PreparedStats p;
+  runtime::RunStats r;
+  std::vector<std::string> names;
+  std::vector<std::string> ops;
+  uint64_t copied_bytes = 0;
+  {
+    // A snapshot, so a run in another thread neither waits for the dict nor changes it midway.
+    const py::gil_scoped_release nogil;
+    const std::lock_guard<std::mutex> lock(mutex_);
+    p = session_.prepared();
+    r = session_.last_run();
+    copied_bytes = copied_bytes_;
+    if (!r.step_ns.empty()) {
+      names = session_.step_names();
+      ops = session_.step_ops();
+    }
+  }
   py::dict predicted;
   predicted["arena_bytes"] = p.planned_arena_bytes;
   predicted["lower_bound_bytes"] = p.lower_bound_bytes;
@@ -131,7 +153,7 @@ py::dict PySession::stats() const {
   predicted["planner"] = p.planner;
   py::dict measured;
   measured["arena_bytes"] = r.arena_bytes;
-  measured["input_copied_bytes"] = copied_bytes_;
+  measured["input_copied_bytes"] = copied_bytes;
   measured["output_bytes"] = r.output_bytes;
   measured["latency_ms"] = r.latency_ms;
   measured["peak_heap_bytes"] = heap_figure(r.peak_heap_bytes);
@@ -161,8 +183,6 @@ py::dict PySession::stats() const {
   out["measured"] = measured;
   if (!r.step_ns.empty()) {
     // profile=True: the last run's time per step, named and typed as `run --profile` shows them.
-    const std::vector<std::string> names = session_.step_names();
-    const std::vector<std::string> ops = session_.step_ops();
     py::list steps;
     for (size_t s = 0; s < r.step_ns.size() && s < names.size(); ++s) {
       py::dict step;

@@ -110,8 +110,23 @@ nlohmann::json run_json(const bench::RunRecords& run) {
   return j;
 }
 
+// Neither --out nor --db may be one of the models (records appended to a model corrupt it).
+void refuse_writing_over_models(const BenchCommandOptions& o) {
+  std::vector<onnx::InputFile> models;
+  for (const std::string& m : o.models) models.push_back({m, "a model"});
+  if (!o.out.empty()) {
+    onnx::refuse_overwriting(o.out, models, "--out");
+    onnx::check_writable(o.out);  // before the run, not after it
+  }
+  if (!o.db.empty()) {
+    onnx::refuse_overwriting(o.db, models, "--db");
+    onnx::check_writable(o.db);  // SQLite would write a read-only database as root
+  }
+}
+
 void run_bench(const BenchCommandOptions& o) {
   if (o.repeat < 1) throw UsageError("--repeat must be at least 1");
+  refuse_writing_over_models(o);
   // Opened first: a file that is not a footprint database fails before the run, not after.
   std::unique_ptr<bench::SqliteStore> store;
   if (!o.db.empty()) store = std::make_unique<bench::SqliteStore>(o.db);

@@ -6,11 +6,9 @@
 #include <optional>
 #include <string>
 
-namespace footprint::cli {
+#include "footprint/core/thread_count.hpp"
 
-// libgomp and oneDNN size per-thread state from the count, and libgomp aborts the process when
-// it cannot create a thread; 256 is above the cores of any one machine footprint runs on.
-inline constexpr int kMaxThreads = 256;
+namespace footprint::cli {
 
 // `text` as a whole base-10 integer; nullopt for anything else (a sign, a suffix, an overflow).
 std::optional<int64_t> parse_int64(const std::string& text);

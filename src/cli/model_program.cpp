@@ -13,6 +13,17 @@
 
 namespace footprint::cli {
 
+std::vector<onnx::InputFile> files_read(const std::string& model, const std::string& data_dir) {
+  std::vector<onnx::InputFile> files{{model, "the input"}};
+  if (!data_dir.empty()) {
+    for (auto& f : graph::numbered_tensor_files(data_dir, "input"))
+      files.push_back({std::move(f), "an input of --data-dir"});
+    for (auto& f : graph::numbered_tensor_files(data_dir, "output"))
+      files.push_back({std::move(f), "a reference output of --data-dir"});
+  }
+  return files;
+}
+
 std::pair<std::string, std::string> split_binding(const std::string& text, const char* flag) {
   const auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {

@@ -7,6 +7,7 @@
 
 #include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/model_program.hpp"
+#include "footprint/onnx/user_files.hpp"
 
 namespace footprint::cli {
 
@@ -46,5 +47,9 @@ inline constexpr const char* kNoFuseHelp =
     "and analyze, plan, report and run all see that fused graph";
 
 ModelProgram load_model_program(const ModelArgs& args);
+
+// The files a command on `model` reads, for onnx::refuse_overwriting: the model (or trace, or
+// buffer list) and, with --data-dir, its input_*.pb and output_*.pb.
+std::vector<onnx::InputFile> files_read(const std::string& model, const std::string& data_dir);
 
 }  // namespace footprint::cli

@@ -249,6 +249,8 @@ nlohmann::json finish_report(const ReportOptions& o, ReportInputs& in, report::H
 }
 
 void run_report(const ReportOptions& o, bool inputs_given) {
+  onnx::refuse_overwriting(o.output, files_read(o.input, o.data_dir), "-o");
+  onnx::check_writable(o.output);  // before the analysis, not after it
   nlohmann::json summary;
   if (is_trace(o.input)) {
     analysis::Trace trace = analysis::read_trace_file(o.input);

@@ -44,6 +44,10 @@ void make_output_folder(const fs::path& dir) {
   }
 }
 
+std::string output_file_name(size_t i) {
+  return "output_" + std::to_string(i) + ".pb";
+}
+
 struct RunCommandOptions {
   std::string model;
   std::vector<std::string> inputs;  // NAME=FILE.pb
@@ -177,11 +181,15 @@ void run_model(const RunCommandOptions& o) {
   }
   if (!o.output_dir.empty()) {
     make_output_folder(o.output_dir);
-    for (size_t i = 0; i < r.outputs.size(); ++i) {
-      const fs::path f = fs::path(o.output_dir) / ("output_" + std::to_string(i) + ".pb");
-      runtime::write_tensor_file(f, r.outputs[i]);
-      r.output_files.push_back(f.string());
-    }
+    for (size_t i = 0; i < r.outputs.size(); ++i)
+      r.output_files.push_back((fs::path(o.output_dir) / output_file_name(i)).string());
+    // Every name checked before the first is written: -o DIR may be --data-dir itself.
+    std::vector<onnx::InputFile> read = files_read(o.model, o.data_dir);
+    for (const std::string& spec : o.inputs)
+      read.push_back({split_binding(spec, "--input").second, "an --input file"});
+    for (const std::string& f : r.output_files) onnx::refuse_overwriting(f, read, "-o");
+    for (size_t i = 0; i < r.outputs.size(); ++i)
+      runtime::write_tensor_file(r.output_files[i], r.outputs[i]);
   }
   if (o.check_shapes) r.shape_check = check_shapes(o, model, session, inputs);
   // Filled only now: an allocation before the runs (the model's path) would shift the heap's

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "footprint/core/error.hpp"
+#include "footprint/core/thread_count.hpp"
 #include "footprint/graph/graph_export.hpp"
 #include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/shape_inference.hpp"
@@ -234,7 +235,9 @@ const Shape& Var::shape() const {
 }
 
 GraphBuilder::GraphBuilder(const OpRegistry& registry, BuilderOptions options)
-    : impl_(std::make_unique<Impl>(registry, std::move(options))) {}
+    : impl_(std::make_unique<Impl>(registry, std::move(options))) {
+  checked_thread_count(impl_->options.threads, "GraphBuilder: threads");
+}
 
 GraphBuilder::GraphBuilder(const GraphBuilder* parent, std::string prefix)
     : impl_(std::make_unique<Impl>(parent->impl_->registry, parent->impl_->options)) {

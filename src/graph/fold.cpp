@@ -9,12 +9,14 @@
 
 #include "footprint/core/bump_arena.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/core/thread_count.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/host_value.hpp"
 #include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/graph/topo_order.hpp"
 #include "footprint/onnx/tensor_data.hpp"
+#include "footprint/onnx/user_files.hpp"
 #include "footprint/onnx/writer.hpp"
 
 namespace footprint::graph {
@@ -43,6 +45,8 @@ class Folder {
   Folder(const onnx::Model& model, const OpRegistry& registry, const fs::path& out,
          const FoldOptions& options)
       : model_(model), g_(Graph::from_onnx(model, registry)), out_(out), options_(options) {
+    checked_thread_count(options_.threads, "fold: threads");
+    refuse_writing_over_model();
     infer_shapes(g_);
   }
 
@@ -108,6 +112,20 @@ class Folder {
       } else {
         ++report_.kept_nodes;
       }
+    }
+  }
+
+  // The folded model (and its .data) replace no file the model is read from.
+  void refuse_writing_over_model() const {
+    std::vector<onnx::InputFile> read;
+    for (fs::path& f : model_.files()) read.push_back({std::move(f), "a file of the model"});
+    onnx::refuse_overwriting(out_, read, "-o");
+    onnx::check_writable(out_);
+    if (options_.external_data) {
+      fs::path data = out_;
+      data += ".data";
+      onnx::refuse_overwriting(data, read, "-o's .data");
+      onnx::check_writable(data);
     }
   }
 

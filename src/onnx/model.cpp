@@ -83,6 +83,13 @@ std::vector<std::filesystem::path> Model::external_files() const {
   return out;
 }
 
+std::vector<std::filesystem::path> Model::files() const {
+  std::vector<std::filesystem::path> out;
+  if (!source_.file().empty()) out.push_back(source_.file());
+  for (const std::filesystem::path& f : external_files()) out.push_back(source_.base_dir() / f);
+  return out;
+}
+
 Model load(ModelSource&& source, const LoadOptions& options) {
   std::pmr::memory_resource* memory =
       options.memory != nullptr ? options.memory : std::pmr::get_default_resource();

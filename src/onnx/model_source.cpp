@@ -64,6 +64,7 @@ ModelSource ModelSource::map_file(const std::filesystem::path& path) {
   s.mapping_ = std::make_unique<MappedFile>(MappedFile::open(path));
   s.bytes_ = s.mapping_->bytes();
   s.name_ = path.string();
+  s.file_ = path;
   s.base_dir_ = path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
   return s;
 }

@@ -139,8 +139,19 @@ std::optional<mode_t> existing_type(const std::filesystem::path& path) {
   return std::nullopt;
 }
 
-// The open flags for writing through a device or FIFO; refuses every other non-regular file.
+// The open flags for writing through a device or FIFO; refuses every other non-regular file,
+// and a regular file this process may not write (or nobody may: root's access() says yes to a
+// file its owner made read-only, and the rename would replace it).
 void check_writable_type(const std::filesystem::path& path, mode_t mode) {
+  if (S_ISREG(mode)) {
+    constexpr mode_t kAnyWrite = S_IWUSR | S_IWGRP | S_IWOTH;
+    if ((mode & kAnyWrite) == 0 || ::access(path.c_str(), W_OK) != 0) {
+      throw Error(path.string() +
+                  ": cannot write: the file is read-only (footprint replaces no file it may not "
+                  "write; make it writable or write elsewhere)");
+    }
+    return;
+  }
   if (S_ISCHR(mode) || S_ISFIFO(mode)) return;
   throw Error(path.string() + ": cannot write: it is " + kind_of(mode) +
               "; -o takes a regular file, a new one, or a character device or FIFO");
@@ -172,8 +183,8 @@ void write_fd(const std::filesystem::path& path, int fd,
 void write_output_file(const std::filesystem::path& path,
                        const std::function<void(std::ostream&)>& write) {
   const std::optional<mode_t> type = existing_type(path);
+  if (type) check_writable_type(path, *type);
   if (type && !S_ISREG(*type)) {
-    check_writable_type(path, *type);
     write_fd(path, open_through(path, 0), write);
     return;
   }
@@ -182,6 +193,8 @@ void write_output_file(const std::filesystem::path& path,
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) fail_errno(path, "cannot create a temporary file beside it");
   try {
+    // The file it replaces keeps its permissions (a new one gets 0666 less the umask).
+    if (type && ::fchmod(fd, *type & 07777) != 0) fail_errno(path, "cannot set permissions");
     write_fd(path, fd, write);
   } catch (...) {
     ::unlink(tmp.c_str());
@@ -197,7 +210,7 @@ void write_output_file(const std::filesystem::path& path,
 
 void append_output_file(const std::filesystem::path& path, std::string_view text) {
   const std::optional<mode_t> type = existing_type(path);
-  if (type && !S_ISREG(*type)) check_writable_type(path, *type);
+  if (type) check_writable_type(path, *type);
   const int fd = type && !S_ISREG(*type)
                      ? open_through(path, O_APPEND)
                      : ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0666);
@@ -205,6 +218,26 @@ void append_output_file(const std::filesystem::path& path, std::string_view text
   write_fd(path, fd, [&](std::ostream& out) {
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
   });
+}
+
+void check_writable(const std::filesystem::path& path) {
+  if (const std::optional<mode_t> type = existing_type(path)) check_writable_type(path, *type);
+}
+
+void refuse_overwriting(const std::filesystem::path& output, std::span<const InputFile> inputs,
+                        std::string_view flag) {
+  struct stat out {};
+  if (::stat(output.c_str(), &out) != 0) return;  // a new file is nobody's input
+  for (const InputFile& in : inputs) {
+    struct stat st {};
+    if (in.path.empty() || ::stat(in.path.c_str(), &st) != 0) continue;
+    if (st.st_dev != out.st_dev || st.st_ino != out.st_ino) continue;
+    std::string same = in.path == output ? "" : " (" + in.path.string() + ")";
+    throw UsageError(std::string(flag) + " " + output.string() + ": that is " +
+                     std::string(in.what) + same +
+                     " this command reads; footprint never writes over its input, write "
+                     "elsewhere");
+  }
 }
 
 }  // namespace footprint::onnx

@@ -6,6 +6,7 @@
 
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
+#include "footprint/core/thread_count.hpp"
 #include "footprint/graph/channels_last.hpp"
 #include "footprint/graph/fuse.hpp"
 #include "footprint/graph/graph.hpp"
@@ -90,7 +91,7 @@ void bind_input(const graph::Value& declared, const Tensor& t, DimBindings& dims
 
 Session::Session(const onnx::Model& model, SessionOptions options)
     : model_(&model), options_(std::move(options)) {
-  if (options_.threads < 1) options_.threads = 1;
+  checked_thread_count(options_.threads, "Session: threads");
 }
 
 Session::~Session() = default;

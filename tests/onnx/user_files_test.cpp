@@ -93,5 +93,69 @@ TEST(UserFiles, RegularFilesAreReplacedWholeAndAppendsAppend) {
   EXPECT_EQ(read_text_file(p), "second+more");
 }
 
+mode_t mode_of(const std::filesystem::path& p) {
+  struct stat st {};
+  EXPECT_EQ(::stat(p.c_str(), &st), 0);
+  return st.st_mode & 07777;
+}
+
+TEST(UserFiles, ReadOnlyFilesAreNeitherReplacedNorAppendedToAndModesCarryOver) {
+  const testing::TempDir dir;
+  const auto p = dir.path() / "kept.csv";
+  write_text(p, "precious");
+  ASSERT_EQ(::chmod(p.c_str(), 0444), 0);
+  // Root may write any file, and the folder allows the rename: the mode bits still say no.
+  const std::string refused = p.string() +
+                              ": cannot write: the file is read-only (footprint replaces no file "
+                              "it may not write; make it writable or write elsewhere)";
+  EXPECT_EQ(error_of([&] { write_text(p, "lost"); }), refused);
+  EXPECT_EQ(error_of([&] { append_output_file(p, "+lost"); }), refused);
+  EXPECT_EQ(error_of([&] { check_writable(p); }), refused);
+  EXPECT_EQ(read_text_file(p), "precious");
+  EXPECT_EQ(mode_of(p), 0444u);
+  // A writable file keeps its permissions when it is replaced.
+  const auto q = dir.path() / "private.csv";
+  write_text(q, "a");
+  ASSERT_EQ(::chmod(q.c_str(), 0600), 0);
+  write_text(q, "b");
+  EXPECT_EQ(read_text_file(q), "b");
+  EXPECT_EQ(mode_of(q), 0600u);
+  check_writable(q);
+  check_writable(dir.path() / "new.csv");
+  check_writable("/dev/null");
+}
+
+TEST(UserFiles, AnOutputThatIsAnInputIsRefusedUnderEveryName) {
+  const testing::TempDir dir;
+  const auto model = dir.path() / "m.onnx";
+  write_text(model, "model bytes");
+  const auto link = dir.path() / "link.onnx";
+  const auto hard = dir.path() / "hard.onnx";
+  ASSERT_EQ(::symlink(model.c_str(), link.c_str()), 0);
+  ASSERT_EQ(::link(model.c_str(), hard.c_str()), 0);
+  const InputFile inputs[] = {{dir.path() / "absent.pb", "an input"}, {model, "the model"}};
+  const auto refusal = [&](const std::filesystem::path& out) {
+    try {
+      refuse_overwriting(out, inputs, "-o");
+    } catch (const UsageError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string tail =
+      " this command reads; footprint never writes over its input, write elsewhere";
+  EXPECT_EQ(refusal(model), "-o " + model.string() + ": that is the model" + tail);
+  EXPECT_EQ(refusal(link),
+            "-o " + link.string() + ": that is the model (" + model.string() + ")" + tail);
+  EXPECT_EQ(refusal(hard),
+            "-o " + hard.string() + ": that is the model (" + model.string() + ")" + tail);
+  const auto dotted = dir.path() / "." / "m.onnx";
+  EXPECT_NE(refusal(dotted), "");
+  EXPECT_EQ(refusal(dir.path() / "other.html"), "");  // absent: nobody's input
+  write_text(dir.path() / "other.html", "x");
+  EXPECT_EQ(refusal(dir.path() / "other.html"), "");  // present, but not an input
+  EXPECT_EQ(read_text_file(model), "model bytes");
+}
+
 }  // namespace
 }  // namespace footprint::onnx

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <limits>
 
@@ -145,6 +146,35 @@ TEST(ElementwiseKernels, IntegerArithmetic) {
   KernelRun pow("Pow", {i64({2}, {2, 3}), f32({1}, {3})});
   pow.run();
   EXPECT_EQ(pow.out(0).values<int64_t>(), (std::vector<int64_t>{8, 27}));
+}
+
+// The quotients C leaves undefined trap on x86 (SIGFPE); the kernels define them instead: by
+// zero 0, the smallest value by -1 wraps to itself (numpy's answer), its remainder 0; and sums
+// and products past the type's range wrap as two's complement.
+TEST(ElementwiseKernels, IntegerEdgesAreDefinedNotSignals) {
+  constexpr int32_t kMin32 = INT32_MIN;
+  constexpr int64_t kMin64 = INT64_MIN;
+  KernelRun div("Div", {i32({4}, {kMin32, kMin32, 5, -5}), i32({4}, {-1, 0, -1, 0})});
+  div.run();
+  EXPECT_EQ(div.out(0).values<int32_t>(), (std::vector<int32_t>{kMin32, 0, -5, 0}));
+  KernelRun div64("Div", {i64({2}, {kMin64, 9}), i64({1}, {-1})});
+  div64.run();
+  EXPECT_EQ(div64.out(0).values<int64_t>(), (std::vector<int64_t>{kMin64, -9}));
+  for (const int64_t c_style : {0, 1}) {
+    KernelRun mod("Mod", {i32({3}, {kMin32, 7, kMin32}), i32({3}, {-1, -1, 0})},
+                  {attr("fmod", c_style)});
+    mod.run();
+    EXPECT_EQ(mod.out(0).values<int32_t>(), (std::vector<int32_t>{0, 0, 0})) << c_style;
+  }
+  KernelRun add("Add", {i32({2}, {INT32_MAX, 1}), i32({2}, {1, 2})});
+  add.run();
+  EXPECT_EQ(add.out(0).values<int32_t>(), (std::vector<int32_t>{kMin32, 3}));
+  KernelRun mul("Mul", {i64({1}, {INT64_MAX}), i64({1}, {2})});
+  mul.run();
+  EXPECT_EQ(mul.out(0).values<int64_t>(), (std::vector<int64_t>{-2}));
+  KernelRun sub("Sub", {i32({1}, {kMin32}), i32({1}, {1})});
+  sub.run();
+  EXPECT_EQ(sub.out(0).values<int32_t>(), (std::vector<int32_t>{INT32_MAX}));
 }
 
 TEST(ElementwiseKernels, ComparisonsAndLogic) {

@@ -45,6 +45,9 @@ class Model {
   size_t tree_bytes() const { return arena_.reserved_bytes(); }
   // The files external data was read from, relative to the model's folder.
   std::vector<std::filesystem::path> external_files() const;
+  // Every file the model's bytes are read from, as opened: the model's own when it is mapped,
+  // then its external data files. What a command that writes files must not write over.
+  std::vector<std::filesystem::path> files() const;
 
  private:
   friend Model load(ModelSource&& source, const LoadOptions& options);

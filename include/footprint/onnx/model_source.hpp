@@ -55,6 +55,8 @@ class ModelSource {
   const std::string& name() const { return name_; }
   const std::filesystem::path& base_dir() const { return base_dir_; }
   bool is_mapped() const { return mapping_ != nullptr; }
+  // The file a mapped source was opened from; empty for borrowed or adopted bytes.
+  const std::filesystem::path& file() const { return file_; }
   // MappedFile::release_pages for a mapped source; 0 (nothing done) for borrowed or adopted
   // bytes, whose memory is the caller's or the heap's.
   uint64_t release_pages(std::span<const std::byte> range) const {
@@ -68,6 +70,7 @@ class ModelSource {
   std::span<const std::byte> bytes_;
   std::string name_;
   std::filesystem::path base_dir_;
+  std::filesystem::path file_;
   std::unique_ptr<MappedFile> mapping_;
   std::unique_ptr<std::vector<std::byte>> owned_;
 };

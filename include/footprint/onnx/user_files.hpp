@@ -7,10 +7,14 @@
 // read, and reads stop at the size the file had when opened.
 //
 // Outputs (every -o / --out): a regular file, or a missing one, is written to a temporary file
-// in the same folder and renamed into place, so a reader never sees half a file. An existing
-// character device or FIFO (/dev/stdout, /dev/null, a pipe) is written through, never replaced;
-// anything else that is not a regular file (a directory) is refused. The folder must exist:
-// footprint creates none (DESIGN.md: the same rule for every -o). Errors carry errno's text.
+// in the same folder and renamed into place, so a reader never sees half a file; the replaced
+// file's permissions carry over. A read-only file (no write permission for anyone, or none for
+// this process) is refused, never replaced by the rename, which the folder's permissions alone
+// would allow. An existing character device or FIFO (/dev/stdout, /dev/null, a pipe) is written
+// through, never replaced; anything else that is not a regular file (a directory) is refused.
+// The folder must exist: footprint creates none (DESIGN.md: the same rule for every -o). Errors
+// carry errno's text. A command also refuses an output that is one of its own inputs
+// (refuse_overwriting), before it does any work.
 //
 //   const RegularFile f = RegularFile::open("trace.json");   // Error: "trace.json: a FIFO, ..."
 //   std::string text = read_text_file("records.jsonl");
@@ -20,6 +24,7 @@
 #include <filesystem>
 #include <functional>
 #include <ostream>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,5 +66,24 @@ void write_output_file(const std::filesystem::path& path,
                        const std::function<void(std::ostream&)>& write);
 // Appends `text` (JSONL records): the same checks, without the rename.
 void append_output_file(const std::filesystem::path& path, std::string_view text);
+
+// Whether `path` may be written as above: nothing when it does not exist, is a writable regular
+// file, or a device or FIFO; the Error write_output_file would throw otherwise (for a file a
+// library writes itself: a SQLite database).
+void check_writable(const std::filesystem::path& path);
+
+// A file a command reads, and what it is to the command ("the model", "the reference output").
+struct InputFile {
+  std::filesystem::path path;
+  std::string_view what;
+};
+// A UsageError when `output` is one of `inputs`: the same file by device and inode, so another
+// spelling, a hard link or a symbolic link to it is caught too. Files that do not exist never
+// match. `flag` names the option the output came from ("-o").
+//
+//   refuse_overwriting(o.output, {{o.model, "the model"}}, "-o");
+//   // footprint: error: -o m.onnx: that is the model this command reads; write elsewhere
+void refuse_overwriting(const std::filesystem::path& output, std::span<const InputFile> inputs,
+                        std::string_view flag);
 
 }  // namespace footprint::onnx

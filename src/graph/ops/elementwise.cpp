@@ -2,6 +2,7 @@
 // comparisons (bool), Clip, Where, Cast. Small known operands are computed, so shape arithmetic
 // (Shape -> Gather -> Mul -> Concat) stays known, symbols included.
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <limits>
 
@@ -46,7 +47,8 @@ std::optional<Dim> int_min(const Dim& a, const Dim& b) {
 std::optional<Dim> int_div(const Dim& a, const Dim& b) {
   int64_t y = 0;
   if (const auto x = both(a, b, y)) {
-    if (y == 0) return std::nullopt;
+    // The kernel defines the two quotients C does not (by zero, the smallest value by -1).
+    if (y == 0 || y == -1) return std::nullopt;
     return Dim::known(*x / y);  // C semantics: truncation, as ONNX integer Div
   }
   // A symbolic dividend is a size (non-negative): truncation is floor for a positive divisor.
@@ -58,7 +60,7 @@ std::optional<Dim> int_div(const Dim& a, const Dim& b) {
 std::optional<Dim> int_mod(const Dim& a, const Dim& b) {
   int64_t y = 0;
   const auto x = both(a, b, y);
-  if (!x || y == 0) return std::nullopt;
+  if (!x || y == 0 || y == -1) return std::nullopt;  // as int_div
   int64_t r = *x % y;
   if (r != 0 && ((r < 0) != (y < 0))) r += y;  // fmod=0: the sign of the divisor
   return Dim::known(r);
@@ -68,7 +70,7 @@ std::optional<Dim> int_mod(const Dim& a, const Dim& b) {
 std::optional<Dim> int_fmod(const Dim& a, const Dim& b) {
   int64_t y = 0;
   const auto x = both(a, b, y);
-  if (!x || y == 0) return std::nullopt;
+  if (!x || y == 0 || y == -1) return std::nullopt;  // as int_div
   return Dim::known(*x % y);
 }
 
@@ -185,6 +187,44 @@ const BinaryOp* find_op(std::string_view name) {
   return nullptr;
 }
 
+// Whether a known integer `v` is a value of `t`: a result outside it is what the kernel wraps,
+// which the known value would not (an int32 INT_MAX + 1 is INT_MIN when run).
+bool fits_in(DType t, int64_t v) {
+  const auto within = [v](auto lo, auto hi) {
+    return v >= static_cast<int64_t>(lo) && v <= static_cast<int64_t>(hi);
+  };
+  switch (t) {
+    case DType::int8:
+      return within(INT8_MIN, INT8_MAX);
+    case DType::int16:
+      return within(INT16_MIN, INT16_MAX);
+    case DType::int32:
+      return within(INT32_MIN, INT32_MAX);
+    case DType::uint8:
+      return within(0, UINT8_MAX);
+    case DType::uint16:
+      return within(0, UINT16_MAX);
+    case DType::uint32:
+      return within(0, UINT32_MAX);
+    case DType::uint64:
+      return v >= 0;
+    default:
+      return true;
+  }
+}
+
+// Known operands whose exact result leaves int64: not computed here (the kernel wraps it).
+bool overflows(std::string_view op, const Dim& a, const Dim& b) {
+  const auto x = a.value();
+  const auto y = b.value();
+  if (!x || !y) return false;
+  int64_t r = 0;
+  if (op == "Add" || op == "Sum") return __builtin_add_overflow(*x, *y, &r);
+  if (op == "Sub") return __builtin_sub_overflow(*x, *y, &r);
+  if (op == "Mul") return __builtin_mul_overflow(*x, *y, &r);
+  return false;
+}
+
 // a (op) b elementwise with broadcasting; nullopt when any element is not computable.
 std::optional<KnownValue> known_binary(const BinaryOp& op, const KnownValue& a, const KnownValue& b,
                                        DType out_dtype) {
@@ -202,9 +242,10 @@ std::optional<KnownValue> known_binary(const BinaryOp& op, const KnownValue& a, 
     const auto i = static_cast<size_t>((*ia)[n]);
     const auto j = static_cast<size_t>((*ib)[n]);
     if (ints) {
-      if (op.on_ints == nullptr) return std::nullopt;
+      if (op.on_ints == nullptr || overflows(op.name, a.ints[i], b.ints[j])) return std::nullopt;
       auto r = op.on_ints(a.ints[i], b.ints[j]);
       if (!r || r->is_unknown()) return std::nullopt;
+      if (const auto v = r->value(); v && !fits_in(out_dtype, *v)) return std::nullopt;
       out.ints.push_back(*r);
       continue;
     }
@@ -226,8 +267,10 @@ std::optional<KnownValue> known_binary(const BinaryOp& op, const KnownValue& a, 
 // ---- Unary known values.
 
 std::optional<Dim> unary_int(std::string_view op, const Dim& d) {
-  if (op == "Neg") return Dim::known(0) - d;
   const auto v = d.value();
+  // The smallest int64 has no negation: the kernel's wraps, a known value would not.
+  if (v && *v == INT64_MIN) return std::nullopt;
+  if (op == "Neg") return Dim::known(0) - d;
   if (!v) return std::nullopt;
   if (op == "Abs") return Dim::known(*v < 0 ? -*v : *v);
   if (op == "Relu") return Dim::known(*v < 0 ? 0 : *v);

@@ -424,14 +424,34 @@ struct Predicate {
   }
 };
 
-constexpr auto kAdd = [](auto a, auto b) { return a + b; };
-constexpr auto kSub = [](auto a, auto b) { return a - b; };
-constexpr auto kMul = [](auto a, auto b) { return a * b; };
-// Integer division truncates (C, as ONNX); by zero gives 0 rather than undefined behaviour.
+// Integers wrap as two's complement (onnxruntime's and numpy's results) instead of overflowing,
+// which C++ leaves undefined for signed types and for narrow unsigned ones (promoted to int).
+template <class Op>
+constexpr auto wrapping(Op op) {
+  return [op](auto a, auto b) {
+    using T = decltype(a);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      using U = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+      return static_cast<T>(op(static_cast<U>(a), static_cast<U>(b)));
+    } else {
+      return op(a, b);
+    }
+  };
+}
+constexpr auto kAdd = wrapping([](auto a, auto b) { return a + b; });
+constexpr auto kSub = wrapping([](auto a, auto b) { return a - b; });
+constexpr auto kMul = wrapping([](auto a, auto b) { return a * b; });
+// Integer division truncates (C, as ONNX). The two quotients C leaves undefined (x86 traps on
+// both: SIGFPE) are defined instead: by zero gives 0, and the smallest value by -1 wraps to
+// itself, as every other signed product in two's complement does (numpy gives the same).
 constexpr auto kDiv = [](auto a, auto b) {
   using T = decltype(a);
   if constexpr (std::is_integral_v<T>) {
-    return b == 0 ? T(0) : static_cast<T>(a / b);
+    if (b == 0) return T(0);
+    if constexpr (std::is_signed_v<T>) {
+      if (b == T(-1)) return static_cast<T>(T(0) - static_cast<std::make_unsigned_t<T>>(a));
+    }
+    return static_cast<T>(a / b);
   } else {
     return a / b;
   }
@@ -461,7 +481,11 @@ struct Mod {
   auto fn() const {
     return [c = c_style](T a, T b) -> T {
       if constexpr (std::is_integral_v<T>) {
+        // By zero: 0, as Div; by -1: 0 (the smallest value % -1 traps on x86).
         if (b == 0) return T(0);
+        if constexpr (std::is_signed_v<T>) {
+          if (b == T(-1)) return T(0);
+        }
         auto r = static_cast<T>(a % b);
         if (!c && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
         return r;
