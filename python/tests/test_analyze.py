@@ -139,3 +139,24 @@ def test_fit_is_the_cli_fit(tiny_cnn):
         footprint.fit(tiny_cnn, 65536, "N", dims={"N": 2})
     with pytest.raises(footprint.UsageError, match="no input of the model has a dim of that name"):
         footprint.fit(tiny_cnn, 65536, "seq")
+
+
+def test_a_dtype_run_will_refuse_is_named_by_analyze():
+    """A float16 product: its figures are counted in float16 and the warning names the node
+    whose kernel runs float only, as `run` would refuse it; the float32 model has no warning."""
+    def product(dtype, np_type):
+        b = footprint.GraphBuilder()
+        x = b.input("x", dtype, ["N", 64])
+        w = b.const(np.ones((64, 64), dtype=np_type))
+        b.output(b.matmul(x, w), "y")
+        return b.to_model()
+
+    half = footprint.analyze(product("float16", np.float16), dims={"N": 4}).to_json()
+    [warning] = [w for w in half["warnings"] if "will refuse" in w]
+    assert "MatMul" in warning and "runs float, not float16" in warning, warning
+    assert half["bytes"]["weights"] == 64 * 64 * 2
+    full = footprint.analyze(product("float32", np.float32), dims={"N": 4}).to_json()
+    assert not [w for w in full["warnings"] if "will refuse" in w]
+    with pytest.raises(footprint.FootprintError, match="float16"):
+        footprint.Session(product("float16", np.float16)).run(
+            {"x": np.ones((4, 64), dtype=np.float16)})

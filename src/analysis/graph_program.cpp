@@ -27,9 +27,46 @@ class ProgramBuilder {
     add_tensors();
     add_steps();
     mark_prepare_only();
+    warn_refused_dtypes();
   }
 
  private:
+  // Nodes whose kernel does not run their dtype (OpSchema::kernel_dtypes): the figures stand,
+  // but `run` refuses the model when it prepares them, which analysis says now. One line per op
+  // and dtype, naming the first such node (a float16 ResNet has 53 such convolutions).
+  void warn_refused_dtypes() {
+    struct Refusal {
+      graph::NodeId first;
+      DType dtype;
+      size_t count;
+    };
+    std::vector<Refusal> refusals;
+    for (graph::NodeId id : out_.order) {
+      const graph::Node& n = g_.node(id);
+      const std::optional<DType> t = graph::dtype_refused(g_, n);
+      if (!t) continue;
+      auto same = std::find_if(refusals.begin(), refusals.end(), [&](const Refusal& r) {
+        return r.dtype == *t && g_.node(r.first).schema == n.schema;
+      });
+      if (same != refusals.end()) {
+        ++same->count;
+      } else {
+        refusals.push_back({id, *t, 1});
+      }
+    }
+    for (const Refusal& r : refusals) {
+      const graph::Node& n = g_.node(r.first);
+      const int of = n.schema->kernel_dtype_of;
+      std::string w = "node " + n.label(r.first);
+      if (r.count > 1) w += " and " + std::to_string(r.count - 1) + " more " + n.op_type + " nodes";
+      w += ": footprint's kernel runs " + n.schema->kernel_dtypes.to_string() + ", not " +
+           std::string(dtype_name(r.dtype)) + " (its " +
+           (of >= 0 ? "input " + std::to_string(of) : "output " + std::to_string(-1 - of)) +
+           "): `run` will refuse this model";
+      out_.warnings.push_back(std::move(w));
+    }
+  }
+
   void bind_dims() {
     std::vector<std::string> symbols;
     for (const graph::Value& v : g_.values()) {

@@ -1,76 +1,11 @@
 #include "footprint/graph/inference.hpp"
 
-#include <cstring>
-
 #include "footprint/core/error.hpp"
-#include "footprint/core/float16.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/node_attributes.hpp"
 #include "footprint/onnx/tensor_data.hpp"
 
 namespace footprint::graph {
-namespace {
-
-template <class T>
-T load(const std::byte* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
-// Element i of a little-endian payload as an integer; false for dtypes held as reals.
-bool read_int(DType t, const std::byte* p, int64_t& out) {
-  switch (t) {
-    case DType::int8:
-      out = load<int8_t>(p);  // NOLINT(bugprone-signed-char-misuse): int8 is signed by definition
-      return true;
-    case DType::uint8:
-    case DType::boolean:
-      out = load<uint8_t>(p);
-      return true;
-    case DType::int16:
-      out = load<int16_t>(p);
-      return true;
-    case DType::uint16:
-      out = load<uint16_t>(p);
-      return true;
-    case DType::int32:
-      out = load<int32_t>(p);
-      return true;
-    case DType::uint32:
-      out = load<uint32_t>(p);
-      return true;
-    case DType::int64:
-      out = load<int64_t>(p);
-      return true;
-    case DType::uint64:
-      out = static_cast<int64_t>(load<uint64_t>(p));
-      return true;
-    default:
-      return false;
-  }
-}
-
-bool read_real(DType t, const std::byte* p, double& out) {
-  switch (t) {
-    case DType::float32:
-      out = load<float>(p);
-      return true;
-    case DType::float64:
-      out = load<double>(p);
-      return true;
-    case DType::float16:
-      out = float_from_half(load<uint16_t>(p));
-      return true;
-    case DType::bfloat16:
-      out = float_from_bfloat16(load<uint16_t>(p));
-      return true;
-    default:
-      return false;
-  }
-}
-
-}  // namespace
 
 std::optional<std::vector<int64_t>> KnownValue::int_values() const {
   if (!is_integer()) return std::nullopt;
@@ -118,14 +53,14 @@ std::optional<KnownValue> known_value_of(const onnx::TensorProto& t, size_t max_
                                          size_t max_real_elements) {
   const auto numel = onnx::dims_numel(t.dims);
   const auto dtype = static_cast<DType>(t.data_type);
-  const int bits = dtype_bits(dtype);
-  const bool real = dtype == DType::float32 || dtype == DType::float64 || dtype == DType::float16 ||
-                    dtype == DType::bfloat16;
-  if (!numel || *numel > (real ? max_real_elements : max_elements) || bits < 8 ||
-      dtype == DType::complex64 || dtype == DType::complex128) {
+  const DTypeTraits& traits = dtype_traits(dtype);
+  const bool integer = traits.read_int != nullptr;
+  // The float8 and packed types have no reader: not needed for shapes.
+  if (!numel || *numel > (integer ? max_elements : max_real_elements) ||
+      (!integer && traits.read_real == nullptr)) {
     return std::nullopt;
   }
-  const size_t width = static_cast<size_t>(bits) / 8;
+  const size_t width = static_cast<size_t>(traits.bits) / 8;
   const onnx::TensorBytes bytes = onnx::tensor_bytes(t);
   if (bytes.size() < *numel * width) return std::nullopt;
   KnownValue v;
@@ -133,14 +68,10 @@ std::optional<KnownValue> known_value_of(const onnx::TensorProto& t, size_t max_
   v.dims.assign(t.dims.begin(), t.dims.end());
   for (size_t i = 0; i < *numel; ++i) {
     const std::byte* p = bytes.bytes().data() + i * width;
-    int64_t iv = 0;
-    double rv = 0;
-    if (read_int(dtype, p, iv)) {
-      v.ints.push_back(Dim::known(iv));
-    } else if (read_real(dtype, p, rv)) {
-      v.reals.push_back(rv);
+    if (integer) {
+      v.ints.push_back(Dim::known(traits.read_int(p)));
     } else {
-      return std::nullopt;  // 8-bit floats: not needed for shapes
+      v.reals.push_back(traits.read_real(p));
     }
   }
   return v;

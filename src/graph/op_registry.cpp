@@ -63,4 +63,15 @@ bool subgraph_runs(const Graph& g, const Node& n, size_t index) {
   return n.schema->subgraph_runs(g, n, index);
 }
 
+std::optional<DType> dtype_refused(const Graph& g, const Node& n) {
+  if (n.schema == nullptr || n.schema->kernel_dtypes.empty()) return std::nullopt;
+  const int of = n.schema->kernel_dtype_of;
+  const std::vector<ValueId>& values = of >= 0 ? n.inputs : n.outputs;
+  const auto i = static_cast<size_t>(of >= 0 ? of : -1 - of);
+  if (i >= values.size() || values[i] == kNoValue) return std::nullopt;
+  const DType t = g.value(values[i]).dtype;
+  if (t == DType::undefined || n.schema->kernel_dtypes.contains(t)) return std::nullopt;
+  return t;
+}
+
 }  // namespace footprint::graph

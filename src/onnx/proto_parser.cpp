@@ -72,18 +72,13 @@ std::optional<TypedField> typed_field_for(DType t) {
 
 // Values the typed field must hold for `numel` elements.
 std::optional<uint64_t> typed_values_needed(DType t, uint64_t numel) {
-  switch (t) {
-    case DType::complex64:
-    case DType::complex128:
-      if (numel > std::numeric_limits<uint64_t>::max() / 2) return std::nullopt;
-      return numel * 2;
-    case DType::uint4:
-    case DType::int4:
-    case DType::float4e2m1:
-      return numel / 2 + numel % 2;
-    default:
-      return numel;
+  const DTypeTraits& traits = dtype_traits(t);
+  if (traits.kind == DTypeKind::complex) {  // a real and an imaginary part per element
+    if (numel > std::numeric_limits<uint64_t>::max() / 2) return std::nullopt;
+    return numel * 2;
   }
+  if (traits.packed) return numel / 2 + numel % 2;  // two elements per stored value
+  return numel;
 }
 
 std::optional<uint64_t> parse_decimal(std::string_view s) {

@@ -23,7 +23,9 @@ void copy_view_kernel(graph::KernelContext& ctx) {
 void fill_view_kernels(graph::OpRegistry& r) {
   for (const graph::OpSchema& s : r.all()) {
     if (s.output_view_of >= 0 && s.kernel == nullptr) {
-      r.row(s.domain, s.op_type).kernel = copy_view_kernel;
+      graph::OpSchema& row = r.row(s.domain, s.op_type);
+      row.kernel = copy_view_kernel;
+      row.kernel_dtypes = DTypeSet::all();  // bytes, copied only where the output is not a view
     }
   }
 }

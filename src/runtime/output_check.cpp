@@ -3,51 +3,16 @@
 #include <cmath>
 
 #include "footprint/core/error.hpp"
-#include "footprint/core/float16.hpp"
 
 namespace footprint::runtime {
 namespace {
 
-template <class T>
-double element(const Tensor& t, size_t i) {
-  return static_cast<double>(reinterpret_cast<const T*>(t.data())[i]);
-}
-
 double element_as_double(const Tensor& t, size_t i) {
-  switch (t.dtype()) {
-    case DType::float16:
-      return float_from_half(reinterpret_cast<const uint16_t*>(t.data())[i]);
-    case DType::bfloat16:
-      return float_from_bfloat16(reinterpret_cast<const uint16_t*>(t.data())[i]);
-    case DType::float32:
-      return element<float>(t, i);
-    case DType::float64:
-      return element<double>(t, i);
-    case DType::int8:
-      return element<int8_t>(t, i);
-    case DType::uint8:
-      return element<uint8_t>(t, i);
-    case DType::int16:
-      return element<int16_t>(t, i);
-    case DType::uint16:
-      return element<uint16_t>(t, i);
-    case DType::int32:
-      return element<int32_t>(t, i);
-    case DType::uint32:
-      return element<uint32_t>(t, i);
-    case DType::int64:
-      return element<int64_t>(t, i);
-    case DType::uint64:
-      return element<uint64_t>(t, i);
-    case DType::boolean:
-      return element<bool>(t, i);
-    default:
-      throw Error("cannot compare " + std::string(dtype_name(t.dtype())) + " outputs");
+  const DTypeTraits& traits = dtype_traits(t.dtype());
+  if (traits.read_real == nullptr || traits.packed) {
+    throw Error("cannot compare " + std::string(traits.name) + " outputs");
   }
-}
-
-bool is_float(DType t) {
-  return t == DType::float32 || t == DType::float64 || t == DType::float16 || t == DType::bfloat16;
+  return traits.read_real(t.data() + i * static_cast<size_t>(traits.bits / 8));
 }
 
 void compare(const Tensor& got, const Tensor& want, double rtol, double atol, OutputCheck& c) {
@@ -57,7 +22,7 @@ void compare(const Tensor& got, const Tensor& want, double rtol, double atol, Ou
     if (c.problem.empty()) c.problem = label + ": dtype or extents differ from the expected";
     return;
   }
-  const bool exact = !is_float(want.dtype());
+  const bool exact = !dtype_traits(want.dtype()).is_float();
   for (size_t i = 0; i < want.numel(); ++i) {
     const double g = element_as_double(got, i);
     const double w = element_as_double(want, i);

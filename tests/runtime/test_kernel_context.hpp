@@ -185,6 +185,7 @@ class KernelRun {
   uint64_t workspace_bytes() const { return workspace_bytes_; }
 
   const graph::Node& node() const { return model_->graph.node(0); }
+  const graph::Graph& graph() const { return model_->graph; }
 
  private:
   static std::vector<std::string_view> views(const std::vector<std::string>& names) {

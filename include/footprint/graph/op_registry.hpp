@@ -43,6 +43,14 @@ struct OpSchema {
   int output_view_of = -1;
   // May write its output into input 0's buffer when that buffer is otherwise dead.
   bool in_place = false;
+  // The dtypes the kernel runs, of the value kernel_dtype_of names: a promise the runtime makes
+  // beside the kernel (as in_place), which analysis checks each node against (a model whose
+  // float16 Conv `run` would refuse is said so by `analyze`, naming the node) and passes ask
+  // before moving a node to another row. Empty where there is no kernel (the graph layer's
+  // inference-only registry).
+  DTypeSet kernel_dtypes;
+  // Which value's dtype kernel_dtypes constrains: input i (i >= 0), or output -1 - i.
+  int kernel_dtype_of = 0;
   // Output 0 is a tensor stored in this attribute of the node (Constant's `value`): it is read
   // where it lies in the model (Graph::constant_tensor), never computed.
   std::string_view stored_value_attribute;
@@ -111,6 +119,11 @@ struct OpSchema {
 // is neither type-checked against the node's shapes, analysed nor prepared: the exporter's
 // `If(dim == 1) then Squeeze else Identity` holds a branch that is wrong for every other extent.
 bool subgraph_runs(const Graph& g, const Node& n, size_t index);
+
+// The dtype node `n` gives its kernel where its row's kernel does not run it
+// (OpSchema::kernel_dtypes); nullopt when it does, when that value's dtype is not known, or when
+// the row declares no kernel dtypes.
+std::optional<DType> dtype_refused(const Graph& g, const Node& n);
 
 class OpRegistry {
  public:

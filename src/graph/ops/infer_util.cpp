@@ -230,32 +230,11 @@ KnownValue pick(const KnownValue& src, std::vector<int64_t> dims,
 }
 
 bool is_real(DType t) {
-  switch (t) {
-    case DType::float32:
-    case DType::float64:
-    case DType::float16:
-    case DType::bfloat16:
-      return true;
-    default:
-      return false;
-  }
+  return dtype_traits(t).read_real != nullptr && !dtype_traits(t).is_integer();
 }
 
 bool is_integral(DType t) {
-  switch (t) {
-    case DType::int8:
-    case DType::uint8:
-    case DType::int16:
-    case DType::uint16:
-    case DType::int32:
-    case DType::uint32:
-    case DType::int64:
-    case DType::uint64:
-    case DType::boolean:
-      return true;
-    default:
-      return false;
-  }
+  return dtype_traits(t).is_integer() && !dtype_traits(t).packed;
 }
 
 double round_to(DType t, double x) {

@@ -77,6 +77,8 @@ KnownValue pick(const KnownValue& src, std::vector<int64_t> dims, const std::vec
 std::optional<KnownValue> cast_value(const KnownValue& v, DType to);
 // x rounded to the nearest value of the floating-point type t (float16, bfloat16, float32).
 double round_to(DType t, double x);
+// Floats value propagation computes with (float16, bfloat16, float32, float64: the float8 and
+// 4-bit types have no scalar reader), and the integer types with bool (not the packed ones).
 bool is_real(DType t);
 bool is_integral(DType t);
 

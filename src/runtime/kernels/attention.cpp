@@ -319,6 +319,7 @@ void register_attention(graph::OpRegistry& r) {
   row.kernel = run_attention;
   row.prepare = attention_prepare;
   row.workspace = attention_workspace;
+  row.kernel_dtypes = DTypeSet{DType::float32};
 }
 
 }  // namespace footprint::runtime::kernels

@@ -31,6 +31,7 @@ void run_if(graph::KernelContext& ctx) {
 void register_control_flow(graph::OpRegistry& r) {
   r.row("", "If").kernel = run_if;
   r.row("", "If").reports_extents = true;
+  r.row("", "If").kernel_dtypes = DTypeSet{DType::boolean};  // the condition
 }
 
 }  // namespace footprint::runtime::kernels

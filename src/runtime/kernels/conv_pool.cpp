@@ -974,6 +974,16 @@ void register_conv_pool(graph::OpRegistry& r) {
     r.row("", op).rows_at_bound = true;
   for (const char* op : {"NhwcMaxPool", "NhwcAveragePool"})
     r.row("footprint", op).rows_at_bound = true;
+  // oneDNN's primitives here are built for float32 (require_float); the pooling loops also take
+  // float64, and MaxPool's 8-bit integers (pool_loop_supports).
+  const DTypeSet f32{DType::float32};
+  for (const char* op : {"Conv", "ConvTranspose", "LRN"}) r.row("", op).kernel_dtypes = f32;
+  for (const char* op : {"NhwcConv", "NhwcMaxPool", "NhwcAveragePool", "NhwcGlobalAveragePool"})
+    r.row("footprint", op).kernel_dtypes = f32;
+  const DTypeSet reals{DType::float32, DType::float64};
+  for (const char* op : {"AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
+    r.row("", op).kernel_dtypes = reals;
+  r.row("", "MaxPool").kernel_dtypes = reals | DTypeSet{DType::int8, DType::uint8};
 }
 
 }  // namespace footprint::runtime::kernels

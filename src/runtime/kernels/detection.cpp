@@ -349,6 +349,7 @@ void register_detection(graph::OpRegistry& r) {
   nms.workspace = nms_workspace;
   nms.reports_extents = true;
   r.row("", "RoiAlign").kernel = roi_align_kernel;
+  nms.kernel_dtypes = r.row("", "RoiAlign").kernel_dtypes = DTypeSet{DType::float32};
 }
 
 }  // namespace footprint::runtime::kernels

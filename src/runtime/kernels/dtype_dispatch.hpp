@@ -48,6 +48,22 @@ using NumericTypes = TypeList<float, double, int8_t, uint8_t, int16_t, uint16_t,
 using CastTypes = TypeList<float, double, int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t,
                            int64_t, uint64_t, bool, Float16, BFloat16>;
 
+// The dtypes a list dispatches on: what a registry row declares its kernel runs
+// (OpSchema::kernel_dtypes).
+template <class... Ts>
+constexpr DTypeSet dtypes_of(TypeList<Ts...> /*list*/) {
+  return DTypeSet{dtype_of<Ts>()...};
+}
+
+// Those of a list that computes float16 and bfloat16 through float where it has float
+// (dispatch_with_16bit, the unary and binary elementwise kernels).
+template <class List>
+constexpr DTypeSet dtypes_with_16bit(List list) {
+  DTypeSet s = dtypes_of(list);
+  if (s.contains(DType::float32)) s = s | DTypeSet{DType::float16, DType::bfloat16};
+  return s;
+}
+
 // Whether T is one of the list's types.
 template <class T, class... Ts>
 constexpr bool contains(TypeList<Ts...> /*list*/) {
@@ -85,6 +101,17 @@ void dispatch_or_fail(const graph::KernelContext& ctx, DType t, F&& f) {
 inline size_t element_size(DType t) {
   const int bits = dtype_bits(t);
   return bits % 8 == 0 && t != DType::string ? static_cast<size_t>(bits / 8) : 0;
+}
+
+// Every dtype dispatch_bits moves: elements of 1, 2, 4 or 8 bytes.
+inline DTypeSet movable_dtypes() {
+  DTypeSet s;
+  for (int32_t code = 1; is_known_dtype(code); ++code) {
+    const auto t = static_cast<DType>(code);
+    const size_t size = element_size(t);
+    if (size == 1 || size == 2 || size == 4 || size == 8) s.add(t);
+  }
+  return s;
 }
 
 // Unsigned integer of `size` bytes, for kernels that move elements without reading them.

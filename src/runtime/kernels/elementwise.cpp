@@ -707,19 +707,35 @@ void cast_kernel(KernelContext& ctx) {
 
 // ---- Registration
 
+// A kernel and the dtypes it runs (OpSchema::kernel_dtypes), as each row is declared.
+struct Declared {
+  graph::KernelFn kernel;
+  DTypeSet dtypes;
+};
+
+template <class Op>
+constexpr Declared unary = {unary_kernel<Op>, dtypes_with_16bit(typename Op::types{})};
+template <class Op>
+constexpr Declared binary = {binary_kernel<Op>, dtypes_with_16bit(typename Op::types{})};
 template <class Types, auto F, auto V = nullptr>
-constexpr graph::KernelFn pure = unary_kernel<Pure<Types, F, V>>;
+constexpr Declared pure = unary<Pure<Types, F, V>>;
+constexpr DTypeSet kReals{DType::float32, DType::float64, DType::float16, DType::bfloat16};
+
+void declare(graph::OpSchema& row, const Declared& d) {
+  row.kernel = d.kernel;
+  row.kernel_dtypes = d.dtypes;
+}
 
 // An elementwise loop reads each element before it writes the same index: output 0 may be input
 // 0's buffer (in_place), a promise these kernels make and the planner relies on.
-void set_in_place(graph::OpRegistry& r, std::string_view op, graph::KernelFn k) {
+void set_in_place(graph::OpRegistry& r, std::string_view op, const Declared& d) {
   graph::OpSchema& row = r.row("", op);
-  row.kernel = k;
+  declare(row, d);
   row.in_place = true;
 }
 
 void register_unary(graph::OpRegistry& r) {
-  auto set = [&](std::string_view op, graph::KernelFn k) { set_in_place(r, op, k); };
+  auto set = [&](std::string_view op, const Declared& d) { set_in_place(r, op, d); };
   set("Abs", pure<ArithTypes, kAbs>);
   set("Neg", pure<SignedTypes, kNeg>);
   set("Sign", pure<ArithTypes, kSign>);
@@ -752,48 +768,52 @@ void register_unary(graph::OpRegistry& r) {
   set("Softplus", pure<RealTypes, kSoftplus>);
   set("Softsign", pure<RealTypes, [](auto x) { return x / (decltype(x)(1) + std::abs(x)); }>);
   set("Mish", pure<RealTypes, [](auto x) { return x * std::tanh(kSoftplus(x)); }>);
-  set("Not", unary_kernel<Not>);
-  set("LeakyRelu", unary_kernel<LeakyRelu>);
-  set("Elu", unary_kernel<Elu>);
-  set("Celu", unary_kernel<Celu>);
-  set("Selu", unary_kernel<Selu>);
-  set("HardSigmoid", unary_kernel<HardSigmoid>);
-  set("HardSwish", unary_kernel<HardSwish>);
-  set("ThresholdedRelu", unary_kernel<ThresholdedRelu>);
-  set("Shrink", unary_kernel<Shrink>);
-  set("Gelu", unary_kernel<Gelu>);
+  set("Not", unary<Not>);
+  set("LeakyRelu", unary<LeakyRelu>);
+  set("Elu", unary<Elu>);
+  set("Celu", unary<Celu>);
+  set("Selu", unary<Selu>);
+  set("HardSigmoid", unary<HardSigmoid>);
+  set("HardSwish", unary<HardSwish>);
+  set("ThresholdedRelu", unary<ThresholdedRelu>);
+  set("Shrink", unary<Shrink>);
+  set("Gelu", unary<Gelu>);
   // A bool output: never the input's buffer.
-  r.row("", "IsNaN").kernel = classify_kernel<IsNaN>;
-  r.row("", "IsInf").kernel = classify_kernel<IsInf>;
+  declare(r.row("", "IsNaN"), {classify_kernel<IsNaN>, kReals});
+  declare(r.row("", "IsInf"), {classify_kernel<IsInf>, kReals});
 }
 
 void register_binary(graph::OpRegistry& r) {
-  auto in_place = [&](std::string_view op, graph::KernelFn k) { set_in_place(r, op, k); };
-  in_place("Add", binary_kernel<Arith<ArithTypes, kAdd>>);
-  in_place("Sub", binary_kernel<Arith<ArithTypes, kSub>>);
-  in_place("Mul", binary_kernel<Arith<ArithTypes, kMul>>);
-  in_place("Div", binary_kernel<Arith<ArithTypes, kDiv>>);
-  in_place("PRelu", binary_kernel<Arith<SignedTypes, kPRelu>>);
-  in_place("Mod", binary_kernel<Mod>);
-  in_place("BitShift", binary_kernel<BitShift>);
-  in_place("Pow", pow_kernel);
-  in_place("Equal", binary_kernel<Predicate<NumericTypes, kEqual>>);
-  in_place("Less", binary_kernel<Predicate<ArithTypes, kLess>>);
-  in_place("LessOrEqual", binary_kernel<Predicate<ArithTypes, kLessOrEqual>>);
-  in_place("Greater", binary_kernel<Predicate<ArithTypes, kGreater>>);
-  in_place("GreaterOrEqual", binary_kernel<Predicate<ArithTypes, kGreaterOrEqual>>);
-  in_place("And", binary_kernel<Predicate<TypeList<bool>, kAnd>>);
-  in_place("Or", binary_kernel<Predicate<TypeList<bool>, kOr>>);
-  in_place("Xor", binary_kernel<Predicate<TypeList<bool>, kXor>>);
-  auto set = [&](std::string_view op, graph::KernelFn k) { r.row("", op).kernel = k; };
-  set("Sum", variadic_kernel<kAdd>);
-  set("Mean", variadic_kernel<kAdd, true>);
-  set("Max", variadic_kernel<kMax>);
-  set("Min", variadic_kernel<kMin>);
-  set("Clip", clip_kernel);
-  set("Where", where_kernel);
-  set("Cast", cast_kernel);
-  set("CastLike", cast_kernel);
+  auto in_place = [&](std::string_view op, const Declared& d) { set_in_place(r, op, d); };
+  in_place("Add", binary<Arith<ArithTypes, kAdd>>);
+  in_place("Sub", binary<Arith<ArithTypes, kSub>>);
+  in_place("Mul", binary<Arith<ArithTypes, kMul>>);
+  in_place("Div", binary<Arith<ArithTypes, kDiv>>);
+  in_place("PRelu", binary<Arith<SignedTypes, kPRelu>>);
+  in_place("Mod", binary<Mod>);
+  in_place("BitShift", binary<BitShift>);
+  in_place("Pow", {pow_kernel, dtypes_of(ArithTypes{})});
+  in_place("Equal", binary<Predicate<NumericTypes, kEqual>>);
+  in_place("Less", binary<Predicate<ArithTypes, kLess>>);
+  in_place("LessOrEqual", binary<Predicate<ArithTypes, kLessOrEqual>>);
+  in_place("Greater", binary<Predicate<ArithTypes, kGreater>>);
+  in_place("GreaterOrEqual", binary<Predicate<ArithTypes, kGreaterOrEqual>>);
+  in_place("And", binary<Predicate<TypeList<bool>, kAnd>>);
+  in_place("Or", binary<Predicate<TypeList<bool>, kOr>>);
+  in_place("Xor", binary<Predicate<TypeList<bool>, kXor>>);
+  auto set = [&](std::string_view op, const Declared& d) { declare(r.row("", op), d); };
+  const DTypeSet arith = dtypes_with_16bit(ArithTypes{});
+  set("Sum", {variadic_kernel<kAdd>, arith});
+  set("Mean", {variadic_kernel<kAdd, true>, arith});
+  set("Max", {variadic_kernel<kMax>, arith});
+  set("Min", {variadic_kernel<kMin>, arith});
+  set("Clip", {clip_kernel, dtypes_of(ArithTypes{})});
+  // Where moves the chosen elements without reading them: any size dispatch_bits moves.
+  graph::OpSchema& where = r.row("", "Where");
+  declare(where, {where_kernel, movable_dtypes()});
+  where.kernel_dtype_of = 1;
+  set("Cast", {cast_kernel, dtypes_of(CastTypes{})});
+  set("CastLike", {cast_kernel, dtypes_of(CastTypes{})});
 }
 
 }  // namespace

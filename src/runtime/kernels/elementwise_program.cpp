@@ -262,6 +262,7 @@ void register_elementwise_program(graph::OpRegistry& r) {
   row.kernel = run_program;
   // Each tile's inputs are read before the last step writes its output there.
   row.in_place = true;
+  row.kernel_dtypes = DTypeSet{DType::float32};
 }
 
 }  // namespace footprint::runtime::kernels

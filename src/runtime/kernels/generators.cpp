@@ -199,6 +199,22 @@ void register_generators(graph::OpRegistry& r) {
   r.row("footprint", "NhwcShape").kernel = shape_kernel<true>;
   r.row("", "Size").kernel = size_kernel;
   r.row("", "OneHot").kernel = one_hot_kernel;
+  // Constants decode whole-byte elements but complex ones (decode_into); their dtype is the
+  // output's, as Range's and EyeLike's; Shape and Size read only extents.
+  const DTypeSet decoded =
+      DTypeSet::whole_bytes().without(DType::complex64).without(DType::complex128);
+  const auto output_dtypes = [&](const char* op, DTypeSet dtypes) {
+    graph::OpSchema& row = r.row("", op);
+    row.kernel_dtypes = dtypes;
+    row.kernel_dtype_of = -1;
+  };
+  output_dtypes("Constant", decoded);
+  output_dtypes("ConstantOfShape", decoded & movable_dtypes());
+  output_dtypes("Range", dtypes_of(TypeList<float, double, int16_t, int32_t, int64_t>{}));
+  output_dtypes("EyeLike", dtypes_of(NumericTypes{}));
+  for (const char* op : {"Shape", "Size"}) r.row("", op).kernel_dtypes = DTypeSet::all();
+  r.row("footprint", "NhwcShape").kernel_dtypes = DTypeSet::all();
+  r.row("", "OneHot").kernel_dtypes = dtypes_of(ArithTypes{});  // the indices
 }
 
 }  // namespace footprint::runtime::kernels

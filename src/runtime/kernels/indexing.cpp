@@ -856,6 +856,19 @@ void register_indexing(graph::OpRegistry& r) {
   r.row("", "ScatterND").kernel = scatter_nd_kernel;
   r.row("", "Pad").kernel = pad_kernel;
   r.row("", "ReverseSequence").kernel = reverse_sequence_kernel;
+  // Input 0's dtypes: rows of whole bytes copied (Concat, Split, Gather, Compress), elements of
+  // 1 to 8 bytes moved (dispatch_bits), or read as numbers (NonZero, Unique). A scatter with a
+  // reduction computes in ArithTypes, a subset: it fails naming a dtype outside them.
+  const DTypeSet rows = DTypeSet::whole_bytes();
+  for (const char* op : {"Concat", "Split", "Gather", "Compress"})
+    r.row("", op).kernel_dtypes = rows;
+  r.row("footprint", "NhwcConcat").kernel_dtypes = rows;
+  for (const char* op : {"Slice", "GatherElements", "GatherND", "ScatterElements", "Scatter",
+                         "ScatterND", "Pad", "ReverseSequence"})
+    r.row("", op).kernel_dtypes = movable_dtypes();
+  r.row("footprint", "NhwcSlice").kernel_dtypes = movable_dtypes();
+  r.row("", "NonZero").kernel_dtypes = dtypes_of(CastTypes{});
+  r.row("", "Unique").kernel_dtypes = dtypes_of(ArithTypes{});
 }
 
 }  // namespace footprint::runtime::kernels

@@ -414,6 +414,10 @@ void register_matmul(graph::OpRegistry& r) {
     row->packed_inputs = 0b10;  // B
     row->rows_at_bound = true;
   }
+  // oneDNN's products here are built for float32 (require_float).
+  for (graph::OpSchema* row :
+       {&r.row("", "Gemm"), &r.row("", "MatMul"), &r.row("footprint", "MatMulAdd")})
+    row->kernel_dtypes = DTypeSet{DType::float32};
 }
 
 }  // namespace footprint::runtime::kernels

@@ -695,6 +695,15 @@ void register_normalization(graph::OpRegistry& r) {
   r.row("", "LogSoftmax").kernel = normalize_kernel<Normalize::log_softmax>;
   r.row("", "Hardmax").kernel = normalize_kernel<Normalize::hardmax>;
   r.row("", "Dropout").kernel = dropout_kernel;
+  // Input 0's dtypes, as each kernel dispatches.
+  const DTypeSet f32{DType::float32};
+  const DTypeSet reals = dtypes_of(RealTypes{});
+  for (const char* op : {"BatchNormalization", "InstanceNormalization", "LayerNormalization",
+                         "Softmax", "LogSoftmax", "Hardmax"})
+    r.row("", op).kernel_dtypes = reals;
+  for (const char* op : {"NhwcBatchNormalization", "FoldBatchNorm", "ChannelAffine"})
+    r.row("footprint", op).kernel_dtypes = f32;
+  r.row("", "Dropout").kernel_dtypes = movable_dtypes();  // a copy of input 0
 }
 
 }  // namespace footprint::runtime::kernels

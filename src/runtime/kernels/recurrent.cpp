@@ -979,6 +979,7 @@ void register_recurrent(graph::OpRegistry& r) {
   rnn.prepare = rnn_prepare;
   rnn.packed = recurrent_packed;
   rnn.packed_inputs = 0b110;
+  for (graph::OpSchema* row : {&lstm, &gru, &rnn}) row->kernel_dtypes = DTypeSet{DType::float32};
 }
 
 }  // namespace footprint::runtime::kernels

@@ -526,6 +526,12 @@ void register_reduce(graph::OpRegistry& r) {
   set("CumSum", cumsum_kernel);
   set("TopK", top_k_kernel);
   r.row("", "TopK").reports_extents = true;  // K read when running
+  // What each kernel dispatches on, for input 0.
+  for (const char* op :
+       {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+        "ReduceSumSquare", "ReduceLogSum", "ArgMax", "ArgMin", "CumSum", "TopK"})
+    r.row("", op).kernel_dtypes = dtypes_of(ArithTypes{});
+  r.row("", "ReduceLogSumExp").kernel_dtypes = dtypes_of(RealTypes{});
 }
 
 }  // namespace footprint::runtime::kernels

@@ -254,6 +254,12 @@ void register_reshape(graph::OpRegistry& r) {
   from.workspace = reorder_workspace<layout_change_pd<false>>;
   // Each image is reordered alone.
   to.rows_at_bound = from.rows_at_bound = true;
+  // The permutations move elements without reading them (dispatch_bits); the reorders are
+  // oneDNN's, built for float32.
+  for (const char* op : {"Transpose", "Expand", "Tile", "DepthToSpace", "SpaceToDepth", "Trilu"})
+    r.row("", op).kernel_dtypes = movable_dtypes();
+  for (graph::OpSchema* row : {&shuffle, &nhwc_shuffle, &to, &from})
+    row->kernel_dtypes = DTypeSet{DType::float32};
 }
 
 }  // namespace footprint::runtime::kernels

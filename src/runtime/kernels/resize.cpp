@@ -445,6 +445,7 @@ void register_resize(graph::OpRegistry& r) {
   graph::OpSchema& upsample = r.row("", "Upsample");
   upsample.kernel = resize_kernel<ResizeOp::upsample>;
   upsample.prepare = resize_prepare<ResizeOp::upsample>;
+  resize.kernel_dtypes = upsample.kernel_dtypes = dtypes_of(ArithTypes{});
 }
 
 }  // namespace footprint::runtime::kernels

@@ -198,6 +198,7 @@ void register_squeeze_excite(graph::OpRegistry& r) {
   // Between convolutions that run channels-last, so does the block (no layout change around
   // it).
   plain.channels_last = "NhwcSqueezeExcite";
+  plain.kernel_dtypes = nhwc.kernel_dtypes = DTypeSet{DType::float32};
 }
 
 }  // namespace footprint::runtime::kernels
