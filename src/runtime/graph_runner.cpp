@@ -29,8 +29,8 @@ GraphRunner::GraphRunner(const graph::Graph& g, const DimBindings& dims,
       children_(make_children()),
       planned_(plan_graph()),
       placement_(g_, planned_.program, planned_.timeline, planned_.plan),
-      constants_(g_, planned_.program, planned_.timeline, extents_, placement_, this,
-                 options_.threads, pointers_),
+      constants_(g_, planned_.program, planned_.timeline, extents_, placement_,
+                 placement_.take_weights(), this, options_.threads, pointers_),
       prepared_(g_, planned_.program, planned_.timeline, extents_, constants_, this, pointers_) {}
 
 GraphRunner::~GraphRunner() = default;

@@ -9,6 +9,7 @@
 
 #include "footprint/graph/builder.hpp"
 #include "footprint/graph/host_value.hpp"
+#include "footprint/onnx/tensor_data.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "planned_graph.hpp"
 #include "runtime/runner/placement.hpp"
@@ -20,6 +21,7 @@ using graph::Var;
 using runtime::runner::Home;
 using runtime::runner::HomeBytes;
 using runtime::runner::Placement;
+using runtime::runner::Weights;
 
 namespace {
 
@@ -53,7 +55,7 @@ int64_t planned_offset(const footprint::testing::PlannedGraph& p, graph::ValueId
 TEST(RunnerPlacement, GivesEachRootItsHomeAndEachViewItsRoots) {
   const auto p = views_inputs_and_weights();
   const graph::Graph& g = p.graph();
-  const Placement placement(g, p.program, p.timeline, p.plan);
+  Placement placement(g, p.program, p.timeline, p.plan);
   ASSERT_EQ(placement.size(), g.values().size());
 
   const graph::ValueId x = p.id("x");
@@ -63,11 +65,23 @@ TEST(RunnerPlacement, GivesEachRootItsHomeAndEachViewItsRoots) {
   // Initializers take slots 0, 1, ... in value order.
   const graph::ValueId w = p.id("w");
   const graph::ValueId shape = p.id("shape");
-  EXPECT_EQ(placement.weight_slots(), 2u);
+  const Weights weights = placement.take_weights();
+  ASSERT_EQ(weights.slots.size(), 2u);
   EXPECT_EQ(placement[w].home, Home::weight);
   EXPECT_EQ(placement[shape].home, Home::weight);
   EXPECT_EQ(placement[w].index, w < shape ? 0 : 1);
   EXPECT_EQ(placement[shape].index, w < shape ? 1 : 0);
+  // Each is read where it lies in the model, or from a copy where its bytes are not aligned.
+  uint64_t copied = 0;
+  for (const graph::ValueId v : {w, shape}) {
+    const onnx::TensorBytes& slot = weights.slots[static_cast<size_t>(placement[v].index)];
+    const onnx::TensorProto& stored = *g.value(v).initializer;
+    EXPECT_EQ(slot.size(), onnx::tensor_storage_bytes(stored));
+    EXPECT_EQ(slot.is_view(),
+              onnx::readable_in_place(stored, onnx::element_alignment(g.value(v).dtype)));
+    copied += slot.is_view() ? 0 : slot.size();
+  }
+  EXPECT_EQ(weights.copied_bytes, copied);
 
   // The product is an activation at its planned offset; the Reshape is a view of it.
   const graph::ValueId r = g.node(p.producer("y")).inputs[0];

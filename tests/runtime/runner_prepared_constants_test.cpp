@@ -47,7 +47,8 @@ struct Prepared {
       : extents(p.graph(), {}, nullptr),
         placement(p.graph(), p.program, p.timeline, p.plan),
         pointers(p.graph().values().size(), nullptr),
-        constants(p.graph(), p.program, p.timeline, extents, placement, nullptr, 1, pointers) {}
+        constants(p.graph(), p.program, p.timeline, extents, placement, placement.take_weights(),
+                  nullptr, 1, pointers) {}
   BoundedExtents extents;
   Placement placement;
   std::vector<void*> pointers;

@@ -4,10 +4,13 @@
 // A buffer's owner (a root of the timeline's storage) gets a home: the caller's input or output
 // tensor, an initializer's bytes (a weight slot), a constant computed while preparing, its
 // planned arena offset, or the enclosing graph's value (a branch's outer value). A view or an
-// in-place alias lives at its root's home. The homes hold no bytes: `point` resolves them to
-// addresses from the bytes one run (or preparing) has.
+// in-place alias lives at its root's home. An initializer is read where it lies in the model,
+// or, where its bytes are not aligned for its dtype, from an aligned copy made here. Apart from
+// those copies the homes hold no bytes: `point` resolves them to addresses from the bytes one
+// run (or preparing) has.
 //
 //   Placement placement(g, program, timeline, plan);
+//   Weights weights = placement.take_weights();  // for their owner, PreparedConstants
 //   placement.point({arena, inputs, outputs, weights, constants, outer}, pointers);
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +35,14 @@ struct Place {
   int64_t index = 0;
 };
 
+// The initializers' bytes, one per weight slot (slots 0, 1, ... in value order).
+struct Weights {
+  std::vector<onnx::TensorBytes> slots;
+  uint64_t copied_bytes = 0;  // the aligned copies' heap bytes
+  // A copy is all the kernels read: the mapped original's pages went back to the OS.
+  uint64_t released_mapped_bytes = 0;
+};
+
 // The bytes behind the homes. Preparing has no arena, inputs, outputs nor outer values (the
 // enclosing graph is still being prepared): those homes resolve to null.
 struct HomeBytes {
@@ -50,8 +61,8 @@ class Placement {
 
   const Place& operator[](size_t v) const { return places_[v]; }
   size_t size() const { return places_.size(); }
-  // Initializers get slots 0, 1, ... in value order.
-  size_t weight_slots() const { return weight_slots_; }
+  // The initializers' bytes, handed once to the part that owns and releases them.
+  Weights take_weights() { return std::exchange(weights_, {}); }
   // Graph outputs whose bytes are not the output tensor itself (an input, a weight, a value
   // another output also is): (output position, value), copied after the run.
   const std::vector<std::pair<size_t, graph::ValueId>>& output_copies() const {
@@ -61,13 +72,8 @@ class Placement {
   void point(const HomeBytes& bytes, std::span<void*> pointers) const;
 
  private:
-  Place place_root(size_t v, const std::vector<int64_t>& arena_offset);
-
-  const graph::Graph& g_;
-  const analysis::GraphProgram& program_;
-  const analysis::Timeline& timeline_;
   std::vector<Place> places_;
-  size_t weight_slots_ = 0;
+  Weights weights_;
   std::vector<std::pair<size_t, graph::ValueId>> output_copies_;
 };
 

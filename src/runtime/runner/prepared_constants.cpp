@@ -58,10 +58,16 @@ bool write_known(const graph::KnownValue& known, DType dtype, std::byte* out, si
 PreparedConstants::PreparedConstants(const graph::Graph& g, const analysis::GraphProgram& program,
                                      const analysis::Timeline& timeline,
                                      const BoundedExtents& extents, const Placement& placement,
-                                     graph::SubgraphRunner* subgraphs, int threads,
+                                     Weights weights, graph::SubgraphRunner* subgraphs, int threads,
                                      std::vector<void*>& pointers)
-    : g_(g), program_(program), timeline_(timeline), extents_(extents), placement_(placement) {
-  load_weights();
+    : g_(g),
+      program_(program),
+      timeline_(timeline),
+      extents_(extents),
+      placement_(placement),
+      weights_(std::move(weights.slots)),
+      released_mapped_bytes_(weights.released_mapped_bytes) {
+  heap_.add(weights.copied_bytes);
   evaluate_constants(subgraphs, threads, pointers);
   // What the steps are prepared with: the constants kept, the released ones null.
   point_preparing(pointers);
@@ -72,28 +78,6 @@ void PreparedConstants::point_preparing(std::span<void*> pointers) const {
   preparing.weights = weights_;
   preparing.constants = constant_data_;
   placement_.point(preparing, pointers);
-}
-
-void PreparedConstants::load_weights() {
-  // Slots in value order, as Placement gave them to the initializers (all roots).
-  for (size_t v = 0; v < g_.values().size(); ++v) {
-    const graph::Value& value = g_.value(static_cast<graph::ValueId>(v));
-    if (value.kind != graph::ValueKind::initializer || timeline_.storage[v] != static_cast<int>(v))
-      continue;
-    onnx::TensorBytes w =
-        onnx::tensor_bytes(*value.initializer, onnx::element_alignment(value.dtype));
-    // A copy (an exporter's raw_data at an odd offset, or typed fields) is all the kernels read:
-    // the mapped original's pages go back to the OS as soon as it is made, so preparing never
-    // holds a model's weights twice (PyTorch's exporter misaligns most of them).
-    if (!w.is_view()) {
-      heap_.add(w.size());
-      if (g_.model() != nullptr) {
-        released_mapped_bytes_ +=
-            g_.model()->source().release_pages(onnx::tensor_view(*value.initializer));
-      }
-    }
-    weights_.push_back(std::move(w));
-  }
 }
 
 // Each intermediate is released right after its last constant consumer, so preparing peaks at

@@ -1,7 +1,7 @@
 #pragma once
-// The bytes of a graph's constants, from preparing to the last run: initializers (read in place
-// from the model, or copied where their bytes are not aligned), and the constant nodes
-// (weights computed from weights, shape arithmetic, Constant) evaluated once on the heap.
+// The bytes of a graph's constants, from preparing to the last run: initializers (as Placement
+// found them: in place in the model, or aligned copies), and the constant nodes (weights
+// computed from weights, shape arithmetic, Constant) evaluated once on the heap.
 //
 // It also gives back what no one reads any more, as analysis::predict_prepare counts it: a
 // constant read only while preparing (prepare_only) after its last constant reader, and one
@@ -30,14 +30,14 @@ namespace footprint::runtime::runner {
 
 class PreparedConstants {
  public:
-  // Loads the initializers into their weight slots and evaluates the constant nodes (those of
-  // program.order that are not steps), each on a context pointed through `pointers` (the
+  // Takes the initializers' bytes and evaluates the constant nodes (those of program.order that
+  // are not steps), each on a context pointed through `pointers` (the
   // owner's, one per value, sized here; left pointing at the constants, for the steps).
   // `subgraphs` and `threads` are the contexts'.
   PreparedConstants(const graph::Graph& g, const analysis::GraphProgram& program,
                     const analysis::Timeline& timeline, const BoundedExtents& extents,
-                    const Placement& placement, graph::SubgraphRunner* subgraphs, int threads,
-                    std::vector<void*>& pointers);
+                    const Placement& placement, Weights weights, graph::SubgraphRunner* subgraphs,
+                    int threads, std::vector<void*>& pointers);
   PreparedConstants(const PreparedConstants&) = delete;
   PreparedConstants& operator=(const PreparedConstants&) = delete;
 
@@ -71,7 +71,6 @@ class PreparedConstants {
                         Readers& readers);
 
  private:
-  void load_weights();
   // Every value's address while preparing: only the constants have bytes.
   void point_preparing(std::span<void*> pointers) const;
   void evaluate_constants(graph::SubgraphRunner* subgraphs, int threads,

@@ -13,11 +13,11 @@ PreparedSteps::PreparedSteps(const graph::Graph& g, const analysis::GraphProgram
                              const analysis::Timeline& timeline, const BoundedExtents& extents,
                              PreparedConstants& constants, graph::SubgraphRunner* subgraphs,
                              std::span<void* const> pointers)
-    : g_(g), program_(program) {
+    : program_(program) {
   PreparedConstants::Readers readers = constants.count_readers(program_.step_nodes);
   for (graph::NodeId id : program_.step_nodes) {
-    const graph::Node& n = g_.node(id);
-    auto ctx = make_context(g_, id, extents, subgraphs);
+    const graph::Node& n = g.node(id);
+    auto ctx = make_context(g, id, extents, subgraphs);
     point_context(*ctx, pointers);
     const graph::OpSchema* schema = n.schema;
     if (schema == nullptr) {

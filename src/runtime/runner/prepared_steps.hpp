@@ -43,7 +43,6 @@ class PreparedSteps {
   uint64_t packed_bytes() const { return packed_bytes_; }
 
  private:
-  const graph::Graph& g_;
   const analysis::GraphProgram& program_;
   std::vector<std::unique_ptr<graph::NodeContext>> contexts_;
   std::vector<std::unique_ptr<graph::KernelState>> states_;
