@@ -7,7 +7,7 @@
 // reading only the ones before it: the values' extents (runner::BoundedExtents, with those that
 // depend on data), where each value lives (runner::Placement), the constants' bytes and their
 // release (runner::PreparedConstants), and the prepared steps (runner::PreparedSteps). What is
-// left here is the run loop.
+// left here: the subgraphs' runners, planning, and the run loop.
 #include <cstdint>
 #include <memory>
 #include <span>
