@@ -1,4 +1,4 @@
-// Preparing runs in three phases (runtime/graph_runner.cpp): every initializer gets a home (a
+// Preparing runs in three phases (runtime/runner/): every initializer gets a home (a
 // copy when it cannot be read where it lies, and its mapped pages go back to the OS), the
 // constant nodes run in order with each computed intermediate released after its last constant
 // reader (and so is a weight only constant nodes read, copied or mapped), then every step's
