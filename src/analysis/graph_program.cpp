@@ -27,13 +27,60 @@ class ProgramBuilder {
     add_tensors();
     add_steps();
     mark_prepare_only();
-    warn_refused_dtypes();
+    warn_refused_nodes();
   }
 
  private:
-  // Nodes whose kernel does not run their dtype (OpSchema::kernel_dtypes): the figures stand,
-  // but `run` refuses the model when it prepares them, which analysis says now. One line per op
-  // and dtype, naming the first such node (a float16 ResNet has 53 such convolutions).
+  static std::string op_name(const graph::Node& n) {
+    return n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type;
+  }
+
+  // Whether the graph's registry runs kernels (the runtime's); the graph layer's own has
+  // inference only, and says nothing about what `run` does.
+  bool registry_runs_kernels() const {
+    const graph::OpRegistry* r = g_.registry();
+    if (r == nullptr) return false;
+    const auto rows = r->all();
+    return std::any_of(rows.begin(), rows.end(),
+                       [](const graph::OpSchema& s) { return s.kernel != nullptr; });
+  }
+
+  // Nodes `run` will refuse: an op footprint does not know or has no kernel for (the figures
+  // stand where the model declares the outputs' types), and a dtype the kernel does not run
+  // (OpSchema::kernel_dtypes). Said now, one line per op and reason, naming the first node (a
+  // float16 ResNet has 53 such convolutions).
+  void warn_refused_nodes() {
+    const bool kernels = registry_runs_kernels();
+    struct Missing {
+      graph::NodeId first;
+      size_t count;
+    };
+    std::vector<Missing> missing;
+    for (graph::NodeId id : out_.order) {
+      const graph::Node& n = g_.node(id);
+      const bool unknown = n.schema == nullptr;
+      if (!unknown && (!kernels || n.schema->kernel != nullptr)) continue;
+      auto same = std::find_if(missing.begin(), missing.end(), [&](const Missing& m) {
+        const graph::Node& f = g_.node(m.first);
+        return f.op_type == n.op_type && f.domain == n.domain;
+      });
+      if (same != missing.end()) {
+        ++same->count;
+      } else {
+        missing.push_back({id, 1});
+      }
+    }
+    for (const Missing& m : missing) {
+      const graph::Node& n = g_.node(m.first);
+      std::string w = "node " + n.label(m.first);
+      if (m.count > 1) w += " and " + std::to_string(m.count - 1) + " more";
+      w += n.schema == nullptr ? ": the op " + in_quotes(op_name(n)) + " is unknown to footprint"
+                               : ": footprint has no kernel for " + in_quotes(op_name(n));
+      out_.warnings.push_back(w + ": `run` will refuse this model");
+    }
+    warn_refused_dtypes();
+  }
+
   void warn_refused_dtypes() {
     struct Refusal {
       graph::NodeId first;
@@ -146,6 +193,12 @@ class ProgramBuilder {
     if (v.kind == graph::ValueKind::input) {
       msg += ": the input's " + which + " has no name or value; give its extents with --shape " +
              v.name + "=AxBx...";
+    } else if (v.producer >= 0 && g_.node(v.producer).schema == nullptr) {
+      // The cause is the op, not its values: nothing infers what footprint does not know.
+      const graph::Node& n = g_.node(v.producer);
+      msg += ": it is an output of node " + n.label(v.producer) + ", whose op " +
+             in_quotes(op_name(n)) +
+             " is unknown to footprint, and the model declares no type for it";
     } else if (v.producer >= 0) {
       const graph::Node& n = g_.node(v.producer);
       msg += ": its " + which + " comes from values of node " + n.label(v.producer) +

@@ -7,6 +7,8 @@
 #include "footprint/graph/builder.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/tensor.hpp"
+#include "graph/infer_builder.hpp"
+#include "onnx/wire_builder.hpp"
 
 namespace footprint {
 namespace {
@@ -242,6 +244,40 @@ TEST(AnalyzeCommand, AnUnknownSizeIsAnErrorNotZero) {
   }
   const CliRun report = run("report " + model + " -o " + (dir.path() / "r.html").string());
   EXPECT_EQ(report.exit_code, 1) << report.err;
+}
+
+// An op footprint does not know: counted where the model declares its outputs' types, with a
+// warning that `run` will refuse it; an error naming the op (not its values) where it does not.
+TEST(AnalyzeCommand, AnUnknownOpIsNamedNotSilentlyAnalysed) {
+  const testing::TempDir dir;
+  const auto write = [&](const std::string& name, bool declared) {
+    testing::Wire g;
+    g.msg(11, testing::float_value_info("x", {2, 3}));
+    g.msg(1, testing::node("FooBar", {"x"}, {"t"}, "foo").str(7, "com.example"));
+    g.msg(1, testing::node("Relu", {"t"}, {"y"}, "relu"));
+    if (declared) g.msg(13, testing::float_value_info("t", {2, 3}));
+    g.msg(12, testing::output("y"));
+    const auto path = dir.path() / name;
+    testing::write_file(path, testing::model(g).bytes());
+    return path.string();
+  };
+  const CliRun typed = run("analyze --json " + write("typed.onnx", true));
+  ASSERT_EQ(typed.exit_code, 0) << typed.err;
+  const auto j = nlohmann::json::parse(typed.out);
+  EXPECT_EQ(j["bytes"]["outputs"], 2 * 3 * 4);
+  bool named = false;
+  for (const auto& w : j["warnings"]) {
+    named = named || w.get<std::string>() ==
+                         "node 'foo' (FooBar): the op 'com.example:FooBar' is unknown to "
+                         "footprint: `run` will refuse this model";
+  }
+  EXPECT_TRUE(named) << j["warnings"].dump();
+  const CliRun untyped = run("analyze " + write("untyped.onnx", false));
+  EXPECT_EQ(untyped.exit_code, 1);
+  EXPECT_NE(untyped.err.find("it is an output of node 'foo' (FooBar), whose op "
+                             "'com.example:FooBar' is unknown to footprint"),
+            std::string::npos)
+      << untyped.err;
 }
 
 TEST(AnalyzeCommand, ShapeBindsAnInputWithoutDimNames) {
