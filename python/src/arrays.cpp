@@ -24,6 +24,11 @@ DType dtype_of(const pybind11::dtype& d, const std::string& what) {
                    " has no ONNX counterpart footprint runs");
 }
 
+pybind11::array native_order(const pybind11::array& array) {
+  if (array.dtype().byteorder() != '>') return array;
+  return array.attr("astype")(array.dtype().attr("newbyteorder")("="));
+}
+
 pybind11::dtype numpy_dtype(DType t, const std::string& what) {
   const DTypeTraits& traits = dtype_traits(t);
   if (has_numpy_counterpart(traits)) {

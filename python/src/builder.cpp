@@ -36,7 +36,7 @@ struct PyVar {
 
 // The array's elements as a host value (one copy: the builder's constants own their bytes).
 graph::SharedValue host_value(const py::array& array, const std::string& what) {
-  const py::array c = py::array::ensure(array, py::array::c_style);
+  const py::array c = py::array::ensure(native_order(array), py::array::c_style);
   if (!c) throw py::type_error(what + ": not convertible to a contiguous array");
   auto v = graph::HostValue::make(dtype_of(c.dtype(), what),
                                   std::vector<int64_t>(c.shape(), c.shape() + c.ndim()));

@@ -23,12 +23,6 @@
 namespace footprint::python {
 namespace {
 
-// `array` in native byte order (numpy may hold big-endian data; the kernels read native).
-py::array native_order(const py::array& array) {
-  if (array.dtype().byteorder() != '>') return array;
-  return array.attr("astype")(array.dtype().attr("newbyteorder")("="));
-}
-
 // `array` as a runtime tensor: read in place when it is C-contiguous, aligned for its dtype and
 // in native byte order (the caller's array must then outlive the tensor); a copy otherwise,
 // counted in `copied_bytes`.

@@ -94,3 +94,16 @@ def test_read_only_outputs_are_refused(tmp_path, mobilenet):
         footprint.report(mobilenet, out)
     assert out.read_text() == "precious"
     assert (os.stat(out).st_mode & 0o777) == 0o444
+
+
+def test_big_endian_constants_are_read_as_their_values():
+    b = footprint.GraphBuilder()
+    c = b.const(np.arange(3, dtype=">f4"))
+    np.testing.assert_array_equal(c.value, np.arange(3, dtype=np.float32))
+    doubled = b.add(c, c)
+    np.testing.assert_array_equal(doubled.value, 2 * np.arange(3, dtype=np.float32))
+    # Session inputs likewise (converted once, read as native).
+    x = b.input("x", "float32", [3])
+    b.output(b.add(x, c), "y")
+    y = footprint.Session(b.to_model()).run({"x": np.ones(3, dtype=">f4")})["y"]
+    np.testing.assert_array_equal(y, 1 + np.arange(3, dtype=np.float32))

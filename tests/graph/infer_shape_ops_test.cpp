@@ -287,5 +287,15 @@ TEST(InferGenerators, ConstantOfShapeAndRange) {
   EXPECT_EQ(r->known_of("steps"), "1,1.25,1.5,1.75");
 }
 
+TEST(InferGenerators, ConstantOfShapeRefusesANegativeExtent) {
+  OneNode g;
+  g.initializer(int64_tensor("shape", {1}, {-5}));
+  g.node(node("ConstantOfShape", {"shape"}, {"y"}, "fill"));
+  g.output("y");
+  EXPECT_NE(infer_error(g.graph).find("its shape input has the negative extent -5"),
+            std::string::npos)
+      << infer_error(g.graph);
+}
+
 }  // namespace
 }  // namespace footprint

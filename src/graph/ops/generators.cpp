@@ -66,6 +66,11 @@ void infer_constant_of_shape(const InferContext& ctx, InferResult& r) {
         rank_known ? unknown_dims(static_cast<size_t>(*s.dims[0].value())) : Shape::unranked());
     return;
   }
+  for (const Dim& d : *dims) {
+    if (const auto v = d.value(); v && *v < 0) {
+      ctx.fail("its shape input has the negative extent " + std::to_string(*v));
+    }
+  }
   const Shape shape = ranked(*dims);
   set_output(r, 0, fill.dtype, shape);
   const auto n = shape.numel();
