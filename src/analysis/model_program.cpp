@@ -6,37 +6,25 @@
 #include "footprint/analysis/memory_order.hpp"
 #include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
-#include "footprint/graph/rebatch.hpp"
+#include "footprint/graph/prepare_graph.hpp"
 
 namespace footprint::analysis {
 namespace {
 
-// The graph analysis works on: built against the registry, re-batched when batch is bound, and
-// with the inputs' extents bound before inference as the runtime binds them when it prepares, so
-// prediction and run infer the same shapes. Named input dims nothing binds go to `defaulted`.
+// The graph analysis works on: built against the registry and prepared by the passes the runtime
+// runs when it prepares (graph::prepare_graph), the inputs' extents bound under the dims and
+// shapes, so prediction and run infer, fuse and lay out the same graph. Named input dims nothing
+// binds go to the report's `defaulted`.
 struct BoundGraph {
   graph::Graph graph;
-  graph::ShapeInferenceReport inference;
-  std::string rebatched;
-  bool concrete = false;
-  std::vector<std::string> defaulted;
-  graph::FuseReport fused;
-  graph::ChannelsLastReport channels_last;
+  graph::PrepareReport report;
 };
 
-// Fused after inference, as Session::prepare fuses: the same graph for prediction and run.
 BoundGraph bound_graph(const onnx::Model& model, const graph::OpRegistry& registry,
                        const DimBindings& dims, const graph::InputShapes& shapes, bool fuse) {
   BoundGraph b;
   b.graph = graph::Graph::from_onnx(model, registry);
-  if (const auto rebatched = graph::rebatch_if_bound(b.graph, dims))
-    b.rebatched = rebatched->note();
-  b.concrete = graph::bind_input_extents(b.graph, dims, b.defaulted, shapes);
-  b.inference = graph::infer_shapes(b.graph);
-  if (fuse) {
-    b.fused = graph::fuse(b.graph);
-    b.channels_last = graph::to_channels_last(b.graph);
-  }
+  b.report = graph::prepare_graph(b.graph, dims, {.shapes = shapes, .fuse = fuse});
   return b;
 }
 
@@ -65,11 +53,11 @@ ModelProgram build_model_program(std::shared_ptr<const onnx::Model> model,
   m.fuse = options.fuse;
   BoundGraph b = bound_graph(*m.model, registry, m.options.dims, m.shapes, m.fuse);
   m.graph = std::move(b.graph);
-  m.fused = std::move(b.fused);
-  m.channels_last = b.channels_last;
-  m.inference = std::move(b.inference);
-  m.rebatched = std::move(b.rebatched);
-  m.concrete_inputs = b.concrete;
+  m.fused = std::move(b.report.fused);
+  m.channels_last = b.report.channels_last;
+  m.inference = std::move(b.report.inference);
+  if (b.report.rebatched) m.rebatched = b.report.rebatched->note();
+  m.concrete_inputs = b.report.concrete;
   m.order = options.order;
   if (options.order == "memory") {
     // The search starts from (and never does worse than) the stored order.
@@ -84,12 +72,13 @@ ModelProgram build_model_program(std::shared_ptr<const onnx::Model> model,
   } catch (const Error& e) {
     // A dim left at 1 is the usual reason an extent goes negative (a window longer than a
     // sequence of 1): say so beside the error.
-    if (b.defaulted.empty()) throw;
+    if (b.report.defaulted.empty()) throw;
     std::string note = std::string(e.what()) + " (with ";
-    for (size_t i = 0; i < b.defaulted.size(); ++i) note += (i ? ", " : "") + b.defaulted[i] + "=1";
+    for (size_t i = 0; i < b.report.defaulted.size(); ++i)
+      note += (i ? ", " : "") + b.report.defaulted[i] + "=1";
     throw Error(note + " by default; bind with --dim)");
   }
-  add_unbound(b.defaulted, m.program);
+  add_unbound(b.report.defaulted, m.program);
   m.timeline = simulate(m.program.program);
   m.prepare = predict_prepare(m.graph, m.program, m.timeline);
   return m;

@@ -7,11 +7,9 @@
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/core/thread_count.hpp"
-#include "footprint/graph/channels_last.hpp"
-#include "footprint/graph/fuse.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/prepare_graph.hpp"
 #include "footprint/graph/rebatch.hpp"
-#include "footprint/graph/shape_inference.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "graph_runner.hpp"
 
@@ -87,6 +85,32 @@ void bind_input(const graph::Value& declared, const Tensor& t, DimBindings& dims
   }
 }
 
+// prepare_graph's bind step for a run: the inputs matched to the tensors it was handed, checked
+// against their declarations and given their extents, which `extents` records.
+class TensorBinder final : public graph::InputBinder {
+ public:
+  TensorBinder(std::span<const Tensor> inputs, std::vector<std::vector<int64_t>>& extents)
+      : inputs_(inputs), extents_(extents) {}
+
+  void bind(graph::Graph& g, const DimBindings& dims, DimBindings& bound) override {
+    matched = match_inputs(g, inputs_);
+    bound = dims;
+    extents_.clear();
+    for (size_t i = 0; i < matched.size(); ++i) {
+      const graph::ValueId id = g.inputs()[i];
+      bind_input(g.value(id), *matched[i], bound);
+      g.mutable_value(id).shape = Shape::of(matched[i]->dims());
+      extents_.push_back(matched[i]->dims());
+    }
+  }
+
+  std::vector<const Tensor*> matched;  // in the graph's input order
+
+ private:
+  std::span<const Tensor> inputs_;
+  std::vector<std::vector<int64_t>>& extents_;
+};
+
 }  // namespace
 
 Session::Session(const onnx::Model& model, SessionOptions options)
@@ -146,23 +170,13 @@ void Session::prepare(std::span<const Tensor> inputs) {
   // oneDNN fixes a primitive's thread count (and so its scratchpad) when it is built.
   set_intra_op_threads(options_.threads);
   graph_ = std::make_unique<graph::Graph>(graph::Graph::from_onnx(*model_, op_registry()));
-  const std::optional<graph::Rebatch> rebatched = graph::rebatch_if_bound(*graph_, options_.dims);
-  const std::vector<const Tensor*> matched = match_inputs(*graph_, inputs);
-  DimBindings dims = options_.dims;
-  prepared_extents_.clear();
-  for (size_t i = 0; i < matched.size(); ++i) {
-    const graph::ValueId id = graph_->inputs()[i];
-    bind_input(graph_->value(id), *matched[i], dims);
-    graph_->mutable_value(id).shape = Shape::of(matched[i]->dims());
-    prepared_extents_.push_back(matched[i]->dims());
-  }
-  graph::infer_shapes(*graph_);
-  graph::FuseReport fused;
-  graph::ChannelsLastReport channels_last;
-  if (options_.fuse) {
-    fused = graph::fuse(*graph_);
-    channels_last = graph::to_channels_last(*graph_);
-  }
+  // The passes analysis runs too (graph::prepare_graph), the inputs bound to the tensors.
+  TensorBinder binder(inputs, prepared_extents_);
+  graph::PrepareReport graph_report =
+      graph::prepare_graph(*graph_, options_.dims, {.bind = &binder, .fuse = options_.fuse});
+  // A run reports no inference warnings: freed here, they do not count in preparing's heap peak.
+  graph_report.inference = {};
+  const DimBindings& dims = graph_report.dims;
   runner_ = std::make_unique<GraphRunner>(*graph_, dims, options_, nullptr);
 
   const analysis::Timeline& t = runner_->timeline();
@@ -183,12 +197,12 @@ void Session::prepare(std::span<const Tensor> inputs) {
   prepared_.released_mapped_bytes = runner_->released_mapped_bytes();
   prepared_.total_peak_bytes = t.total_peak_bytes;
   prepared_.planner = runner_->plan().algorithm;
-  if (rebatched) prepared_.rebatched = rebatched->note();
+  if (graph_report.rebatched) prepared_.rebatched = graph_report.rebatched->note();
   prepared_.steps = runner_->step_count();
-  prepared_.fused = std::move(fused.fused);
-  prepared_.patterns = std::move(fused.patterns);
-  prepared_.channels_last_nodes = channels_last.nodes;
-  prepared_.layout_changes = channels_last.layout_changes;
+  prepared_.fused = std::move(graph_report.fused.fused);
+  prepared_.patterns = std::move(graph_report.fused.patterns);
+  prepared_.channels_last_nodes = graph_report.channels_last.nodes;
+  prepared_.layout_changes = graph_report.channels_last.layout_changes;
   prepared_.constant_nodes = runner_->program().constant_nodes;
   if (heap::available())
     prepared_.prepare_peak_heap_bytes = heap::snapshot().peak_bytes - before.current_bytes;
@@ -196,7 +210,7 @@ void Session::prepare(std::span<const Tensor> inputs) {
     prepared_.bounded_values += runner_->bounded(v) ? 1 : 0;
   prepared_.bounded_bytes = runner_->bounded_bytes().first;
   prepared_.bounded_by = runner_->bound_origins();
-  input_refs_.assign(matched.size(), {});
+  input_refs_.assign(binder.matched.size(), {});
   output_refs_.assign(graph_->outputs().size(), {});
   last_run_ = {};
   if (heap::available()) last_run_.step_heap_bytes.assign(runner_->step_count(), 0);

@@ -17,6 +17,7 @@
 
 #include "footprint/core/dtype.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/graph/bind_inputs.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/graph/bind_inputs.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/onnx/tensor_file.hpp"

@@ -9,13 +9,17 @@
 //   graph::infer_shapes(g);
 //   const graph::FuseReport r = graph::fuse(g);  // r.fused: "Conv 'c1' + Relu 'r1'", ...
 //
+// The steps below are the fusion passes of graph::prepare_graph's list, in its order
+// (src/graph/prepare_graph.cpp); graph::fuse runs them alone. The epilogues are folded in
+// src/graph/passes/fuse_epilogues.cpp.
+//
 // First, per-channel affine maps fold into the parameters before them
-// (src/graph/fold_channel_affine.cpp): an inference BatchNormalization into the convolution whose
-// output it alone reads, a Mul or Add by a per-channel constant into a convolution or a
+// (src/graph/passes/fold_channel_affine.cpp): an inference BatchNormalization into the convolution
+// whose output it alone reads, a Mul or Add by a per-channel constant into a convolution or a
 // normalisation. Constant nodes compute the new parameters once, when preparing.
 //
 // Then ops an exporter wrote as the elementwise steps that define them become the one row
-// that computes them (src/graph/fuse_patterns.cpp): LayerNorm's nine nodes (ReduceMean, Sub,
+// that computes them (src/graph/passes/fuse_patterns.cpp): LayerNorm's nine nodes (ReduceMean, Sub,
 // Pow, ReduceMean, Add, Sqrt, Div, Mul, Add) a LayerNormalization, GELU's erf and tanh forms a
 // Gelu (which then folds into its MatMul as an epilogue), a MatMul followed by the Add of a bias
 // along its last axis a footprint::MatMulAdd, attention a footprint::Attention, a channel shuffle
@@ -24,13 +28,15 @@
 //
 // After the epilogues, a squeeze-and-excitation block (GlobalAveragePool, a 1x1 convolution and
 // its activation, a 1x1 convolution and its Sigmoid or HardSigmoid gate, the product of the pooled
-// tensor by the gate) becomes one footprint::SqueezeExcite (src/graph/fuse_squeeze_excite.cpp).
+// tensor by the gate) becomes one footprint::SqueezeExcite
+// (src/graph/passes/fuse_squeeze_excite.cpp).
 //
 // Last, what is left of runs of elementwise ops (Add, Sub, Mul, Div, and the unary ops a host
 // could take as epilogues) whose tensors all have the run's output shape becomes one
-// footprint::Elementwise node (src/graph/fuse_elementwise.cpp), its program a string attribute
-// (graph/elementwise_program.hpp): a residual Add and its Relu, a layer scale's Mul and the Add
-// after it, a detection head's box arithmetic. It reads each input once and writes one tensor.
+// footprint::Elementwise node (src/graph/passes/fuse_elementwise.cpp), its program a string
+// attribute (graph/elementwise_program.hpp): a residual Add and its Relu, a layer scale's Mul and
+// the Add after it, a detection head's box arithmetic. It reads each input once and writes one
+// tensor.
 //
 // A node is fused only when nothing else could see what fusing hides: its output is float32,
 // not a graph output, not a constant, and read by the absorbed nodes alone.

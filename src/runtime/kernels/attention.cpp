@@ -1,4 +1,4 @@
-// footprint::Attention (graph/fuse_patterns.cpp rewrites an exporter's MatMul, scale, mask,
+// footprint::Attention (graph/passes/fuse_patterns.cpp rewrites an exporter's MatMul, scale, mask,
 // Softmax, MatMul into it): softmax(Q Kt * scale, masked) V over the last axis, for every
 // leading index at once. The scores exist only in the step's workspace, a block of query rows
 // at a time: two batched oneDNN matmuls per block (Q's rows by Kt into the block, the block by V

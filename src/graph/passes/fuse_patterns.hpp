@@ -48,11 +48,11 @@ size_t rewrite(Graph& g, std::span<const Finder> finders, std::vector<std::strin
 size_t fuse_patterns(Graph& g, std::vector<std::string>& lines);
 
 // A squeeze-and-excitation block ending at node `id` (the Mul of x by its gate), after the
-// epilogues are folded, as one footprint::SqueezeExcite (src/graph/fuse_squeeze_excite.cpp).
+// epilogues are folded, as one footprint::SqueezeExcite (fuse_squeeze_excite.cpp).
 std::optional<Rewrite> squeeze_excite(const Graph& g, NodeId id);
 
 // A run of elementwise ops ending at node `id` (its output read by no further such op of its
-// shape) as one footprint::Elementwise (src/graph/fuse_elementwise.cpp).
+// shape) as one footprint::Elementwise (fuse_elementwise.cpp).
 std::optional<Rewrite> elementwise_chain(const Graph& g, NodeId id);
 
 }  // namespace footprint::graph

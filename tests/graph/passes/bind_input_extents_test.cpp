@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "footprint/core/error.hpp"
+#include "footprint/graph/bind_inputs.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "graph/infer_builder.hpp"

@@ -1,10 +1,9 @@
-#include "footprint/graph/fuse.hpp"
+#include "fuse_epilogues.hpp"
 
 #include <algorithm>
 #include <optional>
 #include <utility>
 
-#include "fold_channel_affine.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "fuse_patterns.hpp"
 
@@ -84,28 +83,20 @@ std::optional<Match> next_epilogue(const Graph& g, NodeId host) {
 
 }  // namespace
 
-FuseReport fuse(Graph& g) {
-  FuseReport report;
-  report.nodes_removed = fold_channel_affines(g, report.patterns);
-  report.nodes_removed += fuse_patterns(g, report.patterns);
+size_t fuse_epilogues(Graph& g, std::vector<std::string>& fused) {
+  size_t removed = 0;
   for (NodeId host = 0; host < static_cast<NodeId>(g.nodes().size()); ++host) {
     // A host may take several (Conv, then Relu, then Clip): look again after each.
     while (std::optional<Match> m = next_epilogue(g, host)) {
-      report.fused.push_back(g.node(host).label(host) + " + " + m->epilogue.from);
+      fused.push_back(g.node(host).label(host) + " + " + m->epilogue.from);
       const auto before = static_cast<NodeId>(std::count_if(m->absorbed.begin(), m->absorbed.end(),
                                                             [&](NodeId id) { return id < host; }));
-      report.nodes_removed += m->absorbed.size();
+      removed += m->absorbed.size();
       g.fuse_into(host, m->absorbed, std::move(m->epilogue));
       host -= before;
     }
   }
-  // Then the blocks whose convolutions now carry their activations, and last what is left of
-  // elementwise runs: an activation that a host took is not among them.
-  const Finder blocks[] = {squeeze_excite};
-  report.nodes_removed += rewrite(g, blocks, report.patterns);
-  const Finder runs[] = {elementwise_chain};
-  report.nodes_removed += rewrite(g, runs, report.patterns);
-  return report;
+  return removed;
 }
 
 }  // namespace footprint::graph
