@@ -14,13 +14,24 @@ namespace {
 
 constexpr std::string_view kDomain = "footprint";
 
-// A float32 tensor of rank 4 whose extents past the batch are not decided by data: a kernel
-// prepared for fixed extents runs a data-dependent batch at its bound (OpSchema::rows_at_bound),
-// and nothing else, so such a tensor stays where the plain kernels refuse it by name.
-bool float_rank4(const Value& v) {
-  return v.dtype == DType::float32 && v.shape.ranked && v.shape.rank() == 4 &&
+// A tensor of rank 4, in a dtype `layout` changes, whose extents past the batch are not decided
+// by data: a kernel prepared for fixed extents runs a data-dependent batch at its bound
+// (OpSchema::rows_at_bound), and nothing else, so such a tensor stays where the plain kernels
+// refuse it by name.
+bool layout_rank4(const Value& v, DTypeSet layout) {
+  return layout.contains(v.dtype) && v.shape.ranked && v.shape.rank() == 4 &&
          std::none_of(v.shape.dims.begin() + 1, v.shape.dims.end(),
                       [](const Dim& d) { return d.is_data_dependent(); });
+}
+
+// The dtypes a value can change layout in: what both layout-change rows' kernels run (the
+// registry says; none where it has no kernels, and then nothing moves).
+DTypeSet layout_dtypes(const Graph& g) {
+  if (g.registry() == nullptr) return {};
+  const OpSchema* to = g.registry()->find(kDomain, "ToChannelsLast");
+  const OpSchema* from = g.registry()->find(kDomain, "FromChannelsLast");
+  if (to == nullptr || from == nullptr) return {};
+  return to->kernel_dtypes & from->kernel_dtypes;
 }
 
 // Broadcasts the same in either layout: every extent a known 1.
@@ -33,8 +44,9 @@ bool broadcast_scalar(const Value& v) {
 // A per-channel operand written for NCHW without its batch axis, [C, 1, 1] (a caffe2 export's
 // affine after BatchNormalization): flattened to [1, C] it broadcasts over NHWC's last axis the
 // same way. `out` is the elementwise node's output.
-bool per_channel(const Value& v, const Value& out) {
-  if (v.dtype != DType::float32 || !v.shape.ranked || v.shape.rank() != 3 || !float_rank4(out)) {
+bool per_channel(const Value& v, const Value& out, DTypeSet layout) {
+  if (v.dtype != out.dtype || !v.shape.ranked || v.shape.rank() != 3 ||
+      !layout_rank4(out, layout)) {
     return false;
   }
   const auto c = v.shape.dims[0].value();
@@ -53,7 +65,8 @@ const OpSchema* channels_last_row(const Graph& g, const Node& n) {
 // Which nodes move, in the order they run: a node's inputs are decided before it.
 class Plan {
  public:
-  explicit Plan(const Graph& g) : g_(g), moves_(g.nodes().size(), false) {
+  explicit Plan(const Graph& g)
+      : g_(g), layout_(layout_dtypes(g)), moves_(g.nodes().size(), false) {
     for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) moves_[id] = decide(id);
   }
 
@@ -62,7 +75,7 @@ class Plan {
   bool layout_input(NodeId id, size_t i) const {
     const Node& n = g_.node(id);
     if (n.inputs[i] == kNoValue) return false;
-    if (n.schema != nullptr && n.schema->elementwise) return float_rank4(g_.value(n.inputs[i]));
+    if (n.schema != nullptr && n.schema->elementwise) return rank4(g_.value(n.inputs[i]));
     return n.schema != nullptr && static_cast<int64_t>(i) < n.schema->channels_last_inputs;
   }
   bool channels_last(ValueId v) const { return v != kNoValue && moves(g_.value(v).producer); }
@@ -70,41 +83,50 @@ class Plan {
   bool per_channel_input(NodeId id, size_t i) const {
     const Node& n = g_.node(id);
     return n.inputs[i] != kNoValue && n.schema != nullptr && n.schema->elementwise &&
-           per_channel(g_.value(n.inputs[i]), g_.value(n.outputs[0]));
+           per_channel(g_.value(n.inputs[i]), g_.value(n.outputs[0]), layout_);
   }
 
  private:
   bool decide(NodeId id) const {
     const Node& n = g_.node(id);
     if (!n.subgraphs.empty() || n.outputs.size() != 1 || n.inputs.empty() ||
-        n.inputs[0] == kNoValue || !float_rank4(g_.value(n.outputs[0]))) {
+        n.inputs[0] == kNoValue || !rank4(g_.value(n.outputs[0]))) {
       return false;
     }
-    if (channels_last_row(g_, n) != nullptr) {
+    // The row the node would run as must run its dtype (OpSchema::kernel_dtypes): the
+    // channels-last row, or for an elementwise op its own.
+    const DType dtype = g_.value(n.outputs[0]).dtype;
+    if (const OpSchema* row = channels_last_row(g_, n)) {
+      if (!row->kernel_dtypes.contains(dtype)) return false;
       if (n.schema->channels_last_runs != nullptr && !n.schema->channels_last_runs(n)) return false;
       bool any = false;
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         if (!layout_input(id, i)) continue;
-        if (!float_rank4(g_.value(n.inputs[i]))) return false;
+        if (!rank4(g_.value(n.inputs[i]))) return false;
         any = any || channels_last(n.inputs[i]);
       }
       return any || n.schema->channels_last_alone;
     }
-    if (n.schema == nullptr || !n.schema->elementwise) return false;
+    if (n.schema == nullptr || !n.schema->elementwise || !n.schema->kernel_dtypes.contains(dtype)) {
+      return false;
+    }
     bool any = false;
     for (const ValueId in : n.inputs) {
       if (in == kNoValue) continue;
       const Value& v = g_.value(in);
-      if (float_rank4(v)) {
+      if (rank4(v)) {
         any = any || channels_last(in);
-      } else if (!broadcast_scalar(v) && !per_channel(v, g_.value(n.outputs[0]))) {
+      } else if (!broadcast_scalar(v) && !per_channel(v, g_.value(n.outputs[0]), layout_)) {
         return false;
       }
     }
     return any;
   }
 
+  bool rank4(const Value& v) const { return layout_rank4(v, layout_); }
+
   const Graph& g_;
+  DTypeSet layout_;  // layout_dtypes(g_)
   std::vector<bool> moves_;
 };
 
