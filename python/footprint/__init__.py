@@ -32,6 +32,24 @@ __all__ = [
 ]
 
 
+def _text(value, what, optional=False):
+    """A str option (an inputs policy, an order, a planner's name); None too when optional.
+    Which names are known is the library's check."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise UsageError(f"{what}: expected a str, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _seconds(value, what):
+    """A time limit in seconds: None, or a number >= 0 (not NaN, not a bool)."""
+    if value is not None and (not isinstance(value, _numbers.Real) or isinstance(value, bool) or
+                              not value >= 0):
+        raise UsageError(f"{what}: {value!r} is not a number of seconds >= 0")
+    return None if value is None else float(value)
+
+
 def _is_path(x):
     return isinstance(x, (str, _os.PathLike))
 
@@ -109,6 +127,8 @@ def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None,
     A size that is neither known nor bounded raises ModelError naming the tensor; sizes that
     depend on values are counted at their bounds (``to_json()["bounded"]``).
     The result's ``to_json()`` is what ``footprint analyze --json`` prints."""
+    inputs = _text(inputs, "analyze: inputs", optional=True)
+    order = _text(order, "analyze: order")
     if hasattr(model_or_trace, "trace"):  # a footprint.torch Recording
         model_or_trace = model_or_trace.trace
     if isinstance(model_or_trace, dict):
@@ -138,6 +158,9 @@ def sweep(model, dim, values, dims=None, inputs="caller", order="stored", shapes
     if isinstance(values, (str, bytes)):
         raise UsageError(f"sweep: values must be a sequence of integers, not {values!r}")
     values = [_args.int64(v, f"sweep: values[{i}]") for i, v in enumerate(values)]
+    if not values:
+        raise UsageError("sweep: values is empty: a sweep needs the dim's values")
+    inputs, order = _text(inputs, "sweep: inputs"), _text(order, "sweep: order")
     m = _model_of(model)
     with _Naming(m.name):
         a = _footprint._analyze_model(m, _dims(dims), inputs, order, dim, values,
@@ -169,6 +192,7 @@ def fit(model, budget, dim, dims=None, figure="total", inputs="caller", order="s
     "arena" lower bound) fits ``budget`` (bytes, or "64MiB"): what ``footprint fit --json``
     prints, with the value above the answer and why it does not fit (over the budget, or a value
     the model refuses)."""
+    inputs, order = _text(inputs, "fit: inputs"), _text(order, "fit: order")
     m = _model_of(model)
     with _Naming(m.name):
         return _footprint._fit_model(m, m.name or "", _dims(dims), inputs, order,
@@ -185,6 +209,9 @@ def report(model_or_trace, path, dims=None, inputs=None, order="stored", algo="a
     (random inputs, one thread) and draws what the run held after each step; it needs the
     counting allocator, so from Python it draws nothing and says so on stderr. Returns what
     ``footprint report --json`` prints."""
+    inputs = _text(inputs, "report: inputs", optional=True)
+    order, algo = _text(order, "report: order"), _text(algo, "report: algo")
+    time_limit = _seconds(time_limit, "report: time_limit")
     name = "<trace>"
     if hasattr(model_or_trace, "trace"):  # a footprint.torch Recording
         model_or_trace, name = model_or_trace.trace, model_or_trace.name
@@ -232,9 +259,8 @@ def plan(buffers, algo="auto", time_limit=None, capacity=None, seed=1):
     ``(lower, upper, size)`` with half-open lifetimes [lower, upper). ``algo`` is one of
     ``footprint.planners``; ``time_limit`` (seconds) bounds the searching planners;
     ``capacity`` stops a search at the first plan that fits."""
-    if time_limit is not None and (not isinstance(time_limit, _numbers.Real) or
-                                   isinstance(time_limit, bool) or not time_limit >= 0):
-        raise UsageError(f"plan: time_limit: {time_limit!r} is not a number of seconds >= 0")
+    algo = _text(algo, "plan: algo")
+    time_limit = _seconds(time_limit, "plan: time_limit")
     if capacity is not None:
         capacity = _args.int64(capacity, "plan: capacity", minimum=0)
     seed = _args.integer(seed, "plan: seed", minimum=0)
@@ -259,9 +285,17 @@ class Session(_footprint.Session):
                  profile=False, fuse=True):
         model = _model_of(model)
         self._name = model.name
-        super().__init__(model, threads, _dims(dims), planner, order, profile, bool(fuse))
+        super().__init__(model, _args.integer(threads, "Session: threads"), _dims(dims),
+                         _text(planner, "Session: planner"), _text(order, "Session: order"),
+                         bool(profile), bool(fuse))
 
     def run(self, inputs):
+        if not isinstance(inputs, dict):
+            raise UsageError(f"Session.run: inputs must be a dict of name: array, not "
+                             f"{type(inputs).__name__}")
+        for name in inputs:
+            if not isinstance(name, str):
+                raise UsageError(f"Session.run: input names are strings, not {name!r}")
         with _Naming(self._name):
             return super().run(inputs)
 
@@ -364,12 +398,27 @@ class GraphBuilder(_footprint.GraphBuilder):
                          _str_arg(name, "GraphBuilder: name"))
 
     def input(self, name, dtype, shape):
-        """A graph input: ``shape`` lists its extents, each an int >= 0 or a dim's name."""
+        """A graph input: ``dtype`` a numpy dtype or its name ("float32"); ``shape`` lists its
+        extents, each an int >= 0 or a dim's name."""
         name = _str_arg(name, "input: name")
+        if dtype is None:  # numpy reads None as float64
+            raise UsageError(f"input {name!r}: dtype is None; name it (\"float32\")")
+        try:
+            dtype = _np.dtype(dtype)
+        except TypeError:
+            raise UsageError(f"input {name!r}: dtype {dtype!r} is not a numpy dtype "
+                             "(\"float32\", np.int64)") from None
         return super().input(name, dtype, _extents(shape, f"input {name!r}: shape"))
 
     def const(self, array, name=""):
+        """A constant holding a copy of ``array`` (a numpy array: its dtype is the constant's)."""
+        if not isinstance(array, _np.ndarray):
+            raise UsageError(f"const: array must be a numpy array (its dtype is the constant's), "
+                             f"not {type(array).__name__}")
         return super().const(array, _str_arg(name, "const: name"))
+
+    def to_model(self, name="<builder>"):
+        return super().to_model(_str_arg(name, "to_model: name"))
 
     def op(self, op_type, inputs, attrs=None, outputs=1, domain=""):
         op_type = _str_arg(op_type, "op: op_type")

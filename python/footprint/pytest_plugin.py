@@ -109,8 +109,10 @@ def _marker_bytes(mark, name, keyword):
     try:
         return parse_bytes(value)
     except pytest.UsageError as e:
-        call = f"{name}({value!r})" if keyword == "limit" else f"{name}({keyword}={value!r})"
-        pytest.fail(f"{call}: {str(e).removeprefix('footprint: ')}", pytrace=False)
+        why = str(e).removeprefix("footprint: ")
+    # Failed outside the handler: the report shows this line alone, not the chain.
+    call = f"{name}({value!r})" if keyword == "limit" else f"{name}({keyword}={value!r})"
+    pytest.fail(f"{call}: {why}", pytrace=False)
 
 
 def _limits(item):

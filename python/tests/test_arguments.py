@@ -305,3 +305,32 @@ def test_builder_inputs_outputs_and_options_are_checked():
     y = b.input("y", "float32", [np.int64(2), 3.0, "N"])
     assert y.shape == "[2,3,N]"
     assert b.op("LeakyRelu", [x], {"alpha": np.float32(0.5)})[0].shape == "[2,3]"
+
+
+# --- options of the wrong type: a UsageError naming the option, not pybind11's signature dump ---
+
+
+@pytest.mark.parametrize("call, where", [
+    (lambda m: footprint.Session(m, threads=1.5), "Session: threads: 1.5 is not a whole number"),
+    (lambda m: footprint.Session(m, threads=True), "Session: threads: True is a bool"),
+    (lambda m: footprint.Session(m, planner=None), "Session: planner: expected a str"),
+    (lambda m: footprint.Session(m).run([np.zeros((1, 1, 8, 8), np.float32)]),
+     "Session.run: inputs must be a dict"),
+    (lambda m: footprint.analyze(m, inputs=3), "analyze: inputs: expected a str"),
+    (lambda m: footprint.analyze(m, order=None), "analyze: order: expected a str"),
+    (lambda m: footprint.sweep(m, "N", [1, 2], inputs=None), "sweep: inputs: expected a str"),
+    (lambda m: footprint.sweep(m, "N", []), "sweep: values is empty"),
+    (lambda m: footprint.plan([(0, 1, 8)], algo=None), "plan: algo: expected a str"),
+    (lambda m: footprint.report(m, "unused.html", time_limit=float("nan")),
+     "report: time_limit: nan is not a number of seconds"),
+    (lambda m: footprint.report(m, "unused.html", time_limit=-1),
+     "report: time_limit: -1 is not a number of seconds"),
+    (lambda m: footprint.GraphBuilder().const([1, 2]), "const: array must be a numpy array"),
+    (lambda m: footprint.GraphBuilder().input("x", "floaty", [1]),
+     "input 'x': dtype 'floaty' is not a numpy dtype"),
+    (lambda m: footprint.GraphBuilder().input("x", None, [1]), "input 'x': dtype is None"),
+    (lambda m: footprint.GraphBuilder().to_model(3), "to_model: name: expected a str"),
+])
+def test_options_of_the_wrong_type_are_usage_errors(tiny_cnn, call, where):
+    with pytest.raises(footprint.UsageError, match=where):
+        call(tiny_cnn)
