@@ -321,9 +321,9 @@ def test_builder_inputs_outputs_and_options_are_checked():
     (lambda m: footprint.sweep(m, "N", [1, 2], inputs=None), "sweep: inputs: expected a str"),
     (lambda m: footprint.sweep(m, "N", []), "sweep: values is empty"),
     (lambda m: footprint.plan([(0, 1, 8)], algo=None), "plan: algo: expected a str"),
-    (lambda m: footprint.report(m, "unused.html", time_limit=float("nan")),
+    (lambda m: footprint.report(m, m.parent / "unused.html", time_limit=float("nan")),
      "report: time_limit: nan is not a number of seconds"),
-    (lambda m: footprint.report(m, "unused.html", time_limit=-1),
+    (lambda m: footprint.report(m, m.parent / "unused.html", time_limit=-1),
      "report: time_limit: -1 is not a number of seconds"),
     (lambda m: footprint.GraphBuilder().const([1, 2]), "const: array must be a numpy array"),
     (lambda m: footprint.GraphBuilder().input("x", "floaty", [1]),
@@ -331,6 +331,9 @@ def test_builder_inputs_outputs_and_options_are_checked():
     (lambda m: footprint.GraphBuilder().input("x", None, [1]), "input 'x': dtype is None"),
     (lambda m: footprint.GraphBuilder().to_model(3), "to_model: name: expected a str"),
 ])
-def test_options_of_the_wrong_type_are_usage_errors(tiny_cnn, call, where):
+def test_options_of_the_wrong_type_are_usage_errors(tiny_cnn, tmp_path, call, where):
+    model = tmp_path / "tiny_cnn.onnx"  # a report refused too late would land beside it
+    model.write_bytes(tiny_cnn.read_bytes())
     with pytest.raises(footprint.UsageError, match=where):
-        call(tiny_cnn)
+        call(model)
+    assert not (tmp_path / "unused.html").exists()
