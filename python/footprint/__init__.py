@@ -12,12 +12,13 @@ this package only converts arguments. docs/PYTHON.md has the whole API.
 """
 
 import json as _json
+import numbers as _numbers
 import os as _os
 from dataclasses import dataclass as _dataclass
 
 import numpy as _np
 
-from . import _footprint
+from . import _args, _footprint
 from ._footprint import AliveTensor, Analysis, Model, Var, planners, read_tensor, write_tensor
 from ._heap import heap_in_use
 from .errors import FootprintError, ModelError, UsageError
@@ -29,6 +30,24 @@ __all__ = [
     "Session", "UsageError", "Var", "analyze", "fit", "heap_in_use", "load", "plan", "planners",
     "read_tensor", "report", "sweep", "write_tensor",
 ]
+
+
+def _text(value, what, optional=False):
+    """A str option (an inputs policy, an order, a planner's name); None too when optional.
+    Which names are known is the library's check."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise UsageError(f"{what}: expected a str, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _seconds(value, what):
+    """A time limit in seconds: None, or a number >= 0 (not NaN, not a bool)."""
+    if value is not None and (not isinstance(value, _numbers.Real) or isinstance(value, bool) or
+                              not value >= 0):
+        raise UsageError(f"{what}: {value!r} is not a number of seconds >= 0")
+    return None if value is None else float(value)
 
 
 def _is_path(x):
@@ -63,11 +82,20 @@ class _Naming:
 
 
 def _dims(dims):
-    return {str(k): int(v) for k, v in (dims or {}).items()}
+    """{name: value}: each value an integer (used exactly: 8.5 is refused, not made 8)."""
+    return {str(k): _args.int64(v, f"dims[{str(k)!r}]")
+            for k, v in _args.mapping(dims, "dims").items()}
 
 
 def _shapes(shapes):
-    return {str(k): [int(e) for e in v] for k, v in (shapes or {}).items()}
+    """{input: extents}: each extent an integer."""
+    out = {}
+    for k, v in _args.mapping(shapes, "shapes").items():
+        if isinstance(v, (str, bytes)) or not _is_iterable(v):
+            raise UsageError(f"shapes[{str(k)!r}]: expected a sequence of extents, got "
+                             f"{type(v).__name__} {v!r}")
+        out[str(k)] = [_args.int64(e, f"shapes[{str(k)!r}][{i}]") for i, e in enumerate(v)]
+    return out
 
 
 def _shapes_with_files(model, shapes, data_dir):
@@ -99,6 +127,8 @@ def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None,
     A size that is neither known nor bounded raises ModelError naming the tensor; sizes that
     depend on values are counted at their bounds (``to_json()["bounded"]``).
     The result's ``to_json()`` is what ``footprint analyze --json`` prints."""
+    inputs = _text(inputs, "analyze: inputs", optional=True)
+    order = _text(order, "analyze: order")
     if hasattr(model_or_trace, "trace"):  # a footprint.torch Recording
         model_or_trace = model_or_trace.trace
     if isinstance(model_or_trace, dict):
@@ -119,11 +149,22 @@ def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None,
 def sweep(model, dim, values, dims=None, inputs="caller", order="stored", shapes=None,
           data_dir=None, fuse=True):
     """The total peak and lower bound for each value of one dim, with the line through them:
-    the "sweep" object of ``footprint analyze --sweep DIM=V1,V2,... --json``."""
+    the "sweep" object of ``footprint analyze --sweep DIM=V1,V2,... --json``. ``dim`` must be
+    a dim an input of the model names (or "batch" for a model the library re-batches): any
+    other would sweep nothing and draw a flat line, so it is a UsageError listing the model's
+    named dims."""
+    if not isinstance(dim, str):
+        raise UsageError(f"sweep: dim must be a dim's name (a str), not {type(dim).__name__}")
+    if isinstance(values, (str, bytes)):
+        raise UsageError(f"sweep: values must be a sequence of integers, not {values!r}")
+    values = [_args.int64(v, f"sweep: values[{i}]") for i, v in enumerate(values)]
+    if not values:
+        raise UsageError("sweep: values is empty: a sweep needs the dim's values")
+    inputs, order = _text(inputs, "sweep: inputs"), _text(order, "sweep: order")
     m = _model_of(model)
-    a = _footprint._analyze_model(m, _dims(dims), inputs, order, str(dim),
-                                  [int(v) for v in values], _shapes_with_files(m, shapes, data_dir),
-                                  bool(fuse))
+    with _Naming(m.name):
+        a = _footprint._analyze_model(m, _dims(dims), inputs, order, dim, values,
+                                      _shapes_with_files(m, shapes, data_dir), bool(fuse))
     return a.to_json()["sweep"]
 
 
@@ -151,11 +192,13 @@ def fit(model, budget, dim, dims=None, figure="total", inputs="caller", order="s
     "arena" lower bound) fits ``budget`` (bytes, or "64MiB"): what ``footprint fit --json``
     prints, with the value above the answer and why it does not fit (over the budget, or a value
     the model refuses)."""
+    inputs, order = _text(inputs, "fit: inputs"), _text(order, "fit: order")
     m = _model_of(model)
     with _Naming(m.name):
         return _footprint._fit_model(m, m.name or "", _dims(dims), inputs, order,
                                      _shapes_with_files(m, shapes, data_dir), str(dim), str(figure),
-                                     _bytes(budget), int(low), int(limit), bool(fuse))
+                                     _bytes(budget), _args.int64(low, "fit: low"),
+                                     _args.int64(limit, "fit: limit"), bool(fuse))
 
 
 def report(model_or_trace, path, dims=None, inputs=None, order="stored", algo="auto",
@@ -166,6 +209,9 @@ def report(model_or_trace, path, dims=None, inputs=None, order="stored", algo="a
     (random inputs, one thread) and draws what the run held after each step; it needs the
     counting allocator, so from Python it draws nothing and says so on stderr. Returns what
     ``footprint report --json`` prints."""
+    inputs = _text(inputs, "report: inputs", optional=True)
+    order, algo = _text(order, "report: order"), _text(algo, "report: algo")
+    time_limit = _seconds(time_limit, "report: time_limit")
     name = "<trace>"
     if hasattr(model_or_trace, "trace"):  # a footprint.torch Recording
         model_or_trace, name = model_or_trace.trace, model_or_trace.name
@@ -213,13 +259,18 @@ def plan(buffers, algo="auto", time_limit=None, capacity=None, seed=1):
     ``(lower, upper, size)`` with half-open lifetimes [lower, upper). ``algo`` is one of
     ``footprint.planners``; ``time_limit`` (seconds) bounds the searching planners;
     ``capacity`` stops a search at the first plan that fits."""
+    algo = _text(algo, "plan: algo")
+    time_limit = _seconds(time_limit, "plan: time_limit")
+    if capacity is not None:
+        capacity = _args.int64(capacity, "plan: capacity", minimum=0)
+    seed = _args.integer(seed, "plan: seed", minimum=0)
+    if seed >= 1 << 64:
+        raise UsageError(f"plan: seed: {seed} does not fit uint64")
     if isinstance(buffers, Analysis):
         result = _footprint._plan_analysis(buffers, algo, time_limit, capacity, seed)
     else:
-        rows = _np.asarray(buffers, dtype=_np.int64)
-        if rows.size == 0:
-            rows = rows.reshape(0, 3)
-        result = _footprint._plan_rows(rows, algo, time_limit, capacity, seed)
+        result = _footprint._plan_rows(_args.buffer_rows(buffers), algo, time_limit, capacity,
+                                       seed)
     return Plan(**result)
 
 
@@ -234,11 +285,91 @@ class Session(_footprint.Session):
                  profile=False, fuse=True):
         model = _model_of(model)
         self._name = model.name
-        super().__init__(model, threads, _dims(dims), planner, order, profile, bool(fuse))
+        super().__init__(model, _args.integer(threads, "Session: threads"), _dims(dims),
+                         _text(planner, "Session: planner"), _text(order, "Session: order"),
+                         bool(profile), bool(fuse))
 
     def run(self, inputs):
+        if not isinstance(inputs, dict):
+            raise UsageError(f"Session.run: inputs must be a dict of name: array, not "
+                             f"{type(inputs).__name__}")
+        for name in inputs:
+            if not isinstance(name, str):
+                raise UsageError(f"Session.run: input names are strings, not {name!r}")
         with _Naming(self._name):
             return super().run(inputs)
+
+
+def _str_arg(value, what):
+    if not isinstance(value, str):
+        raise UsageError(f"{what}: expected a str, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _is_iterable(x):
+    try:
+        iter(x)
+    except TypeError:
+        return False
+    return True
+
+
+def _extents(shape, what):
+    """A builder input's extents: each an int >= 0 (or a float that is a whole number) or a
+    non-empty dim name."""
+    if isinstance(shape, (str, bytes)) or not _is_iterable(shape):
+        raise UsageError(f"{what}: expected a list of extents (ints or dim names), got "
+                         f"{type(shape).__name__} {shape!r}")
+    out = []
+    for i, e in enumerate(shape):
+        if isinstance(e, str):
+            if not e:
+                raise UsageError(f"{what}[{i}]: a dim's name cannot be empty")
+            out.append(e)
+        elif isinstance(e, _numbers.Real):
+            out.append(_args.int64(e, f"{what}[{i}]", minimum=0))
+        else:
+            raise UsageError(f"{what}[{i}]: an extent is an int or a dim's name (a str), not "
+                             f"{type(e).__name__} {e!r}")
+    return out
+
+
+_ATTR_TYPES = "int, float, str, a list of ints or of floats, or a numpy array"
+_FLOAT32_MAX = float(_np.finfo(_np.float32).max)
+
+
+def _float_attr(value, what):
+    # ONNX float attributes are float32: a finite value beyond its range would become inf.
+    f = float(value)
+    if _np.isfinite(f) and abs(f) > _FLOAT32_MAX:
+        raise UsageError(f"{what}: {value!r} is beyond float32's range (a float attribute is "
+                         "a float32)")
+    return f
+
+
+def _attr_value(value, what):
+    """An attribute value as the types the extension converts: int, float, str, list of ints,
+    list of floats, numpy array; anything else is a UsageError naming the attribute."""
+    if isinstance(value, (bool, _np.bool_)):
+        return int(value)
+    if isinstance(value, _numbers.Integral):
+        return _args.int64(value, what)
+    if isinstance(value, _numbers.Real):
+        return _float_attr(value, what)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, _np.ndarray):
+        return value
+    if isinstance(value, (list, tuple)):
+        if all(isinstance(v, _numbers.Integral) for v in value):
+            return [_args.int64(v, f"{what}[{i}]") for i, v in enumerate(value)]
+        for i, v in enumerate(value):
+            if not isinstance(v, _numbers.Real):
+                raise UsageError(f"{what}[{i}]: a list attribute holds ints or floats, not "
+                                 f"{type(v).__name__} {v!r}")
+        return [_float_attr(v, f"{what}[{i}]") for i, v in enumerate(value)]
+    raise UsageError(f"{what}: {type(value).__name__} is not an attribute value; expected "
+                     f"{_ATTR_TYPES}")
 
 
 class GraphBuilder(_footprint.GraphBuilder):
@@ -254,7 +385,70 @@ class GraphBuilder(_footprint.GraphBuilder):
         model = b.to_model()      # or b.write_onnx("net.onnx")
 
     ``op(op_type, inputs, attrs={}, outputs=1)`` reaches any registered op; attributes are
-    ints, floats, strings, lists of them, or numpy arrays (tensors)."""
+    ints, floats, strings, lists of ints or floats, or numpy arrays (tensors). An argument of
+    another type (an extent 4.5, an attribute None or a dict, an input that is not a Var) is a
+    UsageError naming it and what it accepts."""
+
+    def __init__(self, opset=18, max_value_bytes=64 << 20, propagate=True, threads=1,
+                 name="main"):
+        super().__init__(_args.integer(opset, "GraphBuilder: opset", minimum=1),
+                         _args.integer(max_value_bytes, "GraphBuilder: max_value_bytes",
+                                       minimum=0),
+                         bool(propagate), _args.integer(threads, "GraphBuilder: threads"),
+                         _str_arg(name, "GraphBuilder: name"))
+
+    def input(self, name, dtype, shape):
+        """A graph input: ``dtype`` a numpy dtype or its name ("float32"); ``shape`` lists its
+        extents, each an int >= 0 or a dim's name."""
+        name = _str_arg(name, "input: name")
+        if dtype is None:  # numpy reads None as float64
+            raise UsageError(f"input {name!r}: dtype is None; name it (\"float32\")")
+        try:
+            dtype = _np.dtype(dtype)
+        except TypeError:
+            raise UsageError(f"input {name!r}: dtype {dtype!r} is not a numpy dtype "
+                             "(\"float32\", np.int64)") from None
+        return super().input(name, dtype, _extents(shape, f"input {name!r}: shape"))
+
+    def const(self, array, name=""):
+        """A constant holding a copy of ``array`` (a numpy array: its dtype is the constant's)."""
+        if not isinstance(array, _np.ndarray):
+            raise UsageError(f"const: array must be a numpy array (its dtype is the constant's), "
+                             f"not {type(array).__name__}")
+        return super().const(array, _str_arg(name, "const: name"))
+
+    def to_model(self, name="<builder>"):
+        return super().to_model(_str_arg(name, "to_model: name"))
+
+    def op(self, op_type, inputs, attrs=None, outputs=1, domain=""):
+        op_type = _str_arg(op_type, "op: op_type")
+        where = f"op {op_type!r}"
+        if isinstance(inputs, (Var, str, bytes)) or not _is_iterable(inputs):
+            raise UsageError(f"{where}: inputs must be a list of Vars (None for an omitted "
+                             f"optional input), not {type(inputs).__name__}")
+        inputs = list(inputs)
+        for i, v in enumerate(inputs):
+            if v is not None and not isinstance(v, Var):
+                raise UsageError(f"{where}: inputs[{i}] is {type(v).__name__}, not a Var (make "
+                                 "a constant with const(array))")
+        if attrs is None:
+            attrs = {}
+        if not isinstance(attrs, dict):
+            raise UsageError(f"{where}: attrs must be a dict of name: value, not "
+                             f"{type(attrs).__name__}")
+        converted = {}
+        for key, value in attrs.items():
+            if not isinstance(key, str):
+                raise UsageError(f"{where}: attribute names are strings, not {key!r}")
+            converted[key] = _attr_value(value, f"{where}: attribute {key!r}")
+        return super().op(op_type, inputs, converted,
+                          _args.integer(outputs, f"{where}: outputs", minimum=0),
+                          _str_arg(domain, f"{where}: domain"))
+
+    def output(self, var, name=""):
+        if not isinstance(var, Var):
+            raise UsageError(f"output: var is {type(var).__name__}, not a Var")
+        return super().output(var, _str_arg(name, "output: name"))
 
     def _op1(self, op_type, *inputs, **attrs):
         return self.op(op_type, list(inputs), attrs)[0]

@@ -13,8 +13,15 @@ of Python's peak (tracemalloc: every allocation through Python's allocators, num
 included) and the native heap's peak (glibc's mallinfo2 totals, footprint.heap_in_use, sampled
 every millisecond by a native thread while the test runs: a peak shorter than that can be missed).
 On failure it prints the largest Python allocations still alive when the test ended.
+
+Sizes are byte counts or text: "64 MiB" is 67,108,864 B, while "64 MB" is 64,000,000 B (kB, MB,
+GB are powers of 1000, as in SI; pytest-memray's "64MB" means 64 MiB). A malformed marker (a
+negative, fractional, bool or NaN limit, an unknown unit, a missing argument) is the test's
+error at setup, naming the marker and the value.
 """
 
+import fractions
+import numbers
 import re
 import tracemalloc
 
@@ -23,27 +30,107 @@ import pytest
 from . import analyze
 from ._heap import heap_in_use, native_peak_sampler
 
-_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "kib": 1024,
-          "mib": 1024**2, "gib": 1024**3}
+# kB, MB and GB are powers of 1000; KiB, MiB and GiB powers of 1024 (units are read without
+# regard to case). pytest-memray's limit_memory("64MB") means 64 MiB; here "64MB" is
+# 64,000,000 B: write "64 MiB" for 67,108,864 B.
+_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4, "kib": 1024,
+          "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
+_UNIT_HELP = ("a byte count (an int >= 0) or text such as '64 MiB' (67,108,864 B); kB, MB, GB "
+              "are powers of 1000 ('64 MB' is 64,000,000 B, not pytest-memray's 64 MiB), KiB, "
+              "MiB, GiB powers of 1024")
 
 
 def parse_bytes(text):
-    """'64 MiB' -> 67108864; ints pass through."""
-    if isinstance(text, int):
-        return text
-    m = re.fullmatch(r"\s*([0-9.]+)\s*([A-Za-z]*)\s*", str(text))
-    if not m or m.group(2).lower() not in _UNITS:
-        raise pytest.UsageError(f"footprint: cannot read {text!r} as a size (e.g. '64 MiB')")
-    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    """A size in bytes: an int >= 0 (a float that is a whole number too), or text, a number and
+    a unit: '64 MiB' -> 67108864, '1.5 kB' -> 1500, '64MB' -> 64000000 (kB, MB, GB are powers
+    of 1000; KiB, MiB, GiB of 1024). A bool, a negative or fractional count, NaN, infinity or
+    an unknown unit raises pytest.UsageError saying what is accepted."""
+    def refuse(why):
+        raise pytest.UsageError(f"footprint: {text!r} {why}: expected {_UNIT_HELP}")
+    if isinstance(text, bool):
+        refuse("is a bool")
+    if isinstance(text, numbers.Real):
+        if isinstance(text, numbers.Integral):
+            value = fractions.Fraction(int(text))
+        elif text != text or text in (float("inf"), float("-inf")):
+            refuse("is not a number of bytes")
+        else:
+            value = fractions.Fraction(text)
+    elif isinstance(text, str):
+        m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*", text)
+        if not m or m.group(2).lower() not in _UNITS:
+            refuse("is not a size")
+        value = fractions.Fraction(m.group(1)) * _UNITS[m.group(2).lower()]
+    else:
+        refuse(f"is a {type(text).__name__}, not a size")
+    if value < 0:
+        refuse("is negative")
+    if value.denominator != 1:
+        refuse("is not a whole number of bytes")
+    return int(value)
 
 
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "footprint_limit(limit): fail when the test's measured memory peak (Python "
-                   "and native heap) exceeds limit ('64 MiB')")
+                   "and native heap) exceeds limit: " + _UNIT_HELP)
     config.addinivalue_line(
         "markers", "footprint_predict(model, dims=None, max_peak=...): fail when footprint "
-                   "predicts a total peak above max_peak for the model")
+                   "predicts a total peak above max_peak for the model (a size as "
+                   "footprint_limit's)")
+
+
+def _marker_value(mark, name, keyword):
+    """The marker's argument (first positional or ``keyword=``); a missing, repeated or unknown
+    one fails the test naming the marker."""
+    known = {"footprint_limit": {"limit"},
+             "footprint_predict": {"model", "dims", "max_peak"}}[name]
+    unknown = sorted(set(mark.kwargs) - known)
+    if unknown:
+        pytest.fail(f"{name}: unknown argument {unknown[0]!r} (it takes "
+                    f"{', '.join(sorted(known))})", pytrace=False)
+    positional = {"footprint_limit": ("limit",), "footprint_predict": ("model",)}[name]
+    if len(mark.args) > len(positional):
+        pytest.fail(f"{name}: takes {len(positional)} positional argument, got "
+                    f"{len(mark.args)}: {mark.args!r}", pytrace=False)
+    if keyword in positional and mark.args:
+        if keyword in mark.kwargs:
+            pytest.fail(f"{name}: {keyword} is given twice", pytrace=False)
+        return mark.args[0]
+    if keyword not in mark.kwargs:
+        example = ("footprint_limit('64 MiB')" if name == "footprint_limit" else
+                   "footprint_predict('model.onnx', max_peak='32 MiB')")
+        pytest.fail(f"{name}: {keyword} is missing, as in {example}", pytrace=False)
+    return mark.kwargs[keyword]
+
+
+def _marker_bytes(mark, name, keyword):
+    value = _marker_value(mark, name, keyword)
+    try:
+        return parse_bytes(value)
+    except pytest.UsageError as e:
+        why = str(e).removeprefix("footprint: ")
+    # Failed outside the handler: the report shows this line alone, not the chain.
+    call = f"{name}({value!r})" if keyword == "limit" else f"{name}({keyword}={value!r})"
+    pytest.fail(f"{call}: {why}", pytrace=False)
+
+
+def _limits(item):
+    """The item's markers read and checked: (model, dims, max_peak) or None, limit or None."""
+    predict = item.get_closest_marker("footprint_predict")
+    if predict is not None:
+        model = _marker_value(predict, "footprint_predict", "model")
+        dims = predict.kwargs.get("dims")
+        predict = (model, dims, _marker_bytes(predict, "footprint_predict", "max_peak"))
+    mark = item.get_closest_marker("footprint_limit")
+    limit = None if mark is None else _marker_bytes(mark, "footprint_limit", "limit")
+    return predict, limit
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item):
+    # A malformed marker is the test's error at setup, before its fixtures or body run.
+    _limits(item)
 
 
 def _alive_lines(snapshot, limit=10):
@@ -53,19 +140,16 @@ def _alive_lines(snapshot, limit=10):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
-    predict = item.get_closest_marker("footprint_predict")
+    predict, limit = _limits(item)
     if predict is not None:
-        model = predict.args[0] if predict.args else predict.kwargs["model"]
-        limit = parse_bytes(predict.kwargs["max_peak"])
-        peak = analyze(model, dims=predict.kwargs.get("dims")).total_peak
-        if peak > limit:
+        model, dims, max_peak = predict
+        peak = analyze(model, dims=dims).total_peak
+        if peak > max_peak:
             pytest.fail(f"footprint: {model} is predicted to peak at {peak:,} B, above "
-                        f"max_peak {limit:,} B", pytrace=False)
-    mark = item.get_closest_marker("footprint_limit")
-    if mark is None:
+                        f"max_peak {max_peak:,} B", pytrace=False)
+    if limit is None:
         yield
         return
-    limit = parse_bytes(mark.args[0] if mark.args else mark.kwargs["limit"])
     was_tracing = tracemalloc.is_tracing()
     if not was_tracing:
         tracemalloc.start()

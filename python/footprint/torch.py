@@ -32,7 +32,10 @@ from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
+from . import _args
+from . import _bytes as _byte_count
 from ._heap import heap_counter as _heap_counter
+from .errors import UsageError
 
 __all__ = ["Recording", "fit", "measure", "predict", "record"]
 
@@ -735,12 +738,25 @@ def _largest(fits, lo, hi):
 
 
 def fit(fn, budget, dim="batch", lo=1, hi=1 << 20, verify=False, **kwargs):
-    """The largest value of ``dim`` (a keyword of ``fn``) whose peak fits in ``budget`` bytes.
+    """The largest value of ``dim`` (a keyword of ``fn``) in [lo, hi] whose peak fits in
+    ``budget`` bytes (an int above 0, or footprint's byte text: "64MiB", "1.5GiB").
     ``fn(**{dim: n}, device=...)`` builds its model and inputs on that device and runs one
     step. The search uses predictions on meta tensors only. ``verify=True`` then runs ``fn``
     on the CPU at the answer and the answer + 1 and measures their peaks (``measure``): while
     the answer's measured peak is over budget (kernels' own scratch, which no aten op shows,
-    see docs/TORCH.md), it steps down by one and runs again. Returns a ``Fit``."""
+    see docs/TORCH.md), it steps down by one and runs again. Returns a ``Fit``; ``batch`` is
+    lo - 1 when even lo does not fit. ``lo`` and ``hi`` are integers with 1 <= lo <= hi; a
+    budget of 0, NaN, a negative or fractional one is a UsageError naming the argument (a
+    search over them would answer 0 for a reason it never says)."""
+    if not isinstance(dim, str):
+        raise UsageError(f"fit: dim must be a keyword of fn (a str), not {type(dim).__name__}")
+    budget = _byte_count(budget)
+    if budget <= 0:
+        raise UsageError(f"budget: {budget} B leaves no room; a budget is above 0 bytes")
+    lo = _args.integer(lo, "fit: lo", minimum=1)
+    hi = _args.integer(hi, "fit: hi", minimum=1)
+    if lo > hi:
+        raise UsageError(f"fit: lo ({lo}) is above hi ({hi})")
     predicted = {}
 
     def fits(n):

@@ -105,6 +105,20 @@ py::dict timeline_columns(const PyAnalysis& a) {
   return out;
 }
 
+// A sweep or fit over a dim no input names would bind nothing and draw a flat line: the
+// library's check refuses it, here naming the Python function and its argument instead of the
+// CLI's --solve.
+void check_dim(const analysis::ModelProgram& m, const std::string& dim, const std::string& what) {
+  try {
+    analysis::check_fit_dim(m, dim);
+  } catch (const UsageError& e) {
+    const std::string message = e.what();
+    const std::string cli = "--solve " + dim + ": ";
+    throw UsageError(what + ": dim " + in_quotes(dim) + ": " +
+                     (message.starts_with(cli) ? message.substr(cli.size()) : message));
+  }
+}
+
 std::shared_ptr<PyAnalysis> analyze_model(const std::shared_ptr<PyModel>& model,
                                           const DimBindings& dims, const std::string& inputs,
                                           const std::string& order,
@@ -119,6 +133,7 @@ std::shared_ptr<PyAnalysis> analyze_model(const std::shared_ptr<PyModel>& model,
                                         model->model().source().name());
   if (sweep_dim) {
     const analysis::ModelProgram& m = *a->model_program();
+    check_dim(m, *sweep_dim, "sweep");
     a->set_sweep(analysis::sweep_model(m, *sweep_dim, sweep_values));
   }
   return a;
@@ -196,7 +211,7 @@ void bind_analysis(py::module_& m) {
           dims[dim] = low;
           const analysis::ModelProgram program =
               model_program(model, dims, inputs, order, shapes, fuse);
-          analysis::check_fit_dim(program, dim);
+          check_dim(program, dim, "fit");
           const analysis::DimFit fit = analysis::fit_dim(
               [&](int64_t v) {
                 DimBindings at = program.options.dims;

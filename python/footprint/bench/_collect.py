@@ -6,6 +6,7 @@ import importlib.util
 import pathlib
 import sys
 
+from .. import _args
 from ..errors import UsageError
 from ._core import Benchmark
 
@@ -29,7 +30,8 @@ def _members(module):
 
 def collect(*paths, tags=()):
     """The benchmarks in Python files and folders (every *.py below a folder, sorted), keeping
-    those with one of ``tags`` when given."""
+    those with one of ``tags`` when given (one string is one tag)."""
+    tags = _args.tags(tags, "footprint.bench.collect: tags")
     out = []
     for p in map(pathlib.Path, paths):
         if p.is_dir():

@@ -19,6 +19,7 @@ import functools
 import inspect
 import itertools
 
+from .. import _args
 from ._memo import Memo
 
 
@@ -129,12 +130,14 @@ def benchmark(fn=None, *, name=None, tags=(), setUp=None, tearDown=None, params=
               uses=()):
     """Makes ``fn`` a benchmark (bare ``@benchmark`` or with options). ``setUp(state, params)``
     and ``tearDown(state, params)`` run once per case around its repetitions; ``params`` fixes
-    parameters of every case; ``uses`` names memos the cases use besides their parameters."""
+    parameters of every case; ``uses`` names memos the cases use besides their parameters.
+    ``tags`` is a sequence of strings, or one string: one tag (``tags="numpy"``)."""
+    tags = _args.tags(tags, "footprint.bench: tags")
 
     def apply(f):
         b = _as_benchmark(f)
         b.name = name or b.name
-        b.tags = tuple(tags) or b.tags
+        b.tags = tags or b.tags
         b.setUp = setUp or b.setUp
         b.tearDown = tearDown or b.tearDown
         b.params = {**b.params, **(params or {})}

@@ -13,11 +13,13 @@ Python's, by tracemalloc when it is tracing, and the native heap's, by glibc's t
 import tracemalloc
 from collections import OrderedDict
 
+from .. import _args
 from .._heap import heap_in_use
 
 
 class Memo:
-    """A lazily built value: ``factory(*values of deps)``. Compared by identity."""
+    """A lazily built value: ``factory(*values of deps)``. Compared by identity. ``bytes`` is
+    the memory the value holds that no heap counts (a mapped file): an integer >= 0."""
 
     def __init__(self, factory, *deps, name=None, bytes=0):  # noqa: A002: the record's name
         if not callable(factory):
@@ -28,7 +30,7 @@ class Memo:
         self.factory = factory
         self.deps = deps
         self.name = name or getattr(factory, "__name__", "memo")
-        self.bytes_hint = int(bytes)
+        self.bytes_hint = _args.integer(bytes, "Memo: bytes", minimum=0)
 
     def closure(self):
         """This memo and every memo it is built from, dependencies first."""
@@ -48,10 +50,12 @@ def _heap_now():
 
 class MemoCache:
     """The live memo values. ``budget`` (bytes) bounds their total size: building one that
-    would pass it evicts the least recently used first (and again once its size is known)."""
+    would pass it evicts the least recently used first (and again once its size is known);
+    None leaves it unbounded."""
 
     def __init__(self, budget=None):
-        self.budget = budget
+        self.budget = None if budget is None else _args.integer(budget, "MemoCache: budget",
+                                                                 minimum=0)
         self._values = OrderedDict()  # memo -> (value, bytes), least recently used first
         self.creations = 0
         self.evictions = 0

@@ -9,7 +9,7 @@ import time
 import tracemalloc
 from dataclasses import dataclass, field
 
-from .. import _footprint
+from .. import _args, _footprint
 from .._heap import heap_in_use, native_peak_sampler
 from ..errors import UsageError
 from ._core import Benchmark
@@ -377,10 +377,13 @@ def run(benchmarks, params=None, *, tags=(), repetitions=5, warmup=1, memos=None
     ``keep_records=False`` hands each record to ``on_record`` and keeps none (a Python record
     costs about 2 kB: a family of millions of cases would hold gigabytes); then there is
     nothing to save, and ``out``/``db`` are refused."""
+    repetitions = _args.integer(repetitions, "footprint.bench.run: repetitions")
+    warmup = _args.integer(warmup, "footprint.bench.run: warmup")
     if repetitions < 1:
         raise UsageError("footprint.bench.run: repetitions must be at least 1")
     if warmup < 0:
         raise UsageError("footprint.bench.run: warmup must be at least 0")
+    tags = _args.tags(tags, "footprint.bench.run: tags")
     _check_format(format)
     if not keep_records and (out is not None or db is not None):
         raise UsageError("footprint.bench.run: out and db save the kept records; "
