@@ -89,7 +89,8 @@ std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
   std::vector<runtime::Tensor> inputs;
   if (!o.data_dir.empty()) {
     const auto files = graph::numbered_tensor_files(o.data_dir, "input");
-    if (files.empty()) throw Error(o.data_dir + ": no input_0.pb");
+    // A model without inputs takes none: the folder holds its reference outputs only.
+    if (files.empty() && !session.inputs().empty()) throw Error(o.data_dir + ": no input_0.pb");
     for (const auto& f : files) inputs.push_back(runtime::read_tensor_file(f));
     source = o.data_dir;
   }
@@ -100,7 +101,7 @@ std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
     inputs.push_back(std::move(t));
     source = "files";
   }
-  if (inputs.empty()) {
+  if (inputs.empty() && o.data_dir.empty()) {
     inputs = runtime::random_inputs(session.inputs(), dims, o.seed);
     source = "random (seed " + std::to_string(o.seed) + ")";
   }

@@ -11,11 +11,33 @@
 #include <utility>
 
 #include "cli/cli_runner.hpp"
+#include "footprint/graph/builder.hpp"
+#include "footprint/graph/host_value.hpp"
+#include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/tensor.hpp"
 #include "test_support.hpp"
 
 namespace footprint {
 namespace {
+
+// A model that takes no inputs runs against a folder holding only its reference outputs.
+TEST(RunCommand, DataDirOfAModelWithoutInputs) {
+  const testing::TempDir dir;
+  graph::GraphBuilder b(runtime::op_registry(), {.propagate = false});
+  auto v = graph::HostValue::make(DType::float32, {4});
+  for (int i = 0; i < 4; ++i) reinterpret_cast<float*>(v->data())[i] = static_cast<float>(i) - 2;
+  b.output(b.relu(b.constant(v)), "y");
+  b.write_onnx(dir.path() / "model.onnx");
+  runtime::Tensor y("y", DType::float32, {4});
+  const float want[] = {0, 0, 0, 1};
+  std::memcpy(y.data(), want, sizeof want);
+  runtime::write_tensor_file(dir.path() / "output_0.pb", y);
+  const CliRun r = run("run --json --data-dir " + dir.path().string() + " " +
+                       (dir.path() / "model.onnx").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["match"], true) << r.out;
+}
 
 TEST(RunCommand, JsonFollowsTheContract) {
   testing::TempDir dir;
