@@ -69,8 +69,36 @@ class Folder {
            n.subgraphs.empty();
   }
 
-  // Which nodes fold: deterministic, evaluable, every input a constant, every output concrete and
-  // within the size limit.
+  // Why node `id` does not fold; empty when it does: deterministic, evaluable, every input a
+  // constant, every output concrete and within the size limit.
+  std::string_view why_kept(NodeId id) const {
+    const Node& n = g_.node(id);
+    for (ValueId v : n.inputs) {
+      if (v != kNoValue && !known_[v]) return "read values known only when running";
+    }
+    if (!n.implicit_inputs.empty()) return "read values known only when running (subgraphs)";
+    if (n.schema == nullptr) return "op unknown to footprint";
+    if (!n.schema->deterministic) return "random (not deterministic)";
+    if (!can_evaluate(n) && !is_view(n)) return "no kernel to evaluate them with";
+    for (ValueId v : n.outputs) {
+      if (v == kNoValue) return "an output is omitted";
+      const auto b = bytes_of(g_.value(v));
+      if (!b) return "output extents not known before running";
+      if (*b > options_.max_fold_bytes) return "outputs above --max-fold-bytes";
+    }
+    return {};
+  }
+
+  void keep(NodeId id, std::string_view reason) {
+    for (KeptReason& k : report_.kept) {
+      if (k.reason == reason) {
+        ++k.nodes;
+        return;
+      }
+    }
+    report_.kept.push_back({std::string(reason), 1, g_.node(id).label(id)});
+  }
+
   void choose() {
     const size_t nv = g_.values().size();
     known_.assign(nv, 0);
@@ -78,18 +106,13 @@ class Folder {
     folded_.assign(g_.nodes().size(), 0);
     order_ = topo_order(g_);
     for (NodeId id : order_) {
-      const Node& n = g_.node(id);
-      if (!can_evaluate(n) && !is_view(n)) continue;
-      if (n.schema == nullptr || !n.schema->deterministic || !n.implicit_inputs.empty()) continue;
-      bool ok = true;
-      for (ValueId v : n.inputs) ok = ok && (v == kNoValue || known_[v]);
-      for (ValueId v : n.outputs) {
-        const auto b = v == kNoValue ? std::nullopt : bytes_of(g_.value(v));
-        ok = ok && v != kNoValue && b && *b <= options_.max_fold_bytes;
+      const std::string_view kept = why_kept(id);
+      if (!kept.empty()) {
+        keep(id, kept);
+        continue;
       }
-      if (!ok) continue;
       folded_[id] = 1;
-      for (ValueId v : n.outputs) known_[v] = 1;
+      for (ValueId v : g_.node(id).outputs) known_[v] = 1;
     }
     // A folded value is kept (becomes an initializer) when something not folded reads it.
     needed_.assign(nv, 0);

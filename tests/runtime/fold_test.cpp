@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,22 @@ TEST(Fold, MaxFoldBytesKeepsBigConstantsComputed) {
                                      {.max_fold_bytes = 64 * 1024});
   EXPECT_LT(some.folded_bytes, all.folded_bytes);
   EXPECT_GT(some.kept_nodes, all.kept_nodes);
+  // Every kept node under its reason: nothing is kept without one.
+  const auto reasons = [](const FoldReport& r) {
+    size_t n = 0;
+    std::map<std::string, size_t> by;
+    for (const KeptReason& k : r.kept) {
+      n += k.nodes;
+      by[k.reason] = k.nodes;
+      EXPECT_FALSE(k.first.empty()) << k.reason;
+    }
+    EXPECT_EQ(n, r.kept_nodes);
+    return by;
+  };
+  const auto all_kept = reasons(all);
+  const auto some_kept = reasons(some);
+  EXPECT_EQ(all_kept.count("outputs above --max-fold-bytes"), 0u);
+  EXPECT_GT(some_kept.at("outputs above --max-fold-bytes"), 0u);
   expect_same_outputs(dir.path() / "b.onnx", light("squeezenet"), /*all_folded=*/false);
 }
 

@@ -35,9 +35,18 @@ struct FoldOptions {
   int threads = 1;
 };
 
+// Why nodes were not folded: how many, and the first such node ("'Mul_3' (Mul)").
+struct KeptReason {
+  std::string reason;  // "read values known only when running", "no kernel", ...
+  size_t nodes = 0;
+  std::string first;
+};
+
 struct FoldReport {
   size_t folded_nodes = 0;
   size_t kept_nodes = 0;
+  // Every kept node under one reason, in the order the reasons first occur.
+  std::vector<KeptReason> kept;
   size_t folded_initializers = 0;        // new initializers, one per kept folded value
   uint64_t folded_bytes = 0;             // their bytes
   uint64_t weight_bytes = 0;             // every initializer of the output
