@@ -7,11 +7,11 @@
 #include "footprint/analysis/model_summary.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
+#include "footprint/core/user_files.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/topo_order.hpp"
 #include "footprint/onnx/model.hpp"
-#include "footprint/onnx/user_files.hpp"
 #include "footprint/report/model_summary_report.hpp"
 #include "footprint/runtime/process_memory.hpp"
 
@@ -27,7 +27,7 @@ struct InfoOptions {
 onnx::ModelSource open_source(const InfoOptions& o) {
   if (o.load == "mmap") return onnx::ModelSource::map_file(o.model);
   // "read": the whole file in an owned buffer, as a loader without mmap would have it.
-  std::vector<std::byte> bytes = onnx::read_file_bytes(o.model);
+  std::vector<std::byte> bytes = read_file_bytes(o.model);
   const std::filesystem::path path(o.model);
   return onnx::ModelSource::adopt(std::move(bytes), o.model,
                                   path.parent_path().empty() ? "." : path.parent_path());

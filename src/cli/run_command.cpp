@@ -12,12 +12,12 @@
 
 #include "commands.hpp"
 #include "flags.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/bench/percentile.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/input_files.hpp"
 #include "footprint/onnx/model.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/report/run_report.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/output_check.hpp"
@@ -116,7 +116,7 @@ runtime::ShapeCheck check_shapes(const RunCommandOptions& o, const onnx::Model& 
   for (const runtime::Tensor& t : inputs) options.shapes.emplace(t.name(), t.dims());
   options.order = o.order;
   options.fuse = !o.no_fuse;
-  options.subgraph_arena = plan::subgraph_arena(o.planner);
+  options.subgraph_arena = analysis::subgraph_arena(o.planner);
   // The model already loaded, not read again: it outlives the program, so the pointer owns
   // nothing.
   const std::shared_ptr<const onnx::Model> loaded(&model, [](const onnx::Model*) {});
@@ -184,10 +184,10 @@ void run_model(const RunCommandOptions& o) {
     for (size_t i = 0; i < r.outputs.size(); ++i)
       r.output_files.push_back((fs::path(o.output_dir) / output_file_name(i)).string());
     // Every name checked before the first is written: -o DIR may be --data-dir itself.
-    std::vector<onnx::InputFile> read = files_read(o.model, o.data_dir);
+    std::vector<InputFile> read = files_read(o.model, o.data_dir);
     for (const std::string& spec : o.inputs)
       read.push_back({split_binding(spec, "--input").second, "an --input file"});
-    for (const std::string& f : r.output_files) onnx::refuse_overwriting(f, read, "-o");
+    for (const std::string& f : r.output_files) refuse_overwriting(f, read, "-o");
     for (size_t i = 0; i < r.outputs.size(); ++i)
       runtime::write_tensor_file(r.output_files[i], r.outputs[i]);
   }

@@ -10,13 +10,13 @@
 #include "footprint/core/bump_arena.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/thread_count.hpp"
+#include "footprint/core/user_files.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/host_value.hpp"
 #include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/graph/topo_order.hpp"
 #include "footprint/onnx/tensor_data.hpp"
-#include "footprint/onnx/user_files.hpp"
 #include "footprint/onnx/writer.hpp"
 
 namespace footprint::graph {
@@ -117,15 +117,15 @@ class Folder {
 
   // The folded model (and its .data) replace no file the model is read from.
   void refuse_writing_over_model() const {
-    std::vector<onnx::InputFile> read;
+    std::vector<InputFile> read;
     for (fs::path& f : model_.files()) read.push_back({std::move(f), "a file of the model"});
-    onnx::refuse_overwriting(out_, read, "-o");
-    onnx::check_writable(out_);
+    refuse_overwriting(out_, read, "-o");
+    check_writable(out_);
     if (options_.external_data) {
       fs::path data = out_;
       data += ".data";
-      onnx::refuse_overwriting(data, read, "-o's .data");
-      onnx::check_writable(data);
+      refuse_overwriting(data, read, "-o's .data");
+      check_writable(data);
     }
   }
 

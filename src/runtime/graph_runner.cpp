@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "footprint/analysis/memory_order.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
@@ -12,7 +13,6 @@
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/onnx/model_source.hpp"
 #include "footprint/plan/planner.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 
 namespace footprint::runtime {
@@ -211,7 +211,7 @@ void GraphRunner::build_plan() {
     steps_.push_back(step);
   }
   timeline_ = analysis::simulate(program_.program);
-  const std::vector<plan::Buffer> buffers = plan::arena_buffers(timeline_, program_.program);
+  const std::vector<plan::Buffer> buffers = analysis::arena_buffers(timeline_, program_.program);
   plan_ = plan::plan_buffers(buffers, options_.planner);
   for (size_t i = 0; i < timeline_.buffers.size(); ++i) {
     const analysis::BufferLifetime& b = timeline_.buffers[i];

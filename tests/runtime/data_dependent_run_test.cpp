@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "footprint/analysis/model_program.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/graph/host_value.hpp"
 #include "footprint/onnx/model.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/session.hpp"
 #include "footprint/runtime/shape_check.hpp"
@@ -64,7 +64,7 @@ runtime::Tensor vector_tensor(const std::string& name, std::vector<int64_t> dims
 std::string shape_difference(const std::shared_ptr<const onnx::Model>& model,
                              const runtime::Session& session) {
   analysis::ModelProgramOptions o;
-  o.subgraph_arena = plan::subgraph_arena("auto");
+  o.subgraph_arena = analysis::subgraph_arena("auto");
   const analysis::ModelProgram predicted =
       analysis::build_model_program(model, runtime::op_registry(), o);
   return runtime::check_shapes(predicted, session).difference;

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/onnx/model.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/output_check.hpp"
 #include "footprint/runtime/session.hpp"
@@ -98,7 +98,7 @@ TEST_P(SharedModelRun, PredictsEveryValuesShapeAndBytes) {
   analysis::ModelProgramOptions options;
   options.dims = session.prepared().dims;
   for (const runtime::Tensor& t : inputs) options.shapes.emplace(t.name(), t.dims());
-  options.subgraph_arena = plan::subgraph_arena("auto");
+  options.subgraph_arena = analysis::subgraph_arena("auto");
   const analysis::ModelProgram predicted =
       analysis::build_model_program(model, runtime::op_registry(), options);
   const runtime::ShapeCheck c = runtime::check_shapes(predicted, session);

@@ -1,5 +1,5 @@
 // A branch of an If runs in an arena of its own, planned inside its node's step scratch. The
-// scratch analysis predicts for the step is that planned arena (plan::subgraph_arena), not the
+// scratch analysis predicts for the step is that planned arena (analysis::subgraph_arena), not the
 // branch's lower bound, so the prediction holds when the planner does not reach the bound.
 #include <gtest/gtest.h>
 
@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "footprint/analysis/model_program.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/plan/planner.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/session.hpp"
 #include "test_support.hpp"
@@ -61,7 +61,7 @@ struct Predicted {
 
 Predicted predict(std::shared_ptr<const onnx::Model> model, const char* planner) {
   analysis::ModelProgramOptions o;
-  o.subgraph_arena = plan::subgraph_arena(planner);
+  o.subgraph_arena = analysis::subgraph_arena(planner);
   const analysis::ModelProgram m =
       analysis::build_model_program(std::move(model), runtime::op_registry(), o);
   Predicted p;
@@ -71,7 +71,8 @@ Predicted predict(std::shared_ptr<const onnx::Model> model, const char* planner)
   EXPECT_EQ(m.program.program.steps.size(), 1u);
   p.if_scratch = m.program.program.steps.at(0).workspace;
   p.arena = static_cast<uint64_t>(
-      plan::plan_buffers(plan::arena_buffers(m.timeline, m.program.program), planner).arena_bytes);
+      plan::plan_buffers(analysis::arena_buffers(m.timeline, m.program.program), planner)
+          .arena_bytes);
   p.total_peak = m.timeline.total_peak_bytes;
   return p;
 }

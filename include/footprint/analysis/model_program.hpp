@@ -33,7 +33,7 @@ struct ModelProgramOptions {
   graph::InputShapes shapes;  // whole inputs' extents (graph::bind_input_extents)
   InputsPolicy inputs = InputsPolicy::caller;
   std::string order = "stored";  // stored | memory (searched; never worse than stored)
-  // How a branch or body's arena is planned (plan::subgraph_arena); empty: at its lower bound.
+  // How a branch or body's arena is planned (analysis::subgraph_arena); empty: at its lower bound.
   SubgraphArenaFn subgraph_arena;
   // Fold activations into the nodes whose kernels take them (graph::fuse), as the runtime does
   // unless told otherwise (SessionOptions::fuse).
