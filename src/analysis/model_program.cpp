@@ -25,10 +25,10 @@ struct BoundGraph {
 };
 
 // Fused after inference, as Session::prepare fuses: the same graph for prediction and run.
-BoundGraph bound_graph(const onnx::Model& model, const graph::OpRegistry& registry,
+BoundGraph bound_graph(const graph::Model& model, const graph::OpRegistry& registry,
                        const DimBindings& dims, const graph::InputShapes& shapes, bool fuse) {
   BoundGraph b;
-  b.graph = graph::Graph::from_onnx(model, registry);
+  b.graph = model.graph(registry);
   if (const auto rebatched = graph::rebatch_if_bound(b.graph, dims))
     b.rebatched = rebatched->note();
   b.concrete = graph::bind_input_extents(b.graph, dims, b.defaulted, shapes);
@@ -49,7 +49,7 @@ void add_unbound(const std::vector<std::string>& defaulted, GraphProgram& progra
 
 }  // namespace
 
-ModelProgram build_model_program(std::shared_ptr<const onnx::Model> model,
+ModelProgram build_model_program(std::shared_ptr<const graph::Model> model,
                                  const graph::OpRegistry& registry,
                                  const ModelProgramOptions& options) {
   if (options.order != "stored" && options.order != "memory") {

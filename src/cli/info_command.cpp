@@ -9,9 +9,9 @@
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/core/user_files.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/model.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/topo_order.hpp"
-#include "footprint/onnx/model.hpp"
 #include "footprint/report/model_summary_report.hpp"
 #include "footprint/runtime/process_memory.hpp"
 
@@ -37,8 +37,8 @@ void run_info(const InfoOptions& o) {
   const auto heap_before = heap::snapshot();
   heap::reset_peak();
   const auto start = std::chrono::steady_clock::now();
-  onnx::Model model = onnx::load(open_source(o));
-  graph::Graph g = graph::Graph::from_onnx(model, graph::OpRegistry::builtin());
+  const graph::Model model = graph::load_model(open_source(o));
+  graph::Graph g = model.graph(graph::OpRegistry::builtin());
   (void)graph::topo_order(g);  // a cycle or dangling input is reported here
   const double load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -72,7 +72,7 @@ ModelProgram load_model_program(const ModelArgs& args) {
     if (!options.shapes.emplace(name, std::move(extents)).second)
       throw UsageError("--shape " + name + " is given twice");
   }
-  auto model = std::make_shared<const onnx::Model>(onnx::load_file(args.path));
+  auto model = std::make_shared<const graph::Model>(graph::load_model(args.path));
   if (!args.data_dir.empty()) {
     const auto files = graph::numbered_tensor_files(args.data_dir, "input");
     if (files.empty()) throw Error(args.data_dir + ": no input_0.pb");

@@ -17,7 +17,7 @@
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/input_files.hpp"
-#include "footprint/onnx/model.hpp"
+#include "footprint/graph/model.hpp"
 #include "footprint/report/run_report.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/output_check.hpp"
@@ -108,7 +108,7 @@ std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
 }
 
 // What `analyze` predicts at this run's dims and input extents, value by value, against the run.
-runtime::ShapeCheck check_shapes(const RunCommandOptions& o, const onnx::Model& model,
+runtime::ShapeCheck check_shapes(const RunCommandOptions& o, const graph::Model& model,
                                  const runtime::Session& session,
                                  const std::vector<runtime::Tensor>& inputs) {
   analysis::ModelProgramOptions options;
@@ -119,7 +119,7 @@ runtime::ShapeCheck check_shapes(const RunCommandOptions& o, const onnx::Model& 
   options.subgraph_arena = analysis::subgraph_arena(o.planner);
   // The model already loaded, not read again: it outlives the program, so the pointer owns
   // nothing.
-  const std::shared_ptr<const onnx::Model> loaded(&model, [](const onnx::Model*) {});
+  const std::shared_ptr<const graph::Model> loaded(&model, [](const graph::Model*) {});
   const analysis::ModelProgram predicted =
       analysis::build_model_program(loaded, runtime::op_registry(), options);
   return runtime::check_shapes(predicted, session);
@@ -137,7 +137,7 @@ void run_model(const RunCommandOptions& o) {
   heap::reset_peak();
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
-  const onnx::Model model = onnx::load_file(o.model);
+  const graph::Model model = graph::load_model(o.model);
   r.load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   r.load_peak_heap_bytes = heap::snapshot().peak_bytes - before_load.current_bytes;
   runtime::Session session(model, {.threads = o.threads,

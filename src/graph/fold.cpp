@@ -59,11 +59,6 @@ class Folder {
   }
 
  private:
-  int64_t opset_of(const Node& n) const {
-    const int64_t v = model_.opset_version(n.domain);
-    return v > 0 ? v : kNewestOpset;
-  }
-
   bool is_view(const Node& n) const {
     return n.schema != nullptr && n.schema->output_view_of >= 0 && n.outputs.size() == 1 &&
            n.subgraphs.empty();
@@ -228,7 +223,7 @@ class Folder {
     out_ptrs.reserve(out.size());
     for (TensorRef& o : out) out_ptrs.push_back(&o);
     try {
-      evaluate_node(n, opset_of(n), in_ptrs, out_ptrs, options_.threads, id);
+      evaluate_node(n, g_.opset(n.domain), in_ptrs, out_ptrs, options_.threads, id);
     } catch (const Error& e) {
       throw Error(std::string("folding: ") + e.what());
     }

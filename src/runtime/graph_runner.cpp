@@ -89,8 +89,7 @@ void GraphRunner::fail(const std::string& what) const {
 }
 
 int64_t GraphRunner::opset_of(const graph::Node& n) const {
-  const int64_t v = g_.model() != nullptr ? g_.model()->opset_version(n.domain) : 0;
-  return v > 0 ? v : 18;
+  return g_.opset(n.domain);
 }
 
 void GraphRunner::bind_extents() {

@@ -89,7 +89,7 @@ void bind_input(const graph::Value& declared, const Tensor& t, DimBindings& dims
 
 }  // namespace
 
-Session::Session(const onnx::Model& model, SessionOptions options)
+Session::Session(const graph::Model& model, SessionOptions options)
     : model_(&model), options_(std::move(options)) {
   checked_thread_count(options_.threads, "Session: threads");
 }
@@ -130,7 +130,7 @@ AlignedBuffer allocate_arena(const GraphRunner& runner) {
 }  // namespace
 
 std::vector<Session::InputInfo> Session::inputs() const {
-  graph::Graph g = graph::Graph::from_onnx(*model_, op_registry());
+  graph::Graph g = model_->graph(op_registry());
   graph::rebatch_if_bound(g, options_.dims);
   std::vector<InputInfo> out;
   for (auto id : g.inputs())
@@ -145,7 +145,7 @@ void Session::prepare(std::span<const Tensor> inputs) {
   arena_ = AlignedBuffer();
   // oneDNN fixes a primitive's thread count (and so its scratchpad) when it is built.
   set_intra_op_threads(options_.threads);
-  graph_ = std::make_unique<graph::Graph>(graph::Graph::from_onnx(*model_, op_registry()));
+  graph_ = std::make_unique<graph::Graph>(model_->graph(op_registry()));
   const std::optional<graph::Rebatch> rebatched = graph::rebatch_if_bound(*graph_, options_.dims);
   const std::vector<const Tensor*> matched = match_inputs(*graph_, inputs);
   DimBindings dims = options_.dims;

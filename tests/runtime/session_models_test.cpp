@@ -45,7 +45,7 @@ TEST_P(SharedModelRun, MatchesItsOutputsInsideThePlannedArena) {
   if (footprint::testing::shared_dir().empty() || !fs::exists(dir / "model.onnx")) {
     GTEST_SKIP() << dir << " is absent (../shared/models)";
   }
-  const onnx::Model model = onnx::load_file(dir / "model.onnx");
+  const graph::Model model = graph::load_model(dir / "model.onnx");
   const auto inputs = read_numbered(dir, "input");
   const auto want = read_numbered(dir, "output");
   runtime::Session session(model);
@@ -91,7 +91,7 @@ TEST_P(SharedModelRun, PredictsEveryValuesShapeAndBytes) {
   if (footprint::testing::shared_dir().empty() || !fs::exists(dir / "model.onnx")) {
     GTEST_SKIP() << dir << " is absent (../shared/models)";
   }
-  auto model = std::make_shared<const onnx::Model>(onnx::load_file(dir / "model.onnx"));
+  auto model = std::make_shared<const graph::Model>(graph::load_model(dir / "model.onnx"));
   const auto inputs = read_numbered(dir, "input");
   runtime::Session session(*model);
   session.prepare(inputs);

@@ -27,7 +27,7 @@ constexpr uint64_t kSlot = 448;    // its arena buffer, rounded up to 64
 // y = If(cond) then Transpose^4(x) else Neg(x), x float[10,10]. The then branch holds three
 // intermediates in a chain: two are alive at once (lower bound 2 tensors), the best plan takes
 // two slots, and a planner that gives every buffer its own bytes (naive) takes three.
-std::shared_ptr<const onnx::Model> chain_in_a_branch(const footprint::testing::TempDir& dir) {
+std::shared_ptr<const graph::Model> chain_in_a_branch(const footprint::testing::TempDir& dir) {
   GraphBuilder b(runtime::op_registry());
   const Var x = b.input("x", DType::float32, {Dim::known(10), Dim::known(10)});
   const Var cond = b.input("cond", DType::boolean, {});
@@ -39,7 +39,7 @@ std::shared_ptr<const onnx::Model> chain_in_a_branch(const footprint::testing::T
   else_b.output(else_b.op1("Neg", {x}));
   b.output(b.if_else(cond, then_b, else_b)[0], "y");
   b.write_onnx(dir.path() / "if.onnx");
-  return std::make_shared<const onnx::Model>(onnx::load_file(dir.path() / "if.onnx"));
+  return std::make_shared<const graph::Model>(graph::load_model(dir.path() / "if.onnx"));
 }
 
 std::vector<runtime::Tensor> inputs(bool cond) {
@@ -59,7 +59,7 @@ struct Predicted {
   uint64_t total_peak = 0;
 };
 
-Predicted predict(std::shared_ptr<const onnx::Model> model, const char* planner) {
+Predicted predict(std::shared_ptr<const graph::Model> model, const char* planner) {
   analysis::ModelProgramOptions o;
   o.subgraph_arena = analysis::subgraph_arena(planner);
   const analysis::ModelProgram m =
