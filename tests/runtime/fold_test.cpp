@@ -39,7 +39,7 @@ fs::path light(const std::string& name) {
 // place apart from the others, as oneDNN's AVX2 gemm does, the softmax peaks there.)
 void expect_same_outputs(const fs::path& folded, const fs::path& folder, bool all_folded = true) {
   const graph::Model model = graph::load_model(folded);
-  EXPECT_EQ(model.graph(graph::OpRegistry::builtin()).nodes().size() > 0, true);
+  EXPECT_FALSE(model.graph(graph::OpRegistry::builtin()).nodes().empty());
   std::vector<runtime::Tensor> inputs;
   inputs.push_back(runtime::read_tensor_file(folder / "input_0.pb"));
   runtime::SessionOptions options;
@@ -110,7 +110,7 @@ TEST(Fold, MaxFoldBytesKeepsBigConstantsComputed) {
   const graph::Model model = graph::load_model(light("squeezenet") / "model.onnx");
   const FoldReport all = fold_model(model.onnx(), runtime::op_registry(), dir.path() / "a.onnx");
   const FoldReport some = fold_model(model.onnx(), runtime::op_registry(), dir.path() / "b.onnx",
-                                     {.max_fold_bytes = 64 * 1024});
+                                     {.max_fold_bytes = uint64_t{64} * 1024});
   EXPECT_LT(some.folded_bytes, all.folded_bytes);
   EXPECT_GT(some.kept_nodes, all.kept_nodes);
   expect_same_outputs(dir.path() / "b.onnx", light("squeezenet"), /*all_folded=*/false);

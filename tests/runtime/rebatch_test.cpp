@@ -31,7 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // As in session_models_test.cpp: oneDNN's own buffers and one-time initialisation.
-constexpr uint64_t kFirstRunOverhead = 640 * 1024;
+constexpr uint64_t kFirstRunOverhead = uint64_t{640} * 1024;
 
 // Deterministic, varied weights: small enough that outputs stay well within float precision.
 SharedValue floats(std::vector<int64_t> dims, float scale) {
