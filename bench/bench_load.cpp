@@ -1,5 +1,5 @@
-// Load micro-benchmarks: parse a model (onnx::load, then graph::Graph::from_onnx as
-// `footprint info` does) from borrowed bytes and from a mapped path, reporting bytes/s and the
+// Load micro-benchmarks: parse a model (graph::load_model, then its graph as `footprint info`
+// does) from borrowed bytes and from a mapped path, reporting bytes/s and the
 // heap the load took (when the counting malloc is linked).
 //
 //   bench_load                                    # example model + shared densenet121 models
@@ -22,8 +22,8 @@
 
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/model.hpp"
 #include "footprint/graph/op_registry.hpp"
-#include "footprint/onnx/model.hpp"
 #include "footprint/onnx/model_source.hpp"
 #include "tiny_cnn.hpp"
 
@@ -59,9 +59,8 @@ template <class MakeSource>
 LoadFigures load_once(MakeSource&& make_source) {
   const heap::Stats before = heap::snapshot();
   heap::reset_peak();
-  onnx::Model model = onnx::load(make_source());
-  footprint::graph::Graph g =
-      footprint::graph::Graph::from_onnx(model, footprint::graph::OpRegistry::builtin());
+  const footprint::graph::Model model = footprint::graph::load_model(make_source());
+  footprint::graph::Graph g = model.graph(footprint::graph::OpRegistry::builtin());
   const heap::Stats after = heap::snapshot();
   benchmark::DoNotOptimize(g);
   return {after.peak_bytes - before.current_bytes, after.current_bytes - before.current_bytes,

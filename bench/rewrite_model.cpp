@@ -7,8 +7,8 @@
 
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/graph_export.hpp"
+#include "footprint/graph/model.hpp"
 #include "footprint/graph/op_registry.hpp"
-#include "footprint/onnx/model.hpp"
 #include "footprint/onnx/writer.hpp"
 
 int main(int argc, char** argv) {
@@ -17,10 +17,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    const auto model = footprint::onnx::load_file(argv[1]);
+    const auto model = footprint::graph::load_model(argv[1]);
     // Through the graph IR and back, as every later tool (fold, builder export) will write.
-    const auto g =
-        footprint::graph::Graph::from_onnx(model, footprint::graph::OpRegistry::builtin());
+    const auto g = model.graph(footprint::graph::OpRegistry::builtin());
     const auto exported = footprint::graph::export_onnx(g);
     footprint::onnx::write_model_file(exported.proto(), argv[2]);
   } catch (const std::exception& e) {

@@ -10,9 +10,9 @@
 
 #include "bindings.hpp"
 #include "footprint/analysis/dim_fit.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/graph/input_files.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/report/fit_report.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 
@@ -65,7 +65,7 @@ analysis::ModelProgram model_program(const std::shared_ptr<PyModel>& model, cons
   options.shapes = shapes;
   options.inputs = policy(inputs);
   options.order = order;
-  options.subgraph_arena = plan::subgraph_arena("auto");  // as Session runs a branch
+  options.subgraph_arena = analysis::subgraph_arena("auto");  // as Session runs a branch
   runtime::set_intra_op_threads(1);
   return analysis::build_model_program(PyModel::share(model), runtime::op_registry(), options);
 }

@@ -31,7 +31,7 @@
 #include "footprint/bench/record_io.hpp"
 #include "footprint/bench/sqlite_store.hpp"
 #include "footprint/core/error.hpp"
-#include "footprint/onnx/user_files.hpp"
+#include "footprint/core/user_files.hpp"
 #include "footprint/report/model_summary_report.hpp"
 #include "footprint/runtime/process_memory.hpp"
 #include "record_json.hpp"
@@ -104,7 +104,7 @@ void write_run(const std::string& text, const std::optional<std::filesystem::pat
   const py::gil_scoped_release nogil;
   if (jsonl) bench::append_jsonl(*jsonl, run);
   if (gbench) {
-    onnx::write_output_file(*gbench, [&](std::ostream& f) { f << bench::to_gbench_json(run); });
+    write_output_file(*gbench, [&](std::ostream& f) { f << bench::to_gbench_json(run); });
   }
 }
 

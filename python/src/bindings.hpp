@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "footprint/onnx/model.hpp"
+#include "footprint/graph/model.hpp"
 
 namespace footprint::python {
 
@@ -19,20 +19,20 @@ namespace py = pybind11;
 // while it is exported); for a path, the model's own mapping.
 class PyModel {
  public:
-  PyModel(std::unique_ptr<Py_buffer> view, onnx::Model&& model);
+  PyModel(std::unique_ptr<Py_buffer> view, graph::Model&& model);
   PyModel(const PyModel&) = delete;
   PyModel& operator=(const PyModel&) = delete;
   ~PyModel();
 
-  const onnx::Model& model() const { return *model_; }
+  const graph::Model& model() const { return *model_; }
   // The model as a shared pointer that keeps this object (and so the bytes) alive.
-  static std::shared_ptr<const onnx::Model> share(const std::shared_ptr<PyModel>& self) {
+  static std::shared_ptr<const graph::Model> share(const std::shared_ptr<PyModel>& self) {
     return {self, self->model_.get()};
   }
 
  private:
   std::unique_ptr<Py_buffer> view_;  // declared first: released after the model
-  std::unique_ptr<const onnx::Model> model_;
+  std::unique_ptr<const graph::Model> model_;
 };
 
 // The library's JSON as Python objects (through the json module: the same text the CLI

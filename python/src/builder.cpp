@@ -131,8 +131,8 @@ class PyBuilder {
   // The graph as a Model (serialised in memory, then loaded from its own bytes).
   std::shared_ptr<PyModel> to_model(const std::string& name) const {
     std::vector<std::byte> bytes = onnx::serialize_model(builder_->export_onnx().proto());
-    return std::make_shared<PyModel>(nullptr,
-                                     onnx::load(onnx::ModelSource::adopt(std::move(bytes), name)));
+    return std::make_shared<PyModel>(
+        nullptr, graph::load_model(onnx::ModelSource::adopt(std::move(bytes), name)));
   }
 
  private:

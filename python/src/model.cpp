@@ -1,4 +1,6 @@
 // footprint.load and Model: a path is mapped, a bytes-like object is borrowed in place.
+#include "footprint/graph/model.hpp"
+
 #include <pybind11/stl.h>
 
 #include <filesystem>
@@ -18,8 +20,8 @@
 
 namespace footprint::python {
 
-PyModel::PyModel(std::unique_ptr<Py_buffer> view, onnx::Model&& model)
-    : view_(std::move(view)), model_(std::make_unique<const onnx::Model>(std::move(model))) {}
+PyModel::PyModel(std::unique_ptr<Py_buffer> view, graph::Model&& model)
+    : view_(std::move(view)), model_(std::make_unique<const graph::Model>(std::move(model))) {}
 
 PyModel::~PyModel() {
   model_.reset();
@@ -52,10 +54,10 @@ std::unique_ptr<Py_buffer> byte_view(const py::handle& obj) {
 }
 
 std::shared_ptr<PyModel> load_path(const std::string& path) {
-  std::optional<onnx::Model> model;
+  std::optional<graph::Model> model;
   {
     const py::gil_scoped_release nogil;
-    model.emplace(onnx::load_file(path));
+    model.emplace(graph::load_model(path));
   }
   return std::make_shared<PyModel>(nullptr, std::move(*model));
 }
@@ -65,10 +67,10 @@ std::shared_ptr<PyModel> load_bytes(const py::handle& obj, const std::string& na
   std::unique_ptr<Py_buffer> view = byte_view(obj);
   const std::span<const std::byte> bytes(static_cast<const std::byte*>(view->buf),
                                          static_cast<size_t>(view->len));
-  std::optional<onnx::Model> model;
+  std::optional<graph::Model> model;
   try {
     const py::gil_scoped_release nogil;
-    model.emplace(onnx::load(onnx::ModelSource::borrow(bytes, name, base_dir)));
+    model.emplace(graph::load_model(onnx::ModelSource::borrow(bytes, name, base_dir)));
   } catch (...) {
     PyBuffer_Release(view.get());
     throw;
@@ -95,7 +97,7 @@ py::object info(const PyModel& self) {
   nlohmann::json j;
   {
     const py::gil_scoped_release nogil;
-    const graph::Graph g = graph::Graph::from_onnx(self.model(), graph::OpRegistry::builtin());
+    const graph::Graph g = self.model().graph(graph::OpRegistry::builtin());
     (void)graph::topo_order(g);  // a cycle or dangling input is reported here, as info does
     j = report::to_json(analysis::summarize(self.model(), g));
   }
@@ -120,7 +122,8 @@ void bind_model(py::module_& m) {
                              [](const PyModel& s) { return s.model().source().bytes().size(); })
       .def_property_readonly("mapped",
                              [](const PyModel& s) { return s.model().source().is_mapped(); })
-      .def_property_readonly("tree_bytes", [](const PyModel& s) { return s.model().tree_bytes(); })
+      .def_property_readonly("tree_bytes",
+                             [](const PyModel& s) { return s.model().onnx().tree_bytes(); })
       .def("__repr__", &repr);
   m.def("load", &load, py::arg("source"), py::arg("name") = py::none(),
         py::arg("base_dir") = py::none(),

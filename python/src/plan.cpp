@@ -8,9 +8,9 @@
 
 #include "analysis.hpp"
 #include "bindings.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/plan/planner.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 
 namespace footprint::python {
 namespace {
@@ -72,8 +72,8 @@ void bind_plan(py::module_& m) {
   m.def("_plan_analysis",
         [](const PyAnalysis& a, const std::string& algo, const std::optional<double>& time_limit,
            const std::optional<int64_t>& capacity, uint64_t seed) {
-          return plan_of(plan::arena_buffers(a.timeline(), a.program()), algo, time_limit, capacity,
-                         seed);
+          return plan_of(analysis::arena_buffers(a.timeline(), a.program()), algo, time_limit,
+                         capacity, seed);
         });
   std::vector<std::string> names;
   for (const std::string_view n : plan::planner_names()) names.emplace_back(n);

@@ -10,7 +10,7 @@
 
 #include "analysis.hpp"
 #include "bindings.hpp"
-#include "footprint/onnx/user_files.hpp"
+#include "footprint/core/user_files.hpp"
 #include "report_page.hpp"
 
 namespace footprint::python {
@@ -38,10 +38,10 @@ void bind_report(py::module_& m) {
         [](const std::shared_ptr<PyModel>& model, const std::filesystem::path& output,
            const DimBindings& dims, const std::string& inputs, const std::string& order,
            const std::string& algo, const std::optional<double>& time_limit, bool run) {
-          std::vector<onnx::InputFile> read;
+          std::vector<InputFile> read;
           for (std::filesystem::path& f : model->model().files())
             read.push_back({std::move(f), "a file of the model"});
-          onnx::refuse_overwriting(output, read, "path");
+          refuse_overwriting(output, read, "path");
           const cli::ReportOptions o = options_of(model->model().source().name(), output, inputs,
                                                   order, algo, time_limit, run);
           nlohmann::json summary;
@@ -58,8 +58,8 @@ void bind_report(py::module_& m) {
                             const std::optional<double>& time_limit,
                             const std::optional<std::filesystem::path>& source_file) {
     if (source_file) {
-      const onnx::InputFile read[] = {{*source_file, "the trace"}};
-      onnx::refuse_overwriting(output, read, "path");
+      const InputFile read[] = {{*source_file, "the trace"}};
+      refuse_overwriting(output, read, "path");
     }
     const cli::ReportOptions o =
         options_of(name, output, inputs.value_or("caller"), "stored", algo, time_limit, false);

@@ -137,7 +137,7 @@ DimFit fit_dim(const std::function<Timeline(int64_t)>& timeline_at, const std::s
 
 void check_fit_dim(const ModelProgram& m, const std::string& dim) {
   std::vector<std::string> named;
-  for (const onnx::ValueInfoProto& v : m.model->graph().inputs) {
+  for (const onnx::ValueInfoProto& v : m.model->onnx().graph().inputs) {
     if (v.type == nullptr) continue;
     for (const onnx::DimensionProto& d : v.type->shape) {
       if (d.has_param && std::find(named.begin(), named.end(), d.param) == named.end())

@@ -20,10 +20,10 @@ struct BoundGraph {
   graph::PrepareReport report;
 };
 
-BoundGraph bound_graph(const onnx::Model& model, const graph::OpRegistry& registry,
+BoundGraph bound_graph(const graph::Model& model, const graph::OpRegistry& registry,
                        const DimBindings& dims, const graph::InputShapes& shapes, bool fuse) {
   BoundGraph b;
-  b.graph = graph::Graph::from_onnx(model, registry);
+  b.graph = model.graph(registry);
   b.report = graph::prepare_graph(b.graph, dims, {.shapes = shapes, .fuse = fuse});
   return b;
 }
@@ -37,7 +37,7 @@ void add_unbound(const std::vector<std::string>& defaulted, GraphProgram& progra
 
 }  // namespace
 
-ModelProgram build_model_program(std::shared_ptr<const onnx::Model> model,
+ModelProgram build_model_program(std::shared_ptr<const graph::Model> model,
                                  const graph::OpRegistry& registry,
                                  const ModelProgramOptions& options) {
   if (options.order != "stored" && options.order != "memory") {

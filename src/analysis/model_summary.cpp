@@ -117,7 +117,9 @@ std::string type_text(const graph::Value& v) {
   return out + v.shape.to_string();
 }
 
-ModelSummary summarize(const onnx::Model& model, const graph::Graph& g) {
+ModelSummary summarize(const graph::Model& loaded, const graph::Graph& g) {
+  // What only the stored format holds (producer, opsets, where weights live) is read from it.
+  const onnx::Model& model = loaded.onnx();
   ModelSummary s;
   const onnx::ModelProto& p = model.proto();
   s.model = model.source().name();

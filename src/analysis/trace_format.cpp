@@ -6,7 +6,7 @@
 #include "footprint/core/checked_math.hpp"
 #include "footprint/core/dtype.hpp"
 #include "footprint/core/error.hpp"
-#include "footprint/onnx/user_files.hpp"
+#include "footprint/core/user_files.hpp"
 
 namespace footprint::analysis {
 namespace {
@@ -232,7 +232,7 @@ Trace parse_trace(std::string_view json_text, const std::string& source_name) {
 }
 
 Trace read_trace_file(const std::filesystem::path& path) {
-  Trace t = parse_trace(onnx::read_text_file(path), path.string());
+  Trace t = parse_trace(read_text_file(path), path.string());
   if (t.name.empty()) t.name = path.stem().string();
   return t;
 }

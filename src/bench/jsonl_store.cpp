@@ -2,7 +2,7 @@
 
 #include "footprint/bench/record_io.hpp"
 #include "footprint/core/error.hpp"
-#include "footprint/onnx/user_files.hpp"
+#include "footprint/core/user_files.hpp"
 #include "record_json.hpp"
 
 namespace footprint::bench {
@@ -22,7 +22,7 @@ std::string to_jsonl(const RunRecords& run) {
 }
 
 void append_jsonl(const std::filesystem::path& path, const RunRecords& run) {
-  onnx::append_output_file(path, to_jsonl(run));
+  append_output_file(path, to_jsonl(run));
 }
 
 }  // namespace footprint::bench

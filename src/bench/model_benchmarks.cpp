@@ -6,8 +6,8 @@
 #include <memory>
 
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/model.hpp"
 #include "footprint/graph/rebatch.hpp"
-#include "footprint/onnx/model.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/random_inputs.hpp"
 #include "footprint/runtime/session.hpp"
@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 
 // The session memo: a prepared session over a shared model, with its inputs.
 struct PreparedModel {
-  std::shared_ptr<onnx::Model> model;  // keeps the model alive while the session uses it
+  std::shared_ptr<graph::Model> model;  // keeps the model alive while the session uses it
   runtime::Session session;
   std::vector<runtime::Tensor> inputs;
 };
@@ -43,8 +43,8 @@ std::string session_key(const Params& p) {
 // note says how, and a model that cannot be re-batched fails here, before anything runs).
 std::vector<std::string> bindable_dims(const fs::path& path, const std::vector<DimAxis>& axes,
                                        std::vector<std::string>& notes) {
-  const onnx::Model model = onnx::load_file(path);
-  graph::Graph g = graph::Graph::from_onnx(model, runtime::op_registry());
+  const graph::Model model = graph::load_model(path);
+  graph::Graph g = model.graph(runtime::op_registry());
   std::vector<std::string> names;
   for (graph::ValueId id : g.inputs())
     for (const Dim& d : g.value(id).shape.dims) d.collect_symbols(names);
@@ -60,7 +60,7 @@ std::vector<std::string> bindable_dims(const fs::path& path, const std::vector<D
 void define_session_memo(Registry& reg, const std::string& key, const fs::path& model, int threads,
                          const DimBindings& dims, uint64_t seed) {
   reg.memo<PreparedModel>(key, [model, threads, dims, seed](MemoCache& cache) {
-    auto m = cache.get_shared<onnx::Model>(model_key(model));
+    auto m = cache.get_shared<graph::Model>(model_key(model));
     auto pm = std::unique_ptr<PreparedModel>(
         new PreparedModel{m, runtime::Session(*m, {.threads = threads, .dims = dims}), {}});
     pm->inputs = runtime::random_inputs(pm->session.inputs(), dims, seed);
@@ -117,9 +117,9 @@ std::vector<std::string> add_model_benchmarks(Registry& reg, const ModelBenchOpt
       }
     }
     // A mapped file is not heap: its size is the memo's hint.
-    reg.memo<onnx::Model>(
+    reg.memo<graph::Model>(
         model_key(path),
-        [path](MemoCache&) { return std::make_unique<onnx::Model>(onnx::load_file(path)); },
+        [path](MemoCache&) { return std::make_unique<graph::Model>(graph::load_model(path)); },
         fs::file_size(path));
     for_each_point(o.threads, axes, [&](int t, const DimBindings& dims) {
       Params p;

@@ -6,7 +6,7 @@
 
 #include "footprint/bench/record_io.hpp"
 #include "footprint/core/error.hpp"
-#include "footprint/onnx/user_files.hpp"
+#include "footprint/core/user_files.hpp"
 #include "record_json.hpp"
 
 namespace footprint::bench {
@@ -131,7 +131,7 @@ std::vector<RunRecords> jsonl_runs(std::istream& in, const std::string& file) {
 }  // namespace
 
 std::vector<RunRecords> read_runs(const std::filesystem::path& path) {
-  const std::string text = onnx::read_text_file(path);
+  const std::string text = read_text_file(path);
   // A whole-file object with "benchmarks" is Google Benchmark's format; anything else is JSONL.
   const json doc = json::parse(text, nullptr, false);
   if (!doc.is_discarded() && doc.is_object() && doc.contains("benchmarks")) {

@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "footprint/core/error.hpp"
-#include "footprint/onnx/user_files.hpp"
+#include "footprint/core/user_files.hpp"
 #include "sqlite_migrations.hpp"
 
 namespace footprint::bench {
@@ -163,7 +163,7 @@ void enable_wal(sqlite3* db, const std::string& file) {
 
 sqlite3* open_db(const std::filesystem::path& path) {
   // SQLite would open a FIFO and wait in its first read, or write its journal beside a device.
-  (void)onnx::regular_file_exists(path);
+  (void)regular_file_exists(path);
   sqlite3* db = nullptr;
   if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) {
     const std::string m = db ? sqlite3_errmsg(db) : "out of memory";

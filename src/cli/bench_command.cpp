@@ -20,7 +20,7 @@
 #include "footprint/bench/runner.hpp"
 #include "footprint/bench/sqlite_store.hpp"
 #include "footprint/core/error.hpp"
-#include "footprint/onnx/user_files.hpp"
+#include "footprint/core/user_files.hpp"
 #include "footprint/report/model_summary_report.hpp"
 #include "model_program.hpp"
 
@@ -87,7 +87,7 @@ void write_out(const BenchCommandOptions& o, const bench::RunRecords& run,
   if (store != nullptr) store->save(run);
   if (o.out.empty()) return;
   if (o.format == "gbench") {
-    onnx::write_output_file(o.out, [&](std::ostream& f) { f << bench::to_gbench_json(run); });
+    write_output_file(o.out, [&](std::ostream& f) { f << bench::to_gbench_json(run); });
   } else {
     bench::append_jsonl(o.out, run);
   }
@@ -112,15 +112,15 @@ nlohmann::json run_json(const bench::RunRecords& run) {
 
 // Neither --out nor --db may be one of the models (records appended to a model corrupt it).
 void refuse_writing_over_models(const BenchCommandOptions& o) {
-  std::vector<onnx::InputFile> models;
+  std::vector<InputFile> models;
   for (const std::string& m : o.models) models.push_back({m, "a model"});
   if (!o.out.empty()) {
-    onnx::refuse_overwriting(o.out, models, "--out");
-    onnx::check_writable(o.out);  // before the run, not after it
+    refuse_overwriting(o.out, models, "--out");
+    check_writable(o.out);  // before the run, not after it
   }
   if (!o.db.empty()) {
-    onnx::refuse_overwriting(o.db, models, "--db");
-    onnx::check_writable(o.db);  // SQLite would write a read-only database as root
+    refuse_overwriting(o.db, models, "--db");
+    check_writable(o.db);  // SQLite would write a read-only database as root
   }
 }
 

@@ -11,7 +11,7 @@
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/fold.hpp"
-#include "footprint/onnx/model.hpp"
+#include "footprint/graph/model.hpp"
 #include "footprint/report/fold_report.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/process_memory.hpp"
@@ -33,11 +33,11 @@ void fold(const FoldCommandOptions& o) {
   const heap::Stats before = heap::snapshot();
   heap::reset_peak();
   const auto t0 = std::chrono::steady_clock::now();
-  const onnx::Model model = onnx::load_file(o.model);
+  const graph::Model model = graph::load_model(o.model);
   runtime::set_intra_op_threads(o.threads);
   report::FoldRun r;
   r.fold = graph::fold_model(
-      model, runtime::op_registry(), o.output,
+      model.onnx(), runtime::op_registry(), o.output,
       {.max_fold_bytes = o.max_fold_bytes, .external_data = o.external_data, .threads = o.threads});
   r.ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   r.peak_heap_bytes = heap::snapshot().peak_bytes - before.current_bytes;

@@ -7,11 +7,11 @@
 #include "footprint/analysis/model_summary.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
+#include "footprint/core/user_files.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/model.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/topo_order.hpp"
-#include "footprint/onnx/model.hpp"
-#include "footprint/onnx/user_files.hpp"
 #include "footprint/report/model_summary_report.hpp"
 #include "footprint/runtime/process_memory.hpp"
 
@@ -27,7 +27,7 @@ struct InfoOptions {
 onnx::ModelSource open_source(const InfoOptions& o) {
   if (o.load == "mmap") return onnx::ModelSource::map_file(o.model);
   // "read": the whole file in an owned buffer, as a loader without mmap would have it.
-  std::vector<std::byte> bytes = onnx::read_file_bytes(o.model);
+  std::vector<std::byte> bytes = read_file_bytes(o.model);
   const std::filesystem::path path(o.model);
   return onnx::ModelSource::adopt(std::move(bytes), o.model,
                                   path.parent_path().empty() ? "." : path.parent_path());
@@ -37,8 +37,8 @@ void run_info(const InfoOptions& o) {
   const auto heap_before = heap::snapshot();
   heap::reset_peak();
   const auto start = std::chrono::steady_clock::now();
-  onnx::Model model = onnx::load(open_source(o));
-  graph::Graph g = graph::Graph::from_onnx(model, graph::OpRegistry::builtin());
+  const graph::Model model = graph::load_model(open_source(o));
+  graph::Graph g = model.graph(graph::OpRegistry::builtin());
   (void)graph::topo_order(g);  // a cycle or dangling input is reported here
   const double load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

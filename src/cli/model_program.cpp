@@ -6,15 +6,15 @@
 #include <utility>
 
 #include "flags.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/graph/input_files.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 
 namespace footprint::cli {
 
-std::vector<onnx::InputFile> files_read(const std::string& model, const std::string& data_dir) {
-  std::vector<onnx::InputFile> files{{model, "the input"}};
+std::vector<InputFile> files_read(const std::string& model, const std::string& data_dir) {
+  std::vector<InputFile> files{{model, "the input"}};
   if (!data_dir.empty()) {
     for (auto& f : graph::numbered_tensor_files(data_dir, "input"))
       files.push_back({std::move(f), "an input of --data-dir"});
@@ -61,7 +61,7 @@ ModelProgram load_model_program(const ModelArgs& args) {
   analysis::ModelProgramOptions options;
   options.inputs = policy_of(args.inputs);
   options.order = args.order;
-  options.subgraph_arena = plan::subgraph_arena(args.planner);
+  options.subgraph_arena = analysis::subgraph_arena(args.planner);
   options.fuse = args.fuse;
   for (const std::string& d : args.dims) {
     const auto [name, value] = split_binding(d, "--dim");
@@ -72,7 +72,7 @@ ModelProgram load_model_program(const ModelArgs& args) {
     if (!options.shapes.emplace(name, std::move(extents)).second)
       throw UsageError("--shape " + name + " is given twice");
   }
-  auto model = std::make_shared<const onnx::Model>(onnx::load_file(args.path));
+  auto model = std::make_shared<const graph::Model>(graph::load_model(args.path));
   if (!args.data_dir.empty()) {
     const auto files = graph::numbered_tensor_files(args.data_dir, "input");
     if (files.empty()) throw Error(args.data_dir + ": no input_0.pb");

@@ -7,7 +7,7 @@
 
 #include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/model_program.hpp"
-#include "footprint/onnx/user_files.hpp"
+#include "footprint/core/user_files.hpp"
 
 namespace footprint::cli {
 
@@ -48,8 +48,8 @@ inline constexpr const char* kNoFuseHelp =
 
 ModelProgram load_model_program(const ModelArgs& args);
 
-// The files a command on `model` reads, for onnx::refuse_overwriting: the model (or trace, or
+// The files a command on `model` reads, for refuse_overwriting: the model (or trace, or
 // buffer list) and, with --data-dir, its input_*.pb and output_*.pb.
-std::vector<onnx::InputFile> files_read(const std::string& model, const std::string& data_dir);
+std::vector<InputFile> files_read(const std::string& model, const std::string& data_dir);
 
 }  // namespace footprint::cli

@@ -16,11 +16,11 @@
 #include "commands.hpp"
 #include "flags.hpp"
 #include "footprint/analysis/timeline.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/analysis/trace_format.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/plan/buffer_csv.hpp"
 #include "footprint/plan/planner.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/report/plan_report.hpp"
 #include "model_program.hpp"
 
@@ -78,7 +78,7 @@ std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, PlanSource&
   facts.lower_bound_arena_bytes = m.timeline.lower_bound_arena_bytes;
   facts.stored_lower_bound_bytes = m.stored_lower_bound_bytes;
   facts.bounded = m.program.bounded;
-  return plan::arena_buffers(m.timeline, m.program.program);
+  return analysis::arena_buffers(m.timeline, m.program.program);
 }
 
 // A trace's arena buffers (docs/TRACE_FORMAT.md), in the trace's own order.
@@ -95,13 +95,13 @@ std::vector<plan::Buffer> trace_buffers(const PlanCommandOptions& o, PlanSource&
   facts.inputs_policy = o.inputs;
   facts.lower_bound_bytes = t.lower_bound_bytes;
   facts.lower_bound_arena_bytes = t.lower_bound_arena_bytes;
-  return plan::arena_buffers(t, trace.program);
+  return analysis::arena_buffers(t, trace.program);
 }
 
 void run_plan(const PlanCommandOptions& o) {
   if (!o.output.empty()) {
-    onnx::refuse_overwriting(o.output, files_read(o.input, o.data_dir), "-o");
-    onnx::check_writable(o.output);  // before the plan, not after it
+    refuse_overwriting(o.output, files_read(o.input, o.data_dir), "-o");
+    check_writable(o.output);  // before the plan, not after it
   }
   std::optional<PlanSource> facts;
   std::vector<plan::Buffer> buffers;

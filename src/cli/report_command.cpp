@@ -4,7 +4,7 @@
 // One self-contained HTML page: the timeline by category with the lower bound and the planned
 // arena, the arena layout, what is alive at the peak and why, a per-op summary and, for models,
 // the stored order beside the memory-aware one. The arena is planned exactly as `footprint plan`
-// plans it (plan::arena_buffers, then a validated plan).
+// plans it (analysis::arena_buffers, then a validated plan).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -19,13 +19,13 @@
 #include "commands.hpp"
 #include "flags.hpp"
 #include "footprint/analysis/memory_order.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/analysis/trace_format.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/input_files.hpp"
 #include "footprint/onnx/writer.hpp"
 #include "footprint/plan/planner.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/report/analysis_report.hpp"
 #include "footprint/report/html_report.hpp"
 #include "footprint/report/model_summary_report.hpp"
@@ -233,7 +233,7 @@ nlohmann::json finish_report(const ReportOptions& o, ReportInputs& in, report::H
   r.timeline = in.timeline;
   plan::PlanOptions options;
   options.time_limit_s = o.time_limit_s;
-  in.plan = plan::plan_buffers(plan::arena_buffers(*in.timeline, *in.program), o.algo, options);
+  in.plan = plan::plan_buffers(analysis::arena_buffers(*in.timeline, *in.program), o.algo, options);
   r.plan = &in.plan;
   if (o.run) {
     if (!in.model) throw UsageError("--run applies to models; a trace was not run by footprint");
@@ -249,8 +249,8 @@ nlohmann::json finish_report(const ReportOptions& o, ReportInputs& in, report::H
 }
 
 void run_report(const ReportOptions& o, bool inputs_given) {
-  onnx::refuse_overwriting(o.output, files_read(o.input, o.data_dir), "-o");
-  onnx::check_writable(o.output);  // before the analysis, not after it
+  refuse_overwriting(o.output, files_read(o.input, o.data_dir), "-o");
+  check_writable(o.output);  // before the analysis, not after it
   nlohmann::json summary;
   if (is_trace(o.input)) {
     analysis::Trace trace = analysis::read_trace_file(o.input);

@@ -12,12 +12,12 @@
 
 #include "commands.hpp"
 #include "flags.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/bench/percentile.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/input_files.hpp"
-#include "footprint/onnx/model.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
+#include "footprint/graph/model.hpp"
 #include "footprint/report/run_report.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/output_check.hpp"
@@ -109,7 +109,7 @@ std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
 }
 
 // What `analyze` predicts at this run's dims and input extents, value by value, against the run.
-runtime::ShapeCheck check_shapes(const RunCommandOptions& o, const onnx::Model& model,
+runtime::ShapeCheck check_shapes(const RunCommandOptions& o, const graph::Model& model,
                                  const runtime::Session& session,
                                  const std::vector<runtime::Tensor>& inputs) {
   analysis::ModelProgramOptions options;
@@ -117,10 +117,10 @@ runtime::ShapeCheck check_shapes(const RunCommandOptions& o, const onnx::Model& 
   for (const runtime::Tensor& t : inputs) options.shapes.emplace(t.name(), t.dims());
   options.order = o.order;
   options.fuse = !o.no_fuse;
-  options.subgraph_arena = plan::subgraph_arena(o.planner);
+  options.subgraph_arena = analysis::subgraph_arena(o.planner);
   // The model already loaded, not read again: it outlives the program, so the pointer owns
   // nothing.
-  const std::shared_ptr<const onnx::Model> loaded(&model, [](const onnx::Model*) {});
+  const std::shared_ptr<const graph::Model> loaded(&model, [](const graph::Model*) {});
   const analysis::ModelProgram predicted =
       analysis::build_model_program(loaded, runtime::op_registry(), options);
   return runtime::check_shapes(predicted, session);
@@ -138,7 +138,7 @@ void run_model(const RunCommandOptions& o) {
   heap::reset_peak();
   using Clock = std::chrono::steady_clock;
   const auto t0 = Clock::now();
-  const onnx::Model model = onnx::load_file(o.model);
+  const graph::Model model = graph::load_model(o.model);
   r.load_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
   r.load_peak_heap_bytes = heap::snapshot().peak_bytes - before_load.current_bytes;
   runtime::Session session(model, {.threads = o.threads,
@@ -185,10 +185,10 @@ void run_model(const RunCommandOptions& o) {
     for (size_t i = 0; i < r.outputs.size(); ++i)
       r.output_files.push_back((fs::path(o.output_dir) / output_file_name(i)).string());
     // Every name checked before the first is written: -o DIR may be --data-dir itself.
-    std::vector<onnx::InputFile> read = files_read(o.model, o.data_dir);
+    std::vector<InputFile> read = files_read(o.model, o.data_dir);
     for (const std::string& spec : o.inputs)
       read.push_back({split_binding(spec, "--input").second, "an --input file"});
-    for (const std::string& f : r.output_files) onnx::refuse_overwriting(f, read, "-o");
+    for (const std::string& f : r.output_files) refuse_overwriting(f, read, "-o");
     for (size_t i = 0; i < r.outputs.size(); ++i)
       runtime::write_tensor_file(r.output_files[i], r.outputs[i]);
   }

@@ -495,9 +495,9 @@ BuiltGraph GraphBuilder::to_graph() const {
     bytes = onnx::serialize_model(exported.proto());
   }
   BuiltGraph built;
-  built.model = std::make_unique<onnx::Model>(
-      onnx::load(onnx::ModelSource::adopt(std::move(bytes), impl_->options.graph_name)));
-  built.graph = Graph::from_onnx(*built.model, impl_->registry);
+  built.model = std::make_unique<Model>(
+      load_model(onnx::ModelSource::adopt(std::move(bytes), impl_->options.graph_name)));
+  built.graph = built.model->graph(impl_->registry);
   infer_shapes(built.graph);
   return built;
 }

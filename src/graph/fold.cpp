@@ -10,13 +10,13 @@
 #include "footprint/core/bump_arena.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/thread_count.hpp"
+#include "footprint/core/user_files.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/host_value.hpp"
 #include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/graph/topo_order.hpp"
 #include "footprint/onnx/tensor_data.hpp"
-#include "footprint/onnx/user_files.hpp"
 #include "footprint/onnx/writer.hpp"
 
 namespace footprint::graph {
@@ -59,11 +59,6 @@ class Folder {
   }
 
  private:
-  int64_t opset_of(const Node& n) const {
-    const int64_t v = model_.opset_version(n.domain);
-    return v > 0 ? v : kNewestOpset;
-  }
-
   bool is_view(const Node& n) const {
     return n.schema != nullptr && n.schema->output_view_of >= 0 && n.outputs.size() == 1 &&
            n.subgraphs.empty();
@@ -140,15 +135,15 @@ class Folder {
 
   // The folded model (and its .data) replace no file the model is read from.
   void refuse_writing_over_model() const {
-    std::vector<onnx::InputFile> read;
+    std::vector<InputFile> read;
     for (fs::path& f : model_.files()) read.push_back({std::move(f), "a file of the model"});
-    onnx::refuse_overwriting(out_, read, "-o");
-    onnx::check_writable(out_);
+    refuse_overwriting(out_, read, "-o");
+    check_writable(out_);
     if (options_.external_data) {
       fs::path data = out_;
       data += ".data";
-      onnx::refuse_overwriting(data, read, "-o's .data");
-      onnx::check_writable(data);
+      refuse_overwriting(data, read, "-o's .data");
+      check_writable(data);
     }
   }
 
@@ -251,7 +246,7 @@ class Folder {
     out_ptrs.reserve(out.size());
     for (TensorRef& o : out) out_ptrs.push_back(&o);
     try {
-      evaluate_node(n, opset_of(n), in_ptrs, out_ptrs, options_.threads, id);
+      evaluate_node(n, g_.opset(n.domain), in_ptrs, out_ptrs, options_.threads, id);
     } catch (const Error& e) {
       throw Error(std::string("folding: ") + e.what());
     }

@@ -130,6 +130,11 @@ void Graph::relink_children() {
   }
 }
 
+int64_t Graph::opset(std::string_view domain) const {
+  const int64_t imported = model_ != nullptr ? model_->opset_version(domain) : 0;
+  return imported > 0 ? imported : kNewestOpset;
+}
+
 Graph Graph::from_onnx(const onnx::Model& model, const OpRegistry& registry) {
   Graph g;
   g.model_ = &model;

@@ -36,9 +36,9 @@ std::vector<std::filesystem::path> numbered_tensor_files(const std::filesystem::
   return out;
 }
 
-InputShapes input_shapes_from_files(const onnx::Model& model,
+InputShapes input_shapes_from_files(const Model& model,
                                     std::span<const std::filesystem::path> files) {
-  const std::vector<const onnx::ValueInfoProto*> inputs = runtime_inputs(model.graph());
+  const std::vector<const onnx::ValueInfoProto*> inputs = runtime_inputs(model.onnx().graph());
   std::vector<char> taken(inputs.size(), 0);
   InputShapes shapes;
   // Named tensors first, then the unnamed ones in turn, as runtime::Session matches them.

@@ -116,11 +116,6 @@ class Pass {
     }
   }
 
-  int64_t opset_of(const Graph& g, const Node& n) const {
-    const int64_t v = g.model() != nullptr ? g.model()->opset_version(n.domain) : options_.opset;
-    return v > 0 ? v : kNewestOpset;
-  }
-
   void warn(const Graph& g, NodeId id, std::string message) {
     const Node& n = g.node(id);
     report_.warnings.push_back("graph " + in_quotes(g.name()) + ": node " + n.label(id) + ": " +
@@ -143,7 +138,7 @@ class Pass {
       return;
     }
     std::vector<TensorType> types(n.inputs.size());
-    InferContext ctx{n, opset_of(g, n), {}, {}, nullptr, id};
+    InferContext ctx{n, g.opset(n.domain), {}, {}, nullptr, id};
     bool all_constant = n.schema->deterministic;
     for (size_t i = 0; i < n.inputs.size(); ++i) {
       const ValueId in = n.inputs[i];
@@ -266,7 +261,7 @@ ShapeInferenceReport infer_shapes(Graph& g, const ShapeInferenceOptions& options
   ShapeInferenceReport report;
   // Inference hooks know the operator sets up to kNewestOpset; a newer import is read as that,
   // which the user must hear about (an op may have changed meaning since).
-  const int64_t opset = g.model() != nullptr ? g.model()->opset_version("") : 0;
+  const int64_t opset = g.opset("");
   if (opset > kNewestOpset) {
     report.warnings.push_back("the model imports ai.onnx opset " + std::to_string(opset) +
                               "; footprint knows opsets up to " + std::to_string(kNewestOpset) +

@@ -9,7 +9,7 @@
 #include <utility>
 
 #include "footprint/core/error.hpp"
-#include "footprint/onnx/user_files.hpp"
+#include "footprint/core/user_files.hpp"
 
 namespace footprint::onnx {
 

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "footprint/core/error.hpp"
-#include "footprint/onnx/user_files.hpp"
+#include "footprint/core/user_files.hpp"
 #include "footprint/onnx/wire_writer.hpp"
 
 namespace footprint::onnx {

@@ -10,7 +10,7 @@
 
 #include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
-#include "footprint/onnx/user_files.hpp"
+#include "footprint/core/user_files.hpp"
 #include "footprint/plan/lower_bound.hpp"
 
 namespace footprint::plan {
@@ -222,7 +222,7 @@ std::vector<Buffer> parse_buffers_csv(std::string_view text, std::string_view so
 }
 
 std::vector<Buffer> read_buffers_csv(const std::filesystem::path& path) {
-  return parse_buffers_csv(onnx::read_text_file(path), path.string());
+  return parse_buffers_csv(read_text_file(path), path.string());
 }
 
 std::string format_plan_csv(std::span<const Buffer> buffers, std::span<const int64_t> offsets) {
@@ -238,7 +238,7 @@ std::string format_plan_csv(std::span<const Buffer> buffers, std::span<const int
 void write_plan_csv(const std::filesystem::path& path, std::span<const Buffer> buffers,
                     std::span<const int64_t> offsets) {
   const std::string text = format_plan_csv(buffers, offsets);
-  onnx::write_output_file(path, [&](std::ostream& out) {
+  write_output_file(path, [&](std::ostream& out) {
     out.write(text.data(), static_cast<std::streamsize>(text.size()));
   });
 }

@@ -4,12 +4,12 @@
 #include <cstring>
 
 #include "footprint/analysis/memory_order.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/plan/planner.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "runner/graph_error.hpp"
 #include "runner/step_context.hpp"
 #include "runner/tensor_bytes.hpp"
@@ -90,7 +90,7 @@ GraphRunner::Planned GraphRunner::plan_graph() const {
     p.steps.push_back(step);
   }
   p.timeline = analysis::simulate(p.program.program);
-  const std::vector<plan::Buffer> buffers = plan::arena_buffers(p.timeline, p.program.program);
+  const std::vector<plan::Buffer> buffers = analysis::arena_buffers(p.timeline, p.program.program);
   p.plan = plan::plan_buffers(buffers, options_.planner);
   for (size_t i = 0; i < p.timeline.buffers.size(); ++i) {
     const analysis::BufferLifetime& b = p.timeline.buffers[i];

@@ -113,7 +113,7 @@ class TensorBinder final : public graph::InputBinder {
 
 }  // namespace
 
-Session::Session(const onnx::Model& model, SessionOptions options)
+Session::Session(const graph::Model& model, SessionOptions options)
     : model_(&model), options_(std::move(options)) {
   checked_thread_count(options_.threads, "Session: threads");
 }
@@ -154,7 +154,7 @@ AlignedBuffer allocate_arena(const GraphRunner& runner) {
 }  // namespace
 
 std::vector<Session::InputInfo> Session::inputs() const {
-  graph::Graph g = graph::Graph::from_onnx(*model_, op_registry());
+  graph::Graph g = model_->graph(op_registry());
   graph::rebatch_if_bound(g, options_.dims);
   std::vector<InputInfo> out;
   for (auto id : g.inputs())
@@ -169,7 +169,7 @@ void Session::prepare(std::span<const Tensor> inputs) {
   arena_ = AlignedBuffer();
   // oneDNN fixes a primitive's thread count (and so its scratchpad) when it is built.
   set_intra_op_threads(options_.threads);
-  graph_ = std::make_unique<graph::Graph>(graph::Graph::from_onnx(*model_, op_registry()));
+  graph_ = std::make_unique<graph::Graph>(model_->graph(op_registry()));
   // The passes analysis runs too (graph::prepare_graph), the inputs bound to the tensors.
   TensorBinder binder(inputs, prepared_extents_);
   graph::PrepareReport graph_report =

@@ -9,11 +9,11 @@
 #include "cli/cli_runner.hpp"
 #include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/timeline.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/plan/planner.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/plan/validate.hpp"
 #include "graph/shared_inputs.hpp"
 #include "test_support.hpp"
@@ -71,7 +71,7 @@ TEST(PlanModel, BuffersCarryRoundedSizesAndHalfOpenLifetimes) {
                {"y", 4, analysis::Category::outputs, -1, false}};
   p.steps = {{"s0", "Op", {0}, {1}, 0, false, {}}, {"s1", "Op", {1}, {2}, 70, false, {}}};
   const analysis::Timeline t = analysis::simulate(p);
-  const auto b = plan::arena_buffers(t, p);
+  const auto b = analysis::arena_buffers(t, p);
   ASSERT_EQ(b.size(), 2u);
   EXPECT_EQ(b[0].id, "a");
   EXPECT_EQ(b[0].lower, 0);
@@ -98,7 +98,7 @@ TEST(PlanModel, SharedModelsPlanAtOrAboveTheLowerBound) {
     graph::infer_shapes(g);
     const analysis::GraphProgram gp = analysis::build_program(g);
     const analysis::Timeline t = analysis::simulate(gp.program);
-    const auto buffers = plan::arena_buffers(t, gp.program);
+    const auto buffers = analysis::arena_buffers(t, gp.program);
     const plan::Plan p = plan::plan_buffers(buffers, "best-fit");
     EXPECT_FALSE(plan::find_violation(buffers, p.offsets));
     EXPECT_GE(p.arena_bytes, static_cast<int64_t>(t.lower_bound_arena_bytes));

@@ -11,10 +11,10 @@
 
 #include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/memory_order.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/analysis/trace_format.hpp"
 #include "footprint/graph/topo_order.hpp"
 #include "footprint/plan/planner.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "graph/built_graph.hpp"
 #include "graph/infer_builder.hpp"
 
@@ -45,7 +45,7 @@ struct Planned {
 
   explicit Planned(analysis::MemoryProgram p) : program(std::move(p)) {
     timeline = analysis::simulate(program);
-    plan = plan::plan_buffers(plan::arena_buffers(timeline, program), "best-fit");
+    plan = plan::plan_buffers(analysis::arena_buffers(timeline, program), "best-fit");
   }
   HtmlReport report(std::string title = "test") const {
     HtmlReport r;

@@ -86,7 +86,7 @@ TEST(BlockedWeights, MappedWeightsGiveTheirPagesBack) {
   (void)conv_with_computed_weights(b);
   footprint::testing::TempDir dir;
   b.write_onnx(dir.path() / "conv.onnx");
-  const onnx::Model model = onnx::load_file(dir.path() / "conv.onnx");
+  const graph::Model model = graph::load_model(dir.path() / "conv.onnx");
   runtime::Session session(model);
   std::vector<runtime::Tensor> inputs;
   inputs.emplace_back("x", DType::float32, std::vector<int64_t>{1, 32, 8, 8});
@@ -231,7 +231,7 @@ TEST(MappedWeights, ACopyMadeForAlignmentGivesTheMappedPagesBack) {
     (void)b.to_graph();
     footprint::testing::TempDir dir;
     b.write_onnx(dir.path() / "mm.onnx");
-    const onnx::Model model = onnx::load_file(dir.path() / "mm.onnx");
+    const graph::Model model = graph::load_model(dir.path() / "mm.onnx");
     runtime::Session session(model);
     std::vector<runtime::Tensor> inputs;
     inputs.emplace_back("x", DType::float32, std::vector<int64_t>{1, kN});

@@ -65,8 +65,8 @@ CaseResult run_case(const fs::path& dir) {
   CaseResult r;
   r.name = dir.filename().string();
   try {
-    const onnx::Model model = onnx::load_file(dir / "model.onnx");
-    const graph::Graph g = graph::Graph::from_onnx(model, runtime::op_registry());
+    const graph::Model model = graph::load_model(dir / "model.onnx");
+    const graph::Graph g = model.graph(runtime::op_registry());
     std::string missing;
     collect_ops(g, r.ops, missing);
     if (!missing.empty()) {

@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "footprint/analysis/model_program.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/graph/host_value.hpp"
 #include "footprint/onnx/model.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/session.hpp"
 #include "footprint/runtime/shape_check.hpp"
@@ -40,10 +40,10 @@ graph::SharedValue floats(std::vector<int64_t> dims, const std::vector<float>& v
   return h;
 }
 
-std::shared_ptr<const onnx::Model> written(const GraphBuilder& b,
-                                           const footprint::testing::TempDir& dir) {
+std::shared_ptr<const graph::Model> written(const GraphBuilder& b,
+                                            const footprint::testing::TempDir& dir) {
   b.write_onnx(dir.path() / "model.onnx");
-  return std::make_shared<const onnx::Model>(onnx::load_file(dir.path() / "model.onnx"));
+  return std::make_shared<const graph::Model>(graph::load_model(dir.path() / "model.onnx"));
 }
 
 // The indices of x's non-zero elements, flattened: int64[<=numel(x)].
@@ -61,10 +61,10 @@ runtime::Tensor vector_tensor(const std::string& name, std::vector<int64_t> dims
 
 // What analysis predicts for the model (fused, as the session runs it), checked against the
 // session's last run value by value.
-std::string shape_difference(const std::shared_ptr<const onnx::Model>& model,
+std::string shape_difference(const std::shared_ptr<const graph::Model>& model,
                              const runtime::Session& session) {
   analysis::ModelProgramOptions o;
-  o.subgraph_arena = plan::subgraph_arena("auto");
+  o.subgraph_arena = analysis::subgraph_arena("auto");
   const analysis::ModelProgram predicted =
       analysis::build_model_program(model, runtime::op_registry(), o);
   return runtime::check_shapes(predicted, session).difference;

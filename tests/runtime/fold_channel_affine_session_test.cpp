@@ -92,7 +92,7 @@ std::vector<runtime::Tensor> inputs_for(const Layer& l) {
 using testing::expect_same_outputs;
 using Ran = testing::Outcome;
 
-Ran run(const onnx::Model& model, const Layer& l, bool fuse) {
+Ran run(const graph::Model& model, const Layer& l, bool fuse) {
   return testing::run_once(model, fuse, inputs_for(l));
 }
 
@@ -164,7 +164,7 @@ TEST(FoldChannelAffineSession, MulAndAddFoldIntoANormalisation) {
 TEST(FoldChannelAffineSession, AnalysisPredictsThePreparePeakOfTheFold) {
   for (const Layer& l : layers()) {
     BuiltGraph built = build(l);
-    const std::shared_ptr<const onnx::Model> model = std::move(built.model);
+    const std::shared_ptr<const graph::Model> model = std::move(built.model);
     runtime::SessionOptions options;
     options.threads = 1;
     runtime::Session session(*model, options);

@@ -39,15 +39,15 @@ fs::path light(const std::string& name) {
 // light/squeezenet they reach 2e9, and where a kernel rounds one channel's sum a unit in the last
 // place apart from the others, as oneDNN's AVX2 gemm does, the softmax peaks there.)
 void expect_same_outputs(const fs::path& folded, const fs::path& folder, bool all_folded = true) {
-  const onnx::Model model = onnx::load_file(folded);
-  EXPECT_EQ(Graph::from_onnx(model, graph::OpRegistry::builtin()).nodes().size() > 0, true);
+  const graph::Model model = graph::load_model(folded);
+  EXPECT_FALSE(model.graph(graph::OpRegistry::builtin()).nodes().empty());
   std::vector<runtime::Tensor> inputs;
   inputs.push_back(runtime::read_tensor_file(folder / "input_0.pb"));
   runtime::SessionOptions options;
   options.fuse = false;
   runtime::Session session(model, options);
   const auto outputs = session.run(inputs);
-  const onnx::Model original = onnx::load_file(folder / "model.onnx");
+  const graph::Model original = graph::load_model(folder / "model.onnx");
   runtime::Session unfolded(original, options);
   const auto want = unfolded.run(inputs);
   const auto check = runtime::check_outputs(outputs, want, 1e-6, 0);
@@ -61,8 +61,8 @@ void expect_same_outputs(const fs::path& folded, const fs::path& folder, bool al
 TEST(Fold, SqueezenetRunsToTheSameOutputs) {
   FOOTPRINT_REQUIRE_SHARED();
   testing::TempDir dir;
-  const onnx::Model model = onnx::load_file(light("squeezenet") / "model.onnx");
-  const FoldReport r = fold_model(model, runtime::op_registry(), dir.path() / "sq.onnx");
+  const graph::Model model = graph::load_model(light("squeezenet") / "model.onnx");
+  const FoldReport r = fold_model(model.onnx(), runtime::op_registry(), dir.path() / "sq.onnx");
   EXPECT_EQ(r.folded_nodes, 39u);  // the ConstantOfShape weights and their shape constants
   EXPECT_EQ(r.folded_initializers, 39u);
   EXPECT_GT(r.folded_bytes, 4u << 20);
@@ -73,12 +73,12 @@ TEST(Fold, ExternalDataIsAlignedAndStreamed) {
   FOOTPRINT_REQUIRE_SHARED();
   if (!heap::available()) GTEST_SKIP() << "no counting allocator in this build";
   testing::TempDir dir;
-  const onnx::Model model = onnx::load_file(light("resnet50") / "model.onnx");
+  const graph::Model model = graph::load_model(light("resnet50") / "model.onnx");
   const fs::path out = dir.path() / "r50.onnx";
   const graph::OpRegistry& ops = runtime::op_registry();  // built once, outside the figures
   const uint64_t before = heap::snapshot().current_bytes;
   heap::reset_peak();
-  const FoldReport r = fold_model(model, ops, out, {.external_data = true});
+  const FoldReport r = fold_model(model.onnx(), ops, out, {.external_data = true});
   const uint64_t peak = heap::snapshot().peak_bytes - before;
   // Everything folding held is released (a few hundred bytes of one-time library statics remain).
   EXPECT_LT(heap::snapshot().current_bytes, before + 4096);
@@ -88,9 +88,9 @@ TEST(Fold, ExternalDataIsAlignedAndStreamed) {
   // largest few (resnet50: 8 MiB each), never the 98 MiB of weights.
   EXPECT_LT(peak, r.weight_bytes / 4);
 
-  const onnx::Model folded = onnx::load_file(out);
+  const graph::Model folded = graph::load_model(out);
   size_t external = 0;
-  for (const onnx::TensorProto& t : folded.graph().initializers) {
+  for (const onnx::TensorProto& t : folded.onnx().graph().initializers) {
     if (t.data_location != onnx::TensorProto::Location::external) continue;
     ++external;
     for (const onnx::StringEntry& e : t.external_data) {
@@ -108,10 +108,10 @@ TEST(Fold, ExternalDataIsAlignedAndStreamed) {
 TEST(Fold, MaxFoldBytesKeepsBigConstantsComputed) {
   FOOTPRINT_REQUIRE_SHARED();
   testing::TempDir dir;
-  const onnx::Model model = onnx::load_file(light("squeezenet") / "model.onnx");
-  const FoldReport all = fold_model(model, runtime::op_registry(), dir.path() / "a.onnx");
-  const FoldReport some = fold_model(model, runtime::op_registry(), dir.path() / "b.onnx",
-                                     {.max_fold_bytes = 64 * 1024});
+  const graph::Model model = graph::load_model(light("squeezenet") / "model.onnx");
+  const FoldReport all = fold_model(model.onnx(), runtime::op_registry(), dir.path() / "a.onnx");
+  const FoldReport some = fold_model(model.onnx(), runtime::op_registry(), dir.path() / "b.onnx",
+                                     {.max_fold_bytes = uint64_t{64} * 1024});
   EXPECT_LT(some.folded_bytes, all.folded_bytes);
   EXPECT_GT(some.kept_nodes, all.kept_nodes);
   // Every kept node under its reason: nothing is kept without one.

@@ -113,7 +113,7 @@ std::vector<Layer> layers() {
   };
 }
 
-std::vector<float> run(const onnx::Model& model, const std::vector<int64_t>& dims, bool fuse,
+std::vector<float> run(const graph::Model& model, const std::vector<int64_t>& dims, bool fuse,
                        runtime::PreparedStats& prepared, uint64_t& obtained) {
   runtime::SessionOptions options;
   options.fuse = fuse;

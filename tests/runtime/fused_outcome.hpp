@@ -28,7 +28,7 @@ inline void seeded(runtime::Tensor& t, uint32_t seed, float scale) {
   }
 }
 
-inline Outcome run_once(const onnx::Model& model, bool fuse,
+inline Outcome run_once(const graph::Model& model, bool fuse,
                         const std::vector<runtime::Tensor>& inputs, int threads = 1) {
   runtime::SessionOptions options;
   options.fuse = fuse;

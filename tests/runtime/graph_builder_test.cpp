@@ -156,7 +156,7 @@ TEST(GraphBuilder, ExportsAModelTheRuntimeRuns) {
   testing::TempDir dir;
   const auto path = dir.path() / "gemm.onnx";
   b.write_onnx(path);
-  const onnx::Model model = onnx::load_file(path);
+  const graph::Model model = graph::load_model(path);
   runtime::Session session(model);
   runtime::Tensor in("x", DType::float32, {2, 4});
   const graph::TensorRef in_ref = in.ref();
@@ -191,7 +191,7 @@ TEST(GraphBuilder, IfBranchesCaptureOuterValuesAndRun) {
 
   testing::TempDir dir;
   b.write_onnx(dir.path() / "if.onnx");
-  const onnx::Model model = onnx::load_file(dir.path() / "if.onnx");
+  const graph::Model model = graph::load_model(dir.path() / "if.onnx");
   runtime::Session session(model);
   for (const bool c : {true, false}) {
     std::vector<runtime::Tensor> inputs;

@@ -37,7 +37,7 @@ TEST(MobileNetV2Builder, BuildsInfersAndRuns) {
 
   testing::TempDir dir;
   b.write_onnx(dir.path() / "mobilenet_v2.onnx");
-  const onnx::Model model = onnx::load_file(dir.path() / "mobilenet_v2.onnx");
+  const graph::Model model = graph::load_model(dir.path() / "mobilenet_v2.onnx");
   runtime::Session session(model, {.dims = {{"N", 2}}});
   std::vector<runtime::Tensor> inputs;
   inputs.push_back(examples::mobilenet_v2_input(2));

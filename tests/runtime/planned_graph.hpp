@@ -13,10 +13,10 @@
 
 #include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/timeline.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/plan/plan.hpp"
 #include "footprint/plan/planner.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 
 namespace footprint::testing {
 
@@ -51,7 +51,7 @@ inline PlannedGraph plan_graph(const graph::GraphBuilder& b) {
   po.inputs = analysis::InputsPolicy::caller;
   p.program = analysis::build_program(p.built.graph, po);
   p.timeline = analysis::simulate(p.program.program);
-  p.plan = plan::plan_buffers(plan::arena_buffers(p.timeline, p.program.program), "auto");
+  p.plan = plan::plan_buffers(analysis::arena_buffers(p.timeline, p.program.program), "auto");
   return p;
 }
 

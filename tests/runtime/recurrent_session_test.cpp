@@ -35,9 +35,9 @@ void unexecutable_ops(const graph::Graph& g, std::vector<std::string>& out) {
 void run_case(const std::filesystem::path& dir, const std::filesystem::path& data, double rtol,
               double atol) {
   if (!std::filesystem::exists(dir / "model.onnx")) GTEST_SKIP() << dir << " is not installed";
-  const onnx::Model model = onnx::load_file(dir / "model.onnx");
+  const graph::Model model = graph::load_model(dir / "model.onnx");
   std::vector<std::string> missing;
-  unexecutable_ops(graph::Graph::from_onnx(model, runtime::op_registry()), missing);
+  unexecutable_ops(model.graph(runtime::op_registry()), missing);
   if (!missing.empty()) GTEST_SKIP() << "no kernel yet for " << missing.front();
 
   std::vector<runtime::Tensor> inputs;

@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/onnx/model.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/output_check.hpp"
 #include "footprint/runtime/session.hpp"
@@ -45,7 +45,7 @@ TEST_P(SharedModelRun, MatchesItsOutputsInsideThePlannedArena) {
   if (footprint::testing::shared_dir().empty() || !fs::exists(dir / "model.onnx")) {
     GTEST_SKIP() << dir << " is absent (../shared/models)";
   }
-  const onnx::Model model = onnx::load_file(dir / "model.onnx");
+  const graph::Model model = graph::load_model(dir / "model.onnx");
   const auto inputs = read_numbered(dir, "input");
   const auto want = read_numbered(dir, "output");
   runtime::Session session(model);
@@ -91,14 +91,14 @@ TEST_P(SharedModelRun, PredictsEveryValuesShapeAndBytes) {
   if (footprint::testing::shared_dir().empty() || !fs::exists(dir / "model.onnx")) {
     GTEST_SKIP() << dir << " is absent (../shared/models)";
   }
-  auto model = std::make_shared<const onnx::Model>(onnx::load_file(dir / "model.onnx"));
+  auto model = std::make_shared<const graph::Model>(graph::load_model(dir / "model.onnx"));
   const auto inputs = read_numbered(dir, "input");
   runtime::Session session(*model);
   session.prepare(inputs);
   analysis::ModelProgramOptions options;
   options.dims = session.prepared().dims;
   for (const runtime::Tensor& t : inputs) options.shapes.emplace(t.name(), t.dims());
-  options.subgraph_arena = plan::subgraph_arena("auto");
+  options.subgraph_arena = analysis::subgraph_arena("auto");
   const analysis::ModelProgram predicted =
       analysis::build_model_program(model, runtime::op_registry(), options);
   const runtime::ShapeCheck c = runtime::check_shapes(predicted, session);

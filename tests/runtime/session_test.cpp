@@ -22,8 +22,8 @@ using namespace footprint;
 
 namespace {
 
-onnx::Model tiny_cnn() {
-  return onnx::load(onnx::ModelSource::adopt(examples::make_tiny_cnn()));
+graph::Model tiny_cnn() {
+  return graph::load_model(onnx::ModelSource::adopt(examples::make_tiny_cnn()));
 }
 
 runtime::Tensor input_x(int64_t n, float value) {
@@ -43,7 +43,7 @@ std::string error_of(runtime::Session& s, const std::vector<runtime::Tensor>& in
 }
 
 TEST(Session, BindsNamedDimsFromTheInputsAndPreparesAgainWhenTheyChange) {
-  const onnx::Model model = tiny_cnn();
+  const graph::Model model = tiny_cnn();
   runtime::Session s(model);
   std::vector<runtime::Tensor> in;
   in.push_back(input_x(2, 0.1f));
@@ -74,7 +74,7 @@ TEST(Session, BindsNamedDimsFromTheInputsAndPreparesAgainWhenTheyChange) {
 }
 
 TEST(Session, ReadsAViewOfTheCallersBytesAndLeavesThemAsTheyWere) {
-  const onnx::Model model = tiny_cnn();
+  const graph::Model model = tiny_cnn();
   runtime::Session s(model);
   const runtime::Tensor owned = input_x(3, 0.25f);
   // Unaligned on purpose (a float's alignment, not 64 bytes): a Python array's data.
@@ -97,7 +97,7 @@ TEST(Session, ReadsAViewOfTheCallersBytesAndLeavesThemAsTheyWere) {
 }
 
 TEST(Session, AnUnnamedInputTakesTheNextFreeSlot) {
-  const onnx::Model model = tiny_cnn();
+  const graph::Model model = tiny_cnn();
   runtime::Session s(model);
   std::vector<runtime::Tensor> in;
   in.push_back(input_x(1, 0.5f));
@@ -106,7 +106,7 @@ TEST(Session, AnUnnamedInputTakesTheNextFreeSlot) {
 }
 
 TEST(Session, RefusesInputsThatDoNotFitTheModel) {
-  const onnx::Model model = tiny_cnn();
+  const graph::Model model = tiny_cnn();
   runtime::Session s(model);
   std::vector<runtime::Tensor> in;
   in.emplace_back("x", DType::float32, std::vector<int64_t>{1, 1, 8});
@@ -129,7 +129,7 @@ TEST(Session, RefusesInputsThatDoNotFitTheModel) {
 }
 
 TEST(Session, RandomInputsFollowTheDeclaredShapesAndTheSeed) {
-  const onnx::Model model = tiny_cnn();
+  const graph::Model model = tiny_cnn();
   runtime::Session s(model);
   const auto a = runtime::random_inputs(s.inputs(), {{"N", 3}}, 7);
   const auto b = runtime::random_inputs(s.inputs(), {{"N", 3}}, 7);

@@ -14,12 +14,12 @@
 namespace footprint::runtime {
 namespace {
 
-std::shared_ptr<const onnx::Model> tiny_cnn() {
-  return std::make_shared<const onnx::Model>(
-      onnx::load(onnx::ModelSource::adopt(examples::make_tiny_cnn())));
+std::shared_ptr<const graph::Model> tiny_cnn() {
+  return std::make_shared<const graph::Model>(
+      graph::load_model(onnx::ModelSource::adopt(examples::make_tiny_cnn())));
 }
 
-analysis::ModelProgram predicted_at(const std::shared_ptr<const onnx::Model>& model, int64_t n) {
+analysis::ModelProgram predicted_at(const std::shared_ptr<const graph::Model>& model, int64_t n) {
   analysis::ModelProgramOptions options;
   options.dims["N"] = n;
   return analysis::build_model_program(model, op_registry(), options);

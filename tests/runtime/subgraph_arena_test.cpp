@@ -1,5 +1,5 @@
 // A branch of an If runs in an arena of its own, planned inside its node's step scratch. The
-// scratch analysis predicts for the step is that planned arena (plan::subgraph_arena), not the
+// scratch analysis predicts for the step is that planned arena (analysis::subgraph_arena), not the
 // branch's lower bound, so the prediction holds when the planner does not reach the bound.
 #include <gtest/gtest.h>
 
@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "footprint/analysis/model_program.hpp"
+#include "footprint/analysis/timeline_buffers.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/plan/planner.hpp"
-#include "footprint/plan/timeline_buffers.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/session.hpp"
 #include "test_support.hpp"
@@ -27,7 +27,7 @@ constexpr uint64_t kSlot = 448;    // its arena buffer, rounded up to 64
 // y = If(cond) then Transpose^4(x) else Neg(x), x float[10,10]. The then branch holds three
 // intermediates in a chain: two are alive at once (lower bound 2 tensors), the best plan takes
 // two slots, and a planner that gives every buffer its own bytes (naive) takes three.
-std::shared_ptr<const onnx::Model> chain_in_a_branch(const footprint::testing::TempDir& dir) {
+std::shared_ptr<const graph::Model> chain_in_a_branch(const footprint::testing::TempDir& dir) {
   GraphBuilder b(runtime::op_registry());
   const Var x = b.input("x", DType::float32, {Dim::known(10), Dim::known(10)});
   const Var cond = b.input("cond", DType::boolean, {});
@@ -39,7 +39,7 @@ std::shared_ptr<const onnx::Model> chain_in_a_branch(const footprint::testing::T
   else_b.output(else_b.op1("Neg", {x}));
   b.output(b.if_else(cond, then_b, else_b)[0], "y");
   b.write_onnx(dir.path() / "if.onnx");
-  return std::make_shared<const onnx::Model>(onnx::load_file(dir.path() / "if.onnx"));
+  return std::make_shared<const graph::Model>(graph::load_model(dir.path() / "if.onnx"));
 }
 
 std::vector<runtime::Tensor> inputs(bool cond) {
@@ -59,9 +59,9 @@ struct Predicted {
   uint64_t total_peak = 0;
 };
 
-Predicted predict(std::shared_ptr<const onnx::Model> model, const char* planner) {
+Predicted predict(std::shared_ptr<const graph::Model> model, const char* planner) {
   analysis::ModelProgramOptions o;
-  o.subgraph_arena = plan::subgraph_arena(planner);
+  o.subgraph_arena = analysis::subgraph_arena(planner);
   const analysis::ModelProgram m =
       analysis::build_model_program(std::move(model), runtime::op_registry(), o);
   Predicted p;
@@ -71,7 +71,8 @@ Predicted predict(std::shared_ptr<const onnx::Model> model, const char* planner)
   EXPECT_EQ(m.program.program.steps.size(), 1u);
   p.if_scratch = m.program.program.steps.at(0).workspace;
   p.arena = static_cast<uint64_t>(
-      plan::plan_buffers(plan::arena_buffers(m.timeline, m.program.program), planner).arena_bytes);
+      plan::plan_buffers(analysis::arena_buffers(m.timeline, m.program.program), planner)
+          .arena_bytes);
   p.total_peak = m.timeline.total_peak_bytes;
   return p;
 }

@@ -17,7 +17,7 @@ namespace footprint::analysis {
 struct GraphProgram;
 
 // The arena a branch or body runs in, given its graph and its analysed program and timeline:
-// what its plan obtains (plan::subgraph_arena gives a planner's; the runtime answers with the
+// what its plan obtains (analysis::subgraph_arena gives a planner's; the runtime answers with the
 // arena it planned), so a control-flow node's scratch is the bytes the runtime hands it.
 using SubgraphArenaFn =
     std::function<uint64_t(const graph::Graph&, const GraphProgram&, const Timeline&)>;

@@ -3,7 +3,7 @@
 // extents bound under the dims and shapes inferred from them (graph::bind_input_extents, as the
 // runtime does when it prepares), the node order chosen and the program simulated.
 //
-//   auto model = std::make_shared<const onnx::Model>(onnx::load_file("net.onnx"));
+//   auto model = std::make_shared<const graph::Model>(graph::load_model("net.onnx"));
 //   ModelProgram m = build_model_program(model, runtime::op_registry(), {.dims = {{"N", 8}}});
 //   m.timeline.total_peak_bytes;  m.program.unbound_dims;  m.rebatched  // a note, or ""
 //
@@ -22,9 +22,9 @@
 #include "footprint/graph/channels_last.hpp"
 #include "footprint/graph/fuse.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/model.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/shape_inference.hpp"
-#include "footprint/onnx/model.hpp"
 
 namespace footprint::analysis {
 
@@ -33,7 +33,7 @@ struct ModelProgramOptions {
   graph::InputShapes shapes;  // whole inputs' extents (graph::bind_input_extents)
   InputsPolicy inputs = InputsPolicy::caller;
   std::string order = "stored";  // stored | memory (searched; never worse than stored)
-  // How a branch or body's arena is planned (plan::subgraph_arena); empty: at its lower bound.
+  // How a branch or body's arena is planned (analysis::subgraph_arena); empty: at its lower bound.
   SubgraphArenaFn subgraph_arena;
   // Fold activations into the nodes whose kernels take them (graph::fuse), as the runtime does
   // unless told otherwise (SessionOptions::fuse).
@@ -41,7 +41,7 @@ struct ModelProgramOptions {
 };
 
 struct ModelProgram {
-  std::shared_ptr<const onnx::Model> model;  // shared: the graph refers into it
+  std::shared_ptr<const graph::Model> model;  // shared: the graph refers into it
   graph::Graph graph;
   graph::ShapeInferenceReport inference;
   GraphProgramOptions options;
@@ -61,7 +61,7 @@ struct ModelProgram {
 
 // Throws footprint::UsageError for an order other than stored or memory, footprint::Error for
 // a graph that cannot be analysed (naming the node).
-ModelProgram build_model_program(std::shared_ptr<const onnx::Model> model,
+ModelProgram build_model_program(std::shared_ptr<const graph::Model> model,
                                  const graph::OpRegistry& registry,
                                  const ModelProgramOptions& options);
 

@@ -9,7 +9,7 @@
 #include "footprint/core/dtype.hpp"
 #include "footprint/core/shape.hpp"
 #include "footprint/graph/graph.hpp"
-#include "footprint/onnx/model.hpp"
+#include "footprint/graph/model.hpp"
 
 namespace footprint::analysis {
 
@@ -52,7 +52,7 @@ struct ModelSummary {
   uint64_t tree_bytes = 0;  // the parsed tree in memory
 };
 
-ModelSummary summarize(const onnx::Model& model, const graph::Graph& g);
+ModelSummary summarize(const graph::Model& model, const graph::Graph& g);
 
 std::string type_text(const graph::Value& v);
 

@@ -31,6 +31,7 @@
 #include "footprint/graph/graph_export.hpp"
 #include "footprint/graph/host_value.hpp"
 #include "footprint/graph/inference.hpp"
+#include "footprint/graph/model.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/onnx/model.hpp"
 
@@ -92,7 +93,7 @@ struct BuilderOptions {
 
 // What to_graph() gives: the model the graph views, and the graph with shapes inferred.
 struct BuiltGraph {
-  std::unique_ptr<onnx::Model> model;
+  std::unique_ptr<Model> model;  // on the heap: the graph points into it
   Graph graph;
 };
 

@@ -3,8 +3,8 @@
 // results of other folded nodes) is evaluated with the registry's kernels and replaced by an
 // initializer holding its result; the rest of the graph is written unchanged.
 //
-//   auto model = onnx::load_file("vgg19.onnx");
-//   auto r = graph::fold_model(model, runtime::op_registry(), "vgg19.folded.onnx",
+//   const graph::Model model = graph::load_model("vgg19.onnx");
+//   auto r = graph::fold_model(model.onnx(), runtime::op_registry(), "vgg19.folded.onnx",
 //                              {.external_data = true});
 //   r.folded_nodes; r.weight_bytes;
 //

@@ -6,8 +6,8 @@
 // the onnx::Model must outlive it. Node order is the stored order; topo_order() gives an
 // executable one.
 //
-//   auto model = onnx::load_file("net.onnx");
-//   auto g = graph::Graph::from_onnx(model, runtime::op_registry());
+//   graph::Model model = graph::load_model("net.onnx");  // model.hpp: the one opener
+//   auto g = model.graph(runtime::op_registry());
 //   for (NodeId n : graph::topo_order(g)) ...
 #include <cstddef>
 #include <cstdint>
@@ -32,6 +32,11 @@ namespace footprint::graph {
 struct OpSchema;
 class OpRegistry;
 class Graph;
+
+// The opset a node is read at when the model imports none for its domain (or the graph was built
+// without a model): the newest the op registry's hooks know. A newer import is passed through
+// as stored; hooks compare against the versions they know, so it reads as this one.
+inline constexpr int64_t kNewestOpset = 18;
 
 using ValueId = int32_t;
 using NodeId = int32_t;
@@ -121,6 +126,10 @@ class Graph {
   const Graph* parent() const { return parent_; }
   // The model this graph (or its outermost ancestor) was read from; nullptr if built in memory.
   const onnx::Model* model() const { return model_; }
+  // The opset version the nodes of `domain` are read at ("" and "ai.onnx" are the default
+  // domain): the model's import, or kNewestOpset when it imports none for the domain or the
+  // graph has no model. The one answer every layer asks (inference, folding, fusion, kernels).
+  int64_t opset(std::string_view domain) const;
   const onnx::GraphProto* proto() const { return proto_; }
 
   std::optional<ValueId> find(std::string_view value_name) const;

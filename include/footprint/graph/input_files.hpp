@@ -12,8 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "footprint/graph/model.hpp"
 #include "footprint/graph/shape_inference.hpp"
-#include "footprint/onnx/model.hpp"
 
 namespace footprint::graph {
 
@@ -25,7 +25,7 @@ std::vector<std::filesystem::path> numbered_tensor_files(const std::filesystem::
 // input in the graph's order no file names, as the runtime matches the tensors it is handed.
 // Throws footprint::Error naming the file for a tensor that names no input, an input given
 // twice, more files than inputs, or an element type other than the input's declared one.
-InputShapes input_shapes_from_files(const onnx::Model& model,
+InputShapes input_shapes_from_files(const Model& model,
                                     std::span<const std::filesystem::path> files);
 
 }  // namespace footprint::graph

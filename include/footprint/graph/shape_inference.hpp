@@ -28,8 +28,6 @@
 namespace footprint::graph {
 
 struct ShapeInferenceOptions {
-  // The default domain's opset for graphs built without a model (0: the newest footprint knows).
-  int64_t opset = 0;
   // A node whose hook fails (an invalid model) becomes a warning and keeps its declared output
   // types, instead of an error. Contradictions with declared types stay errors.
   bool errors_as_warnings = false;
@@ -55,9 +53,6 @@ struct ShapeInferenceReport {
 
 // Whole inputs' extents by input name.
 using InputShapes = std::map<std::string, std::vector<int64_t>, std::less<>>;
-
-// The opset assumed when neither the model nor the options give one.
-inline constexpr int64_t kNewestOpset = 18;
 
 ShapeInferenceReport infer_shapes(Graph& g, const ShapeInferenceOptions& options = {});
 

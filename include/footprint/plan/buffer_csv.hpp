@@ -17,12 +17,13 @@ namespace footprint::plan {
 
 // `source` names the text in error messages (a path, usually).
 std::vector<Buffer> parse_buffers_csv(std::string_view text, std::string_view source);
-// Reads only a regular file (onnx::read_text_file: a FIFO or device is an error, not a hang).
+// Reads only a regular file (read_text_file in core/user_files.hpp: a FIFO or device is an
+// error, not a hang).
 std::vector<Buffer> read_buffers_csv(const std::filesystem::path& path);
 
 std::string format_plan_csv(std::span<const Buffer> buffers, std::span<const int64_t> offsets);
-// Writes as every -o does (onnx::write_output_file): a temporary file renamed into place, or
-// through an existing device or FIFO, never replacing it.
+// Writes as every -o does (write_output_file): a temporary file renamed into place, or through
+// an existing device or FIFO, never replacing it.
 void write_plan_csv(const std::filesystem::path& path, std::span<const Buffer> buffers,
                     std::span<const int64_t> offsets);
 

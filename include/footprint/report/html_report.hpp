@@ -45,7 +45,8 @@ struct HtmlReport {
   std::vector<std::string> warnings;
   const analysis::MemoryProgram* program = nullptr;
   const analysis::Timeline* timeline = nullptr;
-  // The plan of plan::arena_buffers(*timeline, *program): offsets[i] places timeline->buffers[i].
+  // The plan of analysis::arena_buffers(*timeline, *program): offsets[i] places
+  // timeline->buffers[i].
   const plan::Plan* plan = nullptr;
   std::optional<OrderComparison> orders;  // models only; absent for traces
   // With --run: bytes measured after each step (one per timeline step), drawn over the stack;

@@ -3,7 +3,7 @@
 // in one 64-byte-aligned arena, weights used in place from the model, constant subgraphs
 // evaluated once when the model is prepared, outputs returned as owned tensors.
 //
-//   auto model = onnx::load_file("net.onnx");
+//   graph::Model model = graph::load_model("net.onnx");
 //   runtime::Session s(model, {.threads = 1});
 //   std::vector<runtime::Tensor> out = s.run(inputs);   // prepares on first use
 //   s.prepared().planned_arena_bytes == s.last_run().arena_bytes;
@@ -23,7 +23,7 @@
 #include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/timeline.hpp"
 #include "footprint/core/shape.hpp"
-#include "footprint/onnx/model.hpp"
+#include "footprint/graph/model.hpp"
 #include "footprint/plan/plan.hpp"
 #include "footprint/runtime/tensor.hpp"
 
@@ -124,8 +124,9 @@ namespace footprint::runtime {
 
 class Session {
  public:
-  // The model must outlive the session (weights stay views of it).
-  explicit Session(const onnx::Model& model, SessionOptions options = {});
+  // The model must outlive the session (weights stay views of it). Whatever format it was read
+  // from, the session sees its graph (graph::Model::graph).
+  explicit Session(const graph::Model& model, SessionOptions options = {});
   ~Session();
   Session(Session&&) noexcept;
   Session& operator=(Session&&) noexcept;
@@ -170,7 +171,7 @@ class Session {
   const SessionOptions& options() const { return options_; }
 
  private:
-  const onnx::Model* model_;
+  const graph::Model* model_;
   SessionOptions options_;
   std::unique_ptr<graph::Graph> graph_;  // with the inputs' extents bound and shapes inferred
   std::unique_ptr<GraphRunner> runner_;

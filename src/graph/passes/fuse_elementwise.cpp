@@ -28,8 +28,7 @@ std::optional<ChainStep> step_of(const Graph& g, const Node& n) {
     for (const auto& [name, op] : kBinary) {
       if (n.op_type != name) continue;
       // Before opset 7 a binary op broadcast only where its attributes said so.
-      const int64_t opset = g.model() != nullptr ? g.model()->opset_version("") : 0;
-      if ((opset > 0 && opset < 7) || !is_float(g, n.inputs[0]) || !is_float(g, n.inputs[1])) {
+      if (g.opset(n.domain) < 7 || !is_float(g, n.inputs[0]) || !is_float(g, n.inputs[1])) {
         return std::nullopt;
       }
       s.op = op;

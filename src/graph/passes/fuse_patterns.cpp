@@ -504,8 +504,7 @@ std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
   }
   const Shape& ss = g.value(s.inputs[0]).shape;
   if (!ss.ranked || ss.rank() < 2) return std::nullopt;
-  const int64_t opset = g.model() != nullptr ? g.model()->opset_version("") : 18;
-  int64_t axis = attr_int(s, "axis", opset < 13 ? 1 : -1);
+  int64_t axis = attr_int(s, "axis", g.opset(s.domain) < 13 ? 1 : -1);
   if (axis < 0) axis += static_cast<int64_t>(ss.rank());
   if (axis != static_cast<int64_t>(ss.rank()) - 1) return std::nullopt;
   // Backwards from the Softmax: the mask, the scale, the product.

@@ -3,20 +3,14 @@
 #include <string>
 
 #include "footprint/core/error.hpp"
-#include "footprint/onnx/model.hpp"
 
 namespace footprint::runtime::runner {
-
-int64_t opset_of(const graph::Graph& g, const graph::Node& n) {
-  const int64_t v = g.model() != nullptr ? g.model()->opset_version(n.domain) : 0;
-  return v > 0 ? v : 18;
-}
 
 std::unique_ptr<graph::NodeContext> make_context(const graph::Graph& g, graph::NodeId id,
                                                  const BoundedExtents& extents,
                                                  graph::SubgraphRunner* subgraphs) {
   const graph::Node& n = g.node(id);
-  auto ctx = std::make_unique<graph::NodeContext>(n, id, opset_of(g, n), subgraphs);
+  auto ctx = std::make_unique<graph::NodeContext>(n, id, g.opset(n.domain), subgraphs);
   auto ref_of = [&](graph::ValueId v, const char* role, size_t i) {
     const graph::Value& value = g.value(v);
     if (!extents.known(v)) {

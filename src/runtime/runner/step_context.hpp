@@ -10,9 +10,6 @@
 
 namespace footprint::runtime::runner {
 
-// The opset the node's domain is imported at (18 where the graph has no model to say).
-int64_t opset_of(const graph::Graph& g, const graph::Node& n);
-
 // Node `id`'s context, no tensor pointed yet; throws naming the node when a tensor's extents are
 // not known before running. `subgraphs` runs the node's branches.
 std::unique_ptr<graph::NodeContext> make_context(const graph::Graph& g, graph::NodeId id,

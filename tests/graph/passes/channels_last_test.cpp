@@ -74,7 +74,7 @@ struct Run {
   uint64_t obtained = 0;
 };
 
-Run run(const onnx::Model& model, const std::vector<int64_t>& dims, bool fuse) {
+Run run(const graph::Model& model, const std::vector<int64_t>& dims, bool fuse) {
   runtime::SessionOptions options;
   options.fuse = fuse;
   runtime::Session session(model, options);

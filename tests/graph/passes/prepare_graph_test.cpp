@@ -34,7 +34,7 @@ BuiltGraph conv_relu(const Dim& batch) {
 
 // The graph as stored in the built model, before any pass.
 Graph stored(const BuiltGraph& built) {
-  return Graph::from_onnx(*built.model, runtime::op_registry());
+  return built.model->graph(runtime::op_registry());
 }
 
 std::vector<std::string> ops(const Graph& g) {

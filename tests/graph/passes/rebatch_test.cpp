@@ -31,7 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // As in session_models_test.cpp: oneDNN's own buffers and one-time initialisation.
-constexpr uint64_t kFirstRunOverhead = 640 * 1024;
+constexpr uint64_t kFirstRunOverhead = uint64_t{640} * 1024;
 
 // Deterministic, varied weights: small enough that outputs stay well within float precision.
 SharedValue floats(std::vector<int64_t> dims, float scale) {
@@ -79,8 +79,8 @@ std::string shape_of(const Graph& g, std::string_view name) {
 }
 
 std::string rebatch_error(const fs::path& path) {
-  const onnx::Model model = onnx::load_file(path);
-  Graph g = Graph::from_onnx(model, runtime::op_registry());
+  const graph::Model model = graph::load_model(path);
+  Graph g = model.graph(runtime::op_registry());
   try {
     rebatch(g, kBatchDim);
   } catch (const Error& e) {
@@ -118,8 +118,8 @@ runtime::Tensor sample_of(const runtime::Tensor& batched, int64_t i) {
 TEST(Rebatch, MakesTheInputsAndTheFlatteningReshapeFollowTheBatch) {
   testing::TempDir dir;
   write_cnn(dir.path() / "cnn.onnx");
-  const onnx::Model model = onnx::load_file(dir.path() / "cnn.onnx");
-  Graph g = Graph::from_onnx(model, runtime::op_registry());
+  const graph::Model model = graph::load_model(dir.path() / "cnn.onnx");
+  Graph g = model.graph(runtime::op_registry());
   ASSERT_TRUE(needs_rebatch(g, kBatchDim));
 
   const Rebatch r = rebatch(g, kBatchDim);
@@ -143,7 +143,7 @@ TEST(Rebatch, MakesTheInputsAndTheFlatteningReshapeFollowTheBatch) {
 TEST(Rebatch, ABatchOfCopiesGivesCopiesOfTheOutputInsideThePlannedArena) {
   testing::TempDir dir;
   write_cnn(dir.path() / "cnn.onnx");
-  const onnx::Model model = onnx::load_file(dir.path() / "cnn.onnx");
+  const graph::Model model = graph::load_model(dir.path() / "cnn.onnx");
   const std::vector<runtime::Tensor> one =
       runtime::random_inputs(runtime::Session(model).inputs(), {}, 7);
   runtime::Session at_one(model);
@@ -176,7 +176,7 @@ TEST(Rebatch, ABatchOfCopiesGivesCopiesOfTheOutputInsideThePlannedArena) {
 TEST(Rebatch, RandomInputsTakeTheReBatchedShape) {
   testing::TempDir dir;
   write_cnn(dir.path() / "cnn.onnx");
-  const onnx::Model model = onnx::load_file(dir.path() / "cnn.onnx");
+  const graph::Model model = graph::load_model(dir.path() / "cnn.onnx");
   const runtime::Session s(model, {.dims = {{"batch", 4}}});
   const auto inputs = runtime::random_inputs(s.inputs(), {{"batch", 4}}, 1);
   ASSERT_EQ(inputs.size(), 1u);
@@ -186,7 +186,7 @@ TEST(Rebatch, RandomInputsTakeTheReBatchedShape) {
 TEST(Rebatch, RewritesAShapeHeldByAConstantNode) {
   testing::TempDir dir;
   write_matmul(dir.path() / "matmul.onnx");
-  const onnx::Model model = onnx::load_file(dir.path() / "matmul.onnx");
+  const graph::Model model = graph::load_model(dir.path() / "matmul.onnx");
   runtime::Session at_one(model);
   const std::vector<runtime::Tensor> one = runtime::random_inputs(at_one.inputs(), {}, 3);
   const auto want = at_one.run(one);
@@ -228,8 +228,8 @@ TEST(Rebatch, AModelWithANamedBatchIsLeftAlone) {
   GraphBuilder b(runtime::op_registry());
   b.output(b.relu(b.input("x", DType::float32, {Dim::named("N"), Dim::known(4)})), "y");
   b.write_onnx(dir.path() / "dynamic.onnx");
-  const onnx::Model model = onnx::load_file(dir.path() / "dynamic.onnx");
-  Graph g = Graph::from_onnx(model, runtime::op_registry());
+  const graph::Model model = graph::load_model(dir.path() / "dynamic.onnx");
+  Graph g = model.graph(runtime::op_registry());
   EXPECT_FALSE(needs_rebatch(g, kBatchDim));
   EXPECT_FALSE(rebatch_if_bound(g, {{"batch", 8}}).has_value());
   EXPECT_EQ(shape_of(g, "x"), "[N,4]");
@@ -238,8 +238,8 @@ TEST(Rebatch, AModelWithANamedBatchIsLeftAlone) {
 TEST(Rebatch, WithoutABatchBindingTheModelRunsAsStored) {
   testing::TempDir dir;
   write_cnn(dir.path() / "cnn.onnx");
-  const onnx::Model model = onnx::load_file(dir.path() / "cnn.onnx");
-  Graph g = Graph::from_onnx(model, runtime::op_registry());
+  const graph::Model model = graph::load_model(dir.path() / "cnn.onnx");
+  Graph g = model.graph(runtime::op_registry());
   EXPECT_FALSE(rebatch_if_bound(g, {{"N", 8}}).has_value());
   EXPECT_EQ(shape_of(g, "x"), "[1,2,5,5]");
 }
@@ -252,7 +252,7 @@ TEST_P(RebatchSharedModel, AtBatchTwoGivesItsOutputForEachSample) {
   FOOTPRINT_REQUIRE_SHARED();
   const fs::path dir = footprint::testing::shared_dir() / "models" / GetParam();
   if (!fs::exists(dir / "model.onnx")) GTEST_SKIP() << dir << " is absent (../shared/models)";
-  const onnx::Model model = onnx::load_file(dir / "model.onnx");
+  const graph::Model model = graph::load_model(dir / "model.onnx");
   runtime::Session session(model, {.dims = {{"batch", 2}}});
   const auto got = session.run(just(repeated(runtime::read_tensor_file(dir / "input_0.pb"), 2)));
   ASSERT_EQ(got.size(), 1u);

@@ -1,4 +1,4 @@
-#include "footprint/onnx/user_files.hpp"
+#include "footprint/core/user_files.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -13,7 +13,7 @@
 
 #include "footprint/core/error.hpp"
 
-namespace footprint::onnx {
+namespace footprint {
 namespace {
 
 const char* kind_of(mode_t mode) {
@@ -240,4 +240,4 @@ void refuse_overwriting(const std::filesystem::path& output, std::span<const Inp
   }
 }
 
-}  // namespace footprint::onnx
+}  // namespace footprint

@@ -29,7 +29,7 @@
 #include <string_view>
 #include <vector>
 
-namespace footprint::onnx {
+namespace footprint {
 
 class RegularFile {
  public:
@@ -86,4 +86,4 @@ struct InputFile {
 void refuse_overwriting(const std::filesystem::path& output, std::span<const InputFile> inputs,
                         std::string_view flag);
 
-}  // namespace footprint::onnx
+}  // namespace footprint

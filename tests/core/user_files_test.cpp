@@ -1,7 +1,7 @@
 // Files the user names: inputs are read only when regular (checked before a blocking open),
 // outputs never replace what is not a regular file, and every -o has the same missing-folder
 // rule.
-#include "footprint/onnx/user_files.hpp"
+#include "footprint/core/user_files.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -12,7 +12,7 @@
 #include "footprint/core/error.hpp"
 #include "test_support.hpp"
 
-namespace footprint::onnx {
+namespace footprint {
 namespace {
 
 std::string error_of(const std::function<void()>& f) {
@@ -158,4 +158,4 @@ TEST(UserFiles, AnOutputThatIsAnInputIsRefusedUnderEveryName) {
 }
 
 }  // namespace
-}  // namespace footprint::onnx
+}  // namespace footprint
