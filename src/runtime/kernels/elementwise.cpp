@@ -7,6 +7,7 @@
 // declared in_place here, beside their kernels: output 0 may be input 0's buffer, which these
 // loops allow (each element is read before it is written, at the same index).
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <type_traits>
 
@@ -426,21 +427,19 @@ struct Predicate {
 
 // Integers wrap as two's complement (onnxruntime's and numpy's results) instead of overflowing,
 // which C++ leaves undefined for signed types and for narrow unsigned ones (promoted to int).
-template <class Op>
-constexpr auto wrapping(Op op) {
-  return [op](auto a, auto b) {
-    using T = decltype(a);
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-      using U = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
-      return static_cast<T>(op(static_cast<U>(a), static_cast<U>(b)));
-    } else {
-      return op(a, b);
-    }
-  };
+template <class T, class Op>
+constexpr T wrapped(T a, T b, Op op) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::common_type_t<std::make_unsigned_t<T>, unsigned>;
+    return static_cast<T>(op(static_cast<U>(a), static_cast<U>(b)));
+  } else {
+    return op(a, b);
+  }
 }
-constexpr auto kAdd = wrapping([](auto a, auto b) { return a + b; });
-constexpr auto kSub = wrapping([](auto a, auto b) { return a - b; });
-constexpr auto kMul = wrapping([](auto a, auto b) { return a * b; });
+// Captureless, so each is a structural type: they are template arguments (Arith<Types, F>).
+constexpr auto kAdd = [](auto a, auto b) { return wrapped(a, b, std::plus<>()); };
+constexpr auto kSub = [](auto a, auto b) { return wrapped(a, b, std::minus<>()); };
+constexpr auto kMul = [](auto a, auto b) { return wrapped(a, b, std::multiplies<>()); };
 // Integer division truncates (C, as ONNX). The two quotients C leaves undefined (x86 traps on
 // both: SIGFPE) are defined instead: by zero gives 0, and the smallest value by -1 wraps to
 // itself, as every other signed product in two's complement does (numpy gives the same).
