@@ -200,7 +200,7 @@ std::string write_nonzero_model(const testing::TempDir& dir) {
   graph::Var x = b.input("x", DType::float32, {Dim::known(4), Dim::known(8)});
   graph::Var nz = b.op1("NonZero", {x});
   b.output(b.op1("Cast", {nz}, {graph::Attr::of("to", int64_t{1})}), "y");
-  const std::string path = (dir.path() / "nonzero.onnx").string();
+  std::string path = (dir.path() / "nonzero.onnx").string();
   b.write_onnx(path);
   return path;
 }
@@ -296,7 +296,7 @@ TEST(AnalyzeCommand, ShapeBindsAnInputWithoutDimNames) {
 TEST(AnalyzeCommand, DataDirGivesTheInputsTheirFilesExtents) {
   const testing::TempDir dir;
   const auto folder = [&](const std::string& name) {
-    const auto d = dir.path() / name;
+    auto d = dir.path() / name;
     std::filesystem::create_directory(d);
     return d;
   };

@@ -68,7 +68,7 @@ std::optional<bool> runs(const std::string& op, size_t inputs, DType t,
 }
 
 void expect_declared_as_run(const std::string& op, size_t inputs,
-                            std::vector<testing::Wire> attrs = {}) {
+                            const std::vector<testing::Wire>& attrs = {}) {
   const graph::OpSchema* row = op_registry().find("", op);
   ASSERT_NE(row, nullptr) << op;
   size_t checked = 0;
