@@ -32,16 +32,6 @@ __all__ = [
 ]
 
 
-def _text(value, what, optional=False):
-    """A str option (an inputs policy, an order, a planner's name); None too when optional.
-    Which names are known is the library's check."""
-    if value is None and optional:
-        return None
-    if not isinstance(value, str):
-        raise UsageError(f"{what}: expected a str, got {type(value).__name__} {value!r}")
-    return value
-
-
 def _seconds(value, what):
     """A time limit in seconds: None, or a number >= 0 (not NaN, not a bool)."""
     if value is not None and (not isinstance(value, _numbers.Real) or isinstance(value, bool) or
@@ -127,8 +117,8 @@ def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None,
     A size that is neither known nor bounded raises ModelError naming the tensor; sizes that
     depend on values are counted at their bounds (``to_json()["bounded"]``).
     The result's ``to_json()`` is what ``footprint analyze --json`` prints."""
-    inputs = _text(inputs, "analyze: inputs", optional=True)
-    order = _text(order, "analyze: order")
+    inputs = _args.text(inputs, "analyze: inputs", optional=True)
+    order = _args.text(order, "analyze: order")
     if hasattr(model_or_trace, "trace"):  # a footprint.torch Recording
         model_or_trace = model_or_trace.trace
     if isinstance(model_or_trace, dict):
@@ -160,7 +150,7 @@ def sweep(model, dim, values, dims=None, inputs="caller", order="stored", shapes
     values = [_args.int64(v, f"sweep: values[{i}]") for i, v in enumerate(values)]
     if not values:
         raise UsageError("sweep: values is empty: a sweep needs the dim's values")
-    inputs, order = _text(inputs, "sweep: inputs"), _text(order, "sweep: order")
+    inputs, order = _args.text(inputs, "sweep: inputs"), _args.text(order, "sweep: order")
     m = _model_of(model)
     with _Naming(m.name):
         a = _footprint._analyze_model(m, _dims(dims), inputs, order, dim, values,
@@ -192,7 +182,7 @@ def fit(model, budget, dim, dims=None, figure="total", inputs="caller", order="s
     "arena" lower bound) fits ``budget`` (bytes, or "64MiB"): what ``footprint fit --json``
     prints, with the value above the answer and why it does not fit (over the budget, or a value
     the model refuses)."""
-    inputs, order = _text(inputs, "fit: inputs"), _text(order, "fit: order")
+    inputs, order = _args.text(inputs, "fit: inputs"), _args.text(order, "fit: order")
     m = _model_of(model)
     with _Naming(m.name):
         return _footprint._fit_model(m, m.name or "", _dims(dims), inputs, order,
@@ -209,8 +199,8 @@ def report(model_or_trace, path, dims=None, inputs=None, order="stored", algo="a
     (random inputs, one thread) and draws what the run held after each step; it needs the
     counting allocator, so from Python it draws nothing and says so on stderr. Returns what
     ``footprint report --json`` prints."""
-    inputs = _text(inputs, "report: inputs", optional=True)
-    order, algo = _text(order, "report: order"), _text(algo, "report: algo")
+    inputs = _args.text(inputs, "report: inputs", optional=True)
+    order, algo = _args.text(order, "report: order"), _args.text(algo, "report: algo")
     time_limit = _seconds(time_limit, "report: time_limit")
     name = "<trace>"
     if hasattr(model_or_trace, "trace"):  # a footprint.torch Recording
@@ -259,7 +249,7 @@ def plan(buffers, algo="auto", time_limit=None, capacity=None, seed=1):
     ``(lower, upper, size)`` with half-open lifetimes [lower, upper). ``algo`` is one of
     ``footprint.planners``; ``time_limit`` (seconds) bounds the searching planners;
     ``capacity`` stops a search at the first plan that fits."""
-    algo = _text(algo, "plan: algo")
+    algo = _args.text(algo, "plan: algo")
     time_limit = _seconds(time_limit, "plan: time_limit")
     if capacity is not None:
         capacity = _args.int64(capacity, "plan: capacity", minimum=0)
@@ -286,8 +276,8 @@ class Session(_footprint.Session):
         model = _model_of(model)
         self._name = model.name
         super().__init__(model, _args.integer(threads, "Session: threads"), _dims(dims),
-                         _text(planner, "Session: planner"), _text(order, "Session: order"),
-                         bool(profile), bool(fuse))
+                         _args.text(planner, "Session: planner"),
+                         _args.text(order, "Session: order"), bool(profile), bool(fuse))
 
     def run(self, inputs):
         if not isinstance(inputs, dict):
@@ -298,12 +288,6 @@ class Session(_footprint.Session):
                 raise UsageError(f"Session.run: input names are strings, not {name!r}")
         with _Naming(self._name):
             return super().run(inputs)
-
-
-def _str_arg(value, what):
-    if not isinstance(value, str):
-        raise UsageError(f"{what}: expected a str, got {type(value).__name__} {value!r}")
-    return value
 
 
 def _is_iterable(x):
@@ -395,12 +379,12 @@ class GraphBuilder(_footprint.GraphBuilder):
                          _args.integer(max_value_bytes, "GraphBuilder: max_value_bytes",
                                        minimum=0),
                          bool(propagate), _args.integer(threads, "GraphBuilder: threads"),
-                         _str_arg(name, "GraphBuilder: name"))
+                         _args.text(name, "GraphBuilder: name"))
 
     def input(self, name, dtype, shape):
         """A graph input: ``dtype`` a numpy dtype or its name ("float32"); ``shape`` lists its
         extents, each an int >= 0 or a dim's name."""
-        name = _str_arg(name, "input: name")
+        name = _args.text(name, "input: name")
         if dtype is None:  # numpy reads None as float64
             raise UsageError(f"input {name!r}: dtype is None; name it (\"float32\")")
         try:
@@ -415,13 +399,13 @@ class GraphBuilder(_footprint.GraphBuilder):
         if not isinstance(array, _np.ndarray):
             raise UsageError(f"const: array must be a numpy array (its dtype is the constant's), "
                              f"not {type(array).__name__}")
-        return super().const(array, _str_arg(name, "const: name"))
+        return super().const(array, _args.text(name, "const: name"))
 
     def to_model(self, name="<builder>"):
-        return super().to_model(_str_arg(name, "to_model: name"))
+        return super().to_model(_args.text(name, "to_model: name"))
 
     def op(self, op_type, inputs, attrs=None, outputs=1, domain=""):
-        op_type = _str_arg(op_type, "op: op_type")
+        op_type = _args.text(op_type, "op: op_type")
         where = f"op {op_type!r}"
         if isinstance(inputs, (Var, str, bytes)) or not _is_iterable(inputs):
             raise UsageError(f"{where}: inputs must be a list of Vars (None for an omitted "
@@ -443,12 +427,12 @@ class GraphBuilder(_footprint.GraphBuilder):
             converted[key] = _attr_value(value, f"{where}: attribute {key!r}")
         return super().op(op_type, inputs, converted,
                           _args.integer(outputs, f"{where}: outputs", minimum=0),
-                          _str_arg(domain, f"{where}: domain"))
+                          _args.text(domain, f"{where}: domain"))
 
     def output(self, var, name=""):
         if not isinstance(var, Var):
             raise UsageError(f"output: var is {type(var).__name__}, not a Var")
-        return super().output(var, _str_arg(name, "output: name"))
+        return super().output(var, _args.text(name, "output: name"))
 
     def _op1(self, op_type, *inputs, **attrs):
         return self.op(op_type, list(inputs), attrs)[0]

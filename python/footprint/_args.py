@@ -41,6 +41,16 @@ def int64(value, what, minimum=None):
     return n
 
 
+def text(value, what, optional=False):
+    """A str argument (a name, an inputs policy, an order, a planner's name); None too when
+    ``optional``. Which names are known is the library's check."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise UsageError(f"{what}: expected a str, got {type(value).__name__} {value!r}")
+    return value
+
+
 def mapping(value, what):
     """A dict-like argument ({} for None)."""
     if value is None:

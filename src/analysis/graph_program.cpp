@@ -45,72 +45,51 @@ class ProgramBuilder {
                        [](const graph::OpSchema& s) { return s.kernel != nullptr; });
   }
 
-  // Nodes `run` will refuse: an op footprint does not know or has no kernel for (the figures
-  // stand where the model declares the outputs' types), and a dtype the kernel does not run
-  // (OpSchema::kernel_dtypes). Said now, one line per op and reason, naming the first node (a
+  // Why `run` will refuse node `n`: an op footprint does not know or has no kernel for (the
+  // figures stand where the model declares the outputs' types), or a dtype the kernel does not
+  // run (OpSchema::kernel_dtypes); empty when it will not, as far as the registry tells.
+  std::string refusal(const graph::Node& n, bool kernels) const {
+    if (n.schema == nullptr) return "the op " + in_quotes(op_name(n)) + " is unknown to footprint";
+    if (kernels && n.schema->kernel == nullptr) {
+      return "footprint has no kernel for " + in_quotes(op_name(n));
+    }
+    const std::optional<DType> t = graph::dtype_refused(g_, n);
+    if (!t) return {};
+    const int of = n.schema->kernel_dtype_of;
+    return "footprint's kernel runs " + n.schema->kernel_dtypes.to_string() + ", not " +
+           std::string(dtype_name(*t)) + " (its " +
+           (of >= 0 ? "input " + std::to_string(of) : "output " + std::to_string(-1 - of)) + ")";
+  }
+
+  // The nodes `run` will refuse, said now: one line per op and reason, naming the first node (a
   // float16 ResNet has 53 such convolutions).
   void warn_refused_nodes() {
     const bool kernels = registry_runs_kernels();
-    struct Missing {
+    struct Refused {
       graph::NodeId first;
+      std::string why;
       size_t count;
     };
-    std::vector<Missing> missing;
+    std::vector<Refused> refused;
     for (graph::NodeId id : out_.order) {
       const graph::Node& n = g_.node(id);
-      const bool unknown = n.schema == nullptr;
-      if (!unknown && (!kernels || n.schema->kernel != nullptr)) continue;
-      auto same = std::find_if(missing.begin(), missing.end(), [&](const Missing& m) {
-        const graph::Node& f = g_.node(m.first);
-        return f.op_type == n.op_type && f.domain == n.domain;
+      std::string why = refusal(n, kernels);
+      if (why.empty()) continue;
+      auto same = std::find_if(refused.begin(), refused.end(), [&](const Refused& r) {
+        const graph::Node& f = g_.node(r.first);
+        return r.why == why && f.op_type == n.op_type && f.domain == n.domain;
       });
-      if (same != missing.end()) {
+      if (same != refused.end()) {
         ++same->count;
       } else {
-        missing.push_back({id, 1});
+        refused.push_back({id, std::move(why), 1});
       }
     }
-    for (const Missing& m : missing) {
-      const graph::Node& n = g_.node(m.first);
-      std::string w = "node " + n.label(m.first);
-      if (m.count > 1) w += " and " + std::to_string(m.count - 1) + " more";
-      w += n.schema == nullptr ? ": the op " + in_quotes(op_name(n)) + " is unknown to footprint"
-                               : ": footprint has no kernel for " + in_quotes(op_name(n));
-      out_.warnings.push_back(w + ": `run` will refuse this model");
-    }
-    warn_refused_dtypes();
-  }
-
-  void warn_refused_dtypes() {
-    struct Refusal {
-      graph::NodeId first;
-      DType dtype;
-      size_t count;
-    };
-    std::vector<Refusal> refusals;
-    for (graph::NodeId id : out_.order) {
-      const graph::Node& n = g_.node(id);
-      const std::optional<DType> t = graph::dtype_refused(g_, n);
-      if (!t) continue;
-      auto same = std::find_if(refusals.begin(), refusals.end(), [&](const Refusal& r) {
-        return r.dtype == *t && g_.node(r.first).schema == n.schema;
-      });
-      if (same != refusals.end()) {
-        ++same->count;
-      } else {
-        refusals.push_back({id, *t, 1});
-      }
-    }
-    for (const Refusal& r : refusals) {
+    for (const Refused& r : refused) {
       const graph::Node& n = g_.node(r.first);
-      const int of = n.schema->kernel_dtype_of;
       std::string w = "node " + n.label(r.first);
       if (r.count > 1) w += " and " + std::to_string(r.count - 1) + " more " + n.op_type + " nodes";
-      w += ": footprint's kernel runs " + n.schema->kernel_dtypes.to_string() + ", not " +
-           std::string(dtype_name(r.dtype)) + " (its " +
-           (of >= 0 ? "input " + std::to_string(of) : "output " + std::to_string(-1 - of)) +
-           "): `run` will refuse this model";
-      out_.warnings.push_back(std::move(w));
+      out_.warnings.push_back(w + ": " + r.why + ": `run` will refuse this model");
     }
   }
 

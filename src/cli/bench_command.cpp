@@ -110,18 +110,14 @@ nlohmann::json run_json(const bench::RunRecords& run) {
   return j;
 }
 
-// Neither --out nor --db may be one of the models (records appended to a model corrupt it).
+// Neither --out nor --db may be one of the models (records appended to a model corrupt it), nor
+// read-only: checked before the run, not after it.
 void refuse_writing_over_models(const BenchCommandOptions& o) {
   std::vector<InputFile> models;
   for (const std::string& m : o.models) models.push_back({m, "a model"});
-  if (!o.out.empty()) {
-    refuse_overwriting(o.out, models, "--out");
-    check_writable(o.out);  // before the run, not after it
-  }
-  if (!o.db.empty()) {
-    refuse_overwriting(o.db, models, "--db");
-    check_writable(o.db);  // SQLite would write a read-only database as root
-  }
+  if (!o.out.empty()) refuse_overwriting(o.out, models, "--out");
+  // SQLite itself would write a read-only database as root: refused here.
+  if (!o.db.empty()) refuse_overwriting(o.db, models, "--db");
 }
 
 void run_bench(const BenchCommandOptions& o) {

@@ -250,7 +250,6 @@ nlohmann::json finish_report(const ReportOptions& o, ReportInputs& in, report::H
 
 void run_report(const ReportOptions& o, bool inputs_given) {
   refuse_overwriting(o.output, files_read(o.input, o.data_dir), "-o");
-  check_writable(o.output);  // before the analysis, not after it
   nlohmann::json summary;
   if (is_trace(o.input)) {
     analysis::Trace trace = analysis::read_trace_file(o.input);

@@ -44,10 +44,6 @@ void make_output_folder(const fs::path& dir) {
   }
 }
 
-std::string output_file_name(size_t i) {
-  return "output_" + std::to_string(i) + ".pb";
-}
-
 struct RunCommandOptions {
   std::string model;
   std::vector<std::string> inputs;  // NAME=FILE.pb
@@ -183,7 +179,8 @@ void run_model(const RunCommandOptions& o) {
   if (!o.output_dir.empty()) {
     make_output_folder(o.output_dir);
     for (size_t i = 0; i < r.outputs.size(); ++i)
-      r.output_files.push_back((fs::path(o.output_dir) / output_file_name(i)).string());
+      r.output_files.push_back(
+          (fs::path(o.output_dir) / ("output_" + std::to_string(i) + ".pb")).string());
     // Every name checked before the first is written: -o DIR may be --data-dir itself.
     std::vector<InputFile> read = files_read(o.model, o.data_dir);
     for (const std::string& spec : o.inputs)

@@ -146,6 +146,19 @@ std::optional<uint64_t> dtype_storage_bytes(DType t, uint64_t numel) {
   return groups ? checked_add(*groups, tail) : std::nullopt;
 }
 
+bool DTypeTraits::holds(int64_t v) const {
+  switch (kind) {
+    case DTypeKind::boolean:
+      return v == 0 || v == 1;
+    case DTypeKind::signed_int:
+      return bits >= 64 || (v >= -(int64_t{1} << (bits - 1)) && v < (int64_t{1} << (bits - 1)));
+    case DTypeKind::unsigned_int:
+      return v >= 0 && (bits >= 63 || v < (int64_t{1} << bits));
+    default:
+      return true;
+  }
+}
+
 DTypeSet DTypeSet::whole_bytes() {
   DTypeSet s;
   for (const DTypeTraits& t : kTraits) {

@@ -227,7 +227,10 @@ void check_writable(const std::filesystem::path& path) {
 void refuse_overwriting(const std::filesystem::path& output, std::span<const InputFile> inputs,
                         std::string_view flag) {
   struct stat out {};
-  if (::stat(output.c_str(), &out) != 0) return;  // a new file is nobody's input
+  if (::stat(output.c_str(), &out) != 0) {
+    check_writable(output);  // a new file is nobody's input; its folder must exist
+    return;
+  }
   for (const InputFile& in : inputs) {
     struct stat st {};
     if (in.path.empty() || ::stat(in.path.c_str(), &st) != 0) continue;
@@ -238,6 +241,7 @@ void refuse_overwriting(const std::filesystem::path& output, std::span<const Inp
                      " this command reads; footprint never writes over its input, write "
                      "elsewhere");
   }
+  check_writable(output);
 }
 
 }  // namespace footprint

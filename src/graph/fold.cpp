@@ -138,12 +138,10 @@ class Folder {
     std::vector<InputFile> read;
     for (fs::path& f : model_.files()) read.push_back({std::move(f), "a file of the model"});
     refuse_overwriting(out_, read, "-o");
-    check_writable(out_);
     if (options_.external_data) {
       fs::path data = out_;
       data += ".data";
       refuse_overwriting(data, read, "-o's .data");
-      check_writable(data);
     }
   }
 

@@ -40,7 +40,7 @@ TEST(DTypeTraits, KindsPackingAndNumpy) {
   EXPECT_EQ(dtype_traits(DType::uint32).kind, DTypeKind::unsigned_int);
   EXPECT_EQ(dtype_traits(DType::int4).kind, DTypeKind::signed_int);
   EXPECT_TRUE(dtype_traits(DType::int4).packed);
-  EXPECT_FALSE(dtype_traits(DType::int4).is_integer() && dtype_traits(DType::int4).read_int);
+  EXPECT_EQ(dtype_traits(DType::int4).read_int, nullptr) << "packed: no scalar reader";
   EXPECT_EQ(dtype_traits(DType::complex64).kind, DTypeKind::complex);
   EXPECT_EQ(dtype_traits(DType::string).bits, 0);
   EXPECT_TRUE(dtype_traits(DType::boolean).is_integer());
@@ -73,6 +73,21 @@ TEST(DTypeTraits, ScalarsReadAndWriteAsACastDoes) {
   std::memcpy(buf, &minus, 1);
   EXPECT_EQ(dtype_traits(DType::int8).read_int(buf), -5);
   EXPECT_EQ(dtype_traits(DType::uint8).read_int(buf), 251);
+}
+
+TEST(DTypeTraits, IntegerRanges) {
+  EXPECT_TRUE(dtype_traits(DType::int8).holds(-128));
+  EXPECT_FALSE(dtype_traits(DType::int8).holds(128));
+  EXPECT_TRUE(dtype_traits(DType::int32).holds(INT32_MAX));
+  EXPECT_FALSE(dtype_traits(DType::int32).holds(int64_t{INT32_MAX} + 1));
+  EXPECT_TRUE(dtype_traits(DType::int64).holds(INT64_MIN));
+  EXPECT_FALSE(dtype_traits(DType::uint8).holds(-1));
+  EXPECT_TRUE(dtype_traits(DType::uint32).holds(UINT32_MAX));
+  EXPECT_FALSE(dtype_traits(DType::uint32).holds(int64_t{UINT32_MAX} + 1));
+  EXPECT_TRUE(dtype_traits(DType::uint64).holds(INT64_MAX));
+  EXPECT_FALSE(dtype_traits(DType::uint64).holds(-1));
+  EXPECT_FALSE(dtype_traits(DType::boolean).holds(2));
+  EXPECT_TRUE(dtype_traits(DType::float32).holds(INT64_MAX)) << "not an integer type";
 }
 
 TEST(DTypeSet, MembershipAndNames) {

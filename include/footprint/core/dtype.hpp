@@ -75,6 +75,9 @@ struct DTypeTraits {
   void (*write_real)(double x, void* p) = nullptr;
 
   bool is_float() const { return kind == DTypeKind::floating; }
+  // Whether the integer `v` is a value of this type: within an integer type's range (0 or 1 for
+  // bool); true for the other kinds, which an int64 does not bound.
+  bool holds(int64_t v) const;
   // Integers and bool: what shape arithmetic and exact comparisons read.
   bool is_integer() const {
     return kind == DTypeKind::signed_int || kind == DTypeKind::unsigned_int ||

@@ -77,9 +77,10 @@ struct InputFile {
   std::filesystem::path path;
   std::string_view what;
 };
-// A UsageError when `output` is one of `inputs`: the same file by device and inode, so another
-// spelling, a hard link or a symbolic link to it is caught too. Files that do not exist never
-// match. `flag` names the option the output came from ("-o").
+// What a command checks of an output before it does any work: a UsageError when `output` is one
+// of `inputs` (the same file by device and inode, so another spelling, a hard link or a symbolic
+// link to it is caught too; files that do not exist never match), then check_writable's Error
+// when it may not be written. `flag` names the option the output came from ("-o").
 //
 //   refuse_overwriting(o.output, {{o.model, "the model"}}, "-o");
 //   // footprint: error: -o m.onnx: that is the model this command reads; write elsewhere

@@ -187,32 +187,6 @@ const BinaryOp* find_op(std::string_view name) {
   return nullptr;
 }
 
-// Whether a known integer `v` is a value of `t`: a result outside it is what the kernel wraps,
-// which the known value would not (an int32 INT_MAX + 1 is INT_MIN when run).
-bool fits_in(DType t, int64_t v) {
-  const auto within = [v](auto lo, auto hi) {
-    return v >= static_cast<int64_t>(lo) && v <= static_cast<int64_t>(hi);
-  };
-  switch (t) {
-    case DType::int8:
-      return within(INT8_MIN, INT8_MAX);
-    case DType::int16:
-      return within(INT16_MIN, INT16_MAX);
-    case DType::int32:
-      return within(INT32_MIN, INT32_MAX);
-    case DType::uint8:
-      return within(0, UINT8_MAX);
-    case DType::uint16:
-      return within(0, UINT16_MAX);
-    case DType::uint32:
-      return within(0, UINT32_MAX);
-    case DType::uint64:
-      return v >= 0;
-    default:
-      return true;
-  }
-}
-
 // Known operands whose exact result leaves int64: not computed here (the kernel wraps it).
 bool overflows(std::string_view op, const Dim& a, const Dim& b) {
   const auto x = a.value();
@@ -245,7 +219,9 @@ std::optional<KnownValue> known_binary(const BinaryOp& op, const KnownValue& a, 
       if (op.on_ints == nullptr || overflows(op.name, a.ints[i], b.ints[j])) return std::nullopt;
       auto r = op.on_ints(a.ints[i], b.ints[j]);
       if (!r || r->is_unknown()) return std::nullopt;
-      if (const auto v = r->value(); v && !fits_in(out_dtype, *v)) return std::nullopt;
+      // A result outside the output's type is what the kernel wraps, which the known value
+      // would not (an int32 INT_MAX + 1 is INT_MIN when run).
+      if (const auto v = r->value(); v && !dtype_traits(out_dtype).holds(*v)) return std::nullopt;
       out.ints.push_back(*r);
       continue;
     }
