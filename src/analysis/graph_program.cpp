@@ -139,7 +139,9 @@ class ProgramBuilder {
     } catch (const Error& e) {
       throw Error(what + ": " + e.what());
     }
-    if (!numel) {
+    // An element type nothing gave (an unknown op's output the model declares no type for) is
+    // an unknown size, as an unknown extent is: never a size of 0 bits per element.
+    if (!numel || v.dtype == DType::undefined) {
       if (first_unknown_ == graph::kNoValue) first_unknown_ = id;
       return 0;
     }
@@ -168,7 +170,10 @@ class ProgramBuilder {
                       v.shape.to_string() + ") is unknown";
     size_t dim = 0;
     while (dim < v.shape.rank() && v.shape.dims[dim].range(dims_)) ++dim;
-    const std::string which = v.shape.ranked ? "dim " + std::to_string(dim) : "rank";
+    const bool extents = v.shape.ranked && dim == v.shape.rank();
+    const std::string which = v.dtype == DType::undefined && extents ? "element type"
+                              : v.shape.ranked                       ? "dim " + std::to_string(dim)
+                                                                     : "rank";
     if (v.kind == graph::ValueKind::input) {
       msg += ": the input's " + which + " has no name or value; give its extents with --shape " +
              v.name + "=AxBx...";
@@ -178,6 +183,10 @@ class ProgramBuilder {
       msg += ": it is an output of node " + n.label(v.producer) + ", whose op " +
              in_quotes(op_name(n)) +
              " is unknown to footprint, and the model declares no type for it";
+    } else if (v.producer >= 0 && v.dtype == DType::undefined) {
+      const graph::Node& n = g_.node(v.producer);
+      msg += ": node " + n.label(v.producer) + " (" + op_name(n) +
+             ") gives no element type for it, and the model declares none";
     } else if (v.producer >= 0) {
       const graph::Node& n = g_.node(v.producer);
       msg += ": its " + which + " comes from values of node " + n.label(v.producer) +

@@ -64,13 +64,20 @@ bool subgraph_runs(const Graph& g, const Node& n, size_t index) {
 }
 
 std::optional<DType> dtype_refused(const Graph& g, const Node& n) {
-  if (n.schema == nullptr || n.schema->kernel_dtypes.empty()) return std::nullopt;
-  const int of = n.schema->kernel_dtype_of;
-  const std::vector<ValueId>& values = of >= 0 ? n.inputs : n.outputs;
+  if (n.schema == nullptr) return std::nullopt;
+  return dtype_refused(g, *n.schema, n.inputs, n.outputs);
+}
+
+std::optional<DType> dtype_refused(const Graph& g, const OpSchema& row,
+                                   std::span<const ValueId> inputs,
+                                   std::span<const ValueId> outputs) {
+  if (row.kernel_dtypes.empty()) return std::nullopt;
+  const int of = row.kernel_dtype_of;
+  const std::span<const ValueId> values = of >= 0 ? inputs : outputs;
   const auto i = static_cast<size_t>(of >= 0 ? of : -1 - of);
   if (i >= values.size() || values[i] == kNoValue) return std::nullopt;
   const DType t = g.value(values[i]).dtype;
-  if (t == DType::undefined || n.schema->kernel_dtypes.contains(t)) return std::nullopt;
+  if (t == DType::undefined || row.kernel_dtypes.contains(t)) return std::nullopt;
   return t;
 }
 

@@ -1,6 +1,10 @@
 #include "footprint/graph/prepare_graph.hpp"
 
+#include <algorithm>
+#include <iterator>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "footprint/graph/rebatch.hpp"
@@ -89,9 +93,14 @@ constexpr Pass kPasses[] = {
 }  // namespace
 
 PrepareReport prepare_graph(Graph& g, const DimBindings& dims, const PrepareOptions& options) {
+  const bool known = options.through.empty() ||
+                     std::any_of(std::begin(kPasses), std::end(kPasses),
+                                 [&](const Pass& p) { return p.name == options.through; });
+  if (!known) throw std::logic_error("prepare_graph: no pass " + std::string(options.through));
   PrepareReport report;
   for (const Pass& p : kPasses) {
     if (p.stage == Stage::always || options.fuse) p.run(g, {dims, options}, report);
+    if (p.name == options.through) break;
   }
   return report;
 }

@@ -155,7 +155,9 @@ AlignedBuffer allocate_arena(const GraphRunner& runner) {
 
 std::vector<Session::InputInfo> Session::inputs() const {
   graph::Graph g = model_->graph(op_registry());
-  graph::rebatch_if_bound(g, options_.dims);
+  graph::PrepareOptions first;
+  first.through = "rebatch";
+  graph::prepare_graph(g, options_.dims, first);
   std::vector<InputInfo> out;
   for (auto id : g.inputs())
     out.push_back({g.value(id).name, g.value(id).dtype, g.value(id).shape});

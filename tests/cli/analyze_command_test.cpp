@@ -280,6 +280,34 @@ TEST(AnalyzeCommand, AnUnknownOpIsNamedNotSilentlyAnalysed) {
       << untyped.err;
 }
 
+// Extents without an element type (an exporter's value_info for a contrib op's output): an
+// unknown size naming the op, never "0 bits per element" or an overflow.
+TEST(AnalyzeCommand, AnUnknownOpsOutputWithoutAnElementTypeIsNamed) {
+  const testing::TempDir dir;
+  testing::Wire shape;
+  for (const int64_t d : {2, 1024}) shape.msg(1, testing::Wire().int_field(1, d));
+  testing::Wire tensor_type;
+  tensor_type.msg(2, shape);  // no elem_type: undefined
+  testing::Wire type;
+  type.msg(1, tensor_type);
+  testing::Wire g;
+  g.msg(11, testing::float_value_info("x", {2, 1024}));
+  g.msg(1, testing::node("QLinearThing", {"x"}, {"t"}, "q").str(7, "com.microsoft"));
+  g.msg(1, testing::node("Relu", {"t"}, {"y"}, "relu"));
+  g.msg(13, testing::Wire().str(1, "t").msg(2, type));
+  g.msg(12, testing::output("y"));
+  const auto path = dir.path() / "typeless.onnx";
+  testing::write_file(path, testing::model(g).bytes());
+  const CliRun r = run("analyze " + path.string());
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("size of 't' (undefined[2,1024]) is unknown: it is an output of node 'q' "
+                       "(QLinearThing), whose op 'com.microsoft:QLinearThing' is unknown to "
+                       "footprint"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("bits"), std::string::npos) << r.err;
+}
+
 TEST(AnalyzeCommand, ShapeBindsAnInputWithoutDimNames) {
   const CliRun bad = run(std::string("analyze --shape nope=1x1x8x8 ") + FOOTPRINT_EXAMPLE_MODEL);
   EXPECT_EQ(bad.exit_code, 2) << bad.err;

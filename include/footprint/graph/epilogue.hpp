@@ -4,7 +4,7 @@
 // it, so the activation is one pass over memory instead of two, and its tensor is never made.
 //
 // What may be an epilogue is the op registry's to say (OpSchema::as_epilogue decodes a node
-// into one), and which ops take them is their kernels' promise (OpSchema::takes_epilogues); the
+// into one), and which ops take them is their kernels' promise (OpSchema::epilogue_dtypes); the
 // runtime applies them (src/runtime/kernels/epilogue.hpp).
 #include <cstdint>
 #include <string>

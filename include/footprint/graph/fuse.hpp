@@ -1,7 +1,7 @@
 #pragma once
 // Fusion as a rewrite of the graph, run between inference and analysis, so that `analyze`,
 // `plan` and `run` all see the same fused graph: a node whose kernel takes epilogues
-// (OpSchema::takes_epilogues: Conv, MatMul, Gemm) absorbs the elementwise ops that read only its
+// (OpSchema::epilogue_dtypes: Conv, MatMul, Gemm) absorbs the elementwise ops that read only its
 // output (OpSchema::as_epilogue: Relu, Clip with constant bounds, Sigmoid, ...; and
 // Sigmoid-then-Mul by the same input, SiLU). The absorbed nodes and their tensors leave the
 // graph; the host's kernel applies them as it writes its output.

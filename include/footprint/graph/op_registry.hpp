@@ -17,13 +17,11 @@
 #include <vector>
 
 #include "footprint/graph/epilogue.hpp"
+#include "footprint/graph/graph.hpp"
 #include "footprint/graph/inference.hpp"
 #include "footprint/graph/kernel.hpp"
 
 namespace footprint::graph {
-
-class Graph;
-struct Node;
 
 // Node `n` (whose op is this row's) as an epilogue of the node producing its input 0, or nullopt
 // when its attributes or operands make it something else (a Clip with bounds computed at run
@@ -92,9 +90,10 @@ struct OpSchema {
   bool reports_extents = false;
   // A unary float op that graph::fuse may fold into the node before it; nullptr: never.
   EpilogueFn as_epilogue = nullptr;
-  // The kernel applies Node::epilogues to output 0 (float32) itself: the runtime layer's promise,
-  // declared where it registers the kernel.
-  bool takes_epilogues = false;
+  // The dtypes of output 0 on which the kernel applies Node::epilogues itself (empty: never): the
+  // runtime layer's promise, declared where it registers the kernel. graph::fuse folds an
+  // activation into a node only where this row says its kernel applies it in that dtype.
+  DTypeSet epilogue_dtypes;
   // Each output element is computed from the inputs' elements at the same index once they are
   // broadcast (Add, Relu, Clip, ...): the op computes the same on tensors whose axes are all
   // permuted alike, so graph::to_channels_last runs it on channels-last tensors unchanged.
@@ -124,6 +123,12 @@ bool subgraph_runs(const Graph& g, const Node& n, size_t index);
 // (OpSchema::kernel_dtypes); nullopt when it does, when that value's dtype is not known, or when
 // the row declares no kernel dtypes.
 std::optional<DType> dtype_refused(const Graph& g, const Node& n);
+// The same for a node of `row` that would read `inputs` and write `outputs`: what a rewrite asks
+// before it makes one (fusion, folding, layout), so that it never makes a node `run` refuses
+// where the nodes it replaces would have run or been refused by name.
+std::optional<DType> dtype_refused(const Graph& g, const OpSchema& row,
+                                   std::span<const ValueId> inputs,
+                                   std::span<const ValueId> outputs);
 
 class OpRegistry {
  public:

@@ -49,6 +49,10 @@ struct PrepareOptions {
   // Unset: the inputs' extents come from their declared dims (bind_input_extents).
   InputBinder* bind = nullptr;
   bool fuse = true;  // the rewrites after inference (fusion and layout); false: as stored
+  // The last pass to run (a name prepare_passes() lists); empty: every one. What a model asks of
+  // its user (Session::inputs: the re-batched inputs, their dims still named) is the graph as
+  // the first passes leave it.
+  std::string_view through = {};
 };
 
 struct PrepareReport {

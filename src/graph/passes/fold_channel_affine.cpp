@@ -9,6 +9,7 @@
 // weights as it packs any convolution's.
 #include "fold_channel_affine.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <string_view>
 #include <utility>
@@ -27,13 +28,23 @@ bool is_plain(const Node& n, std::string_view op) {
   return n.domain.empty() && n.op_type == op && n.epilogues.empty() && n.subgraphs.empty();
 }
 
-bool is_float_constant(const Graph& g, ValueId v) {
-  return v != kNoValue && g.value(v).dtype == DType::float32 && g.value(v).constant;
+// A constant the fold may compute with: real numbers in the dtype `t` of the host's output (a
+// BatchNormalization may hold its statistics in another dtype since opset 15: not folded). Which
+// dtypes the folding rows compute in is theirs to say (runs_made).
+bool is_param(const Graph& g, ValueId v, DType t) {
+  return v != kNoValue && g.value(v).dtype == t && g.value(v).constant &&
+         dtype_traits(t).is_float();
 }
 
-// A float32 constant of `channels` elements along one axis (a normalisation's parameter).
-bool is_channel_vector(const Graph& g, ValueId v, int64_t channels) {
-  if (!is_float_constant(g, v)) return false;
+// The dtype the host computes in: its output's.
+DType host_dtype(const Graph& g, const Node& n) {
+  return n.outputs.empty() || n.outputs[0] == kNoValue ? DType::undefined
+                                                       : g.value(n.outputs[0]).dtype;
+}
+
+// A constant of `channels` elements along one axis (a normalisation's parameter).
+bool is_channel_vector(const Graph& g, ValueId v, int64_t channels, DType t) {
+  if (!is_param(g, v, t)) return false;
   const Shape& s = g.value(v).shape;
   return s.ranked && s.rank() == 1 && s.dims[0].value() == channels;
 }
@@ -49,11 +60,12 @@ bool only_first_output_used(const Graph& g, const Node& n) {
   return true;
 }
 
-// The node that alone reads `v`, a float32 intermediate no graph output is; -1 otherwise.
+// The node that alone reads `v`, an intermediate of real numbers no graph output is; -1
+// otherwise.
 NodeId sole_reader(const Graph& g, ValueId v) {
   const Value& value = g.value(v);
   if (value.kind != ValueKind::intermediate || value.is_graph_output ||
-      value.dtype != DType::float32 || value.consumers.size() != 1) {
+      !dtype_traits(value.dtype).is_float() || value.consumers.size() != 1) {
     return -1;
   }
   return value.consumers[0];
@@ -76,20 +88,21 @@ struct Host {
 std::optional<Host> host_of(const Graph& g, NodeId id) {
   const Node& n = g.node(id);
   if (n.outputs.size() != 1 && !is_inference_norm(g, n)) return std::nullopt;
-  if (is_plain(n, "Conv") && n.inputs.size() >= 2 && is_float_constant(g, n.inputs[1])) {
+  const DType t = host_dtype(g, n);
+  if (is_plain(n, "Conv") && n.inputs.size() >= 2 && is_param(g, n.inputs[1], t)) {
     const Shape& w = g.value(n.inputs[1]).shape;
     if (!w.ranked || w.rank() < 1 || !w.dims[0].value()) return std::nullopt;
     const int64_t m = *w.dims[0].value();
     const bool bias = n.inputs.size() > 2 && n.inputs[2] != kNoValue;
-    if (bias && !is_channel_vector(g, n.inputs[2], m)) return std::nullopt;
+    if (bias && !is_channel_vector(g, n.inputs[2], m, t)) return std::nullopt;
     return Host{id, 1, 2, m};
   }
-  if (is_inference_norm(g, n) && is_float_constant(g, n.inputs[1])) {
+  if (is_inference_norm(g, n) && is_param(g, n.inputs[1], t)) {
     const Shape& s = g.value(n.inputs[1]).shape;
     if (!s.ranked || s.rank() != 1 || !s.dims[0].value()) return std::nullopt;
     const int64_t m = *s.dims[0].value();
     for (size_t i = 1; i < 5; ++i) {
-      if (!is_channel_vector(g, n.inputs[i], m)) return std::nullopt;
+      if (!is_channel_vector(g, n.inputs[i], m, t)) return std::nullopt;
     }
     return Host{id, 1, 2, m};
   }
@@ -98,8 +111,8 @@ std::optional<Host> host_of(const Graph& g, NodeId id) {
 
 // A constant that broadcasts along axis 1 of a rank-`rank` tensor of `channels` channels alone:
 // its extents, aligned to the tensor's last axes, are all 1 but the channel axis's (M or 1).
-bool per_channel(const Graph& g, ValueId v, size_t rank, int64_t channels) {
-  if (!is_float_constant(g, v)) return false;
+bool per_channel(const Graph& g, ValueId v, size_t rank, int64_t channels, DType t) {
+  if (!is_param(g, v, t)) return false;
   const Shape& s = g.value(v).shape;
   if (!s.ranked || s.rank() > rank) return false;
   for (size_t j = 0; j < s.rank(); ++j) {
@@ -148,10 +161,10 @@ std::optional<Fold> norm_into_conv(Graph& g, NodeId id) {
   if (producer < 0 || sole_reader(g, bn.inputs[0]) != id) return std::nullopt;
   const std::optional<Host> h = host_of(g, producer);
   if (!h || !is_plain(g.node(producer), "Conv")) return std::nullopt;
-  for (size_t i = 1; i < 5; ++i) {
-    if (!is_channel_vector(g, bn.inputs[i], h->channels)) return std::nullopt;
-  }
   const Node& conv = g.node(producer);
+  for (size_t i = 1; i < 5; ++i) {
+    if (!is_channel_vector(g, bn.inputs[i], h->channels, host_dtype(g, conv))) return std::nullopt;
+  }
   Fold f{producer, id, {}, {}, line_of(g, producer, id)};
   const ValueId w = g.add_intermediate(g.value(conv.inputs[1]).name + "/folded");
   const ValueId bias = g.add_intermediate(bn.name + "/folded_bias");
@@ -181,8 +194,11 @@ std::optional<Fold> affine_into_host(Graph& g, NodeId id) {
     if (producer < 0 || sole_reader(g, x) != id || c == x) continue;
     const std::optional<Host> h = host_of(g, producer);
     const Shape& xs = g.value(x).shape;
-    if (!h || !xs.ranked || xs.rank() < 2 || !per_channel(g, c, xs.rank(), h->channels)) continue;
     const Node& host = g.node(producer);
+    if (!h || !xs.ranked || xs.rank() < 2 ||
+        !per_channel(g, c, xs.rank(), h->channels, host_dtype(g, host))) {
+      continue;
+    }
     const bool bias = h->bias < host.inputs.size() && host.inputs[h->bias] != kNoValue;
     if (!mul && !bias) return std::nullopt;  // a Conv without a bias: nothing to shift
     Fold f{producer, id, {}, {}, line_of(g, producer, id)};
@@ -206,6 +222,13 @@ std::optional<Fold> affine_into_host(Graph& g, NodeId id) {
 
 using Finder = std::optional<Fold> (*)(Graph& g, NodeId id);
 
+// Whether the kernels of the constant nodes a fold makes run their dtype (OpSchema::kernel_dtypes):
+// a float64 Conv and BatchNormalization stay as they are where FoldBatchNorm computes float32.
+bool runs_made(const Graph& g, const Fold& f) {
+  return std::none_of(f.made.begin(), f.made.end(),
+                      [&](const Node& n) { return dtype_refused(g, n).has_value(); });
+}
+
 // One pass of `find` over the nodes; the folds it finds are disjoint (each host's output has one
 // reader). Returns how many it made.
 size_t fold_pass(Graph& g, Finder find, std::vector<std::string>& lines) {
@@ -213,7 +236,8 @@ size_t fold_pass(Graph& g, Finder find, std::vector<std::string>& lines) {
   std::vector<char> taken(g.nodes().size(), 0);
   for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
     std::optional<Fold> f = find(g, id);
-    if (!f || taken[static_cast<size_t>(f->host)] || taken[static_cast<size_t>(f->folded)]) {
+    if (!f || !runs_made(g, *f) || taken[static_cast<size_t>(f->host)] ||
+        taken[static_cast<size_t>(f->folded)]) {
       continue;
     }
     taken[static_cast<size_t>(f->host)] = taken[static_cast<size_t>(f->folded)] = 1;

@@ -9,7 +9,8 @@
 
 namespace footprint::graph {
 
-// Folds, until nothing more folds, where everything involved is float32 and constant but the
+// Folds, until nothing more folds, where everything involved is real numbers of one dtype that
+// the folding rows' kernels compute in (OpSchema::kernel_dtypes) and constant but the
 // activations, and the folded node alone reads its host's output:
 //  - an inference BatchNormalization into the Conv before it: a footprint::FoldBatchNorm node
 //    computes the scaled weights and bias;

@@ -18,7 +18,7 @@ namespace {
 // The step node `n` runs, its operands left to the caller; nullopt when no step runs it.
 std::optional<ChainStep> step_of(const Graph& g, const Node& n) {
   if (n.outputs.size() != 1 || !n.subgraphs.empty() || !n.epilogues.empty() || n.inputs.empty() ||
-      !is_float(g, n.outputs[0]) || !g.value(n.outputs[0]).shape.ranked) {
+      !is_real(g, n.outputs[0]) || !g.value(n.outputs[0]).shape.ranked) {
     return std::nullopt;
   }
   ChainStep s;
@@ -28,7 +28,7 @@ std::optional<ChainStep> step_of(const Graph& g, const Node& n) {
     for (const auto& [name, op] : kBinary) {
       if (n.op_type != name) continue;
       // Before opset 7 a binary op broadcast only where its attributes said so.
-      if (g.opset(n.domain) < 7 || !is_float(g, n.inputs[0]) || !is_float(g, n.inputs[1])) {
+      if (g.opset(n.domain) < 7 || !is_real(g, n.inputs[0]) || !is_real(g, n.inputs[1])) {
         return std::nullopt;
       }
       s.op = op;
@@ -36,7 +36,7 @@ std::optional<ChainStep> step_of(const Graph& g, const Node& n) {
     }
     return std::nullopt;
   }
-  if (n.schema == nullptr || n.schema->as_epilogue == nullptr || !is_float(g, n.inputs[0])) {
+  if (n.schema == nullptr || n.schema->as_epilogue == nullptr || !is_real(g, n.inputs[0])) {
     return std::nullopt;
   }
   const std::optional<Epilogue> e = n.schema->as_epilogue(g, n);

@@ -40,7 +40,7 @@ bool reads_only_as_first(const Node& n, ValueId v) {
 std::optional<Match> unary_epilogue(const Graph& g, ValueId out, NodeId reader) {
   const Node& c = g.node(reader);
   if (c.schema == nullptr || c.schema->as_epilogue == nullptr) return std::nullopt;
-  if (!reads_only_as_first(c, out) || !is_float(g, c.outputs[0])) return std::nullopt;
+  if (!reads_only_as_first(c, out) || !is_real(g, c.outputs[0])) return std::nullopt;
   std::optional<Epilogue> e = c.schema->as_epilogue(g, c);
   if (!e) return std::nullopt;
   e->from = c.label(reader);
@@ -60,7 +60,7 @@ std::optional<Match> swish(const Graph& g, ValueId out, NodeId a, NodeId b) {
   const ValueId s = sig.outputs[0];
   const bool operands =
       (mul.inputs[0] == out && mul.inputs[1] == s) || (mul.inputs[0] == s && mul.inputs[1] == out);
-  if (!operands || !is_float(g, s) || !is_float(g, mul.outputs[0])) return std::nullopt;
+  if (!operands || !is_real(g, s) || !is_real(g, mul.outputs[0])) return std::nullopt;
   const Value& sv = g.value(s);
   if (sv.is_graph_output || readers(g, s) != std::vector<NodeId>{b}) return std::nullopt;
   return Match{{a, b}, {EpilogueOp::swish, 1.0F, 0.0F, sig.label(a) + " * " + mul.label(b)}};
@@ -68,11 +68,9 @@ std::optional<Match> swish(const Graph& g, ValueId out, NodeId a, NodeId b) {
 
 std::optional<Match> next_epilogue(const Graph& g, NodeId host) {
   const Node& h = g.node(host);
-  if (h.schema == nullptr || !h.schema->takes_epilogues || h.outputs.empty()) {
-    return std::nullopt;
-  }
+  if (h.schema == nullptr || h.outputs.empty() || h.outputs[0] == kNoValue) return std::nullopt;
   const ValueId out = h.outputs[0];
-  if (!is_float(g, out)) return std::nullopt;
+  if (!h.schema->epilogue_dtypes.contains(g.value(out).dtype)) return std::nullopt;
   const Value& v = g.value(out);
   if (v.is_graph_output || v.constant) return std::nullopt;
   const std::vector<NodeId> r = readers(g, out);

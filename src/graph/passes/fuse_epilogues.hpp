@@ -9,9 +9,10 @@
 
 namespace footprint::graph {
 
-// Folds into each node whose row takes epilogues (OpSchema::takes_epilogues) the activations
-// that alone read its float32 output (OpSchema::as_epilogue: Relu, Clip, ...; and SiLU, a
-// Sigmoid and a Mul by the same input), as many in a row as follow it. Appends one line per
+// Folds into each node whose kernel applies epilogues in its output's dtype
+// (OpSchema::epilogue_dtypes) the activations that alone read that output (OpSchema::as_epilogue:
+// Relu, Clip, ...; and SiLU, a Sigmoid and a Mul by the same input), as many in a row as follow
+// it. Appends one line per
 // absorbed op to `fused` ("Conv 'c1' + Relu 'r1'") and returns the nodes removed.
 size_t fuse_epilogues(Graph& g, std::vector<std::string>& fused);
 

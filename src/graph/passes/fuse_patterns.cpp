@@ -2,8 +2,8 @@
 // (tanh), and a Linear over a sequence as a MatMul and an Add. Each of those nodes reads and
 // writes a whole tensor: run as the one op, the work is a single pass and none of the tensors
 // between is ever made (the arena shrinks by them). A pattern is rewritten only where nothing
-// outside it reads what it hides, every tensor is float32 and the one op's output has the shape
-// the last node's had.
+// outside it reads what it hides, every tensor holds real numbers in a dtype the new row's kernel
+// runs (makes_runnable) and the one op's output has the shape the last node's had.
 #include "fuse_patterns.hpp"
 
 #include <algorithm>
@@ -98,7 +98,7 @@ std::optional<int64_t> trailing_mean(const Graph& g, NodeId id, ValueId x) {
 bool covers_normalised(const Graph& g, ValueId p, ValueId x, int64_t axis) {
   const Shape& ps = g.value(p).shape;
   const Shape& xs = g.value(x).shape;
-  if (!is_float(g, p) || !ps.ranked || ps.rank() > xs.rank()) return false;
+  if (!is_real(g, p) || !ps.ranked || ps.rank() > xs.rank()) return false;
   size_t first = 0;
   while (first < ps.rank() && ps.dims[first].value() == 1) ++first;
   const size_t kept = ps.rank() - first;
@@ -143,7 +143,7 @@ std::optional<Centred> centred(const Graph& g, NodeId mean, ValueId x) {
 
 std::optional<Rewrite> layer_norm(const Graph& g, NodeId mean) {
   const Node& m = g.node(mean);
-  if (!is_op(m, "ReduceMean") || m.inputs.empty() || !is_float(g, m.inputs[0])) {
+  if (!is_op(m, "ReduceMean") || m.inputs.empty() || !is_real(g, m.inputs[0])) {
     return std::nullopt;
   }
   const ValueId x = m.inputs[0];
@@ -254,7 +254,7 @@ std::optional<Rewrite> gelu_erf(const Graph& g, NodeId e) {
       if (is_near(scalar(g, scaled.inputs[k]), 1 / std::numbers::sqrt2)) x = scaled.inputs[1 - k];
     }
   }
-  if (!is_float(g, x)) return std::nullopt;
+  if (!is_real(g, x)) return std::nullopt;
   return gelu_from(g, {s}, e, x, "none");
 }
 
@@ -297,7 +297,7 @@ std::optional<Rewrite> gelu_tanh(const Graph& g, NodeId t) {
     const ValueId term = g.node(p).inputs[1 - k];
     const NodeId kn = g.value(term).producer;
     if (kn < 0 || sole_reader(g, term) != p || !is_op(g.node(kn), "Mul") ||
-        g.node(kn).inputs.size() != 2 || !is_float(g, x)) {
+        g.node(kn).inputs.size() != 2 || !is_real(g, x)) {
       continue;
     }
     for (size_t j = 0; j < 2; ++j) {
@@ -341,7 +341,7 @@ std::optional<Rewrite> hard_swish(const Graph& g, NodeId id) {
   if (!is_op(add, "Add") || add.inputs.size() != 2 || add.outputs.size() != 1) return std::nullopt;
   for (const size_t k : {size_t{0}, size_t{1}}) {
     const ValueId x = add.inputs[k];
-    if (!is_float(g, x) || !is_near(scalar(g, add.inputs[1 - k]), 3.0)) continue;
+    if (!is_real(g, x) || !is_near(scalar(g, add.inputs[1 - k]), 3.0)) continue;
     const NodeId clip = sole_reader(g, out(g, id));
     if (!clips_to_six(g, clip) || g.node(clip).inputs[0] != out(g, id)) return std::nullopt;
     const ValueId c = out(g, clip);
@@ -371,7 +371,7 @@ std::optional<Rewrite> matmul_add(const Graph& g, NodeId id) {
   const Shape& bs = g.value(mm.inputs[1]).shape;
   const ValueId y = mm.outputs[0];
   const Shape& ys = g.value(y).shape;
-  if (!is_float(g, mm.inputs[0]) || !is_float(g, mm.inputs[1]) || !as.ranked || !bs.ranked ||
+  if (!is_real(g, mm.inputs[0]) || !is_real(g, mm.inputs[1]) || !as.ranked || !bs.ranked ||
       as.rank() < 2 || bs.rank() < 2 || !ys.ranked) {
     return std::nullopt;
   }
@@ -380,7 +380,7 @@ std::optional<Rewrite> matmul_add(const Graph& g, NodeId id) {
   if (add == nullptr) return std::nullopt;
   const ValueId bias = other_operand(*add, y);
   const Shape& cs = g.value(bias).shape;
-  if (bias == y || !is_float(g, bias) || !cs.ranked || cs.rank() == 0 || cs.rank() > ys.rank()) {
+  if (bias == y || !is_real(g, bias) || !cs.ranked || cs.rank() == 0 || cs.rank() > ys.rank()) {
     return std::nullopt;
   }
   for (size_t i = 0; i + 1 < cs.rank(); ++i) {
@@ -406,7 +406,7 @@ std::optional<Rewrite> channel_shuffle(const Graph& g, NodeId id) {
   const ValueId x = split.inputs[0];
   const Shape& xs = g.value(x).shape;
   const Shape& gs = g.value(split.outputs[0]).shape;
-  if (!is_float(g, x) || !xs.ranked || xs.rank() != 4 || !gs.ranked || gs.rank() != 5) {
+  if (!is_real(g, x) || !xs.ranked || xs.rank() != 4 || !gs.ranked || gs.rank() != 5) {
     return std::nullopt;
   }
   const auto channels = xs.dims[1].value();
@@ -445,7 +445,7 @@ bool whole_shape(const Node& n) {
 // -1 when there is not exactly one or v is seen outside (a graph output).
 NodeId data_reader(const Graph& g, ValueId v) {
   const Value& value = g.value(v);
-  if (value.is_graph_output || value.kind != ValueKind::intermediate || !is_float(g, v)) return -1;
+  if (value.is_graph_output || value.kind != ValueKind::intermediate || !is_real(g, v)) return -1;
   NodeId reader = -1;
   for (const NodeId c : value.consumers) {
     if (whole_shape(g.node(c)) || c == reader) continue;
@@ -471,7 +471,7 @@ bool attention_operands(const Graph& g, ValueId q, ValueId kt, ValueId v) {
   const Shape& qs = g.value(q).shape;
   const Shape& ks = g.value(kt).shape;
   const Shape& vs = g.value(v).shape;
-  if (!is_float(g, q) || !is_float(g, kt) || !is_float(g, v) || !qs.ranked || !ks.ranked ||
+  if (!is_real(g, q) || !is_real(g, kt) || !is_real(g, v) || !qs.ranked || !ks.ranked ||
       !vs.ranked || qs.rank() < 2 || qs.rank() != ks.rank() || qs.rank() != vs.rank()) {
     return false;
   }
@@ -499,7 +499,7 @@ bool inference_dropout(const Graph& g, const Node& n) {
 
 std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
   const Node& s = g.node(sm);
-  if (!is_op(s, "Softmax") || s.inputs.size() != 1 || !is_float(g, s.inputs[0])) {
+  if (!is_op(s, "Softmax") || s.inputs.size() != 1 || !is_real(g, s.inputs[0])) {
     return std::nullopt;
   }
   const Shape& ss = g.value(s.inputs[0]).shape;
@@ -520,7 +520,7 @@ std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
   if (p >= 0 && is_op(g.node(p), "Where") && g.node(p).inputs.size() == 3) {
     const Node& w = g.node(p);
     const Shape& fs = g.value(w.inputs[2]).shape;
-    if (g.value(w.inputs[0]).dtype != DType::boolean || !is_float(g, w.inputs[2]) || !fs.ranked ||
+    if (g.value(w.inputs[0]).dtype != DType::boolean || !is_real(g, w.inputs[2]) || !fs.ranked ||
         fs.rank() > 0 || !broadcasts_to(g.value(w.inputs[0]).shape, ss)) {
       return std::nullopt;
     }
@@ -543,7 +543,7 @@ std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
         break;
       }
     }
-    if (mask == kNoValue || !is_float(g, mask) || !broadcasts_to(g.value(mask).shape, ss)) {
+    if (mask == kNoValue || !is_real(g, mask) || !broadcasts_to(g.value(mask).shape, ss)) {
       return std::nullopt;
     }
     hidden.push_back(chain);
@@ -658,13 +658,13 @@ std::vector<Node> product_shape(Graph& g, NodeId reader, ValueId a, ValueId b) {
 
 }  // namespace
 
-bool is_float(const Graph& g, ValueId v) {
-  return v != kNoValue && g.value(v).dtype == DType::float32;
+bool is_real(const Graph& g, ValueId v) {
+  return v != kNoValue && dtype_traits(g.value(v).dtype).is_float();
 }
 
 NodeId sole_reader(const Graph& g, ValueId v) {
   const Value& value = g.value(v);
-  if (value.is_graph_output || value.kind != ValueKind::intermediate || !is_float(g, v)) return -1;
+  if (value.is_graph_output || value.kind != ValueKind::intermediate || !is_real(g, v)) return -1;
   NodeId reader = -1;
   for (const NodeId c : value.consumers) {
     if (reader != -1 && c != reader) return -1;
@@ -680,6 +680,12 @@ size_t fuse_patterns(Graph& g, std::vector<std::string>& lines) {
   return rewrite(g, finders, lines);
 }
 
+bool makes_runnable(const Graph& g, const Rewrite& r) {
+  const OpSchema* row = g.registry()->find(r.domain, r.op);
+  const ValueId output[] = {r.output};
+  return row != nullptr && !dtype_refused(g, *row, r.inputs, output);
+}
+
 size_t rewrite(Graph& g, std::span<const Finder> finders, std::vector<std::string>& lines) {
   if (g.registry() == nullptr) return 0;
   std::vector<Rewrite> found;
@@ -687,7 +693,7 @@ size_t rewrite(Graph& g, std::span<const Finder> finders, std::vector<std::strin
   for (const Finder find : finders) {
     for (NodeId id = 0; id < static_cast<NodeId>(g.nodes().size()); ++id) {
       std::optional<Rewrite> r = find(g, id);
-      if (!r || g.registry()->find(r->domain, r->op) == nullptr) continue;
+      if (!r || !makes_runnable(g, *r)) continue;
       const auto is_taken = [&](NodeId n) { return taken[n] >= 0; };
       if (std::any_of(r->nodes.begin(), r->nodes.end(), is_taken) ||
           std::any_of(r->shape_readers.begin(), r->shape_readers.end(), is_taken)) {

@@ -30,14 +30,22 @@ struct Rewrite {
   std::string program = {};
 };
 
-// Whether `v` is a float32 value (the rewrites' ops and kernels are float32's).
-bool is_float(const Graph& g, ValueId v);
-// The one node reading `v` when v is a float32 tensor computed here that nothing else sees (not a
+// Whether `v` holds real numbers (a floating dtype of any width): the patterns are real
+// arithmetic (an integer Div truncates, an integer mean rounds), whatever the width. Which widths
+// the row a rewrite makes runs is that row's to say (makes_runnable).
+bool is_real(const Graph& g, ValueId v);
+// The one node reading `v` when v is a real tensor computed here that nothing else sees (not a
 // graph output); -1 otherwise. A node reading it twice (d * d) is one reader.
 NodeId sole_reader(const Graph& g, ValueId v);
 
 // The rewrite of the pattern whose last node is `id`, if any.
 using Finder = std::optional<Rewrite> (*)(const Graph&, NodeId);
+
+// Whether the rewrite's row exists and its kernel runs the dtype the rewrite would give it
+// (OpSchema::kernel_dtypes; a registry without kernels constrains nothing): a float16 LayerNorm
+// pattern stays as the nodes it is made of where footprint's LayerNormalization runs float32
+// alone, so `run` refuses (or runs) the nodes the model has, by their names.
+bool makes_runnable(const Graph& g, const Rewrite& r);
 
 // Runs each finder over the main graph's nodes in order; a rewrite that would take a node an
 // earlier one took is dropped. Applies them, appends one line per rewrite to `lines` ("Gelu

@@ -42,13 +42,13 @@ NodeId pointwise(const Graph& g, NodeId id, size_t epilogues) {
       y.ranked && y.rank() == 4 && y.dims[2] == Dim::known(1) && y.dims[3] == Dim::known(1);
   const bool one_by_one =
       w.ranked && w.rank() == 4 && w.dims[2] == Dim::known(1) && w.dims[3] == Dim::known(1);
-  if (!pixel || !one_by_one || !is_float(g, n.inputs[1]) || !is_float(g, n.outputs[0])) return -1;
+  if (!pixel || !one_by_one || !is_real(g, n.inputs[1]) || !is_real(g, n.outputs[0])) return -1;
   return id;
 }
 
 std::optional<Rewrite> with_input(const Graph& g, NodeId mul, ValueId x, ValueId s) {
   const Shape& xs = g.value(x).shape;
-  if (!is_float(g, x) || !xs.ranked || xs.rank() != 4 ||
+  if (!is_real(g, x) || !xs.ranked || xs.rank() != 4 ||
       g.value(g.node(mul).outputs[0]).shape != xs) {
     return std::nullopt;
   }

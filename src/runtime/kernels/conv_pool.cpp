@@ -939,7 +939,7 @@ void set(graph::OpSchema& row, graph::KernelFn kernel, graph::PrepareFn prepare 
 
 void register_conv_pool(graph::OpRegistry& r) {
   set(r.row("", "Conv"), run_conv, conv_prepare, conv_workspace);
-  r.row("", "Conv").takes_epilogues = true;
+  r.row("", "Conv").epilogue_dtypes = DTypeSet{DType::float32};
   r.row("", "Conv").packed = conv_packed;
   r.row("", "Conv").packed_inputs = 0b10;  // W
   // Every 2-D convolution runs channels-last (graph::to_channels_last): oneDNN's kernels there
@@ -951,7 +951,7 @@ void register_conv_pool(graph::OpRegistry& r) {
   set(nhwc_conv, run_nhwc_conv, nhwc_conv_prepare, nhwc_conv_workspace);
   nhwc_conv.packed = nhwc_conv_packed;
   nhwc_conv.packed_inputs = 0b10;
-  nhwc_conv.takes_epilogues = true;
+  nhwc_conv.epilogue_dtypes = DTypeSet{DType::float32};
   nhwc_conv.rows_at_bound = true;
   set(r.row("", "ConvTranspose"), run_weighted, deconv_prepare, deconv_workspace);
   set(r.row("", "MaxPool"), run_pool, pool_prepare<PoolKind::max>, pool_workspace<PoolKind::max>);

@@ -402,14 +402,14 @@ void set(graph::OpSchema& row, graph::KernelFn kernel, graph::PrepareFn prepare,
 
 void register_matmul(graph::OpRegistry& r) {
   set(r.row("", "Gemm"), run_gemm, gemm_prepare, product_workspace<gemm_as_conv, gemm_pd>);
-  r.row("", "Gemm").takes_epilogues = true;
+  r.row("", "Gemm").epilogue_dtypes = DTypeSet{DType::float32};
   r.row("", "Gemm").packed = product_packed<gemm_as_conv>;
   r.row("", "Gemm").packed_inputs = 0b10;  // B
   // A row of A makes the same row of Y (B and C do not vary: the runtime checks).
   r.row("", "Gemm").rows_at_bound = true;
   for (graph::OpSchema* row : {&r.row("", "MatMul"), &r.row("footprint", "MatMulAdd")}) {
     set(*row, run_matmul, matmul_prepare, product_workspace<matmul_as_conv, matmul_pd>);
-    row->takes_epilogues = true;
+    row->epilogue_dtypes = DTypeSet{DType::float32};
     row->packed = product_packed<matmul_as_conv>;
     row->packed_inputs = 0b10;  // B
     row->rows_at_bound = true;

@@ -678,7 +678,7 @@ void register_normalization(graph::OpRegistry& r) {
   bn.kernel = run_batch_norm;
   bn.prepare = bn_prepare;
   bn.rows_at_bound = true;  // per channel, each image alone
-  bn.takes_epilogues = true;
+  bn.epilogue_dtypes = DTypeSet{DType::float32};
   bn.channels_last = "NhwcBatchNormalization";
   bn.channels_last_runs = nhwc_bn_runs;
   graph::OpSchema& nhwc_bn = r.row("footprint", "NhwcBatchNormalization");
@@ -686,7 +686,7 @@ void register_normalization(graph::OpRegistry& r) {
   nhwc_bn.prepare = nhwc_bn_prepare;
   nhwc_bn.workspace = nhwc_bn_workspace;
   nhwc_bn.rows_at_bound = true;
-  nhwc_bn.takes_epilogues = true;
+  nhwc_bn.epilogue_dtypes = DTypeSet{DType::float32};
   r.row("footprint", "FoldBatchNorm").kernel = run_fold_batch_norm;
   r.row("footprint", "ChannelAffine").kernel = run_channel_affine;
   r.row("", "InstanceNormalization").kernel = run_instance_norm;

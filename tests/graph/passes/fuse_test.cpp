@@ -19,8 +19,8 @@ namespace {
 const OpRegistry& registry() {
   static const OpRegistry r = [] {
     OpRegistry copy = OpRegistry::builtin();
-    copy.row("", "Conv").takes_epilogues = true;
-    copy.row("", "MatMul").takes_epilogues = true;
+    copy.row("", "Conv").epilogue_dtypes = DTypeSet{DType::float32};
+    copy.row("", "MatMul").epilogue_dtypes = DTypeSet{DType::float32};
     return copy;
   }();
   return r;

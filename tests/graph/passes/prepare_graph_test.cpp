@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -54,6 +55,32 @@ TEST(PrepareGraph, NamesItsPassesInTheOrderItRunsThem) {
       "fuse_patterns", "fuse_epilogues", "squeeze_excite", "fuse_elementwise",
       "channels_last"};
   EXPECT_EQ(prepare_passes(), expected);
+}
+
+TEST(PrepareGraph, StopsAfterThePassItIsToldTo) {
+  // Through "rebatch": the inputs as a user feeds them, their named dims still named (what
+  // Session::inputs lists), nothing inferred, fused or moved.
+  const BuiltGraph built = conv_relu(Dim::named("N"));
+  Graph g = stored(built);
+  PrepareOptions first;
+  first.through = "rebatch";
+  const PrepareReport r = prepare_graph(g, {{"N", 2}}, first);
+  EXPECT_EQ(ops(g), ops(stored(built)));
+  EXPECT_EQ(shape_of(g, "x").to_string(), "[N,4,6,6]");
+  EXPECT_TRUE(r.fused.fused.empty());
+  EXPECT_TRUE(r.dims.empty());
+
+  Graph inferred = stored(built);
+  PrepareOptions three;
+  three.through = "infer_shapes";
+  prepare_graph(inferred, {{"N", 2}}, three);
+  EXPECT_EQ(ops(inferred), ops(stored(built)));  // inferred, not fused
+  EXPECT_EQ(shape_of(inferred, "y").to_string(), "[2,4,6,6]");
+
+  PrepareOptions unknown;
+  unknown.through = "fuse_everything";
+  Graph other = stored(built);
+  EXPECT_THROW(prepare_graph(other, {}, unknown), std::logic_error);
 }
 
 TEST(PrepareGraph, LeavesTheGraphThePassesLeaveOneByOne) {
