@@ -36,6 +36,13 @@ REFUSE_WARNING = "`run` will refuse this model"
 UNKNOWN_OP = re.compile(r"whose op '(?:[A-Za-z0-9_.]+:)?([A-Za-z0-9_.]+)' is unknown to footprint")
 
 
+def short(error):
+    """An unknown-op error in a few words: the node and the op (the rest is the same on every
+    such line)."""
+    m = re.search(r"(node '.*?' \([^)]*\)), whose op '([^']+)' is unknown", error)
+    return f"error: {m.group(1)}: op '{m.group(2)}' unknown, no declared type" if m else error
+
+
 def execute(cmd, timeout):
     """(exit code or None on time-out, stdout, stderr lines)."""
     try:
@@ -92,7 +99,7 @@ class Analyzed:
         if self.json is not None:
             ops = sorted(set(self.refused_ops))
             return "warns `run` refuses " + ", ".join(ops) if ops else "no refusal warned"
-        return self.error.removeprefix("footprint: error: ")
+        return short(self.error.removeprefix("footprint: error: "))
 
 
 def check_variant(fp, folder, meta):
@@ -146,7 +153,7 @@ def check_variant(fp, folder, meta):
         return "FAIL", a.said(), error, f"run refuses {op}; analyze did not warn of it"
     if a.json is None and op != a.error_op:
         return "FAIL", a.said(), error, f"run refuses {op}; analyze's error names no such op"
-    return "refused", a.said(), error, ""
+    return "refused", a.said(), short(error), ""
 
 
 def main():
