@@ -278,6 +278,27 @@ TEST(AnalyzeCommand, AnUnknownOpIsNamedNotSilentlyAnalysed) {
                              "'com.example:FooBar' is unknown to footprint"),
             std::string::npos)
       << untyped.err;
+  // A Reshape to constant dims gives the unknown op's output known extents but no element type
+  // (onnxruntime's QOperator quantizer writes com.microsoft QLinearAdd -> Reshape): the error
+  // still names the op, for analyze and for run, not "6 elements of 0 bits".
+  testing::Wire g;
+  g.msg(11, testing::float_value_info("x", {2, 3}));
+  g.msg(5, testing::int64_tensor("shape", {2}, {3, 2}));
+  g.msg(1, testing::node("FooBar", {"x"}, {"t"}, "foo").str(7, "com.example"));
+  g.msg(1, testing::node("Reshape", {"t", "shape"}, {"r"}, "reshape"));
+  g.msg(1, testing::node("Relu", {"r"}, {"y"}, "relu"));
+  g.msg(12, testing::output("y"));
+  const auto reshaped = dir.path() / "reshaped.onnx";
+  testing::write_file(reshaped, testing::model(g).bytes());
+  for (const char* cmd : {"analyze --json ", "run "}) {
+    const CliRun r = run(cmd + reshaped.string());
+    EXPECT_EQ(r.exit_code, 1) << cmd << r.out;
+    EXPECT_NE(r.err.find("node 'foo' (FooBar), whose op 'com.example:FooBar' is unknown to "
+                         "footprint"),
+              std::string::npos)
+        << cmd << r.err;
+    EXPECT_EQ(r.err.find("0 bits"), std::string::npos) << cmd << r.err;
+  }
 }
 
 // Extents without an element type (an exporter's value_info for a contrib op's output): an
