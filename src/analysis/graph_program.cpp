@@ -139,20 +139,14 @@ class ProgramBuilder {
     } catch (const Error& e) {
       throw Error(what + ": " + e.what());
     }
-    // An element type nothing gave (an unknown op's output the model declares no type for) is
-    // an unknown size, as an unknown extent is: never a size of 0 bits per element.
+    // An element type nothing gave (an unknown op's output the model declares no type for, or a
+    // Reshape of it) is an unknown size, as an unknown extent is: never 0 bits per element. The
+    // op's own output comes first in the graph's values, and fail_unknown names its op.
     if (!numel || v.dtype == DType::undefined) {
       if (first_unknown_ == graph::kNoValue) first_unknown_ = id;
       return 0;
     }
     const auto bytes = dtype_storage_bytes(v.dtype, *numel);
-    if (!bytes && v.dtype == DType::undefined) {
-      // Known extents of an unknown element type (a Reshape of an unknown op's output): as
-      // unknown as an unknown extent. The op's own output comes first in the graph's values
-      // and is the one fail_unknown names, with the op that is the cause.
-      if (first_unknown_ == graph::kNoValue) first_unknown_ = id;
-      return 0;
-    }
     if (!bytes) {
       throw SizeOverflow(what + ": " + std::to_string(*numel) + " elements of " +
                          std::to_string(dtype_bits(v.dtype)) +
