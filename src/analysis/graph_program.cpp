@@ -31,10 +31,6 @@ class ProgramBuilder {
   }
 
  private:
-  static std::string op_name(const graph::Node& n) {
-    return n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type;
-  }
-
   // Whether the graph's registry runs kernels (the runtime's); the graph layer's own has
   // inference only, and says nothing about what `run` does.
   bool registry_runs_kernels() const {
@@ -49,9 +45,10 @@ class ProgramBuilder {
   // figures stand where the model declares the outputs' types), or a dtype the kernel does not
   // run (OpSchema::kernel_dtypes); empty when it will not, as far as the registry tells.
   std::string refusal(const graph::Node& n, bool kernels) const {
-    if (n.schema == nullptr) return "the op " + in_quotes(op_name(n)) + " is unknown to footprint";
+    if (n.schema == nullptr)
+      return "the op " + in_quotes(n.qualified_op()) + " is unknown to footprint";
     if (kernels && n.schema->kernel == nullptr) {
-      return "footprint has no kernel for " + in_quotes(op_name(n));
+      return "footprint has no kernel for " + in_quotes(n.qualified_op());
     }
     const std::optional<DType> t = graph::dtype_refused(g_, n);
     if (!t) return {};
@@ -182,11 +179,11 @@ class ProgramBuilder {
       // The cause is the op, not its values: nothing infers what footprint does not know.
       const graph::Node& n = g_.node(v.producer);
       msg += ": it is an output of node " + n.label(v.producer) + ", whose op " +
-             in_quotes(op_name(n)) +
+             in_quotes(n.qualified_op()) +
              " is unknown to footprint, and the model declares no type for it";
     } else if (v.producer >= 0 && v.dtype == DType::undefined) {
       const graph::Node& n = g_.node(v.producer);
-      msg += ": node " + n.label(v.producer) + " (" + op_name(n) +
+      msg += ": node " + n.label(v.producer) + " (" + n.qualified_op() +
              ") gives no element type for it, and the model declares none";
     } else if (v.producer >= 0) {
       const graph::Node& n = g_.node(v.producer);
@@ -255,7 +252,7 @@ class ProgramBuilder {
       }
       ProgramStep s;
       s.name = n.name.empty() ? "#" + std::to_string(id) + " " + n.op_type : n.name;
-      s.op = n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type;
+      s.op = n.qualified_op();
       for (graph::ValueId v : n.inputs) {
         if (v != graph::kNoValue) s.inputs.push_back(v);
       }

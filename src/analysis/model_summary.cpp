@@ -46,7 +46,7 @@ TensorSignature signature(const graph::Value& v) {
 }
 
 std::string op_key(const graph::Node& n) {
-  return n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type;
+  return n.qualified_op();
 }
 
 bool within(std::span<const std::byte> inner, std::span<const std::byte> outer) {

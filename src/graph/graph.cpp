@@ -66,6 +66,10 @@ const onnx::AttributeProto* Node::attribute(std::string_view attr_name) const {
   return nullptr;
 }
 
+std::string Node::qualified_op() const {
+  return domain.empty() ? op_type : domain + "::" + op_type;
+}
+
 std::string Node::label(NodeId id) const {
   // Appended piecewise: GCC 12's -Wrestrict misfires on chained string operator+ at -O2.
   std::string out;

@@ -12,10 +12,6 @@
 namespace footprint::graph {
 namespace {
 
-std::string op_name(const Node& n) {
-  return n.domain.empty() ? n.op_type : n.domain + ":" + n.op_type;
-}
-
 // The more specific of a declared and an inferred dim; nullopt when both are concrete and differ.
 std::optional<Dim> merge_dim(const Dim& declared, const Dim& inferred) {
   const auto d = declared.value();
@@ -120,11 +116,11 @@ class Pass {
     const Node& n = g.node(id);
     report_.warnings.push_back("graph " + in_quotes(g.name()) + ": node " + n.label(id) + ": " +
                                message);
-    report_.node_warnings.push_back({g.name(), id, op_name(n), std::move(message)});
+    report_.node_warnings.push_back({g.name(), id, n.qualified_op(), std::move(message)});
   }
 
   void note_uninferred(const Graph& g, NodeId id) {
-    const std::string name = op_name(g.node(id));
+    const std::string name = g.node(id).qualified_op();
     auto& ops = report_.ops_without_inference;
     const auto at = std::lower_bound(ops.begin(), ops.end(), name);
     if (at == ops.end() || *at != name) ops.insert(at, name);

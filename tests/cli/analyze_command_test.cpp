@@ -268,14 +268,14 @@ TEST(AnalyzeCommand, AnUnknownOpIsNamedNotSilentlyAnalysed) {
   bool named = false;
   for (const auto& w : j["warnings"]) {
     named = named || w.get<std::string>() ==
-                         "node 'foo' (FooBar): the op 'com.example:FooBar' is unknown to "
+                         "node 'foo' (FooBar): the op 'com.example::FooBar' is unknown to "
                          "footprint: `run` will refuse this model";
   }
   EXPECT_TRUE(named) << j["warnings"].dump();
   const CliRun untyped = run("analyze " + write("untyped.onnx", false));
   EXPECT_EQ(untyped.exit_code, 1);
   EXPECT_NE(untyped.err.find("it is an output of node 'foo' (FooBar), whose op "
-                             "'com.example:FooBar' is unknown to footprint"),
+                             "'com.example::FooBar' is unknown to footprint"),
             std::string::npos)
       << untyped.err;
   // A Reshape to constant dims gives the unknown op's output known extents but no element type
@@ -293,7 +293,7 @@ TEST(AnalyzeCommand, AnUnknownOpIsNamedNotSilentlyAnalysed) {
   for (const char* cmd : {"analyze --json ", "run "}) {
     const CliRun r = run(cmd + reshaped.string());
     EXPECT_EQ(r.exit_code, 1) << cmd << r.out;
-    EXPECT_NE(r.err.find("node 'foo' (FooBar), whose op 'com.example:FooBar' is unknown to "
+    EXPECT_NE(r.err.find("node 'foo' (FooBar), whose op 'com.example::FooBar' is unknown to "
                          "footprint"),
               std::string::npos)
         << cmd << r.err;
@@ -322,7 +322,7 @@ TEST(AnalyzeCommand, AnUnknownOpsOutputWithoutAnElementTypeIsNamed) {
   const CliRun r = run("analyze " + path.string());
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_NE(r.err.find("size of 't' (undefined[2,1024]) is unknown: it is an output of node 'q' "
-                       "(QLinearThing), whose op 'com.microsoft:QLinearThing' is unknown to "
+                       "(QLinearThing), whose op 'com.microsoft::QLinearThing' is unknown to "
                        "footprint"),
             std::string::npos)
       << r.err;

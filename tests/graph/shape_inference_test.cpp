@@ -108,7 +108,7 @@ TEST(ShapeInference, UnknownOpsKeepDeclaredTypesAndAreReported) {
   auto r = infer(g.graph);
   EXPECT_EQ(r->type_of("y"), "float16[5]") << "declared type kept";
   EXPECT_EQ(r->type_of("z"), "float16[5]") << "and inference goes on from it";
-  EXPECT_EQ(r->report.ops_without_inference, std::vector<std::string>{"com.example:Frobnicate"});
+  EXPECT_EQ(r->report.ops_without_inference, std::vector<std::string>{"com.example::Frobnicate"});
   ASSERT_EQ(r->report.warnings.size(), 1u);
   EXPECT_NE(r->report.warnings[0].find("node 'f' (Frobnicate)"), std::string::npos)
       << r->report.warnings[0];

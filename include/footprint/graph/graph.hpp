@@ -92,6 +92,9 @@ struct Node {
   const onnx::AttributeProto* attribute(std::string_view attr_name) const;
   // "'name' (Op)" or "#index (Op)" for error messages.
   std::string label(NodeId id) const;
+  // The op as messages and reports name it: "Conv", or "com.microsoft::QLinearAdd" outside the
+  // default domain.
+  std::string qualified_op() const;
 };
 
 class Graph {

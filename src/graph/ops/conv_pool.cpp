@@ -144,6 +144,19 @@ void infer_global_pool(const InferContext& ctx, InferResult& r) {
   set_output(r, 0, xt.dtype, out);
 }
 
+// onnxruntime's QLinearAveragePool and QLinearGlobalAveragePool (X, x_scale, x_zero_point,
+// y_scale, y_zero_point): the pool's shapes over X, in X's dtype; channels_last=1 reads and writes
+// [N, H, W, C].
+template <InferFn pool>
+void infer_qlinear_pool(const InferContext& ctx, InferResult& r) {
+  const InferContext x = with_inputs(ctx, {0});
+  if (ctx.attr_int("channels_last", 0) != 0) {
+    infer_channels_last(x, r, pool, 1);
+  } else {
+    pool(x, r);
+  }
+}
+
 void infer_same_shape(const InferContext& ctx, InferResult& r) {
   same_as_input(ctx, r);
 }
@@ -231,6 +244,8 @@ void register_conv_pool(OpRegistry& r) {
   r.add(op("GlobalAveragePool", 1, 1, infer_global_pool));
   r.add(op("GlobalMaxPool", 1, 1, infer_global_pool));
   r.add(op("GlobalLpPool", 1, 1, infer_global_pool));
+  r.add(contrib(op("QLinearAveragePool", 4, 5, infer_qlinear_pool<infer_pool>)));
+  r.add(contrib(op("QLinearGlobalAveragePool", 4, 5, infer_qlinear_pool<infer_global_pool>)));
   r.add(op("LRN", 1, 1, infer_same_shape));
   r.add(op("MaxUnpool", 2, 3, infer_max_unpool));
   OpSchema se = op("SqueezeExcite", 4, 5, infer_squeeze_excite);

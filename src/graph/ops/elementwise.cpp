@@ -318,6 +318,19 @@ void infer_binary(const InferContext& ctx, InferResult& r) {
   }
 }
 
+// onnxruntime's QLinearAdd and QLinearMul (A, A_scale, A_zp, B, B_scale, B_zp, C_scale[, C_zp]):
+// A and B broadcast, in A's dtype.
+void infer_qlinear_binary(const InferContext& ctx, InferResult& r) {
+  const TensorType& a = ctx.input(0);
+  set_output(r, 0, a.dtype, broadcast(ctx, {&a.shape, &ctx.input(3).shape}));
+}
+
+// onnxruntime's QLinearSigmoid, QLinearLeakyRelu and QLinearSoftmax (X, X_scale, X_zp, Y_scale[,
+// Y_zp]): X's shape and dtype.
+void infer_qlinear_unary(const InferContext& ctx, InferResult& r) {
+  set_output(r, 0, ctx.input(0).dtype, ctx.input(0).shape);
+}
+
 void infer_variadic(const InferContext& ctx, InferResult& r) {
   std::vector<const Shape*> shapes;
   for (size_t i = 0; i < ctx.input_count(); ++i) shapes.push_back(&ctx.input(i).shape);
@@ -486,6 +499,12 @@ void register_elementwise(OpRegistry& r) {
   for (const BinaryOp& b : kBinaryOps) r.add(elementwise(op(b.name, 2, 2, infer_binary)));
   for (const BinaryOp& b : kVariadicOps) r.add(elementwise(op(b.name, 1, V, infer_variadic)));
   r.add(elementwise(op("Clip", 1, 3, infer_clip)));
+  for (std::string_view name : {"QLinearAdd", "QLinearMul"}) {
+    r.add(contrib(op(name, 7, 8, infer_qlinear_binary)));
+  }
+  for (std::string_view name : {"QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"}) {
+    r.add(contrib(op(name, 4, 5, infer_qlinear_unary)));
+  }
   const std::pair<std::string_view, EpilogueFn> epilogues[] = {
       {"Relu", relu_epilogue},
       {"LeakyRelu", leaky_relu_epilogue},

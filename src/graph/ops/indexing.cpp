@@ -110,6 +110,20 @@ KnownValue slab(const KnownValue& v, size_t axis, int64_t begin, int64_t count) 
   return pick(v, std::move(dims), flat);
 }
 
+// onnxruntime's QLinearConcat (Y_scale, Y_zero_point, then X, X_scale, X_zero_point for each
+// tensor): Concat's shape over the Xs, in Y_zero_point's dtype.
+void infer_qlinear_concat(const InferContext& ctx, InferResult& r) {
+  if ((ctx.input_count() - 2) % 3 != 0) {
+    ctx.fail("inputs after Y_scale and Y_zero_point come in threes (X, scale, zero point), " +
+             std::to_string(ctx.input_count() - 2) + " given");
+  }
+  std::vector<size_t> xs;
+  for (size_t i = 2; i < ctx.input_count(); i += 3) xs.push_back(i);
+  infer_concat(with_inputs(ctx, xs), r);
+  set_output(r, 0, ctx.input(1).dtype, r.outputs[0].shape);
+  r.values.clear();
+}
+
 void infer_split(const InferContext& ctx, InferResult& r) {
   const TensorType& x = ctx.input(0);
   const size_t outputs = ctx.output_count();
@@ -523,6 +537,7 @@ void infer_unique(const InferContext& ctx, InferResult& r) {
 
 void register_indexing(OpRegistry& r) {
   r.add(op("Concat", 1, V, infer_concat));
+  r.add(contrib(op("QLinearConcat", 5, V, infer_qlinear_concat)));
   OpSchema nhwc_concat = op("NhwcConcat", 1, V, [](const InferContext& ctx, InferResult& out) {
     infer_channels_last(ctx, out, infer_concat, ctx.input_count());
   });

@@ -20,6 +20,22 @@ OpSchema op(std::string_view name, int min_in, int max_in, InferFn infer, int mi
   return s;
 }
 
+OpSchema contrib(OpSchema row) {
+  row.domain = kMicrosoftDomain;
+  return row;
+}
+
+InferContext with_inputs(const InferContext& ctx, const std::vector<size_t>& which) {
+  InferContext sub = ctx;
+  sub.inputs.clear();
+  sub.input_values.clear();
+  for (const size_t i : which) {
+    sub.inputs.push_back(ctx.has_input(i) ? ctx.inputs[i] : nullptr);
+    sub.input_values.push_back(ctx.value(i));
+  }
+  return sub;
+}
+
 OpSchema view(std::string_view name, int min_in, int max_in, InferFn infer) {
   OpSchema s = op(name, min_in, max_in, infer);
   s.output_view_of = 0;

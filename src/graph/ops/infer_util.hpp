@@ -17,6 +17,15 @@ constexpr int V = OpSchema::kVariadic;
 // One registry row: arity and the inference hook.
 OpSchema op(std::string_view name, int min_in, int max_in, InferFn infer, int min_out = 1,
             int max_out = 1);
+// The domain of onnxruntime's contrib ops (its quantizer's QLinearAdd, QGemm, MatMulNBits, ...).
+constexpr std::string_view kMicrosoftDomain = "com.microsoft";
+// `row` in that domain. Such a row sits beside the ONNX op whose shapes it has, and infers through
+// that op's inference on the inputs it shares (with_inputs).
+OpSchema contrib(OpSchema row);
+// The context another row's inference sees when it reads inputs `which` of this node alone, in
+// that order (QLinearAveragePool's X is AveragePool's input 0); the node and its attributes are
+// the same.
+InferContext with_inputs(const InferContext& ctx, const std::vector<size_t>& which);
 // A row whose output 0 aliases input 0 (allocates nothing).
 OpSchema view(std::string_view name, int min_in, int max_in, InferFn infer);
 

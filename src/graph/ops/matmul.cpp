@@ -71,6 +71,38 @@ void infer_qlinear_matmul(const InferContext& ctx, InferResult& r) {
   set_output(r, 0, ctx.input(7).dtype, matmul_shape(ctx, ctx.input(0).shape, ctx.input(3).shape));
 }
 
+// onnxruntime's MatMulIntegerToFloat (A, B, a_scale, b_scale[, a_zp, b_zp, bias]): the product's
+// shape, in the scales' float dtype.
+void infer_matmul_integer_to_float(const InferContext& ctx, InferResult& r) {
+  set_output(r, 0, ctx.input(2).dtype, matmul_shape(ctx, ctx.input(0).shape, ctx.input(1).shape));
+}
+
+// onnxruntime's DynamicQuantizeMatMul (A float, B int8, b_scale[, b_zp, bias]): A's dtype.
+void infer_dynamic_quantize_matmul(const InferContext& ctx, InferResult& r) {
+  set_output(r, 0, ctx.input(0).dtype, matmul_shape(ctx, ctx.input(0).shape, ctx.input(1).shape));
+}
+
+// onnxruntime's MatMulNBits (A [..., K], B packed [N, K / block_size, block_size * bits / 8],
+// scales[, zero_points, g_idx, bias]; attributes K and N): A's dtype, [..., N].
+void infer_matmul_nbits(const InferContext& ctx, InferResult& r) {
+  const TensorType& a = ctx.input(0);
+  const int64_t k = ctx.attr_int("K", 0);
+  const int64_t n = ctx.attr_int("N", 0);
+  if (k <= 0 || n <= 0) {
+    ctx.fail("attributes K and N must be positive, are " + std::to_string(k) + " and " +
+             std::to_string(n));
+  }
+  if (!a.shape.ranked) {
+    set_output(r, 0, a.dtype, Shape::unranked());
+    return;
+  }
+  if (a.shape.rank() == 0) ctx.fail("input A must not be a scalar");
+  check_inner(ctx, a.shape.dims.back(), Dim::known(k));
+  Shape out = a.shape;
+  out.dims.back() = Dim::known(n);
+  set_output(r, 0, a.dtype, std::move(out));
+}
+
 void infer_gemm(const InferContext& ctx, InferResult& r) {
   const TensorType& a = ctx.input(0);
   const TensorType& b = ctx.input(1);
@@ -109,6 +141,15 @@ Term parse_term(std::string_view text) {
     }
   }
   return t;
+}
+
+// onnxruntime's QGemm (A, a_scale, a_zp, B, b_scale, b_zp[, C, y_scale, y_zp]): Gemm's shape over
+// A, B and C; quantized to y_zp's dtype when y_scale is given, else float as the scales.
+void infer_qgemm(const InferContext& ctx, InferResult& r) {
+  infer_gemm(with_inputs(ctx, {0, 3, 6}), r);
+  const DType out = ctx.has_input(7) ? (ctx.has_input(8) ? ctx.input(8).dtype : DType::uint8)
+                                     : ctx.input(1).dtype;
+  set_output(r, 0, out, r.outputs[0].shape);
 }
 
 void infer_einsum(const InferContext& ctx, InferResult& r) {
@@ -196,6 +237,10 @@ void register_matmul(OpRegistry& r) {
   r.add(attention);
   r.add(op("MatMulInteger", 2, 4, infer_matmul_integer));
   r.add(op("QLinearMatMul", 8, 8, infer_qlinear_matmul));
+  r.add(contrib(op("QGemm", 6, 9, infer_qgemm)));
+  r.add(contrib(op("MatMulIntegerToFloat", 4, 7, infer_matmul_integer_to_float)));
+  r.add(contrib(op("DynamicQuantizeMatMul", 3, 5, infer_dynamic_quantize_matmul)));
+  r.add(contrib(op("MatMulNBits", 3, 6, infer_matmul_nbits)));
   r.add(op("Einsum", 1, V, infer_einsum));
   r.add(op("Det", 1, 1, infer_det));
 }

@@ -31,7 +31,7 @@ PreparedSteps::PreparedSteps(const graph::Graph& g, const analysis::GraphProgram
             timeline.storage[n.inputs[static_cast<size_t>(schema->output_view_of)]];
     if (schema->kernel == nullptr) {
       throw Error("node " + n.label(id) + ": footprint has no kernel for " +
-                  in_quotes(n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type));
+                  in_quotes(n.qualified_op()));
     }
     kinds_.push_back(extents.classify(*ctx));
     std::unique_ptr<graph::KernelState> state = aliased ? nullptr : graph::prepare(*ctx);
