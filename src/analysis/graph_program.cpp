@@ -31,16 +31,6 @@ class ProgramBuilder {
   }
 
  private:
-  // Whether the graph's registry runs kernels (the runtime's); the graph layer's own has
-  // inference only, and says nothing about what `run` does.
-  bool registry_runs_kernels() const {
-    const graph::OpRegistry* r = g_.registry();
-    if (r == nullptr) return false;
-    const auto rows = r->all();
-    return std::any_of(rows.begin(), rows.end(),
-                       [](const graph::OpSchema& s) { return s.kernel != nullptr; });
-  }
-
   // Why `run` will refuse node `n`: an op footprint does not know or has no kernel for (the
   // figures stand where the model declares the outputs' types), or a dtype the kernel does not
   // run (OpSchema::kernel_dtypes); empty when it will not, as far as the registry tells.
@@ -61,7 +51,8 @@ class ProgramBuilder {
   // The nodes `run` will refuse, said now: one line per op and reason, naming the first node (a
   // float16 ResNet has 53 such convolutions).
   void warn_refused_nodes() {
-    const bool kernels = registry_runs_kernels();
+    // The graph layer's own registry has inference only and says nothing about what `run` does.
+    const bool kernels = g_.registry() != nullptr && g_.registry()->runs_kernels();
     struct Refused {
       graph::NodeId first;
       std::string why;

@@ -33,6 +33,11 @@ const OpRegistry& OpRegistry::builtin() {
   return registry;
 }
 
+bool OpRegistry::runs_kernels() const {
+  return std::any_of(schemas_.begin(), schemas_.end(),
+                     [](const OpSchema& s) { return s.kernel != nullptr; });
+}
+
 const OpSchema* OpRegistry::find(std::string_view domain, std::string_view op_type) const {
   if (domain == "ai.onnx") domain = "";
   auto it = std::find_if(schemas_.begin(), schemas_.end(), [&](const OpSchema& s) {

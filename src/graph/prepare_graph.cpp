@@ -11,6 +11,7 @@
 #include "passes/fold_channel_affine.hpp"
 #include "passes/fuse_epilogues.hpp"
 #include "passes/fuse_patterns.hpp"
+#include "passes/fuse_qdq.hpp"
 
 namespace footprint::graph {
 namespace {
@@ -48,6 +49,10 @@ void infer_shapes_pass(Graph& g, const Request& /*q*/, PrepareReport& r) {
   r.inference = infer_shapes(g);
 }
 
+void fuse_qdq_pass(Graph& g, const Request& /*q*/, PrepareReport& r) {
+  r.fused.nodes_removed += fuse_qdq(g, r.fused.patterns);
+}
+
 void fold_channel_affines_pass(Graph& g, const Request& /*q*/, PrepareReport& r) {
   r.fused.nodes_removed += fold_channel_affines(g, r.fused.patterns);
 }
@@ -82,6 +87,7 @@ constexpr Pass kPasses[] = {
     {"rebatch", Stage::always, rebatch_pass},
     {"bind_inputs", Stage::always, bind_inputs_pass},
     {"infer_shapes", Stage::always, infer_shapes_pass},
+    {"fuse_qdq", Stage::fusion, fuse_qdq_pass},
     {"fold_channel_affines", Stage::fusion, fold_channel_affines_pass},
     {"fuse_patterns", Stage::fusion, fuse_patterns_pass},
     {"fuse_epilogues", Stage::fusion, fuse_epilogues_pass},

@@ -136,6 +136,9 @@ class OpRegistry {
   static const OpRegistry& builtin();
 
   const OpSchema* find(std::string_view domain, std::string_view op_type) const;
+  // Whether any row has a kernel: the runtime's registry (runtime::op_registry()) says what `run`
+  // runs; builtin() has inference alone and says nothing about it.
+  bool runs_kernels() const;
   std::span<const OpSchema> all() const { return schemas_; }
 
   void add(const OpSchema& schema);

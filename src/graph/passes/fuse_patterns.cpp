@@ -683,7 +683,8 @@ size_t fuse_patterns(Graph& g, std::vector<std::string>& lines) {
 bool makes_runnable(const Graph& g, const Rewrite& r) {
   const OpSchema* row = g.registry()->find(r.domain, r.op);
   const ValueId output[] = {r.output};
-  return row != nullptr && !dtype_refused(g, *row, r.inputs, output);
+  return row != nullptr && (row->kernel != nullptr || !g.registry()->runs_kernels()) &&
+         !dtype_refused(g, *row, r.inputs, output);
 }
 
 size_t rewrite(Graph& g, std::span<const Finder> finders, std::vector<std::string>& lines) {

@@ -42,9 +42,9 @@ NodeId sole_reader(const Graph& g, ValueId v);
 using Finder = std::optional<Rewrite> (*)(const Graph&, NodeId);
 
 // Whether the rewrite's row exists and its kernel runs the dtype the rewrite would give it
-// (OpSchema::kernel_dtypes; a registry without kernels constrains nothing): a float16 LayerNorm
-// pattern stays as the nodes it is made of where footprint's LayerNormalization runs float32
-// alone, so `run` refuses (or runs) the nodes the model has, by their names.
+// (OpSchema::kernel, kernel_dtypes; a registry without kernels constrains nothing): a float16
+// LayerNorm pattern stays as the nodes it is made of where footprint's LayerNormalization runs
+// float32 alone, so `run` refuses (or runs) the nodes the model has, by their names.
 bool makes_runnable(const Graph& g, const Rewrite& r);
 
 // Runs each finder over the main graph's nodes in order; a rewrite that would take a node an
