@@ -1,0 +1,788 @@
+// Integer products: MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv (the rows of
+// graph/ops/integer_products.cpp).
+//
+// Every form computes the int32 sum of (a - a_zero) (b - b_zero) over the contracted extent, as
+// ONNX defines it (wrapping as int32 does, never undefined), and the QLinear forms then write
+// saturate(round_half_even(acc * a_scale b_scale / y_scale) + y_zero) (plus the int32 bias before
+// scaling for QLinearConv), the scale product taken in float32 as onnxruntime does.
+//
+// The scales and zero points may be scalars, one per row of A / column of B / output channel, or
+// one per row or column of every matrix (graph/ops/integer_product_inputs.hpp): the kernels read
+// each through its spread, decoded once when preparing. A scale that is zero, negative or not
+// finite fails naming the node and the input: when preparing where it is a constant, else when
+// running.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dnnl_util.hpp"
+#include "dtype_dispatch.hpp"
+#include "families.hpp"
+#include "footprint/graph/ops/conv_window.hpp"
+#include "footprint/graph/ops/integer_product_inputs.hpp"
+#include "footprint/runtime/tensor.hpp"
+#include "parallel_for.hpp"
+
+namespace footprint::runtime::kernels {
+namespace {
+
+using graph::ops::IntegerProduct;
+using graph::ops::IntegerProductInputs;
+using graph::ops::ParamAxis;
+using graph::ops::Spread;
+
+// ---- the operands' parameters
+
+// One scale or zero point: where it is among the inputs and how it spreads over its tensor.
+// Absent (input < 0 or omitted): a zero point of 0.
+struct Param {
+  int input = -1;
+  Spread spread = Spread::one;
+  int64_t per = 1;  // values per matrix where it spreads (rows, columns or channels)
+
+  // Index of the value for row / column / channel i of matrix `matrix` (a batch index of the
+  // parameter's tensor).
+  int64_t index(int64_t matrix, int64_t i) const {
+    switch (spread) {
+      case Spread::one:
+        return 0;
+      case Spread::per_axis:
+        return i;
+      case Spread::per_matrix:
+        return matrix * per + i;
+    }
+    return 0;
+  }
+};
+
+// The product's shape, decoded once from the concrete extents.
+struct MatmulShape {
+  int64_t m = 1, k = 1, n = 1;
+  std::vector<int64_t> batch;           // Y's batch extents (broadcast)
+  std::vector<int64_t> a_step, b_step;  // per batch dim: A's / B's matrix index stride (0 where
+                                        // the operand broadcasts)
+  int64_t batches = 1;
+};
+
+struct ConvShape {
+  int64_t n = 1, c = 1, m = 1, group = 1;
+  std::array<int64_t, 3> in{1, 1, 1}, kernel{1, 1, 1}, out{1, 1, 1};
+  std::array<int64_t, 3> stride{1, 1, 1}, dilation{1, 1, 1}, pad{0, 0, 0};
+  int64_t in_plane() const { return in[0] * in[1] * in[2]; }
+  int64_t out_plane() const { return out[0] * out[1] * out[2]; }
+  int64_t kernel_size() const { return kernel[0] * kernel[1] * kernel[2]; }
+};
+
+// A matrix product oneDNN runs: A [rows, K] (Y's batch folded into its rows) times B [K, N]
+// packed once into the primitive's layout as int8 (a uint8 B less 128, its zero point less 128
+// with it), into int32 sums; the kernel then takes the zero points off with B's column sums
+// (kept after the packed weights) and A's row sums:
+//   sum (a - za)(b - zb) = sum a b - zb sum a - za sum b + K za zb.
+struct DnnlProduct {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::reorder::primitive_desc pack;
+  int64_t rows = 0, k = 0, n = 0;
+  int32_t b_shift = 0;
+  uint64_t scratch_bytes = 0;  // oneDNN's scratchpad, first in the workspace
+  uint64_t sums_bytes = 0;     // then the int32 sums of a quantized output
+  uint64_t weights_bytes = 0;  // the packed weights, then N column sums
+  uint64_t workspace() const { return scratch_bytes + sums_bytes; }
+  uint64_t packed() const { return weights_bytes + static_cast<uint64_t>(n) * sizeof(int32_t); }
+};
+
+class ProductState final : public graph::KernelState {
+ public:
+  uint64_t owned_bytes() const override { return packed.size(); }
+
+  IntegerProductInputs in;
+  DType a_dtype = DType::undefined, b_dtype = DType::undefined, y_dtype = DType::undefined;
+  Param a_zero, b_zero, a_scale, b_scale, y_scale, y_zero;
+  MatmulShape mm;
+  ConvShape conv;
+  bool scales_checked = false;  // every scale is a constant, checked when preparing
+  // Where oneDNN runs the product: its plan, the primitive and the packed weights.
+  std::optional<DnnlProduct> dnnl;
+  std::optional<DnnlState> primitive;
+  AlignedBuffer packed;
+};
+
+int64_t numel(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+[[noreturn]] void fail_input(const graph::Node& node, const IntegerProductInputs& in, int i,
+                             const std::string& what) {
+  node_fail(node, "input '" + in.name(i) + "' " + what);
+}
+
+// The parameter at input i over a tensor of extents `tensor`, checked for its dtype (`want`) and
+// its extents.
+Param decode_param(const graph::Node& node, const IntegerProductInputs& in, const Extents& e, int i,
+                   const std::vector<int64_t>& tensor, DType want) {
+  Param p;
+  if (i < 0 || !e.has_in(static_cast<size_t>(i))) return p;
+  const auto at = static_cast<size_t>(i);
+  if (e.in_dtype[at] != want) {
+    fail_input(node, in, i,
+               "is " + dtype_label(e.in_dtype[at]) + ", not " + dtype_label(want) +
+                   (want == DType::float32 ? "" : " as its tensor"));
+  }
+  const ParamAxis axis = in.axis(i);
+  const auto spread = graph::ops::spread_of(e.in[at], tensor, axis);
+  if (!spread) {
+    fail_input(node, in, i,
+               extents_text(e.in[at]) + " is not " + graph::ops::spread_forms(axis) + " of " +
+                   extents_text(tensor));
+  }
+  p.input = i;
+  p.spread = *spread;
+  if (*spread != Spread::one) {
+    const size_t r = tensor.size();
+    p.per = axis == ParamAxis::rows      ? tensor[r - 2]
+            : axis == ParamAxis::columns ? tensor[r - 1]
+                                         : tensor[0];
+  }
+  return p;
+}
+
+// A scale must be a positive finite float: anything else makes no quantized value.
+void check_scales(const graph::Node& node, const IntegerProductInputs& in, int i,
+                  const graph::TensorRef& t) {
+  const float* s = t.as<const float>();
+  for (size_t j = 0; j < t.numel(); ++j) {
+    if (!(s[j] > 0.0F) || !std::isfinite(s[j])) {
+      fail_input(node, in, i,
+                 "holds " + std::to_string(s[j]) + " at " + std::to_string(j) +
+                     ": a scale must be positive and finite");
+    }
+  }
+}
+
+MatmulShape matmul_shape(const graph::Node& node, const std::vector<int64_t>& a,
+                         const std::vector<int64_t>& b, const std::vector<int64_t>& y) {
+  if (a.empty() || b.empty()) node_fail(node, "the operands must not be scalars");
+  const size_t rank = std::max({a.size(), b.size(), size_t{2}});
+  std::vector<int64_t> da(rank, 1), db(rank, 1);
+  std::copy(a.begin(), a.end(), da.end() - static_cast<std::ptrdiff_t>(a.size()));
+  if (b.size() == 1) {
+    db[rank - 2] = b[0];
+  } else {
+    std::copy(b.begin(), b.end(), db.end() - static_cast<std::ptrdiff_t>(b.size()));
+  }
+  MatmulShape s;
+  s.m = da[rank - 2];
+  s.k = da[rank - 1];
+  s.n = db[rank - 1];
+  if (db[rank - 2] != s.k) {
+    node_fail(node, "inner dims of " + extents_text(a) + " and " + extents_text(b) + " differ");
+  }
+  s.a_step.assign(rank - 2, 0);
+  s.b_step.assign(rank - 2, 0);
+  int64_t a_matrices = 1, b_matrices = 1;
+  for (size_t i = rank - 2; i-- > 0;) {
+    if (da[i] != db[i] && da[i] != 1 && db[i] != 1) {
+      node_fail(node, "batch dims of " + extents_text(a) + " and " + extents_text(b) +
+                          " do not broadcast");
+    }
+    s.a_step[i] = da[i] == 1 ? 0 : a_matrices;
+    s.b_step[i] = db[i] == 1 ? 0 : b_matrices;
+    a_matrices *= da[i];
+    b_matrices *= db[i];
+  }
+  for (size_t i = 0; i + 2 < rank; ++i) s.batch.push_back(std::max(da[i], db[i]));
+  s.batches = numel(s.batch);
+  if (s.batches * s.m * s.n != numel(y)) {
+    node_fail(node, "the output " + extents_text(y) + " does not match the operands'");
+  }
+  return s;
+}
+
+ConvShape conv_shape(const graph::Node& node, int32_t node_id, const std::vector<int64_t>& x,
+                     const std::vector<int64_t>& w, const std::vector<int64_t>& y) {
+  if (x.size() < 3 || x.size() > 5) {
+    node_fail(node, "input 'x' " + extents_text(x) + " must have 1 to 3 spatial dims");
+  }
+  const size_t spatial = x.size() - 2;
+  if (w.size() != x.size()) {
+    node_fail(node,
+              "input 'w' " + extents_text(w) + " does not have the rank of 'x' " + extents_text(x));
+  }
+  const auto window = graph::ops::ConvWindow::decode(node, node_id, spatial);
+  ConvShape s;
+  s.n = x[0];
+  s.c = x[1];
+  s.m = w[0];
+  s.group = window.group;
+  if (s.group <= 0 || s.c != w[1] * s.group || s.m % s.group != 0) {
+    node_fail(node, "input 'w' " + extents_text(w) + " does not fit 'x' " + extents_text(x) +
+                        " in " + std::to_string(s.group) + " groups");
+  }
+  if (y.size() != x.size() || y[0] != s.n || y[1] != s.m) {
+    node_fail(node, "the output " + extents_text(y) + " does not match the operands'");
+  }
+  const size_t skip = 3 - spatial;  // leading spatial dims of extent 1
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t k = w[i + 2];
+    if (!window.kernel_shape.empty() && window.kernel_shape[i] != k) {
+      node_fail(node, "attribute 'kernel_shape' does not match 'w' " + extents_text(w));
+    }
+    s.in[skip + i] = x[i + 2];
+    s.kernel[skip + i] = k;
+    s.out[skip + i] = y[i + 2];
+    s.stride[skip + i] = window.strides[i];
+    s.dilation[skip + i] = window.dilations[i];
+    s.pad[skip + i] = window.forward_pads(i, k, x[i + 2], y[i + 2]).begin;
+  }
+  return s;
+}
+
+// ---- reading parameters while running
+
+template <class T>
+int32_t zero_at(const graph::KernelContext& ctx, const Param& p, int64_t matrix, int64_t i) {
+  if (p.input < 0 || !ctx.has_input(static_cast<size_t>(p.input))) return 0;
+  return static_cast<int32_t>(
+      ctx.input(static_cast<size_t>(p.input)).as<const T>()[p.index(matrix, i)]);
+}
+
+float scale_at(const graph::KernelContext& ctx, const Param& p, int64_t matrix, int64_t i) {
+  return ctx.input(static_cast<size_t>(p.input)).as<const float>()[p.index(matrix, i)];
+}
+
+// The scales of a step whose scales are not all constants.
+void check_run_scales(graph::KernelContext& ctx, const ProductState& s) {
+  if (!s.in.quantized_output() || s.scales_checked) return;
+  for (const int i : {s.in.a_scale, s.in.b_scale, s.in.y_scale}) {
+    check_scales(ctx.node(), s.in, i, ctx.input(static_cast<size_t>(i)));
+  }
+}
+
+// saturate(round_half_even(acc * multiplier) + zero) in TY's range. fmin and fmax keep an
+// infinite multiplier (huge scales) in range, and never pass a NaN on.
+template <class TY>
+TY requantize(int32_t acc, float multiplier, int32_t zero) {
+  const float v = std::nearbyint(static_cast<float>(acc) * multiplier) + static_cast<float>(zero);
+  constexpr auto lo = static_cast<float>(std::numeric_limits<TY>::min());
+  constexpr auto hi = static_cast<float>(std::numeric_limits<TY>::max());
+  return static_cast<TY>(std::fmax(lo, std::fmin(hi, v)));
+}
+
+// ---- matrix products
+
+// The matrix index of A and of B for Y's batch index `batch`.
+std::pair<int64_t, int64_t> operand_matrices(const MatmulShape& s, int64_t batch) {
+  int64_t a = 0, b = 0;
+  for (size_t i = s.batch.size(); i-- > 0;) {
+    const int64_t at = batch % s.batch[i];
+    batch /= s.batch[i];
+    a += at * s.a_step[i];
+    b += at * s.b_step[i];
+  }
+  return {a, b};
+}
+
+constexpr int64_t kColumnBlock = 256;
+
+template <class TA, class TB, class TY>
+void matmul_rows(graph::KernelContext& ctx, const ProductState& s, int64_t begin, int64_t end) {
+  const MatmulShape& sh = s.mm;
+  const TA* a_data = ctx.input(static_cast<size_t>(s.in.a)).as<const TA>();
+  const TB* b_data = ctx.input(static_cast<size_t>(s.in.b)).as<const TB>();
+  TY* y_data = ctx.output(0).as<TY>();
+  std::array<int32_t, kColumnBlock> zb{};
+  std::array<uint32_t, kColumnBlock> acc{};  // unsigned: wraps as ONNX's int32 sum does
+  std::array<float, kColumnBlock> b_scale{};
+  for (int64_t row = begin; row < end; ++row) {
+    const int64_t batch = row / sh.m;
+    const int64_t m = row % sh.m;
+    const auto [am, bm] = operand_matrices(sh, batch);
+    const TA* a = a_data + (am * sh.m + m) * sh.k;
+    const TB* b = b_data + bm * sh.k * sh.n;
+    const int32_t za = zero_at<TA>(ctx, s.a_zero, am, m);
+    for (int64_t n0 = 0; n0 < sh.n; n0 += kColumnBlock) {
+      const int64_t nn = std::min(kColumnBlock, sh.n - n0);
+      for (int64_t j = 0; j < nn; ++j) zb[j] = zero_at<TB>(ctx, s.b_zero, bm, n0 + j);
+      std::fill_n(acc.begin(), nn, 0U);
+      for (int64_t k = 0; k < sh.k; ++k) {
+        const int32_t av = static_cast<int32_t>(a[k]) - za;
+        if (av == 0) continue;
+        const TB* brow = b + k * sh.n + n0;
+        for (int64_t j = 0; j < nn; ++j) {
+          acc[j] += static_cast<uint32_t>(av * (static_cast<int32_t>(brow[j]) - zb[j]));
+        }
+      }
+      TY* y = y_data + row * sh.n + n0;
+      if constexpr (std::is_same_v<TY, int32_t>) {
+        for (int64_t j = 0; j < nn; ++j) y[j] = static_cast<int32_t>(acc[j]);
+      } else {
+        const float sa = scale_at(ctx, s.a_scale, am, m);
+        const float sy = scale_at(ctx, s.y_scale, batch, m);
+        const int32_t zy = zero_at<TY>(ctx, s.y_zero, batch, m);
+        for (int64_t j = 0; j < nn; ++j) b_scale[j] = scale_at(ctx, s.b_scale, bm, n0 + j);
+        for (int64_t j = 0; j < nn; ++j) {
+          y[j] = requantize<TY>(static_cast<int32_t>(acc[j]), sa * b_scale[j] / sy, zy);
+        }
+      }
+    }
+  }
+}
+
+template <class TA, class TB, class TY>
+void run_matmul_typed(graph::KernelContext& ctx, const ProductState& s) {
+  const int64_t rows = s.mm.batches * s.mm.m;
+  const auto work = static_cast<size_t>(std::max<int64_t>(1, s.mm.k * s.mm.n));
+  parallel_for(
+      ctx.threads(), static_cast<size_t>(rows),
+      [&](size_t begin, size_t end) {
+        matmul_rows<TA, TB, TY>(ctx, s, static_cast<int64_t>(begin), static_cast<int64_t>(end));
+      },
+      std::max<size_t>(1, size_t{1 << 16} / work));
+}
+
+// ---- convolutions
+
+// One output plane (image n, channel oc) of the int32 sums, into `acc`: padding reads as the
+// input's zero point, so it adds nothing.
+template <class TX, class TW>
+void conv_plane(const graph::KernelContext& ctx, const ProductState& s, int64_t n, int64_t oc,
+                uint32_t* acc) {
+  const ConvShape& c = s.conv;
+  const TX* x = ctx.input(static_cast<size_t>(s.in.a)).as<const TX>();
+  const TW* w = ctx.input(static_cast<size_t>(s.in.b)).as<const TW>();
+  const int64_t cg = c.c / c.group;
+  const int64_t g = oc / (c.m / c.group);
+  const int32_t zx = zero_at<TX>(ctx, s.a_zero, 0, 0);
+  const int32_t zw = zero_at<TW>(ctx, s.b_zero, 0, oc);
+  std::fill_n(acc, c.out_plane(), 0U);
+  for (int64_t ic = 0; ic < cg; ++ic) {
+    const TX* xp = x + (n * c.c + g * cg + ic) * c.in_plane();
+    const TW* wk = w + (oc * cg + ic) * c.kernel_size();
+    for (int64_t kd = 0; kd < c.kernel[0]; ++kd) {
+      for (int64_t kh = 0; kh < c.kernel[1]; ++kh) {
+        for (int64_t kw = 0; kw < c.kernel[2]; ++kw) {
+          const int32_t wv =
+              static_cast<int32_t>(wk[(kd * c.kernel[1] + kh) * c.kernel[2] + kw]) - zw;
+          if (wv == 0) continue;
+          // The outputs whose input column lies inside the row: iw = ow s - p + kw d in [0, W).
+          const int64_t shift = kw * c.dilation[2] - c.pad[2];
+          int64_t ow_begin = shift >= 0 ? 0 : (-shift + c.stride[2] - 1) / c.stride[2];
+          int64_t ow_end = c.in[2] - shift <= 0 ? 0 : (c.in[2] - shift - 1) / c.stride[2] + 1;
+          ow_end = std::min(ow_end, c.out[2]);
+          ow_begin = std::min(ow_begin, ow_end);
+          for (int64_t od = 0; od < c.out[0]; ++od) {
+            const int64_t id = od * c.stride[0] - c.pad[0] + kd * c.dilation[0];
+            if (id < 0 || id >= c.in[0]) continue;
+            for (int64_t oh = 0; oh < c.out[1]; ++oh) {
+              const int64_t ih = oh * c.stride[1] - c.pad[1] + kh * c.dilation[1];
+              if (ih < 0 || ih >= c.in[1]) continue;
+              const TX* xr = xp + (id * c.in[1] + ih) * c.in[2] + shift;
+              uint32_t* ar = acc + (od * c.out[1] + oh) * c.out[2];
+              for (int64_t ow = ow_begin; ow < ow_end; ++ow) {
+                ar[ow] +=
+                    static_cast<uint32_t>(wv * (static_cast<int32_t>(xr[ow * c.stride[2]]) - zx));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class TX, class TW, class TY>
+void run_conv_typed(graph::KernelContext& ctx, const ProductState& s) {
+  const ConvShape& c = s.conv;
+  const int64_t plane = c.out_plane();
+  uint32_t* sums = nullptr;
+  if constexpr (std::is_same_v<TY, int32_t>) {
+    sums = ctx.output(0).as<uint32_t>();  // int32 and uint32 may alias
+  } else {
+    const std::span<std::byte> ws = ctx.workspace();
+    const auto need = static_cast<size_t>(c.n * c.m * plane) * sizeof(uint32_t);
+    if (ws.size() < need) {
+      ctx.fail("the step's workspace (" + std::to_string(ws.size()) + " bytes) is smaller than " +
+               std::to_string(need) + " bytes");
+    }
+    sums = reinterpret_cast<uint32_t*>(ws.data());
+  }
+  const auto planes = static_cast<size_t>(c.n * c.m);
+  const auto work = static_cast<size_t>(std::max<int64_t>(1, plane * c.kernel_size() * c.c));
+  parallel_for(
+      ctx.threads(), planes,
+      [&](size_t begin, size_t end) {
+        for (size_t p = begin; p < end; ++p) {
+          const auto i = static_cast<int64_t>(p);
+          uint32_t* acc = sums + i * plane;
+          conv_plane<TX, TW>(ctx, s, i / c.m, i % c.m, acc);
+          if constexpr (!std::is_same_v<TY, int32_t>) {
+            const int64_t oc = i % c.m;
+            const int32_t bias =
+                s.in.bias >= 0 && ctx.has_input(static_cast<size_t>(s.in.bias))
+                    ? ctx.input(static_cast<size_t>(s.in.bias)).as<const int32_t>()[oc]
+                    : 0;
+            const float multiplier = scale_at(ctx, s.a_scale, 0, 0) *
+                                     scale_at(ctx, s.b_scale, 0, oc) /
+                                     scale_at(ctx, s.y_scale, 0, 0);
+            const int32_t zy = zero_at<TY>(ctx, s.y_zero, 0, 0);
+            TY* y = ctx.output(0).as<TY>() + i * plane;
+            for (int64_t j = 0; j < plane; ++j) {
+              y[j] = requantize<TY>(static_cast<int32_t>(acc[j] + static_cast<uint32_t>(bias)),
+                                    multiplier, zy);
+            }
+          }
+        }
+      },
+      std::max<size_t>(1, size_t{1 << 16} / work));
+}
+
+// ---- matrix products on oneDNN
+
+using dnnl::memory;
+
+uint64_t aligned(uint64_t bytes) {
+  return (bytes + 63) / 64 * 64;
+}
+
+memory::data_type int8_type(DType t) {
+  return t == DType::uint8 ? memory::data_type::u8 : memory::data_type::s8;
+}
+
+// Whether oneDNN's int8 products are exact here. With VNNI they add 8-bit products straight
+// into int32; without it, its kernels add pairs of them in int16 first, which saturates (255 x
+// 127 x 2 > 32767) and would change the sums, so the plain loops run instead.
+bool int8_products_exact() {
+  static const bool vnni = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    for (const dnnl::cpu_isa need : {dnnl::cpu_isa::avx512_core_vnni, dnnl::cpu_isa::avx2_vnni}) {
+      const auto bits = static_cast<unsigned>(need);
+      if ((isa & bits) == bits) return true;  // the ISAs are nested bit masks
+    }
+    return false;
+  }();
+  return vnni;
+}
+
+// The oneDNN plan of a matrix product of a B without batch dims (a weight), or nullopt where
+// the plain loops run it: the same answer for the workspace, packed and prepare hooks, which
+// all decide from the extents alone.
+std::optional<DnnlProduct> dnnl_product(const graph::Node& node, IntegerProduct op,
+                                        const Extents& e) {
+  const IntegerProductInputs in = IntegerProductInputs::of(op);
+  const auto a = static_cast<size_t>(in.a);
+  const auto b = static_cast<size_t>(in.b);
+  if (in.conv() || !int8_products_exact() || !all_positive(e) || !e.has_in(a) || !e.has_in(b) ||
+      !graph::ops::integer_operand_dtype(e.in_dtype[a]) ||
+      !graph::ops::integer_operand_dtype(e.in_dtype[b])) {
+    return std::nullopt;
+  }
+  const MatmulShape s = matmul_shape(node, e.in[a], e.in[b], e.out[0]);
+  for (const int64_t step : s.b_step) {
+    if (step != 0) return std::nullopt;  // one B per matrix of the batch
+  }
+  DnnlProduct d;
+  d.rows = s.batches * s.m;
+  d.k = s.k;
+  d.n = s.n;
+  d.b_shift = e.in_dtype[b] == DType::uint8 ? 128 : 0;
+  try {
+    const memory::desc src({d.rows, d.k}, int8_type(e.in_dtype[a]), memory::dims{d.k, 1});
+    const memory::desc weights({d.k, d.n}, memory::data_type::s8, memory::format_tag::any);
+    const memory::desc dst({d.rows, d.n}, memory::data_type::s32, memory::dims{d.n, 1});
+    d.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst), user_scratchpad(),
+                                        cpu_engine());
+    // B as stored into the primitive's layout; a uint8 B less 128 on the way (its zero point).
+    const memory::desc plain({d.k, d.n}, int8_type(e.in_dtype[b]), memory::dims{d.n, 1});
+    dnnl::primitive_attr pack_attr;
+    if (d.b_shift != 0) pack_attr.set_zero_points(DNNL_ARG_SRC, 0, {d.b_shift});
+    d.pack = dnnl::reorder::primitive_desc(cpu_engine(), plain, cpu_engine(), d.pd.weights_desc(),
+                                           pack_attr);
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+  d.scratch_bytes = aligned(d.pd.scratchpad_desc().get_size());
+  d.sums_bytes = in.quantized_output()
+                     ? static_cast<uint64_t>(d.rows) * static_cast<uint64_t>(d.n) * sizeof(int32_t)
+                     : 0;
+  d.weights_bytes = aligned(d.pd.weights_desc().get_size());
+  return d;
+}
+
+// Packs the constant B once and builds the primitive over the packed copy.
+void prepare_dnnl(ProductState& s, const DnnlProduct& d, const void* b) {
+  s.packed = AlignedBuffer(d.packed());
+  memory from(d.pack.src_desc(), cpu_engine(), const_cast<void*>(b));
+  memory to(d.pd.weights_desc(), cpu_engine(), s.packed.data());
+  dnnl::stream stream(cpu_engine());
+  dnnl::reorder(d.pack).execute(stream, from, to);
+  stream.wait();
+  // Column sums of B as packed (less the shift), for the zero points.
+  auto* sums = reinterpret_cast<int32_t*>(s.packed.data() + d.weights_bytes);
+  std::fill_n(sums, d.n, 0);
+  const auto add = [&](auto* rows) {
+    for (int64_t k = 0; k < d.k; ++k) {
+      for (int64_t j = 0; j < d.n; ++j)
+        sums[j] += static_cast<int32_t>(rows[k * d.n + j]) - d.b_shift;
+    }
+  };
+  if (d.b_shift != 0) {
+    add(static_cast<const uint8_t*>(b));
+  } else {
+    add(static_cast<const int8_t*>(b));
+  }
+  s.primitive.emplace(
+      d.pd, dnnl::matmul(d.pd),
+      std::vector<std::pair<int, memory::desc>>{{DNNL_ARG_SRC, d.pd.src_desc()},
+                                                {DNNL_ARG_WEIGHTS, d.pd.weights_desc()},
+                                                {DNNL_ARG_DST, d.pd.dst_desc()}});
+  s.primitive->bind(DNNL_ARG_WEIGHTS, s.packed.data());
+  s.dnnl = d;
+}
+
+// Rows [begin, end) of Y from oneDNN's sums: the zero points taken off, then requantized for a
+// QLinearMatMul.
+template <class TA, class TB, class TY>
+void finish_dnnl_rows(graph::KernelContext& ctx, const ProductState& s, const int32_t* sums,
+                      int64_t begin, int64_t end) {
+  const DnnlProduct& d = *s.dnnl;
+  const MatmulShape& sh = s.mm;
+  const TA* a_data = ctx.input(static_cast<size_t>(s.in.a)).as<const TA>();
+  const auto* col_sums = reinterpret_cast<const int32_t*>(s.packed.data() + d.weights_bytes);
+  const TB* zb = s.b_zero.input >= 0 && ctx.has_input(static_cast<size_t>(s.b_zero.input))
+                     ? ctx.input(static_cast<size_t>(s.b_zero.input)).as<const TB>()
+                     : nullptr;
+  const bool zb_per_column = zb != nullptr && s.b_zero.spread != Spread::one;
+  const auto shift = static_cast<uint32_t>(d.b_shift);
+  TY* y_data = ctx.output(0).as<TY>();
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t batch = r / sh.m;
+    const int64_t m = r % sh.m;
+    const int64_t am = operand_matrices(sh, batch).first;
+    const TA* a = a_data + r * d.k;
+    uint32_t row_sum = 0;
+    for (int64_t k = 0; k < d.k; ++k) row_sum += static_cast<uint32_t>(static_cast<int32_t>(a[k]));
+    const auto za = static_cast<uint32_t>(zero_at<TA>(ctx, s.a_zero, am, m));
+    const auto kza = static_cast<uint32_t>(d.k) * za;
+    const int32_t* p = sums + r * d.n;
+    TY* y = y_data + r * d.n;
+    const auto zb_at = [&](int64_t j) {
+      // Unsigned arithmetic: the sums wrap as int32 ones do, never undefined.
+      return (zb == nullptr
+                  ? 0U
+                  : static_cast<uint32_t>(static_cast<int32_t>(zb[zb_per_column ? j : 0]))) -
+             shift;
+    };
+    if constexpr (std::is_same_v<TY, int32_t>) {
+      for (int64_t j = 0; j < d.n; ++j) {
+        const uint32_t zbj = zb_at(j);
+        y[j] = static_cast<int32_t>(static_cast<uint32_t>(p[j]) - zbj * row_sum -
+                                    za * static_cast<uint32_t>(col_sums[j]) + kza * zbj);
+      }
+    } else {
+      const float sa = scale_at(ctx, s.a_scale, am, m);
+      const float sy = scale_at(ctx, s.y_scale, batch, m);
+      const int32_t zy = zero_at<TY>(ctx, s.y_zero, batch, m);
+      for (int64_t j = 0; j < d.n; ++j) {
+        const uint32_t zbj = zb_at(j);
+        const auto acc = static_cast<int32_t>(static_cast<uint32_t>(p[j]) - zbj * row_sum -
+                                              za * static_cast<uint32_t>(col_sums[j]) + kza * zbj);
+        y[j] = requantize<TY>(acc, sa * scale_at(ctx, s.b_scale, 0, j) / sy, zy);
+      }
+    }
+  }
+}
+
+template <class TA, class TB, class TY>
+void run_dnnl_typed(graph::KernelContext& ctx, ProductState& s) {
+  const DnnlProduct& d = *s.dnnl;
+  const std::span<std::byte> ws = ctx.workspace();
+  if (ws.size() < d.workspace()) {
+    ctx.fail("the step's workspace (" + std::to_string(ws.size()) + " bytes) is smaller than " +
+             std::to_string(d.workspace()) + " bytes");
+  }
+  int32_t* sums = std::is_same_v<TY, int32_t>
+                      ? ctx.output(0).as<int32_t>()
+                      : reinterpret_cast<int32_t*>(ws.data() + d.scratch_bytes);
+  s.primitive->bind(DNNL_ARG_SRC, ctx.input(static_cast<size_t>(s.in.a)).data);
+  s.primitive->bind(DNNL_ARG_DST, sums);
+  s.primitive->execute(ctx);
+  parallel_for(
+      ctx.threads(), static_cast<size_t>(d.rows),
+      [&](size_t begin, size_t end) {
+        finish_dnnl_rows<TA, TB, TY>(ctx, s, sums, static_cast<int64_t>(begin),
+                                     static_cast<int64_t>(end));
+      },
+      std::max<size_t>(1, size_t{1 << 14} / static_cast<size_t>(d.n + d.k)));
+}
+
+template <IntegerProduct kOp>
+uint64_t product_workspace(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
+                           const std::vector<graph::ConcreteTensor>& out) {
+  return workspace_of(
+      [](const graph::Node& n, const Extents& e) -> uint64_t {
+        if (const auto d = dnnl_product(n, kOp, e)) return d->workspace();
+        // The plain loops keep a convolution's int32 sums there when its output is 8-bit.
+        const bool sums = kOp == IntegerProduct::qlinear_conv;
+        return sums ? static_cast<uint64_t>(std::max<int64_t>(0, numel(e.out[0]))) * 4 : 0;
+      },
+      node, in, out);
+}
+
+template <IntegerProduct kOp>
+uint64_t product_packed(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
+                        const std::vector<graph::ConcreteTensor>& out,
+                        const std::vector<bool>& constant) {
+  const auto b = static_cast<size_t>(IntegerProductInputs::of(kOp).b);
+  if (b >= constant.size() || !constant[b]) return 0;  // packed only where B is known
+  return workspace_of(
+      [](const graph::Node& n, const Extents& e) -> uint64_t {
+        const auto d = dnnl_product(n, kOp, e);
+        return d ? d->packed() : 0;
+      },
+      node, in, out);
+}
+
+// ---- preparing
+
+std::unique_ptr<graph::KernelState> prepare_product(const graph::KernelContext& ctx,
+                                                    IntegerProduct op) {
+  const graph::Node& node = ctx.node();
+  const Extents e = extents_of(ctx);
+  auto s = std::make_unique<ProductState>();
+  s->in = IntegerProductInputs::of(op);
+  const IntegerProductInputs& in = s->in;
+  const auto a = static_cast<size_t>(in.a);
+  const auto b = static_cast<size_t>(in.b);
+  if (!e.has_in(a) || !e.has_in(b)) node_fail(node, "inputs 'a' and 'b' are required");
+  s->a_dtype = e.in_dtype[a];
+  s->b_dtype = e.in_dtype[b];
+  s->y_dtype = e.out_dtype[0];
+  for (const int i : {in.a, in.b}) {
+    if (!graph::ops::integer_operand_dtype(e.in_dtype[static_cast<size_t>(i)])) {
+      fail_input(node, in, i,
+                 "is " + dtype_label(e.in_dtype[static_cast<size_t>(i)]) + ", not uint8 or int8");
+    }
+  }
+  const std::vector<int64_t>& y = e.out[0];
+  if (in.conv()) {
+    s->conv = conv_shape(node, ctx.node_id(), e.in[a], e.in[b], y);
+  } else {
+    s->mm = matmul_shape(node, e.in[a], e.in[b], y);
+  }
+  s->a_zero = decode_param(node, in, e, in.a_zero, e.in[a], s->a_dtype);
+  s->b_zero = decode_param(node, in, e, in.b_zero, e.in[b], s->b_dtype);
+  if (in.quantized_output()) {
+    for (const int i : {in.a_scale, in.b_scale, in.y_scale}) {
+      if (!e.has_in(static_cast<size_t>(i))) fail_input(node, in, i, "is required");
+    }
+    s->a_scale = decode_param(node, in, e, in.a_scale, e.in[a], DType::float32);
+    s->b_scale = decode_param(node, in, e, in.b_scale, e.in[b], DType::float32);
+    s->y_scale = decode_param(node, in, e, in.y_scale, y, DType::float32);
+    s->y_zero = decode_param(node, in, e, in.y_zero, y, s->y_dtype);
+    if (!graph::ops::integer_operand_dtype(s->y_dtype)) {
+      node_fail(node, "the output is " + dtype_label(s->y_dtype) + ", not uint8 or int8");
+    }
+    bool constant = true;
+    for (const int i : {in.a_scale, in.b_scale, in.y_scale}) {
+      const graph::TensorRef& t = ctx.input(static_cast<size_t>(i));
+      if (t.data == nullptr) {
+        constant = false;
+      } else {
+        check_scales(node, in, i, t);
+      }
+    }
+    s->scales_checked = constant;
+    if (in.bias >= 0 && e.has_in(static_cast<size_t>(in.bias))) {
+      const auto& bias = e.in[static_cast<size_t>(in.bias)];
+      if (e.in_dtype[static_cast<size_t>(in.bias)] != DType::int32) {
+        fail_input(node, in, in.bias, "is not int32");
+      }
+      if (bias.size() != 1 || bias[0] != s->conv.m) {
+        fail_input(node, in, in.bias,
+                   extents_text(bias) + " is not one value per output channel [" +
+                       std::to_string(s->conv.m) + "]");
+      }
+    }
+  } else if (s->y_dtype != DType::int32) {
+    node_fail(node, "the output is " + dtype_label(s->y_dtype) + ", not int32");
+  }
+  const void* weights = ctx.input(b).data;
+  if (weights != nullptr) {
+    if (const auto d = dnnl_product(node, op, e)) prepare_dnnl(*s, *d, weights);
+  }
+  return s;
+}
+
+template <IntegerProduct kOp>
+std::unique_ptr<graph::KernelState> prepare(const graph::KernelContext& ctx) {
+  return prepare_product(ctx, kOp);
+}
+
+// ---- dispatch
+
+using Int8Types = TypeList<uint8_t, int8_t>;
+
+template <class TA, class TB>
+void run_typed(graph::KernelContext& ctx, ProductState& s) {
+  const auto go = [&](auto y) {
+    using TY = decltype(y);
+    if (s.in.conv()) {
+      run_conv_typed<TA, TB, TY>(ctx, s);
+    } else if (s.dnnl) {
+      run_dnnl_typed<TA, TB, TY>(ctx, s);
+    } else {
+      run_matmul_typed<TA, TB, TY>(ctx, s);
+    }
+  };
+  if (s.y_dtype == DType::int32) {
+    go(int32_t{});
+  } else if (s.y_dtype == DType::uint8) {
+    go(uint8_t{});
+  } else {
+    go(int8_t{});
+  }
+}
+
+void run_product(graph::KernelContext& ctx) {
+  auto* s = dynamic_cast<ProductState*>(ctx.state());
+  if (s == nullptr) ctx.fail("the kernel's state was not prepared");
+  if (ctx.output(0).numel() == 0) return;
+  check_run_scales(ctx, *s);
+  dispatch_or_fail<Int8Types>(ctx, s->a_dtype, [&](auto a) {
+    dispatch_or_fail<Int8Types>(ctx, s->b_dtype,
+                                [&](auto b) { run_typed<decltype(a), decltype(b)>(ctx, *s); });
+  });
+}
+
+}  // namespace
+
+void register_integer_products(graph::OpRegistry& r) {
+  const auto set = [&](std::string_view op, auto kOp) {
+    constexpr IntegerProduct kind = decltype(kOp)::value;
+    graph::OpSchema& row = r.row("", op);
+    row.kernel = run_product;
+    row.prepare = prepare<kind>;
+    row.workspace = product_workspace<kind>;
+    // The weights packed once where they are a constant; the kernel then reads only the copy.
+    row.packed = product_packed<kind>;
+    row.packed_inputs = 1U << static_cast<unsigned>(IntegerProductInputs::of(kind).b);
+    // The kernels dispatch on uint8 and int8 operands (Int8Types); the operand dtypes of B and
+    // the zero points are checked against A's when preparing.
+    row.kernel_dtypes = dtypes_of(Int8Types{});
+  };
+  using Op = IntegerProduct;
+  set("MatMulInteger", std::integral_constant<Op, Op::matmul_integer>{});
+  set("ConvInteger", std::integral_constant<Op, Op::conv_integer>{});
+  set("QLinearMatMul", std::integral_constant<Op, Op::qlinear_matmul>{});
+  set("QLinearConv", std::integral_constant<Op, Op::qlinear_conv>{});
+}
+
+}  // namespace footprint::runtime::kernels
