@@ -29,6 +29,7 @@
 #include "footprint/graph/ops/integer_product_inputs.hpp"
 #include "footprint/runtime/tensor.hpp"
 #include "parallel_for.hpp"
+#include "wide_vectors.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -266,14 +267,22 @@ void check_run_scales(graph::KernelContext& ctx, const ProductState& s) {
   }
 }
 
-// saturate(round_half_even(acc * multiplier) + zero) in TY's range. fmin and fmax keep an
-// infinite multiplier (huge scales) in range, and never pass a NaN on.
+// a_scale b_scale / y_scale in float32, as onnxruntime takes it; an overflow to infinity (scales
+// far apart) held at the largest float, so that a zero sum still gives 0 rather than NaN.
+float multiplier(float a_scale, float b_scale, float y_scale) {
+  return std::min(a_scale * b_scale / y_scale, std::numeric_limits<float>::max());
+}
+
+// saturate(round_half_even(acc * multiplier) + zero) in TY's range (nearbyint rounds half to even
+// in the default rounding mode). Plain comparisons, so the loops calling it vectorise.
 template <class TY>
 TY requantize(int32_t acc, float multiplier, int32_t zero) {
-  const float v = std::nearbyint(static_cast<float>(acc) * multiplier) + static_cast<float>(zero);
+  float v = std::nearbyint(static_cast<float>(acc) * multiplier) + static_cast<float>(zero);
   constexpr auto lo = static_cast<float>(std::numeric_limits<TY>::min());
   constexpr auto hi = static_cast<float>(std::numeric_limits<TY>::max());
-  return static_cast<TY>(std::fmax(lo, std::fmin(hi, v)));
+  v = v < lo ? lo : v;
+  v = v > hi ? hi : v;
+  return static_cast<TY>(v);
 }
 
 // ---- matrix products
@@ -300,7 +309,7 @@ void matmul_rows(graph::KernelContext& ctx, const ProductState& s, int64_t begin
   TY* y_data = ctx.output(0).as<TY>();
   std::array<int32_t, kColumnBlock> zb{};
   std::array<uint32_t, kColumnBlock> acc{};  // unsigned: wraps as ONNX's int32 sum does
-  std::array<float, kColumnBlock> b_scale{};
+  std::array<float, kColumnBlock> multipliers{};
   for (int64_t row = begin; row < end; ++row) {
     const int64_t batch = row / sh.m;
     const int64_t m = row % sh.m;
@@ -327,9 +336,11 @@ void matmul_rows(graph::KernelContext& ctx, const ProductState& s, int64_t begin
         const float sa = scale_at(ctx, s.a_scale, am, m);
         const float sy = scale_at(ctx, s.y_scale, batch, m);
         const int32_t zy = zero_at<TY>(ctx, s.y_zero, batch, m);
-        for (int64_t j = 0; j < nn; ++j) b_scale[j] = scale_at(ctx, s.b_scale, bm, n0 + j);
         for (int64_t j = 0; j < nn; ++j) {
-          y[j] = requantize<TY>(static_cast<int32_t>(acc[j]), sa * b_scale[j] / sy, zy);
+          multipliers[j] = multiplier(sa, scale_at(ctx, s.b_scale, bm, n0 + j), sy);
+        }
+        for (int64_t j = 0; j < nn; ++j) {
+          y[j] = requantize<TY>(static_cast<int32_t>(acc[j]), multipliers[j], zy);
         }
       }
     }
@@ -343,7 +354,9 @@ void run_matmul_typed(graph::KernelContext& ctx, const ProductState& s) {
   parallel_for(
       ctx.threads(), static_cast<size_t>(rows),
       [&](size_t begin, size_t end) {
-        matmul_rows<TA, TB, TY>(ctx, s, static_cast<int64_t>(begin), static_cast<int64_t>(end));
+        with_wide_vectors([&] {
+          matmul_rows<TA, TB, TY>(ctx, s, static_cast<int64_t>(begin), static_cast<int64_t>(end));
+        });
       },
       std::max<size_t>(1, size_t{1 << 16} / work));
 }
@@ -422,21 +435,21 @@ void run_conv_typed(graph::KernelContext& ctx, const ProductState& s) {
         for (size_t p = begin; p < end; ++p) {
           const auto i = static_cast<int64_t>(p);
           uint32_t* acc = sums + i * plane;
-          conv_plane<TX, TW>(ctx, s, i / c.m, i % c.m, acc);
+          with_wide_vectors([&] { conv_plane<TX, TW>(ctx, s, i / c.m, i % c.m, acc); });
           if constexpr (!std::is_same_v<TY, int32_t>) {
             const int64_t oc = i % c.m;
             const int32_t bias =
                 s.in.bias >= 0 && ctx.has_input(static_cast<size_t>(s.in.bias))
                     ? ctx.input(static_cast<size_t>(s.in.bias)).as<const int32_t>()[oc]
                     : 0;
-            const float multiplier = scale_at(ctx, s.a_scale, 0, 0) *
-                                     scale_at(ctx, s.b_scale, 0, oc) /
-                                     scale_at(ctx, s.y_scale, 0, 0);
+            const float m =
+                multiplier(scale_at(ctx, s.a_scale, 0, 0), scale_at(ctx, s.b_scale, 0, oc),
+                           scale_at(ctx, s.y_scale, 0, 0));
             const int32_t zy = zero_at<TY>(ctx, s.y_zero, 0, 0);
             TY* y = ctx.output(0).as<TY>() + i * plane;
             for (int64_t j = 0; j < plane; ++j) {
-              y[j] = requantize<TY>(static_cast<int32_t>(acc[j] + static_cast<uint32_t>(bias)),
-                                    multiplier, zy);
+              y[j] =
+                  requantize<TY>(static_cast<int32_t>(acc[j] + static_cast<uint32_t>(bias)), m, zy);
             }
           }
         }
@@ -562,6 +575,8 @@ void finish_dnnl_rows(graph::KernelContext& ctx, const ProductState& s, const in
   const bool zb_per_column = zb != nullptr && s.b_zero.spread != Spread::one;
   const auto shift = static_cast<uint32_t>(d.b_shift);
   TY* y_data = ctx.output(0).as<TY>();
+  std::array<uint32_t, kColumnBlock> zbs{};
+  std::array<float, kColumnBlock> multipliers{};
   for (int64_t r = begin; r < end; ++r) {
     const int64_t batch = r / sh.m;
     const int64_t m = r % sh.m;
@@ -573,28 +588,36 @@ void finish_dnnl_rows(graph::KernelContext& ctx, const ProductState& s, const in
     const auto kza = static_cast<uint32_t>(d.k) * za;
     const int32_t* p = sums + r * d.n;
     TY* y = y_data + r * d.n;
-    const auto zb_at = [&](int64_t j) {
-      // Unsigned arithmetic: the sums wrap as int32 ones do, never undefined.
-      return (zb == nullptr
-                  ? 0U
-                  : static_cast<uint32_t>(static_cast<int32_t>(zb[zb_per_column ? j : 0]))) -
-             shift;
-    };
-    if constexpr (std::is_same_v<TY, int32_t>) {
-      for (int64_t j = 0; j < d.n; ++j) {
-        const uint32_t zbj = zb_at(j);
-        y[j] = static_cast<int32_t>(static_cast<uint32_t>(p[j]) - zbj * row_sum -
-                                    za * static_cast<uint32_t>(col_sums[j]) + kza * zbj);
+    float sa = 0, sy = 0;
+    int32_t zy = 0;
+    if constexpr (!std::is_same_v<TY, int32_t>) {
+      sa = scale_at(ctx, s.a_scale, am, m);
+      sy = scale_at(ctx, s.y_scale, batch, m);
+      zy = zero_at<TY>(ctx, s.y_zero, batch, m);
+    }
+    for (int64_t n0 = 0; n0 < d.n; n0 += kColumnBlock) {
+      const int64_t nn = std::min(kColumnBlock, d.n - n0);
+      // B's zero points less the shift, unsigned: the sums wrap as int32 ones do.
+      for (int64_t j = 0; j < nn; ++j) {
+        const int32_t z = zb == nullptr ? 0 : static_cast<int32_t>(zb[zb_per_column ? n0 + j : 0]);
+        zbs[j] = static_cast<uint32_t>(z) - shift;
       }
-    } else {
-      const float sa = scale_at(ctx, s.a_scale, am, m);
-      const float sy = scale_at(ctx, s.y_scale, batch, m);
-      const int32_t zy = zero_at<TY>(ctx, s.y_zero, batch, m);
-      for (int64_t j = 0; j < d.n; ++j) {
-        const uint32_t zbj = zb_at(j);
-        const auto acc = static_cast<int32_t>(static_cast<uint32_t>(p[j]) - zbj * row_sum -
-                                              za * static_cast<uint32_t>(col_sums[j]) + kza * zbj);
-        y[j] = requantize<TY>(acc, sa * scale_at(ctx, s.b_scale, 0, j) / sy, zy);
+      const int32_t* pj = p + n0;
+      const int32_t* cj = col_sums + n0;
+      if constexpr (std::is_same_v<TY, int32_t>) {
+        for (int64_t j = 0; j < nn; ++j) {
+          y[n0 + j] = static_cast<int32_t>(static_cast<uint32_t>(pj[j]) - zbs[j] * row_sum -
+                                           za * static_cast<uint32_t>(cj[j]) + kza * zbs[j]);
+        }
+      } else {
+        for (int64_t j = 0; j < nn; ++j) {
+          multipliers[j] = multiplier(sa, scale_at(ctx, s.b_scale, 0, n0 + j), sy);
+        }
+        for (int64_t j = 0; j < nn; ++j) {
+          const auto acc = static_cast<int32_t>(static_cast<uint32_t>(pj[j]) - zbs[j] * row_sum -
+                                                za * static_cast<uint32_t>(cj[j]) + kza * zbs[j]);
+          y[n0 + j] = requantize<TY>(acc, multipliers[j], zy);
+        }
       }
     }
   }
@@ -617,8 +640,10 @@ void run_dnnl_typed(graph::KernelContext& ctx, ProductState& s) {
   parallel_for(
       ctx.threads(), static_cast<size_t>(d.rows),
       [&](size_t begin, size_t end) {
-        finish_dnnl_rows<TA, TB, TY>(ctx, s, sums, static_cast<int64_t>(begin),
-                                     static_cast<int64_t>(end));
+        with_wide_vectors([&] {
+          finish_dnnl_rows<TA, TB, TY>(ctx, s, sums, static_cast<int64_t>(begin),
+                                       static_cast<int64_t>(end));
+        });
       },
       std::max<size_t>(1, size_t{1 << 14} / static_cast<size_t>(d.n + d.k)));
 }
