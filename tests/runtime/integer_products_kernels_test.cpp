@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <optional>
 #include <random>
 #include <string>
@@ -378,6 +379,132 @@ TEST(IntegerProductsKernels, ConvIntegerOneAndThreeSpatialDims) {
       {ints<uint8_t>({1, 1, 2, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8}),
        ints<uint8_t>({1, 1, 2, 2, 2}, {1, 1, 1, 1, 1, 1, 1, 1}), ints<uint8_t>({}, {1})},
       {}, 1, {28});
+}
+
+// Channels enough for oneDNN's int8 jit convolution where the weights are constant: per-channel
+// weight zero points (taken off through the window sums), uint8 weights (packed less 128),
+// padding that must read as x's zero point, groups and strides.
+ConvCase wide_conv() {
+  ConvCase k;
+  k.n = 2;
+  k.c = 32;
+  k.h = 7;
+  k.w = 9;
+  k.m = 32;
+  k.kh = 3;
+  k.kw = 3;
+  k.group = 2;
+  k.strides = {1, 2};
+  k.dilations = {1, 1};
+  k.pads = {1, 1, 1, 1};
+  return k;
+}
+
+TEST(IntegerProductsKernels, ConvIntegerWideChannelsUint8WeightsPerChannelZeroPoints) {
+  const ConvCase k = wide_conv();
+  const int64_t oh = out_extent(k.h, 3, 1, 1, 2), ow = out_extent(k.w, 3, 2, 1, 2);
+  const auto x = random_ints<uint8_t>(static_cast<size_t>(k.n * k.c * k.h * k.w), 41);
+  const auto w = random_ints<uint8_t>(static_cast<size_t>(k.m * 16 * 9), 42);
+  for (const bool all_128 : {true, false}) {
+    // Zero points of 128 are what packing takes off; others leave a correction to make.
+    std::vector<uint8_t> zw8(static_cast<size_t>(k.m), 128);
+    if (!all_128) zw8 = random_ints<uint8_t>(static_cast<size_t>(k.m), 43);
+    const std::vector<int> zw(zw8.begin(), zw8.end());
+    expect_both_ways<int32_t>(
+        "ConvInteger",
+        {ints<uint8_t>({k.n, k.c, k.h, k.w}, x), ints<uint8_t>({k.m, 16, 3, 3}, w),
+         ints<uint8_t>({}, {200}), ints<uint8_t>({k.m}, zw8)},
+        conv_attrs(k), 1, reference_conv(k, x, 200, w, zw, oh, ow));
+  }
+}
+
+TEST(IntegerProductsKernels, QLinearConvWideChannelsInt8Input) {
+  ConvCase k = wide_conv();
+  k.group = 1;
+  const int64_t oh = out_extent(k.h, 3, 1, 1, 2), ow = out_extent(k.w, 3, 2, 1, 2);
+  const auto x = random_ints<int8_t>(static_cast<size_t>(k.n * k.c * k.h * k.w), 44);
+  const auto w = random_ints<int8_t>(static_cast<size_t>(k.m * 32 * 9), 45, -12, 12);
+  const auto zw8 = random_ints<int8_t>(static_cast<size_t>(k.m), 46, -3, 3);
+  const std::vector<int> zw(zw8.begin(), zw8.end());
+  const auto bias = random_ints<int32_t>(static_cast<size_t>(k.m), 47, -5000, 5000);
+  std::vector<float> w_scale;
+  for (int64_t i = 0; i < k.m; ++i)
+    w_scale.push_back(std::ldexp(1.0F, static_cast<int>(i % 5) - 3));
+  const float x_scale = 0.25F, y_scale = 16.0F;
+  const auto acc = reference_conv(k, x, -7, w, zw, oh, ow);
+  std::vector<uint8_t> want;
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const auto oc = static_cast<size_t>(static_cast<int64_t>(i) / (oh * ow) % k.m);
+    const double v = (static_cast<double>(acc[i]) + bias[oc]) * x_scale * w_scale[oc] / y_scale;
+    want.push_back(saturate<uint8_t>(round_half_even(v) + 128));
+  }
+  expect_both_ways<uint8_t>(
+      "QLinearConv",
+      {ints<int8_t>({k.n, k.c, k.h, k.w}, x), scalar_f(x_scale), ints<int8_t>({}, {-7}),
+       ints<int8_t>({k.m, 32, 3, 3}, w), floats({k.m}, w_scale), ints<int8_t>({k.m}, zw8),
+       scalar_f(y_scale), ints<uint8_t>({}, {128}), ints<int32_t>({k.m}, bias)},
+      conv_attrs(k), 3, want, {1, 2, 4, 5, 6, 7, 8});
+}
+
+bool vnni() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const auto need = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_vnni);
+  return (isa & need) == need;
+}
+
+// What preparing packs is what the row's packed hook declares (analysis predicts it from the
+// hook), and it is held only where the weights are a constant.
+TEST(IntegerProductsKernels, PackedWeightsAreWhatTheRowDeclares) {
+  const ConvCase k = wide_conv();
+  struct Case {
+    std::string op;
+    std::vector<std::optional<Tensor>> in;
+    std::vector<Wire> attrs;
+    size_t weights;
+  };
+  const std::vector<Case> cases{
+      {"MatMulInteger",
+       {ints<uint8_t>({3, 40}, random_ints<uint8_t>(120, 51)),
+        ints<uint8_t>({40, 70}, random_ints<uint8_t>(2800, 52)), ints<uint8_t>({}, {9})},
+       {},
+       1},
+      {"ConvInteger",
+       {ints<uint8_t>({k.n, k.c, k.h, k.w},
+                      random_ints<uint8_t>(static_cast<size_t>(k.n * k.c * k.h * k.w), 53)),
+        ints<int8_t>({k.m, 16, 3, 3}, random_ints<int8_t>(static_cast<size_t>(k.m * 16 * 9), 54))},
+       conv_attrs(k),
+       1},
+      // uint8 weights, packed less 128, and an int8 input.
+      {"ConvInteger",
+       {ints<int8_t>({k.n, k.c, k.h, k.w},
+                     random_ints<int8_t>(static_cast<size_t>(k.n * k.c * k.h * k.w), 55)),
+        ints<uint8_t>({k.m, 16, 3, 3},
+                      random_ints<uint8_t>(static_cast<size_t>(k.m * 16 * 9), 56))},
+       conv_attrs(k),
+       1}};
+  for (const Case& c : cases) {
+    for (const bool constant : {false, true}) {
+      PreparedRun r(c.op, c.in, c.attrs, 13);
+      r.constants(constant ? std::vector<size_t>{c.weights} : std::vector<size_t>{});
+      r.run();
+      std::vector<graph::ConcreteTensor> ins, outs{{r.out(0).dtype, r.out(0).dims}};
+      std::vector<bool> constants;
+      for (size_t i = 0; i < c.in.size(); ++i) {
+        ins.push_back({c.in[i]->dtype, c.in[i]->dims});
+        constants.push_back(constant && i == c.weights);
+      }
+      const graph::OpSchema* row = runtime::op_registry().find("", c.op);
+      const uint64_t declared = row->packed(r.node(), ins, outs, constants);
+      EXPECT_EQ(r.state()->owned_bytes(), declared) << c.op;
+      if (!constant) {
+        EXPECT_EQ(declared, 0u) << c.op;
+      } else if (vnni()) {
+        EXPECT_GT(declared, 0u) << c.op
+                                << ": oneDNN's int8 kernels run with VNNI, on packed weights";
+      }
+      EXPECT_NE(row->packed_inputs & (1U << c.weights), 0u) << c.op;
+    }
+  }
 }
 
 // ---- bad input: one line naming the node and the input

@@ -75,7 +75,7 @@ struct MatmulShape {
 struct ConvShape {
   int64_t n = 1, c = 1, m = 1, group = 1;
   std::array<int64_t, 3> in{1, 1, 1}, kernel{1, 1, 1}, out{1, 1, 1};
-  std::array<int64_t, 3> stride{1, 1, 1}, dilation{1, 1, 1}, pad{0, 0, 0};
+  std::array<int64_t, 3> stride{1, 1, 1}, dilation{1, 1, 1}, pad{0, 0, 0}, pad_end{0, 0, 0};
   int64_t in_plane() const { return in[0] * in[1] * in[2]; }
   int64_t out_plane() const { return out[0] * out[1] * out[2]; }
   int64_t kernel_size() const { return kernel[0] * kernel[1] * kernel[2]; }
@@ -98,6 +98,22 @@ struct DnnlProduct {
   uint64_t packed() const { return weights_bytes + static_cast<uint64_t>(n) * sizeof(int32_t); }
 };
 
+// A 2-D convolution oneDNN runs (its int8 jit kernels): x reordered to channels-last in the
+// workspace, the weights packed once as int8 (a uint8 w less 128), x's zero point as oneDNN's
+// (a padded position then adds nothing, as in ONNX), int32 sums channels-last in the workspace;
+// the kernel then takes w's zero points off with the window sums of x less its zero point,
+//   sum (x - zx)(w - zw) = sum (x - zx) w - zw sum (x - zx),
+// adds the bias and requantizes into Y.
+struct DnnlConv {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::reorder::primitive_desc pack, to_channels_last;
+  int32_t w_shift = 0;
+  // The workspace: scratch (the primitive's or the reorder's), x channels-last, the int32 sums,
+  // the window sums.
+  uint64_t src_offset = 0, dst_offset = 0, window_offset = 0, total = 0;
+  uint64_t weights_bytes = 0;
+};
+
 class ProductState final : public graph::KernelState {
  public:
   uint64_t owned_bytes() const override { return packed.size(); }
@@ -112,6 +128,9 @@ class ProductState final : public graph::KernelState {
   std::optional<DnnlProduct> dnnl;
   std::optional<DnnlState> primitive;
   AlignedBuffer packed;
+  std::optional<DnnlConv> dnnl_conv;
+  std::optional<DnnlState> to_channels_last;
+  int32_t x_zero = 0;  // oneDNN reads x's zero point from here
 };
 
 int64_t numel(const std::vector<int64_t>& dims) {
@@ -242,6 +261,9 @@ ConvShape conv_shape(const graph::Node& node, int32_t node_id, const std::vector
     s.stride[skip + i] = window.strides[i];
     s.dilation[skip + i] = window.dilations[i];
     s.pad[skip + i] = window.forward_pads(i, k, x[i + 2], y[i + 2]).begin;
+    // The end pad that gives exactly the output's extent (what oneDNN checks).
+    s.pad_end[skip + i] = (y[i + 2] - 1) * window.strides[i] + window.effective_kernel(i, k) -
+                          x[i + 2] - s.pad[skip + i];
   }
   return s;
 }
@@ -364,8 +386,9 @@ void run_matmul_typed(graph::KernelContext& ctx, const ProductState& s) {
 // ---- convolutions
 
 // One output plane (image n, channel oc) of the int32 sums, into `acc`: padding reads as the
-// input's zero point, so it adds nothing.
-template <class TX, class TW>
+// input's zero point, so it adds nothing. kWindowSums: every weight read as 1 (the sums of x less
+// its zero point over each window of oc's group, which the oneDNN path needs).
+template <class TX, class TW, bool kWindowSums = false>
 void conv_plane(const graph::KernelContext& ctx, const ProductState& s, int64_t n, int64_t oc,
                 uint32_t* acc) {
   const ConvShape& c = s.conv;
@@ -383,7 +406,9 @@ void conv_plane(const graph::KernelContext& ctx, const ProductState& s, int64_t 
       for (int64_t kh = 0; kh < c.kernel[1]; ++kh) {
         for (int64_t kw = 0; kw < c.kernel[2]; ++kw) {
           const int32_t wv =
-              static_cast<int32_t>(wk[(kd * c.kernel[1] + kh) * c.kernel[2] + kw]) - zw;
+              kWindowSums
+                  ? 1
+                  : static_cast<int32_t>(wk[(kd * c.kernel[1] + kh) * c.kernel[2] + kw]) - zw;
           if (wv == 0) continue;
           // The outputs whose input column lies inside the row: iw = ow s - p + kw d in [0, W).
           const int64_t shift = kw * c.dilation[2] - c.pad[2];
@@ -513,11 +538,8 @@ std::optional<DnnlProduct> dnnl_product(const graph::Node& node, IntegerProduct 
     d.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst), user_scratchpad(),
                                         cpu_engine());
     // B as stored into the primitive's layout; a uint8 B less 128 on the way (its zero point).
-    const memory::desc plain({d.k, d.n}, int8_type(e.in_dtype[b]), memory::dims{d.n, 1});
-    dnnl::primitive_attr pack_attr;
-    if (d.b_shift != 0) pack_attr.set_zero_points(DNNL_ARG_SRC, 0, {d.b_shift});
-    d.pack = dnnl::reorder::primitive_desc(cpu_engine(), plain, cpu_engine(), d.pd.weights_desc(),
-                                           pack_attr);
+    const memory::desc plain({d.k, d.n}, memory::data_type::s8, memory::dims{d.n, 1});
+    d.pack = dnnl::reorder::primitive_desc(cpu_engine(), plain, cpu_engine(), d.pd.weights_desc());
   } catch (const dnnl::error&) {
     return std::nullopt;
   }
@@ -529,14 +551,30 @@ std::optional<DnnlProduct> dnnl_product(const graph::Node& node, IntegerProduct 
   return d;
 }
 
+// Reorders the constant weights `w` (`count` elements) into `to` with `pack`, from int8: a
+// uint8 tensor (`shift` 128) goes through a copy less 128 (each byte with its top bit flipped),
+// held only while packing. oneDNN's reorder cannot take that zero point itself where the packed
+// layout carries its compensation (an int8 A, x's zero point).
+void pack_weights(const dnnl::reorder::primitive_desc& pack, const void* w, size_t count,
+                  int32_t shift, void* to) {
+  std::vector<uint8_t> shifted;
+  if (shift != 0) {
+    const auto* bytes = static_cast<const uint8_t*>(w);
+    shifted.resize(count);
+    for (size_t i = 0; i < count; ++i) shifted[i] = bytes[i] ^ 0x80U;
+    w = shifted.data();
+  }
+  memory from(pack.src_desc(), cpu_engine(), const_cast<void*>(w));
+  memory dst(pack.dst_desc(), cpu_engine(), to);
+  dnnl::stream stream(cpu_engine());
+  dnnl::reorder(pack).execute(stream, from, dst);
+  stream.wait();
+}
+
 // Packs the constant B once and builds the primitive over the packed copy.
 void prepare_dnnl(ProductState& s, const DnnlProduct& d, const void* b) {
   s.packed = AlignedBuffer(d.packed());
-  memory from(d.pack.src_desc(), cpu_engine(), const_cast<void*>(b));
-  memory to(d.pd.weights_desc(), cpu_engine(), s.packed.data());
-  dnnl::stream stream(cpu_engine());
-  dnnl::reorder(d.pack).execute(stream, from, to);
-  stream.wait();
+  pack_weights(d.pack, b, static_cast<size_t>(d.k * d.n), d.b_shift, s.packed.data());
   // Column sums of B as packed (less the shift), for the zero points.
   auto* sums = reinterpret_cast<int32_t*>(s.packed.data() + d.weights_bytes);
   std::fill_n(sums, d.n, 0);
@@ -648,12 +686,169 @@ void run_dnnl_typed(graph::KernelContext& ctx, ProductState& s) {
       std::max<size_t>(1, size_t{1 << 14} / static_cast<size_t>(d.n + d.k)));
 }
 
+// ---- convolutions on oneDNN
+
+// The oneDNN plan of a 2-D convolution, or nullopt where the plain loops run it. Only oneDNN's
+// jit kernels: its gemm-based int8 convolution runs a gemm that may take memory of its own.
+std::optional<DnnlConv> dnnl_conv(const graph::Node& node, int32_t node_id, IntegerProduct op,
+                                  const Extents& e) {
+  const IntegerProductInputs in = IntegerProductInputs::of(op);
+  const auto a = static_cast<size_t>(in.a);
+  const auto b = static_cast<size_t>(in.b);
+  if (!in.conv() || !int8_products_exact() || !all_positive(e) || !e.has_in(a) || !e.has_in(b) ||
+      e.in[a].size() != 4 || !graph::ops::integer_operand_dtype(e.in_dtype[a]) ||
+      !graph::ops::integer_operand_dtype(e.in_dtype[b])) {
+    return std::nullopt;
+  }
+  const ConvShape c = conv_shape(node, node_id, e.in[a], e.in[b], e.out[0]);
+  DnnlConv d;
+  d.w_shift = e.in_dtype[b] == DType::uint8 ? 128 : 0;
+  const int64_t cg = c.c / c.group;
+  const memory::dims w_dims =
+      c.group == 1 ? memory::dims{c.m, cg, c.kernel[1], c.kernel[2]}
+                   : memory::dims{c.group, c.m / c.group, cg, c.kernel[1], c.kernel[2]};
+  try {
+    const memory::dims x_dims{c.n, c.c, c.in[1], c.in[2]};
+    const memory::desc src(x_dims, int8_type(e.in_dtype[a]), memory::format_tag::nhwc);
+    const memory::desc dst({c.n, c.m, c.out[1], c.out[2]}, memory::data_type::s32,
+                           memory::format_tag::nhwc);
+    const memory::desc weights(w_dims, memory::data_type::s8, memory::format_tag::any);
+    dnnl::primitive_attr attr = user_scratchpad();
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    d.pd = dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, weights,
+            memory::desc(), dst, {c.stride[1], c.stride[2]}, {c.dilation[1] - 1, c.dilation[2] - 1},
+            {c.pad[1], c.pad[2]}, {c.pad_end[1], c.pad_end[2]}),
+        attr, cpu_engine());
+    const std::string impl = d.pd.impl_info_str();
+    if (impl.rfind("jit", 0) != 0 && impl.rfind("brg", 0) != 0) return std::nullopt;
+    const memory::desc plain_w(w_dims, memory::data_type::s8,
+                               c.group == 1 ? memory::format_tag::oihw : memory::format_tag::goihw);
+    d.pack =
+        dnnl::reorder::primitive_desc(cpu_engine(), plain_w, cpu_engine(), d.pd.weights_desc());
+    const memory::desc plain_x(x_dims, int8_type(e.in_dtype[a]), memory::format_tag::nchw);
+    d.to_channels_last = dnnl::reorder::primitive_desc(cpu_engine(), plain_x, cpu_engine(),
+                                                       d.pd.src_desc(), user_scratchpad());
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+  const uint64_t scratch =
+      std::max(d.pd.scratchpad_desc().get_size(), d.to_channels_last.scratchpad_desc().get_size());
+  d.src_offset = aligned(scratch);
+  d.dst_offset = d.src_offset + aligned(d.pd.src_desc().get_size());
+  d.window_offset = d.dst_offset + aligned(d.pd.dst_desc().get_size());
+  d.total = d.window_offset +
+            aligned(static_cast<uint64_t>(c.n * c.group * c.out_plane()) * sizeof(int32_t));
+  d.weights_bytes = aligned(d.pd.weights_desc().get_size());
+  return d;
+}
+
+void prepare_dnnl_conv(ProductState& s, const DnnlConv& d, const void* w) {
+  s.packed = AlignedBuffer(d.weights_bytes);
+  const ConvShape& c = s.conv;
+  pack_weights(d.pack, w, static_cast<size_t>(c.m * (c.c / c.group) * c.kernel_size()), d.w_shift,
+               s.packed.data());
+  const memory::desc zero_point({1}, memory::data_type::s32, memory::dims{1});
+  s.primitive.emplace(d.pd, dnnl::convolution_forward(d.pd),
+                      std::vector<std::pair<int, memory::desc>>{
+                          {DNNL_ARG_SRC, d.pd.src_desc()},
+                          {DNNL_ARG_WEIGHTS, d.pd.weights_desc()},
+                          {DNNL_ARG_DST, d.pd.dst_desc()},
+                          {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_point}});
+  s.primitive->bind(DNNL_ARG_WEIGHTS, s.packed.data());
+  s.primitive->bind(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, &s.x_zero);
+  s.to_channels_last.emplace(
+      d.to_channels_last, dnnl::reorder(d.to_channels_last),
+      std::vector<std::pair<int, memory::desc>>{{DNNL_ARG_FROM, d.to_channels_last.src_desc()},
+                                                {DNNL_ARG_TO, d.to_channels_last.dst_desc()}});
+  s.dnnl_conv = d;
+}
+
+template <class TX, class TW, class TY>
+void run_dnnl_conv_typed(graph::KernelContext& ctx, ProductState& s) {
+  const DnnlConv& d = *s.dnnl_conv;
+  const ConvShape& c = s.conv;
+  const std::span<std::byte> ws = ctx.workspace();
+  if (ws.size() < d.total) {
+    ctx.fail("the step's workspace (" + std::to_string(ws.size()) + " bytes) is smaller than " +
+             std::to_string(d.total) + " bytes");
+  }
+  std::byte* src = ws.data() + d.src_offset;
+  const auto* sums = reinterpret_cast<const int32_t*>(ws.data() + d.dst_offset);
+  auto* window = reinterpret_cast<uint32_t*>(ws.data() + d.window_offset);
+  s.to_channels_last->bind(DNNL_ARG_FROM, ctx.input(static_cast<size_t>(s.in.a)).data);
+  s.to_channels_last->bind(DNNL_ARG_TO, src);
+  s.to_channels_last->execute(ctx);
+  s.x_zero = zero_at<TX>(ctx, s.a_zero, 0, 0);
+  s.primitive->bind(DNNL_ARG_SRC, src);
+  s.primitive->bind(DNNL_ARG_DST, sums);
+  s.primitive->execute(ctx);
+  // w's zero points (less the shift), and the window sums where one is not 0.
+  const int64_t per_group = c.m / c.group;
+  const int64_t plane = c.out_plane();
+  bool any_zero_point = false;
+  for (int64_t oc = 0; oc < c.m; ++oc) {
+    any_zero_point = any_zero_point || zero_at<TW>(ctx, s.b_zero, 0, oc) != d.w_shift;
+  }
+  if (any_zero_point) {
+    parallel_for(
+        ctx.threads(), static_cast<size_t>(c.n * c.group),
+        [&](size_t begin, size_t end) {
+          for (size_t p = begin; p < end; ++p) {
+            const auto i = static_cast<int64_t>(p);
+            with_wide_vectors([&] {
+              conv_plane<TX, TW, true>(ctx, s, i / c.group, i % c.group * per_group,
+                                       window + i * plane);
+            });
+          }
+        },
+        1);
+  }
+  parallel_for(
+      ctx.threads(), static_cast<size_t>(c.n * c.m),
+      [&](size_t begin, size_t end) {
+        for (size_t p = begin; p < end; ++p) {
+          const auto i = static_cast<int64_t>(p);
+          const int64_t n = i / c.m;
+          const int64_t oc = i % c.m;
+          const auto zw = static_cast<uint32_t>(zero_at<TW>(ctx, s.b_zero, 0, oc) - d.w_shift);
+          const int32_t* from = sums + n * plane * c.m + oc;  // channels-last: stride M
+          const uint32_t* win = window + (n * c.group + oc / per_group) * plane;
+          TY* y = ctx.output(0).as<TY>() + i * plane;
+          if constexpr (std::is_same_v<TY, int32_t>) {
+            for (int64_t j = 0; j < plane; ++j) {
+              const uint32_t correction = any_zero_point ? zw * win[j] : 0U;
+              y[j] = static_cast<int32_t>(static_cast<uint32_t>(from[j * c.m]) - correction);
+            }
+          } else {
+            const auto bias = static_cast<uint32_t>(
+                s.in.bias >= 0 && ctx.has_input(static_cast<size_t>(s.in.bias))
+                    ? ctx.input(static_cast<size_t>(s.in.bias)).as<const int32_t>()[oc]
+                    : 0);
+            const float m =
+                multiplier(scale_at(ctx, s.a_scale, 0, 0), scale_at(ctx, s.b_scale, 0, oc),
+                           scale_at(ctx, s.y_scale, 0, 0));
+            const int32_t zy = zero_at<TY>(ctx, s.y_zero, 0, 0);
+            for (int64_t j = 0; j < plane; ++j) {
+              const uint32_t correction = any_zero_point ? zw * win[j] : 0U;
+              y[j] = requantize<TY>(
+                  static_cast<int32_t>(static_cast<uint32_t>(from[j * c.m]) - correction + bias), m,
+                  zy);
+            }
+          }
+        }
+      },
+      std::max<size_t>(1, size_t{1 << 14} / static_cast<size_t>(plane)));
+}
+
 template <IntegerProduct kOp>
 uint64_t product_workspace(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
                            const std::vector<graph::ConcreteTensor>& out) {
   return workspace_of(
       [](const graph::Node& n, const Extents& e) -> uint64_t {
         if (const auto d = dnnl_product(n, kOp, e)) return d->workspace();
+        if (const auto d = dnnl_conv(n, -1, kOp, e)) return d->total;
         // The plain loops keep a convolution's int32 sums there when its output is 8-bit.
         const bool sums = kOp == IntegerProduct::qlinear_conv;
         return sums ? static_cast<uint64_t>(std::max<int64_t>(0, numel(e.out[0]))) * 4 : 0;
@@ -669,8 +864,9 @@ uint64_t product_packed(const graph::Node& node, const std::vector<graph::Concre
   if (b >= constant.size() || !constant[b]) return 0;  // packed only where B is known
   return workspace_of(
       [](const graph::Node& n, const Extents& e) -> uint64_t {
-        const auto d = dnnl_product(n, kOp, e);
-        return d ? d->packed() : 0;
+        if (const auto d = dnnl_product(n, kOp, e)) return d->packed();
+        if (const auto d = dnnl_conv(n, -1, kOp, e)) return d->weights_bytes;
+        return 0;
       },
       node, in, out);
 }
@@ -742,6 +938,7 @@ std::unique_ptr<graph::KernelState> prepare_product(const graph::KernelContext& 
   const void* weights = ctx.input(b).data;
   if (weights != nullptr) {
     if (const auto d = dnnl_product(node, op, e)) prepare_dnnl(*s, *d, weights);
+    if (const auto d = dnnl_conv(node, ctx.node_id(), op, e)) prepare_dnnl_conv(*s, *d, weights);
   }
   return s;
 }
@@ -759,7 +956,9 @@ template <class TA, class TB>
 void run_typed(graph::KernelContext& ctx, ProductState& s) {
   const auto go = [&](auto y) {
     using TY = decltype(y);
-    if (s.in.conv()) {
+    if (s.dnnl_conv) {
+      run_dnnl_conv_typed<TA, TB, TY>(ctx, s);
+    } else if (s.in.conv()) {
       run_conv_typed<TA, TB, TY>(ctx, s);
     } else if (s.dnnl) {
       run_dnnl_typed<TA, TB, TY>(ctx, s);
