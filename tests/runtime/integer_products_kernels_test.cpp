@@ -28,9 +28,12 @@ Tensor ints(Ints dims, const std::vector<T>& v) {
   return Tensor::of(t, std::move(dims), v);
 }
 
+// Default bounds: T's range (int8_t's minimum read as the number -128, as intended).
 template <class T>
-std::vector<T> random_ints(size_t n, unsigned seed, int lo = std::numeric_limits<T>::min(),
-                           int hi = std::numeric_limits<T>::max()) {
+std::vector<T> random_ints(
+    size_t n, unsigned seed,
+    int lo = std::numeric_limits<T>::min(),  // NOLINT(bugprone-signed-char-misuse)
+    int hi = std::numeric_limits<T>::max()) {
   std::mt19937 gen(seed);
   std::uniform_int_distribution<int> u(lo, hi);
   std::vector<T> v(n);
@@ -62,7 +65,7 @@ T saturate(double v) {
 template <class TY>
 void expect_both_ways(const std::string& op, const std::vector<std::optional<Tensor>>& in,
                       const std::vector<Wire>& attrs, size_t b, const std::vector<TY>& want,
-                      std::vector<size_t> more_constants = {}) {
+                      const std::vector<size_t>& more_constants = {}) {
   for (const bool constant_b : {false, true}) {
     PreparedRun k(op, in, attrs, 13);
     std::vector<size_t> constants = more_constants;
@@ -192,8 +195,8 @@ TEST(IntegerProductsKernels, MatMulIntegerWithoutZeroPointsAndOneDimensionalOper
 TEST(IntegerProductsKernels, MatMulIntegerWideColumnsAndLongRows) {
   // More columns than one block of the kernel's accumulators (256), and rows to parallelise.
   const Ints ad{40, 33}, bd{33, 300};
-  const auto a = random_ints<uint8_t>(40 * 33, 11);
-  const auto b = random_ints<int8_t>(33 * 300, 12);
+  const auto a = random_ints<uint8_t>(size_t{40} * 33, 11);
+  const auto b = random_ints<int8_t>(size_t{33} * 300, 12);
   const auto want = reference_matmul(
       a, ad, b, bd, {40, 300}, [](int64_t, int64_t) { return int64_t{131}; },
       [](int64_t, int64_t) { return int64_t{-3}; });
@@ -277,6 +280,8 @@ std::vector<int32_t> reference_conv(const ConvCase& k, const std::vector<TX>& x,
                 const bool inside = ih >= 0 && ih < k.h && iw >= 0 && iw < k.w;
                 const int64_t c = oc / mg * cg + ic;
                 const int64_t xv = inside ? int64_t{x[((n * k.c + c) * k.h + ih) * k.w + iw]} : zx;
+                // The weight as a number (int8 weights are signed).
+                // NOLINTNEXTLINE(bugprone-signed-char-misuse)
                 const int64_t wv = w[((oc * cg + ic) * k.kh + a) * k.kw + b];
                 acc += (xv - zx) * (wv - zw[static_cast<size_t>(oc)]);
               }

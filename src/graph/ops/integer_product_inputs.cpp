@@ -33,8 +33,8 @@ IntegerProductInputs IntegerProductInputs::of(IntegerProduct op) {
 
 std::string IntegerProductInputs::name(int i) const {
   const bool c = conv();
-  const std::string first = c ? "x" : "a";
-  const std::string second = c ? "w" : "b";
+  std::string first = c ? "x" : "a";
+  std::string second = c ? "w" : "b";
   if (i == a) return first;
   if (i == b) return second;
   if (i == a_scale) return first + "_scale";
