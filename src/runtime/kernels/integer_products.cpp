@@ -270,6 +270,23 @@ ConvShape conv_shape(const graph::Node& node, int32_t node_id, const std::vector
 
 // ---- reading parameters while running
 
+// A parameter's values for one run, its tensor looked up once (the hot loops read them per
+// column).
+template <class T>
+struct ParamValues {
+  const T* data = nullptr;  // nullptr: an absent zero point, 0
+  Param p;
+  T at(int64_t matrix, int64_t i) const {
+    return data == nullptr ? T{0} : data[p.index(matrix, i)];
+  }
+};
+
+template <class T>
+ParamValues<T> values_of(const graph::KernelContext& ctx, const Param& p) {
+  if (p.input < 0 || !ctx.has_input(static_cast<size_t>(p.input))) return {nullptr, p};
+  return {ctx.input(static_cast<size_t>(p.input)).as<const T>(), p};
+}
+
 template <class T>
 int32_t zero_at(const graph::KernelContext& ctx, const Param& p, int64_t matrix, int64_t i) {
   if (p.input < 0 || !ctx.has_input(static_cast<size_t>(p.input))) return 0;
@@ -329,6 +346,8 @@ void matmul_rows(graph::KernelContext& ctx, const ProductState& s, int64_t begin
   const TA* a_data = ctx.input(static_cast<size_t>(s.in.a)).as<const TA>();
   const TB* b_data = ctx.input(static_cast<size_t>(s.in.b)).as<const TB>();
   TY* y_data = ctx.output(0).as<TY>();
+  const auto b_zero = values_of<TB>(ctx, s.b_zero);
+  [[maybe_unused]] const auto b_scale = values_of<float>(ctx, s.b_scale);
   std::array<int32_t, kColumnBlock> zb{};
   std::array<uint32_t, kColumnBlock> acc{};  // unsigned: wraps as ONNX's int32 sum does
   std::array<float, kColumnBlock> multipliers{};
@@ -341,7 +360,7 @@ void matmul_rows(graph::KernelContext& ctx, const ProductState& s, int64_t begin
     const int32_t za = zero_at<TA>(ctx, s.a_zero, am, m);
     for (int64_t n0 = 0; n0 < sh.n; n0 += kColumnBlock) {
       const int64_t nn = std::min(kColumnBlock, sh.n - n0);
-      for (int64_t j = 0; j < nn; ++j) zb[j] = zero_at<TB>(ctx, s.b_zero, bm, n0 + j);
+      for (int64_t j = 0; j < nn; ++j) zb[j] = b_zero.at(bm, n0 + j);
       std::fill_n(acc.begin(), nn, 0U);
       for (int64_t k = 0; k < sh.k; ++k) {
         const int32_t av = static_cast<int32_t>(a[k]) - za;
@@ -359,7 +378,7 @@ void matmul_rows(graph::KernelContext& ctx, const ProductState& s, int64_t begin
         const float sy = scale_at(ctx, s.y_scale, batch, m);
         const int32_t zy = zero_at<TY>(ctx, s.y_zero, batch, m);
         for (int64_t j = 0; j < nn; ++j) {
-          multipliers[j] = multiplier(sa, scale_at(ctx, s.b_scale, bm, n0 + j), sy);
+          multipliers[j] = multiplier(sa, b_scale.at(bm, n0 + j), sy);
         }
         for (int64_t j = 0; j < nn; ++j) {
           y[j] = requantize<TY>(static_cast<int32_t>(acc[j]), multipliers[j], zy);
@@ -613,6 +632,7 @@ void finish_dnnl_rows(graph::KernelContext& ctx, const ProductState& s, const in
   const bool zb_per_column = zb != nullptr && s.b_zero.spread != Spread::one;
   const auto shift = static_cast<uint32_t>(d.b_shift);
   TY* y_data = ctx.output(0).as<TY>();
+  [[maybe_unused]] const auto b_scale = values_of<float>(ctx, s.b_scale);
   std::array<uint32_t, kColumnBlock> zbs{};
   std::array<float, kColumnBlock> multipliers{};
   for (int64_t r = begin; r < end; ++r) {
@@ -649,7 +669,7 @@ void finish_dnnl_rows(graph::KernelContext& ctx, const ProductState& s, const in
         }
       } else {
         for (int64_t j = 0; j < nn; ++j) {
-          multipliers[j] = multiplier(sa, scale_at(ctx, s.b_scale, 0, n0 + j), sy);
+          multipliers[j] = multiplier(sa, b_scale.at(0, n0 + j), sy);
         }
         for (int64_t j = 0; j < nn; ++j) {
           const auto acc = static_cast<int32_t>(static_cast<uint32_t>(pj[j]) - zbs[j] * row_sum -
