@@ -253,6 +253,35 @@ TEST(IntegerProductsKernels, QLinearMatMulHandComputed) {
                            {}, 3, std::vector<int8_t>{3, 19});
 }
 
+TEST(IntegerProductsKernels, QLinearMatMulBatchedRowsOverOneWeightPerRowParameters) {
+  // A [2, 3, 5] over one B [5, 4] (the batch folds into rows where oneDNN runs it): A's zero
+  // points and scales per row of each matrix [2, 3, 1], B's per column [4] (uint8), Y's scale per
+  // row [3] and zero point per row of each matrix [2, 3, 1].
+  const auto a = random_ints<int8_t>(30, 61, -20, 20);
+  const auto b = random_ints<uint8_t>(20, 62);
+  const auto za = random_ints<int8_t>(6, 63, -4, 4);
+  const auto zb = random_ints<uint8_t>(4, 64, 120, 136);
+  const std::vector<float> sa{0.5F, 1.0F, 0.25F, 2.0F, 0.5F, 1.0F};
+  const std::vector<float> sb{0.125F, 0.25F, 0.5F, 1.0F};
+  const std::vector<float> sy{4.0F, 8.0F, 2.0F};
+  const auto zy = random_ints<uint8_t>(6, 65, 100, 150);
+  const auto acc = reference_matmul(
+      a, {2, 3, 5}, b, {1, 5, 4}, {2, 3, 4},
+      [&](int64_t mat, int64_t i) { return int64_t{za[static_cast<size_t>(mat * 3 + i)]}; },
+      [&](int64_t, int64_t j) { return int64_t{zb[static_cast<size_t>(j)]}; });
+  std::vector<uint8_t> want;
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const size_t row = i / 4, col = i % 4;
+    const double v = acc[i] * double{sa[row]} * sb[col] / sy[row % 3];
+    want.push_back(saturate<uint8_t>(round_half_even(v) + zy[row]));
+  }
+  expect_both_ways<uint8_t>("QLinearMatMul",
+                            {ints<int8_t>({2, 3, 5}, a), floats({2, 3, 1}, sa),
+                             ints<int8_t>({2, 3, 1}, za), ints<uint8_t>({5, 4}, b), floats({4}, sb),
+                             ints<uint8_t>({4}, zb), floats({3}, sy), ints<uint8_t>({2, 3, 1}, zy)},
+                            {}, 3, want, {1, 2, 4, 5, 6, 7});
+}
+
 // ---- convolutions against a reference
 
 struct ConvCase {
