@@ -54,11 +54,12 @@ Weight weight(std::string name, DType dtype, Ints dims, const std::vector<T>& v)
 
 // The weights of the four products, and the small parameters (always initializers).
 std::vector<Weight> weights() {
-  return {
-      weight("w1", DType::int8, {32, 32, 3, 3}, random_values<int8_t>(32 * 32 * 9, 1, -40, 40)),
-      weight("w2", DType::uint8, {16, 16, 3, 3}, random_values<uint8_t>(16 * 16 * 9, 2, 0, 255)),
-      weight("b3", DType::int8, {40, 70}, random_values<int8_t>(40 * 70, 3, -128, 127)),
-      weight("b4", DType::uint8, {40, 24}, random_values<uint8_t>(40 * 24, 4, 0, 255))};
+  return {weight("w1", DType::int8, {32, 32, 3, 3},
+                 random_values<int8_t>(size_t{32} * 32 * 9, 1, -40, 40)),
+          weight("w2", DType::uint8, {16, 16, 3, 3},
+                 random_values<uint8_t>(size_t{16} * 16 * 9, 2, 0, 255)),
+          weight("b3", DType::int8, {40, 70}, random_values<int8_t>(size_t{40} * 70, 3, -128, 127)),
+          weight("b4", DType::uint8, {40, 24}, random_values<uint8_t>(size_t{40} * 24, 4, 0, 255))};
 }
 
 std::vector<Wire> parameters() {

@@ -360,6 +360,8 @@ void matmul_rows(graph::KernelContext& ctx, const ProductState& s, int64_t begin
     const int32_t za = zero_at<TA>(ctx, s.a_zero, am, m);
     for (int64_t n0 = 0; n0 < sh.n; n0 += kColumnBlock) {
       const int64_t nn = std::min(kColumnBlock, sh.n - n0);
+      // int8 zero points are signed: sign extension is meant.
+      // NOLINTNEXTLINE(bugprone-signed-char-misuse)
       for (int64_t j = 0; j < nn; ++j) zb[j] = b_zero.at(bm, n0 + j);
       std::fill_n(acc.begin(), nn, 0U);
       for (int64_t k = 0; k < sh.k; ++k) {
