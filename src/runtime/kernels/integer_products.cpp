@@ -493,10 +493,12 @@ void run_conv_typed(graph::KernelContext& ctx, const ProductState& s) {
                            scale_at(ctx, s.y_scale, 0, 0));
             const int32_t zy = zero_at<TY>(ctx, s.y_zero, 0, 0);
             TY* y = ctx.output(0).as<TY>() + i * plane;
-            for (int64_t j = 0; j < plane; ++j) {
-              y[j] =
-                  requantize<TY>(static_cast<int32_t>(acc[j] + static_cast<uint32_t>(bias)), m, zy);
-            }
+            with_wide_vectors([&] {
+              for (int64_t j = 0; j < plane; ++j) {
+                y[j] = requantize<TY>(static_cast<int32_t>(acc[j] + static_cast<uint32_t>(bias)), m,
+                                      zy);
+              }
+            });
           }
         }
       },
@@ -787,6 +789,64 @@ void prepare_dnnl_conv(ProductState& s, const DnnlConv& d, const void* w) {
   s.dnnl_conv = d;
 }
 
+constexpr int64_t kTile = 64;
+
+// Tiles [begin, end) of Y (image, block of kTile pixels) from oneDNN's channels-last int32 sums:
+// w's zero points taken off through the window sums, the bias added, requantized.
+template <class TW, class TY>
+void finish_conv_tiles(graph::KernelContext& ctx, const ProductState& s, const int32_t* sums,
+                       const uint32_t* window, bool any_zero_point, int64_t begin, int64_t end) {
+  const DnnlConv& d = *s.dnnl_conv;
+  const ConvShape& c = s.conv;
+  const int64_t plane = c.out_plane();
+  const int64_t blocks = (plane + kTile - 1) / kTile;
+  const int64_t per_group = c.m / c.group;
+  const auto w_zero = values_of<TW>(ctx, s.b_zero);
+  [[maybe_unused]] const auto w_scale = values_of<float>(ctx, s.b_scale);
+  const int32_t* bias = s.in.bias >= 0 && ctx.has_input(static_cast<size_t>(s.in.bias))
+                            ? ctx.input(static_cast<size_t>(s.in.bias)).as<const int32_t>()
+                            : nullptr;
+  float x_scale = 0, y_scale = 0;
+  int32_t zy = 0;
+  if constexpr (!std::is_same_v<TY, int32_t>) {
+    x_scale = scale_at(ctx, s.a_scale, 0, 0);
+    y_scale = scale_at(ctx, s.y_scale, 0, 0);
+    zy = zero_at<TY>(ctx, s.y_zero, 0, 0);
+  }
+  std::array<uint32_t, kTile * kTile> tile{};  // [channel][pixel]
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t n = t / blocks;
+    const int64_t p0 = t % blocks * kTile;
+    const int64_t np = std::min(kTile, plane - p0);
+    for (int64_t oc0 = 0; oc0 < c.m; oc0 += kTile) {
+      const int64_t nc = std::min(kTile, c.m - oc0);
+      for (int64_t j = 0; j < np; ++j) {
+        const int32_t* row = sums + (n * plane + p0 + j) * c.m + oc0;
+        for (int64_t k = 0; k < nc; ++k) tile[k * kTile + j] = static_cast<uint32_t>(row[k]);
+      }
+      for (int64_t k = 0; k < nc; ++k) {
+        const int64_t oc = oc0 + k;
+        uint32_t* acc = tile.data() + k * kTile;
+        if (any_zero_point) {
+          const auto zw = static_cast<uint32_t>(static_cast<int32_t>(w_zero.at(0, oc)) - d.w_shift);
+          const uint32_t* win = window + (n * c.group + oc / per_group) * plane + p0;
+          for (int64_t j = 0; j < np; ++j) acc[j] -= zw * win[j];
+        }
+        TY* y = ctx.output(0).as<TY>() + (n * c.m + oc) * plane + p0;
+        if constexpr (std::is_same_v<TY, int32_t>) {
+          for (int64_t j = 0; j < np; ++j) y[j] = static_cast<int32_t>(acc[j]);
+        } else {
+          const uint32_t b = bias == nullptr ? 0U : static_cast<uint32_t>(bias[oc]);
+          const float m = multiplier(x_scale, w_scale.at(0, oc), y_scale);
+          for (int64_t j = 0; j < np; ++j) {
+            y[j] = requantize<TY>(static_cast<int32_t>(acc[j] + b), m, zy);
+          }
+        }
+      }
+    }
+  }
+}
+
 template <class TX, class TW, class TY>
 void run_dnnl_conv_typed(graph::KernelContext& ctx, ProductState& s) {
   const DnnlConv& d = *s.dnnl_conv;
@@ -827,41 +887,18 @@ void run_dnnl_conv_typed(graph::KernelContext& ctx, ProductState& s) {
         },
         1);
   }
+  // Tiles of pixels x channels: the channels-last sums transposed through a tile on the stack,
+  // so that the requantizing loops read and write contiguous rows (and vectorise).
+  const auto tiles = static_cast<size_t>(c.n * ((plane + kTile - 1) / kTile));
   parallel_for(
-      ctx.threads(), static_cast<size_t>(c.n * c.m),
+      ctx.threads(), tiles,
       [&](size_t begin, size_t end) {
-        for (size_t p = begin; p < end; ++p) {
-          const auto i = static_cast<int64_t>(p);
-          const int64_t n = i / c.m;
-          const int64_t oc = i % c.m;
-          const auto zw = static_cast<uint32_t>(zero_at<TW>(ctx, s.b_zero, 0, oc) - d.w_shift);
-          const int32_t* from = sums + n * plane * c.m + oc;  // channels-last: stride M
-          const uint32_t* win = window + (n * c.group + oc / per_group) * plane;
-          TY* y = ctx.output(0).as<TY>() + i * plane;
-          if constexpr (std::is_same_v<TY, int32_t>) {
-            for (int64_t j = 0; j < plane; ++j) {
-              const uint32_t correction = any_zero_point ? zw * win[j] : 0U;
-              y[j] = static_cast<int32_t>(static_cast<uint32_t>(from[j * c.m]) - correction);
-            }
-          } else {
-            const auto bias = static_cast<uint32_t>(
-                s.in.bias >= 0 && ctx.has_input(static_cast<size_t>(s.in.bias))
-                    ? ctx.input(static_cast<size_t>(s.in.bias)).as<const int32_t>()[oc]
-                    : 0);
-            const float m =
-                multiplier(scale_at(ctx, s.a_scale, 0, 0), scale_at(ctx, s.b_scale, 0, oc),
-                           scale_at(ctx, s.y_scale, 0, 0));
-            const int32_t zy = zero_at<TY>(ctx, s.y_zero, 0, 0);
-            for (int64_t j = 0; j < plane; ++j) {
-              const uint32_t correction = any_zero_point ? zw * win[j] : 0U;
-              y[j] = requantize<TY>(
-                  static_cast<int32_t>(static_cast<uint32_t>(from[j * c.m]) - correction + bias), m,
-                  zy);
-            }
-          }
-        }
+        with_wide_vectors([&] {
+          finish_conv_tiles<TW, TY>(ctx, s, sums, window, any_zero_point,
+                                    static_cast<int64_t>(begin), static_cast<int64_t>(end));
+        });
       },
-      std::max<size_t>(1, size_t{1 << 14} / static_cast<size_t>(plane)));
+      1);
 }
 
 template <IntegerProduct kOp>
