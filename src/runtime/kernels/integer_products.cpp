@@ -11,6 +11,19 @@
 // each through its spread, decoded once when preparing. A scale that is zero, negative or not
 // finite fails naming the node and the input: when preparing where it is a constant, else when
 // running.
+//
+// Two ways to run them, chosen from the extents alone (so the workspace and packed hooks and
+// prepare agree):
+// - oneDNN's int8 kernels (a matrix product whose B has no batch dims, a 2-D convolution its jit
+//   kernels take), where the weights are a constant, packed once (OpSchema::packed, the original
+//   then released), and where the CPU has VNNI: without it oneDNN adds pairs of 8-bit products
+//   in int16 first, which saturates, and the sums would not be ONNX's. oneDNN computes the raw
+//   int32 sums into the planned workspace (or Y); the zero points it does not take are taken off
+//   here through row, column and window sums, then the bias, the requantization.
+// - plain loops accumulating in int32 (wide vectors where the CPU has them) otherwise: weights
+//   computed at run time, 1-D and 3-D convolutions, B with batch dims, CPUs without VNNI.
+// Their outputs are identical (IntegerProductsSession), and were bit for bit onnxruntime 1.30's
+// on the models tried (docs/RUNTIME.md, "Integer products").
 #include <algorithm>
 #include <array>
 #include <cmath>
