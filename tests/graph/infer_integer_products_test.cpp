@@ -89,29 +89,28 @@ TEST(InferIntegerProducts, ZeroPointLengthMustFitRowsOrColumns) {
       {"'b_zero_point' [3]", "per column", "of [3,4]"});
 }
 
+// QLinearConv over x [1, 1, 4, 4] and w [2, 1, 3, 3] with x_scale of `x_scale` and w_zero_point
+// of `w_zero_points` values.
+std::string qlinear_conv_error(DType x_scale, int w_zero_points) {
+  OneNode g;
+  g.input("x", DType::uint8, {1, 1, 4, 4}).input("sx", x_scale, {});
+  g.input("zx", DType::uint8, {}).input("w", DType::uint8, {2, 1, 3, 3});
+  g.input("sw", DType::float32, {2}).input("zw", DType::uint8, {w_zero_points});
+  g.input("sy", DType::float32, {}).input("zy", DType::uint8, {});
+  g.node(node("QLinearConv", {"x", "sx", "zx", "w", "sw", "zw", "sy", "zy"}, {"y"}, "qc"));
+  g.output("y");
+  return infer_error(g.graph);
+}
+
 TEST(InferIntegerProducts, OperandsAndScalesOfOtherDtypesFail) {
   expect_names(
       matmul_integer_error(DType::float32, DType::uint8, {}, DType::float32, {}, DType::uint8),
       {"'a' is float", "not uint8 or int8"});
-  OneNode g;
-  g.input("x", DType::uint8, {1, 1, 4, 4}).input("sx", DType::float16, {});
-  g.input("zx", DType::uint8, {}).input("w", DType::uint8, {2, 1, 3, 3});
-  g.input("sw", DType::float32, {2}).input("zw", DType::uint8, {3});
-  g.input("sy", DType::float32, {}).input("zy", DType::uint8, {});
-  g.node(node("QLinearConv", {"x", "sx", "zx", "w", "sw", "zw", "sy", "zy"}, {"y"}, "qc"));
-  g.output("y");
-  const std::string e = infer_error(g.graph);
+  const std::string e = qlinear_conv_error(DType::float16, 2);
   EXPECT_NE(e.find("'qc'"), std::string::npos) << e;
   EXPECT_NE(e.find("'x_scale' is float16, not float32"), std::string::npos) << e;
   // The per-channel zero point of the wrong length, once the scale is right.
-  OneNode h;
-  h.input("x", DType::uint8, {1, 1, 4, 4}).input("sx", DType::float32, {});
-  h.input("zx", DType::uint8, {}).input("w", DType::uint8, {2, 1, 3, 3});
-  h.input("sw", DType::float32, {2}).input("zw", DType::uint8, {3});
-  h.input("sy", DType::float32, {}).input("zy", DType::uint8, {});
-  h.node(node("QLinearConv", {"x", "sx", "zx", "w", "sw", "zw", "sy", "zy"}, {"y"}, "qc"));
-  h.output("y");
-  const std::string f = infer_error(h.graph);
+  const std::string f = qlinear_conv_error(DType::float32, 3);
   EXPECT_NE(f.find("'w_zero_point' [3] is not a scalar or one value per output channel"),
             std::string::npos)
       << f;
