@@ -16,6 +16,7 @@ const OpRegistry& OpRegistry::builtin() {
     ops::register_elementwise(r);
     ops::register_conv_pool(r);
     ops::register_matmul(r);
+    ops::register_integer_products(r);
     ops::register_normalization(r);
     ops::register_reduce(r);
     ops::register_reshape(r);

@@ -1,4 +1,5 @@
-// Sliding-window ops: Conv and its quantized forms, ConvTranspose, the pools, LRN, MaxUnpool.
+// Sliding-window ops: Conv (its integer forms are rows of integer_products.cpp), ConvTranspose, the
+// pools, LRN, MaxUnpool.
 //
 // Spatial extents follow the ONNX formulas with auto_pad (SAME_UPPER / SAME_LOWER: ceil(in /
 // stride); VALID: no padding; NOTSET: explicit pads), dilations, strides and ceil_mode. A symbolic
@@ -55,6 +56,8 @@ std::vector<Dim> spatial_out(const ConvWindow& w, const std::vector<Dim>& kernel
   return out;
 }
 
+}  // namespace
+
 // Conv-like: [N, C, D...] x weights [M, C/group, k...] -> [N, M, out...].
 void conv_shape(const InferContext& ctx, InferResult& r, size_t x_index, size_t w_index,
                 DType dtype) {
@@ -72,16 +75,10 @@ void conv_shape(const InferContext& ctx, InferResult& r, size_t x_index, size_t 
   set_output(r, 0, dtype, ranked(std::move(dims)));
 }
 
+namespace {
+
 void infer_conv(const InferContext& ctx, InferResult& r) {
   conv_shape(ctx, r, 0, 1, ctx.input(0).dtype);
-}
-
-void infer_conv_integer(const InferContext& ctx, InferResult& r) {
-  conv_shape(ctx, r, 0, 1, DType::int32);
-}
-
-void infer_qlinear_conv(const InferContext& ctx, InferResult& r) {
-  conv_shape(ctx, r, 0, 3, ctx.has_input(7) ? ctx.input(7).dtype : ctx.input(0).dtype);
 }
 
 void infer_conv_transpose(const InferContext& ctx, InferResult& r) {
@@ -236,8 +233,6 @@ OpSchema channels_last_row(OpSchema s) {
 void register_conv_pool(OpRegistry& r) {
   r.add(op("Conv", 2, 3, infer_conv));
   r.add(op("ConvTranspose", 2, 3, infer_conv_transpose));
-  r.add(op("ConvInteger", 2, 4, infer_conv_integer));
-  r.add(op("QLinearConv", 8, 9, infer_qlinear_conv));
   r.add(op("MaxPool", 1, 1, infer_pool, 1, 2));
   r.add(op("AveragePool", 1, 1, infer_pool));
   r.add(op("LpPool", 1, 1, infer_pool));

@@ -66,6 +66,13 @@ std::optional<std::vector<int64_t>> ints_from_input_or_attr(const InferContext& 
 // A 1-D known tensor of dims (possibly symbolic) as a shape's extents; nullopt when not known.
 std::optional<std::vector<Dim>> dims_from_value(const KnownValue* v);
 
+// ---- Products: the output extents the integer products share with MatMul and Conv
+// MatMul's [..., M, K] x [..., K, N] (1-D operands promoted, batch dims broadcast; matmul.cpp).
+Shape matmul_shape(const InferContext& ctx, const Shape& a, const Shape& b);
+// Conv's [N, C, D...] x weights [M, C/group, k...] -> [N, M, out...] as output 0 (conv_pool.cpp).
+void conv_shape(const InferContext& ctx, InferResult& r, size_t x_index, size_t w_index,
+                DType dtype);
+
 // ---- Known values
 
 KnownValue known_ints(DType dtype, std::vector<int64_t> dims, std::vector<Dim> ints);

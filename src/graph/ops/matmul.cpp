@@ -1,5 +1,6 @@
-// Matrix products: Gemm, MatMul (numpy semantics: 1-D promotion, broadcast batch dims), the
-// integer and quantized MatMuls, Einsum equations and Det.
+// Matrix products: Gemm, MatMul (numpy semantics: 1-D promotion, broadcast batch dims), Einsum
+// equations and Det. The integer and quantized MatMuls, whose extents are MatMul's, are rows of
+// integer_products.cpp.
 #include <map>
 #include <string>
 
@@ -18,6 +19,8 @@ void check_inner(const InferContext& ctx, const Dim& a, const Dim& b) {
   }
 }
 
+}  // namespace
+
 Shape matmul_shape(const InferContext& ctx, const Shape& a, const Shape& b) {
   if (!a.ranked || !b.ranked) return Shape::unranked();
   if (a.rank() == 0 || b.rank() == 0) ctx.fail("MatMul operands must not be scalars");
@@ -34,6 +37,8 @@ Shape matmul_shape(const InferContext& ctx, const Shape& a, const Shape& b) {
   if (b.rank() > 1) out.push_back(db.back());
   return ranked(std::move(out));
 }
+
+namespace {
 
 void infer_matmul(const InferContext& ctx, InferResult& r) {
   set_output(r, 0, ctx.input(0).dtype, matmul_shape(ctx, ctx.input(0).shape, ctx.input(1).shape));
@@ -60,15 +65,6 @@ void infer_matmul_add(const InferContext& ctx, InferResult& r) {
 void infer_attention(const InferContext& ctx, InferResult& r) {
   const Shape scores = matmul_shape(ctx, ctx.input(0).shape, ctx.input(1).shape);
   set_output(r, 0, ctx.input(0).dtype, matmul_shape(ctx, scores, ctx.input(2).shape));
-}
-
-void infer_matmul_integer(const InferContext& ctx, InferResult& r) {
-  set_output(r, 0, DType::int32, matmul_shape(ctx, ctx.input(0).shape, ctx.input(1).shape));
-}
-
-// QLinearMatMul(a, a_scale, a_zero_point, b, b_scale, b_zero_point, y_scale, y_zero_point).
-void infer_qlinear_matmul(const InferContext& ctx, InferResult& r) {
-  set_output(r, 0, ctx.input(7).dtype, matmul_shape(ctx, ctx.input(0).shape, ctx.input(3).shape));
 }
 
 // onnxruntime's MatMulIntegerToFloat (A, B, a_scale, b_scale[, a_zp, b_zp, bias]): the product's
@@ -235,8 +231,6 @@ void register_matmul(OpRegistry& r) {
   OpSchema attention = op("Attention", 3, 6, infer_attention);
   attention.domain = "footprint";
   r.add(attention);
-  r.add(op("MatMulInteger", 2, 4, infer_matmul_integer));
-  r.add(op("QLinearMatMul", 8, 8, infer_qlinear_matmul));
   r.add(contrib(op("QGemm", 6, 9, infer_qgemm)));
   r.add(contrib(op("MatMulIntegerToFloat", 4, 7, infer_matmul_integer_to_float)));
   r.add(contrib(op("DynamicQuantizeMatMul", 3, 5, infer_dynamic_quantize_matmul)));

@@ -20,6 +20,7 @@ void register_squeeze_excite(graph::OpRegistry& r);
 void register_matmul(graph::OpRegistry& r);
 // footprint::Attention, a row of the matmul family (graph/ops/matmul.cpp), in attention.cpp.
 void register_attention(graph::OpRegistry& r);
+void register_integer_products(graph::OpRegistry& r);
 void register_normalization(graph::OpRegistry& r);
 void register_reshape(graph::OpRegistry& r);
 void register_indexing(graph::OpRegistry& r);

@@ -1,0 +1,1084 @@
+// Integer products: MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv (the rows of
+// graph/ops/integer_products.cpp).
+//
+// Every form computes the int32 sum of (a - a_zero) (b - b_zero) over the contracted extent, as
+// ONNX defines it (wrapping as int32 does, never undefined), and the QLinear forms then write
+// saturate(round_half_even(acc * a_scale b_scale / y_scale) + y_zero) (plus the int32 bias before
+// scaling for QLinearConv), the scale product taken in float32 as onnxruntime does.
+//
+// The scales and zero points may be scalars, one per row of A / column of B / output channel, or
+// one per row or column of every matrix (graph/ops/integer_product_inputs.hpp): the kernels read
+// each through its spread, decoded once when preparing. A scale that is zero, negative or not
+// finite fails naming the node and the input: when preparing where it is a constant, else when
+// running.
+//
+// Two ways to run them, chosen from the extents alone (so the workspace and packed hooks and
+// prepare agree):
+// - oneDNN's int8 kernels (a matrix product whose B has no batch dims, a 2-D convolution its jit
+//   kernels take), where the weights are a constant, packed once (OpSchema::packed, the original
+//   then released), and where the CPU has VNNI: without it oneDNN adds pairs of 8-bit products
+//   in int16 first, which saturates, and the sums would not be ONNX's. oneDNN computes the raw
+//   int32 sums into the planned workspace (or Y); the zero points it does not take are taken off
+//   here through row, column and window sums, then the bias, the requantization.
+// - plain loops accumulating in int32 (wide vectors where the CPU has them) otherwise: weights
+//   computed at run time, 1-D and 3-D convolutions, B with batch dims, CPUs without VNNI.
+// Their outputs are identical (IntegerProductsSession), and were bit for bit onnxruntime 1.30's
+// on the models tried (docs/RUNTIME.md, "Integer products").
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dnnl_util.hpp"
+#include "dtype_dispatch.hpp"
+#include "families.hpp"
+#include "footprint/graph/ops/conv_window.hpp"
+#include "footprint/graph/ops/integer_product_inputs.hpp"
+#include "footprint/runtime/tensor.hpp"
+#include "parallel_for.hpp"
+#include "wide_vectors.hpp"
+
+namespace footprint::runtime::kernels {
+namespace {
+
+using graph::ops::IntegerProduct;
+using graph::ops::IntegerProductInputs;
+using graph::ops::ParamAxis;
+using graph::ops::Spread;
+
+// ---- the operands' parameters
+
+// One scale or zero point: where it is among the inputs and how it spreads over its tensor.
+// Absent (input < 0 or omitted): a zero point of 0.
+struct Param {
+  int input = -1;
+  Spread spread = Spread::one;
+  int64_t per = 1;  // values per matrix where it spreads (rows, columns or channels)
+
+  // Index of the value for row / column / channel i of matrix `matrix` (a batch index of the
+  // parameter's tensor).
+  int64_t index(int64_t matrix, int64_t i) const {
+    switch (spread) {
+      case Spread::one:
+        return 0;
+      case Spread::per_axis:
+        return i;
+      case Spread::per_matrix:
+        return matrix * per + i;
+    }
+    return 0;
+  }
+};
+
+// The product's shape, decoded once from the concrete extents.
+struct MatmulShape {
+  int64_t m = 1, k = 1, n = 1;
+  std::vector<int64_t> batch;           // Y's batch extents (broadcast)
+  std::vector<int64_t> a_step, b_step;  // per batch dim: A's / B's matrix index stride (0 where
+                                        // the operand broadcasts)
+  int64_t batches = 1;
+};
+
+struct ConvShape {
+  int64_t n = 1, c = 1, m = 1, group = 1;
+  std::array<int64_t, 3> in{1, 1, 1}, kernel{1, 1, 1}, out{1, 1, 1};
+  std::array<int64_t, 3> stride{1, 1, 1}, dilation{1, 1, 1}, pad{0, 0, 0}, pad_end{0, 0, 0};
+  int64_t in_plane() const { return in[0] * in[1] * in[2]; }
+  int64_t out_plane() const { return out[0] * out[1] * out[2]; }
+  int64_t kernel_size() const { return kernel[0] * kernel[1] * kernel[2]; }
+};
+
+// A matrix product oneDNN runs: A [rows, K] (Y's batch folded into its rows) times B [K, N]
+// packed once into the primitive's layout as int8 (a uint8 B less 128, its zero point less 128
+// with it), into int32 sums; the kernel then takes the zero points off with B's column sums
+// (kept after the packed weights) and A's row sums:
+//   sum (a - za)(b - zb) = sum a b - zb sum a - za sum b + K za zb.
+struct DnnlProduct {
+  dnnl::matmul::primitive_desc pd;
+  dnnl::reorder::primitive_desc pack;
+  int64_t rows = 0, k = 0, n = 0;
+  int32_t b_shift = 0;
+  uint64_t scratch_bytes = 0;  // oneDNN's scratchpad, first in the workspace
+  uint64_t sums_bytes = 0;     // then the int32 sums of a quantized output
+  uint64_t weights_bytes = 0;  // the packed weights, then N column sums
+  uint64_t workspace() const { return scratch_bytes + sums_bytes; }
+  uint64_t packed() const { return weights_bytes + static_cast<uint64_t>(n) * sizeof(int32_t); }
+};
+
+// A 2-D convolution oneDNN runs (its int8 jit kernels): x reordered to channels-last in the
+// workspace, the weights packed once as int8 (a uint8 w less 128), x's zero point as oneDNN's
+// (a padded position then adds nothing, as in ONNX), int32 sums channels-last in the workspace;
+// the kernel then takes w's zero points off with the window sums of x less its zero point,
+//   sum (x - zx)(w - zw) = sum (x - zx) w - zw sum (x - zx),
+// adds the bias and requantizes into Y.
+struct DnnlConv {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::reorder::primitive_desc pack, to_channels_last;
+  int32_t w_shift = 0;
+  // The workspace: scratch (the primitive's or the reorder's), x channels-last, the int32 sums,
+  // the window sums.
+  uint64_t src_offset = 0, dst_offset = 0, window_offset = 0, total = 0;
+  uint64_t weights_bytes = 0;
+};
+
+class ProductState final : public graph::KernelState {
+ public:
+  uint64_t owned_bytes() const override { return packed.size(); }
+
+  IntegerProductInputs in;
+  DType a_dtype = DType::undefined, b_dtype = DType::undefined, y_dtype = DType::undefined;
+  Param a_zero, b_zero, a_scale, b_scale, y_scale, y_zero;
+  MatmulShape mm;
+  ConvShape conv;
+  bool scales_checked = false;  // every scale is a constant, checked when preparing
+  // Where oneDNN runs the product: its plan, the primitive and the packed weights.
+  std::optional<DnnlProduct> dnnl;
+  std::optional<DnnlState> primitive;
+  AlignedBuffer packed;
+  std::optional<DnnlConv> dnnl_conv;
+  std::optional<DnnlState> to_channels_last;
+  int32_t x_zero = 0;  // oneDNN reads x's zero point from here
+};
+
+int64_t numel(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+[[noreturn]] void fail_input(const graph::Node& node, const IntegerProductInputs& in, int i,
+                             const std::string& what) {
+  node_fail(node, "input '" + in.name(i) + "' " + what);
+}
+
+// The parameter at input i over a tensor of extents `tensor`, checked for its dtype (`want`) and
+// its extents.
+Param decode_param(const graph::Node& node, const IntegerProductInputs& in, const Extents& e, int i,
+                   const std::vector<int64_t>& tensor, DType want) {
+  Param p;
+  if (i < 0 || !e.has_in(static_cast<size_t>(i))) return p;
+  const auto at = static_cast<size_t>(i);
+  if (e.in_dtype[at] != want) {
+    fail_input(node, in, i,
+               "is " + dtype_label(e.in_dtype[at]) + ", not " + dtype_label(want) +
+                   (want == DType::float32 ? "" : " as its tensor"));
+  }
+  const ParamAxis axis = in.axis(i);
+  const auto spread = graph::ops::spread_of(e.in[at], tensor, axis);
+  if (!spread) {
+    fail_input(node, in, i,
+               extents_text(e.in[at]) + " is not " + graph::ops::spread_forms(axis) + " of " +
+                   extents_text(tensor));
+  }
+  p.input = i;
+  p.spread = *spread;
+  if (*spread != Spread::one) {
+    const size_t r = tensor.size();
+    p.per = axis == ParamAxis::rows      ? tensor[r - 2]
+            : axis == ParamAxis::columns ? tensor[r - 1]
+                                         : tensor[0];
+  }
+  return p;
+}
+
+// A scale must be a positive finite float: anything else makes no quantized value.
+void check_scales(const graph::Node& node, const IntegerProductInputs& in, int i,
+                  const graph::TensorRef& t) {
+  const float* s = t.as<const float>();
+  for (size_t j = 0; j < t.numel(); ++j) {
+    if (!(s[j] > 0.0F) || !std::isfinite(s[j])) {
+      fail_input(node, in, i,
+                 "holds " + std::to_string(s[j]) + " at " + std::to_string(j) +
+                     ": a scale must be positive and finite");
+    }
+  }
+}
+
+MatmulShape matmul_shape(const graph::Node& node, const std::vector<int64_t>& a,
+                         const std::vector<int64_t>& b, const std::vector<int64_t>& y) {
+  if (a.empty() || b.empty()) node_fail(node, "the operands must not be scalars");
+  const size_t rank = std::max({a.size(), b.size(), size_t{2}});
+  std::vector<int64_t> da(rank, 1), db(rank, 1);
+  std::copy(a.begin(), a.end(), da.end() - static_cast<std::ptrdiff_t>(a.size()));
+  if (b.size() == 1) {
+    db[rank - 2] = b[0];
+  } else {
+    std::copy(b.begin(), b.end(), db.end() - static_cast<std::ptrdiff_t>(b.size()));
+  }
+  MatmulShape s;
+  s.m = da[rank - 2];
+  s.k = da[rank - 1];
+  s.n = db[rank - 1];
+  if (db[rank - 2] != s.k) {
+    node_fail(node, "inner dims of " + extents_text(a) + " and " + extents_text(b) + " differ");
+  }
+  s.a_step.assign(rank - 2, 0);
+  s.b_step.assign(rank - 2, 0);
+  int64_t a_matrices = 1, b_matrices = 1;
+  for (size_t i = rank - 2; i-- > 0;) {
+    if (da[i] != db[i] && da[i] != 1 && db[i] != 1) {
+      node_fail(node, "batch dims of " + extents_text(a) + " and " + extents_text(b) +
+                          " do not broadcast");
+    }
+    s.a_step[i] = da[i] == 1 ? 0 : a_matrices;
+    s.b_step[i] = db[i] == 1 ? 0 : b_matrices;
+    a_matrices *= da[i];
+    b_matrices *= db[i];
+  }
+  for (size_t i = 0; i + 2 < rank; ++i) s.batch.push_back(std::max(da[i], db[i]));
+  s.batches = numel(s.batch);
+  if (s.batches * s.m * s.n != numel(y)) {
+    node_fail(node, "the output " + extents_text(y) + " does not match the operands'");
+  }
+  return s;
+}
+
+ConvShape conv_shape(const graph::Node& node, int32_t node_id, const std::vector<int64_t>& x,
+                     const std::vector<int64_t>& w, const std::vector<int64_t>& y) {
+  if (x.size() < 3 || x.size() > 5) {
+    node_fail(node, "input 'x' " + extents_text(x) + " must have 1 to 3 spatial dims");
+  }
+  const size_t spatial = x.size() - 2;
+  if (w.size() != x.size()) {
+    node_fail(node,
+              "input 'w' " + extents_text(w) + " does not have the rank of 'x' " + extents_text(x));
+  }
+  const auto window = graph::ops::ConvWindow::decode(node, node_id, spatial);
+  ConvShape s;
+  s.n = x[0];
+  s.c = x[1];
+  s.m = w[0];
+  s.group = window.group;
+  if (s.group <= 0 || s.c != w[1] * s.group || s.m % s.group != 0) {
+    node_fail(node, "input 'w' " + extents_text(w) + " does not fit 'x' " + extents_text(x) +
+                        " in " + std::to_string(s.group) + " groups");
+  }
+  if (y.size() != x.size() || y[0] != s.n || y[1] != s.m) {
+    node_fail(node, "the output " + extents_text(y) + " does not match the operands'");
+  }
+  const size_t skip = 3 - spatial;  // leading spatial dims of extent 1
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t k = w[i + 2];
+    if (!window.kernel_shape.empty() && window.kernel_shape[i] != k) {
+      node_fail(node, "attribute 'kernel_shape' does not match 'w' " + extents_text(w));
+    }
+    s.in[skip + i] = x[i + 2];
+    s.kernel[skip + i] = k;
+    s.out[skip + i] = y[i + 2];
+    s.stride[skip + i] = window.strides[i];
+    s.dilation[skip + i] = window.dilations[i];
+    s.pad[skip + i] = window.forward_pads(i, k, x[i + 2], y[i + 2]).begin;
+    // The end pad that gives exactly the output's extent (what oneDNN checks).
+    s.pad_end[skip + i] = (y[i + 2] - 1) * window.strides[i] + window.effective_kernel(i, k) -
+                          x[i + 2] - s.pad[skip + i];
+  }
+  return s;
+}
+
+// ---- reading parameters while running
+
+// A parameter's values for one run, its tensor looked up once (the hot loops read them per
+// column).
+template <class T>
+struct ParamValues {
+  const T* data = nullptr;  // nullptr: an absent zero point, 0
+  Param p;
+  T at(int64_t matrix, int64_t i) const {
+    return data == nullptr ? T{0} : data[p.index(matrix, i)];
+  }
+};
+
+template <class T>
+ParamValues<T> values_of(const graph::KernelContext& ctx, const Param& p) {
+  if (p.input < 0 || !ctx.has_input(static_cast<size_t>(p.input))) return {nullptr, p};
+  return {ctx.input(static_cast<size_t>(p.input)).as<const T>(), p};
+}
+
+template <class T>
+int32_t zero_at(const graph::KernelContext& ctx, const Param& p, int64_t matrix, int64_t i) {
+  if (p.input < 0 || !ctx.has_input(static_cast<size_t>(p.input))) return 0;
+  return static_cast<int32_t>(
+      ctx.input(static_cast<size_t>(p.input)).as<const T>()[p.index(matrix, i)]);
+}
+
+float scale_at(const graph::KernelContext& ctx, const Param& p, int64_t matrix, int64_t i) {
+  return ctx.input(static_cast<size_t>(p.input)).as<const float>()[p.index(matrix, i)];
+}
+
+// The scales of a step whose scales are not all constants.
+void check_run_scales(graph::KernelContext& ctx, const ProductState& s) {
+  if (!s.in.quantized_output() || s.scales_checked) return;
+  for (const int i : {s.in.a_scale, s.in.b_scale, s.in.y_scale}) {
+    check_scales(ctx.node(), s.in, i, ctx.input(static_cast<size_t>(i)));
+  }
+}
+
+// a_scale b_scale / y_scale in float32, as onnxruntime takes it; an overflow to infinity (scales
+// far apart) held at the largest float, so that a zero sum still gives 0 rather than NaN.
+float multiplier(float a_scale, float b_scale, float y_scale) {
+  return std::min(a_scale * b_scale / y_scale, std::numeric_limits<float>::max());
+}
+
+// saturate(round_half_even(acc * multiplier) + zero) in TY's range (nearbyint rounds half to even
+// in the default rounding mode). Plain comparisons, so the loops calling it vectorise.
+template <class TY>
+TY requantize(int32_t acc, float multiplier, int32_t zero) {
+  float v = std::nearbyint(static_cast<float>(acc) * multiplier) + static_cast<float>(zero);
+  constexpr auto lo = static_cast<float>(std::numeric_limits<TY>::min());
+  constexpr auto hi = static_cast<float>(std::numeric_limits<TY>::max());
+  v = v < lo ? lo : v;
+  v = v > hi ? hi : v;
+  return static_cast<TY>(v);
+}
+
+// ---- matrix products
+
+// The matrix index of A and of B for Y's batch index `batch`.
+std::pair<int64_t, int64_t> operand_matrices(const MatmulShape& s, int64_t batch) {
+  int64_t a = 0, b = 0;
+  for (size_t i = s.batch.size(); i-- > 0;) {
+    const int64_t at = batch % s.batch[i];
+    batch /= s.batch[i];
+    a += at * s.a_step[i];
+    b += at * s.b_step[i];
+  }
+  return {a, b};
+}
+
+constexpr int64_t kColumnBlock = 256;
+
+template <class TA, class TB, class TY>
+void matmul_rows(graph::KernelContext& ctx, const ProductState& s, int64_t begin, int64_t end) {
+  const MatmulShape& sh = s.mm;
+  const TA* a_data = ctx.input(static_cast<size_t>(s.in.a)).as<const TA>();
+  const TB* b_data = ctx.input(static_cast<size_t>(s.in.b)).as<const TB>();
+  TY* y_data = ctx.output(0).as<TY>();
+  const auto b_zero = values_of<TB>(ctx, s.b_zero);
+  [[maybe_unused]] const auto b_scale = values_of<float>(ctx, s.b_scale);
+  std::array<int32_t, kColumnBlock> zb{};
+  std::array<uint32_t, kColumnBlock> acc{};  // unsigned: wraps as ONNX's int32 sum does
+  std::array<float, kColumnBlock> multipliers{};
+  for (int64_t row = begin; row < end; ++row) {
+    const int64_t batch = row / sh.m;
+    const int64_t m = row % sh.m;
+    const auto [am, bm] = operand_matrices(sh, batch);
+    const TA* a = a_data + (am * sh.m + m) * sh.k;
+    const TB* b = b_data + bm * sh.k * sh.n;
+    const int32_t za = zero_at<TA>(ctx, s.a_zero, am, m);
+    for (int64_t n0 = 0; n0 < sh.n; n0 += kColumnBlock) {
+      const int64_t nn = std::min(kColumnBlock, sh.n - n0);
+      // int8 zero points are signed: sign extension is meant.
+      // NOLINTNEXTLINE(bugprone-signed-char-misuse)
+      for (int64_t j = 0; j < nn; ++j) zb[j] = b_zero.at(bm, n0 + j);
+      std::fill_n(acc.begin(), nn, 0U);
+      for (int64_t k = 0; k < sh.k; ++k) {
+        const int32_t av = static_cast<int32_t>(a[k]) - za;
+        if (av == 0) continue;
+        const TB* brow = b + k * sh.n + n0;
+        for (int64_t j = 0; j < nn; ++j) {
+          acc[j] += static_cast<uint32_t>(av * (static_cast<int32_t>(brow[j]) - zb[j]));
+        }
+      }
+      TY* y = y_data + row * sh.n + n0;
+      if constexpr (std::is_same_v<TY, int32_t>) {
+        for (int64_t j = 0; j < nn; ++j) y[j] = static_cast<int32_t>(acc[j]);
+      } else {
+        const float sa = scale_at(ctx, s.a_scale, am, m);
+        const float sy = scale_at(ctx, s.y_scale, batch, m);
+        const int32_t zy = zero_at<TY>(ctx, s.y_zero, batch, m);
+        for (int64_t j = 0; j < nn; ++j) {
+          multipliers[j] = multiplier(sa, b_scale.at(bm, n0 + j), sy);
+        }
+        for (int64_t j = 0; j < nn; ++j) {
+          y[j] = requantize<TY>(static_cast<int32_t>(acc[j]), multipliers[j], zy);
+        }
+      }
+    }
+  }
+}
+
+template <class TA, class TB, class TY>
+void run_matmul_typed(graph::KernelContext& ctx, const ProductState& s) {
+  const int64_t rows = s.mm.batches * s.mm.m;
+  const auto work = static_cast<size_t>(std::max<int64_t>(1, s.mm.k * s.mm.n));
+  parallel_for(
+      ctx.threads(), static_cast<size_t>(rows),
+      [&](size_t begin, size_t end) {
+        with_wide_vectors([&] {
+          matmul_rows<TA, TB, TY>(ctx, s, static_cast<int64_t>(begin), static_cast<int64_t>(end));
+        });
+      },
+      std::max<size_t>(1, size_t{1 << 16} / work));
+}
+
+// ---- convolutions
+
+// One output plane (image n, channel oc) of the int32 sums, into `acc`: padding reads as the
+// input's zero point, so it adds nothing. kWindowSums: every weight read as 1 (the sums of x less
+// its zero point over each window of oc's group, which the oneDNN path needs).
+template <class TX, class TW, bool kWindowSums = false>
+void conv_plane(const graph::KernelContext& ctx, const ProductState& s, int64_t n, int64_t oc,
+                uint32_t* acc) {
+  const ConvShape& c = s.conv;
+  const TX* x = ctx.input(static_cast<size_t>(s.in.a)).as<const TX>();
+  const TW* w = ctx.input(static_cast<size_t>(s.in.b)).as<const TW>();
+  const int64_t cg = c.c / c.group;
+  const int64_t g = oc / (c.m / c.group);
+  const int32_t zx = zero_at<TX>(ctx, s.a_zero, 0, 0);
+  const int32_t zw = zero_at<TW>(ctx, s.b_zero, 0, oc);
+  std::fill_n(acc, c.out_plane(), 0U);
+  for (int64_t ic = 0; ic < cg; ++ic) {
+    const TX* xp = x + (n * c.c + g * cg + ic) * c.in_plane();
+    const TW* wk = w + (oc * cg + ic) * c.kernel_size();
+    for (int64_t kd = 0; kd < c.kernel[0]; ++kd) {
+      for (int64_t kh = 0; kh < c.kernel[1]; ++kh) {
+        for (int64_t kw = 0; kw < c.kernel[2]; ++kw) {
+          const int32_t wv =
+              kWindowSums
+                  ? 1
+                  : static_cast<int32_t>(wk[(kd * c.kernel[1] + kh) * c.kernel[2] + kw]) - zw;
+          if (wv == 0) continue;
+          // The outputs whose input column lies inside the row: iw = ow s - p + kw d in [0, W).
+          const int64_t shift = kw * c.dilation[2] - c.pad[2];
+          int64_t ow_begin = shift >= 0 ? 0 : (-shift + c.stride[2] - 1) / c.stride[2];
+          int64_t ow_end = c.in[2] - shift <= 0 ? 0 : (c.in[2] - shift - 1) / c.stride[2] + 1;
+          ow_end = std::min(ow_end, c.out[2]);
+          ow_begin = std::min(ow_begin, ow_end);
+          for (int64_t od = 0; od < c.out[0]; ++od) {
+            const int64_t id = od * c.stride[0] - c.pad[0] + kd * c.dilation[0];
+            if (id < 0 || id >= c.in[0]) continue;
+            for (int64_t oh = 0; oh < c.out[1]; ++oh) {
+              const int64_t ih = oh * c.stride[1] - c.pad[1] + kh * c.dilation[1];
+              if (ih < 0 || ih >= c.in[1]) continue;
+              const TX* xr = xp + (id * c.in[1] + ih) * c.in[2] + shift;
+              uint32_t* ar = acc + (od * c.out[1] + oh) * c.out[2];
+              for (int64_t ow = ow_begin; ow < ow_end; ++ow) {
+                ar[ow] +=
+                    static_cast<uint32_t>(wv * (static_cast<int32_t>(xr[ow * c.stride[2]]) - zx));
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class TX, class TW, class TY>
+void run_conv_typed(graph::KernelContext& ctx, const ProductState& s) {
+  const ConvShape& c = s.conv;
+  const int64_t plane = c.out_plane();
+  uint32_t* sums = nullptr;
+  if constexpr (std::is_same_v<TY, int32_t>) {
+    sums = ctx.output(0).as<uint32_t>();  // int32 and uint32 may alias
+  } else {
+    const std::span<std::byte> ws = ctx.workspace();
+    const auto need = static_cast<size_t>(c.n * c.m * plane) * sizeof(uint32_t);
+    if (ws.size() < need) {
+      ctx.fail("the step's workspace (" + std::to_string(ws.size()) + " bytes) is smaller than " +
+               std::to_string(need) + " bytes");
+    }
+    sums = reinterpret_cast<uint32_t*>(ws.data());
+  }
+  const auto planes = static_cast<size_t>(c.n * c.m);
+  const auto work = static_cast<size_t>(std::max<int64_t>(1, plane * c.kernel_size() * c.c));
+  parallel_for(
+      ctx.threads(), planes,
+      [&](size_t begin, size_t end) {
+        for (size_t p = begin; p < end; ++p) {
+          const auto i = static_cast<int64_t>(p);
+          uint32_t* acc = sums + i * plane;
+          with_wide_vectors([&] { conv_plane<TX, TW>(ctx, s, i / c.m, i % c.m, acc); });
+          if constexpr (!std::is_same_v<TY, int32_t>) {
+            const int64_t oc = i % c.m;
+            const int32_t bias =
+                s.in.bias >= 0 && ctx.has_input(static_cast<size_t>(s.in.bias))
+                    ? ctx.input(static_cast<size_t>(s.in.bias)).as<const int32_t>()[oc]
+                    : 0;
+            const float m =
+                multiplier(scale_at(ctx, s.a_scale, 0, 0), scale_at(ctx, s.b_scale, 0, oc),
+                           scale_at(ctx, s.y_scale, 0, 0));
+            const int32_t zy = zero_at<TY>(ctx, s.y_zero, 0, 0);
+            TY* y = ctx.output(0).as<TY>() + i * plane;
+            with_wide_vectors([&] {
+              for (int64_t j = 0; j < plane; ++j) {
+                y[j] = requantize<TY>(static_cast<int32_t>(acc[j] + static_cast<uint32_t>(bias)), m,
+                                      zy);
+              }
+            });
+          }
+        }
+      },
+      std::max<size_t>(1, size_t{1 << 16} / work));
+}
+
+// ---- matrix products on oneDNN
+
+using dnnl::memory;
+
+uint64_t aligned(uint64_t bytes) {
+  return (bytes + 63) / 64 * 64;
+}
+
+memory::data_type int8_type(DType t) {
+  return t == DType::uint8 ? memory::data_type::u8 : memory::data_type::s8;
+}
+
+// Whether oneDNN's int8 products are exact here. With VNNI they add 8-bit products straight
+// into int32; without it, its kernels add pairs of them in int16 first, which saturates (255 x
+// 127 x 2 > 32767) and would change the sums, so the plain loops run instead.
+bool int8_products_exact() {
+  static const bool vnni = [] {
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    for (const dnnl::cpu_isa need : {dnnl::cpu_isa::avx512_core_vnni, dnnl::cpu_isa::avx2_vnni}) {
+      const auto bits = static_cast<unsigned>(need);
+      if ((isa & bits) == bits) return true;  // the ISAs are nested bit masks
+    }
+    return false;
+  }();
+  return vnni;
+}
+
+// The oneDNN plan of a matrix product of a B without batch dims (a weight), or nullopt where
+// the plain loops run it: the same answer for the workspace, packed and prepare hooks, which
+// all decide from the extents alone.
+std::optional<DnnlProduct> dnnl_product(const graph::Node& node, IntegerProduct op,
+                                        const Extents& e) {
+  const IntegerProductInputs in = IntegerProductInputs::of(op);
+  const auto a = static_cast<size_t>(in.a);
+  const auto b = static_cast<size_t>(in.b);
+  if (in.conv() || !int8_products_exact() || !all_positive(e) || !e.has_in(a) || !e.has_in(b) ||
+      !graph::ops::integer_operand_dtype(e.in_dtype[a]) ||
+      !graph::ops::integer_operand_dtype(e.in_dtype[b])) {
+    return std::nullopt;
+  }
+  const MatmulShape s = matmul_shape(node, e.in[a], e.in[b], e.out[0]);
+  for (const int64_t step : s.b_step) {
+    if (step != 0) return std::nullopt;  // one B per matrix of the batch
+  }
+  DnnlProduct d;
+  d.rows = s.batches * s.m;
+  d.k = s.k;
+  d.n = s.n;
+  d.b_shift = e.in_dtype[b] == DType::uint8 ? 128 : 0;
+  try {
+    const memory::desc src({d.rows, d.k}, int8_type(e.in_dtype[a]), memory::dims{d.k, 1});
+    const memory::desc weights({d.k, d.n}, memory::data_type::s8, memory::format_tag::any);
+    const memory::desc dst({d.rows, d.n}, memory::data_type::s32, memory::dims{d.n, 1});
+    d.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst), user_scratchpad(),
+                                        cpu_engine());
+    // B as stored into the primitive's layout; a uint8 B less 128 on the way (its zero point).
+    const memory::desc plain({d.k, d.n}, memory::data_type::s8, memory::dims{d.n, 1});
+    d.pack = dnnl::reorder::primitive_desc(cpu_engine(), plain, cpu_engine(), d.pd.weights_desc());
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+  d.scratch_bytes = aligned(d.pd.scratchpad_desc().get_size());
+  d.sums_bytes = in.quantized_output()
+                     ? static_cast<uint64_t>(d.rows) * static_cast<uint64_t>(d.n) * sizeof(int32_t)
+                     : 0;
+  d.weights_bytes = aligned(d.pd.weights_desc().get_size());
+  return d;
+}
+
+// Reorders the constant weights `w` (`count` elements) into `to` with `pack`, from int8: a
+// uint8 tensor (`shift` 128) goes through a copy less 128 (each byte with its top bit flipped),
+// held only while packing. oneDNN's reorder cannot take that zero point itself where the packed
+// layout carries its compensation (an int8 A, x's zero point).
+void pack_weights(const dnnl::reorder::primitive_desc& pack, const void* w, size_t count,
+                  int32_t shift, void* to) {
+  std::vector<uint8_t> shifted;
+  if (shift != 0) {
+    const auto* bytes = static_cast<const uint8_t*>(w);
+    shifted.resize(count);
+    for (size_t i = 0; i < count; ++i) shifted[i] = bytes[i] ^ 0x80U;
+    w = shifted.data();
+  }
+  memory from(pack.src_desc(), cpu_engine(), const_cast<void*>(w));
+  memory dst(pack.dst_desc(), cpu_engine(), to);
+  dnnl::stream stream(cpu_engine());
+  dnnl::reorder(pack).execute(stream, from, dst);
+  stream.wait();
+}
+
+// Packs the constant B once and builds the primitive over the packed copy.
+void prepare_dnnl(ProductState& s, const DnnlProduct& d, const void* b) {
+  s.packed = AlignedBuffer(d.packed());
+  pack_weights(d.pack, b, static_cast<size_t>(d.k * d.n), d.b_shift, s.packed.data());
+  // Column sums of B as packed (less the shift), for the zero points.
+  auto* sums = reinterpret_cast<int32_t*>(s.packed.data() + d.weights_bytes);
+  std::fill_n(sums, d.n, 0);
+  const auto add = [&](auto* rows) {
+    for (int64_t k = 0; k < d.k; ++k) {
+      for (int64_t j = 0; j < d.n; ++j)
+        sums[j] += static_cast<int32_t>(rows[k * d.n + j]) - d.b_shift;
+    }
+  };
+  if (d.b_shift != 0) {
+    add(static_cast<const uint8_t*>(b));
+  } else {
+    add(static_cast<const int8_t*>(b));
+  }
+  s.primitive.emplace(
+      d.pd, dnnl::matmul(d.pd),
+      std::vector<std::pair<int, memory::desc>>{{DNNL_ARG_SRC, d.pd.src_desc()},
+                                                {DNNL_ARG_WEIGHTS, d.pd.weights_desc()},
+                                                {DNNL_ARG_DST, d.pd.dst_desc()}});
+  s.primitive->bind(DNNL_ARG_WEIGHTS, s.packed.data());
+  s.dnnl = d;
+}
+
+// Rows [begin, end) of Y from oneDNN's sums: the zero points taken off, then requantized for a
+// QLinearMatMul.
+template <class TA, class TB, class TY>
+void finish_dnnl_rows(graph::KernelContext& ctx, const ProductState& s, const int32_t* sums,
+                      int64_t begin, int64_t end) {
+  const DnnlProduct& d = *s.dnnl;
+  const MatmulShape& sh = s.mm;
+  const TA* a_data = ctx.input(static_cast<size_t>(s.in.a)).as<const TA>();
+  const auto* col_sums = reinterpret_cast<const int32_t*>(s.packed.data() + d.weights_bytes);
+  const TB* zb = s.b_zero.input >= 0 && ctx.has_input(static_cast<size_t>(s.b_zero.input))
+                     ? ctx.input(static_cast<size_t>(s.b_zero.input)).as<const TB>()
+                     : nullptr;
+  const bool zb_per_column = zb != nullptr && s.b_zero.spread != Spread::one;
+  const auto shift = static_cast<uint32_t>(d.b_shift);
+  TY* y_data = ctx.output(0).as<TY>();
+  [[maybe_unused]] const auto b_scale = values_of<float>(ctx, s.b_scale);
+  std::array<uint32_t, kColumnBlock> zbs{};
+  std::array<float, kColumnBlock> multipliers{};
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t batch = r / sh.m;
+    const int64_t m = r % sh.m;
+    const int64_t am = operand_matrices(sh, batch).first;
+    const TA* a = a_data + r * d.k;
+    uint32_t row_sum = 0;
+    for (int64_t k = 0; k < d.k; ++k) row_sum += static_cast<uint32_t>(static_cast<int32_t>(a[k]));
+    const auto za = static_cast<uint32_t>(zero_at<TA>(ctx, s.a_zero, am, m));
+    const auto kza = static_cast<uint32_t>(d.k) * za;
+    const int32_t* p = sums + r * d.n;
+    TY* y = y_data + r * d.n;
+    float sa = 0, sy = 0;
+    int32_t zy = 0;
+    if constexpr (!std::is_same_v<TY, int32_t>) {
+      sa = scale_at(ctx, s.a_scale, am, m);
+      sy = scale_at(ctx, s.y_scale, batch, m);
+      zy = zero_at<TY>(ctx, s.y_zero, batch, m);
+    }
+    for (int64_t n0 = 0; n0 < d.n; n0 += kColumnBlock) {
+      const int64_t nn = std::min(kColumnBlock, d.n - n0);
+      // B's zero points less the shift, unsigned: the sums wrap as int32 ones do.
+      for (int64_t j = 0; j < nn; ++j) {
+        const int32_t z = zb == nullptr ? 0 : static_cast<int32_t>(zb[zb_per_column ? n0 + j : 0]);
+        zbs[j] = static_cast<uint32_t>(z) - shift;
+      }
+      const int32_t* pj = p + n0;
+      const int32_t* cj = col_sums + n0;
+      if constexpr (std::is_same_v<TY, int32_t>) {
+        for (int64_t j = 0; j < nn; ++j) {
+          y[n0 + j] = static_cast<int32_t>(static_cast<uint32_t>(pj[j]) - zbs[j] * row_sum -
+                                           za * static_cast<uint32_t>(cj[j]) + kza * zbs[j]);
+        }
+      } else {
+        for (int64_t j = 0; j < nn; ++j) {
+          multipliers[j] = multiplier(sa, b_scale.at(0, n0 + j), sy);
+        }
+        for (int64_t j = 0; j < nn; ++j) {
+          const auto acc = static_cast<int32_t>(static_cast<uint32_t>(pj[j]) - zbs[j] * row_sum -
+                                                za * static_cast<uint32_t>(cj[j]) + kza * zbs[j]);
+          y[n0 + j] = requantize<TY>(acc, multipliers[j], zy);
+        }
+      }
+    }
+  }
+}
+
+template <class TA, class TB, class TY>
+void run_dnnl_typed(graph::KernelContext& ctx, ProductState& s) {
+  const DnnlProduct& d = *s.dnnl;
+  const std::span<std::byte> ws = ctx.workspace();
+  if (ws.size() < d.workspace()) {
+    ctx.fail("the step's workspace (" + std::to_string(ws.size()) + " bytes) is smaller than " +
+             std::to_string(d.workspace()) + " bytes");
+  }
+  int32_t* sums = std::is_same_v<TY, int32_t>
+                      ? ctx.output(0).as<int32_t>()
+                      : reinterpret_cast<int32_t*>(ws.data() + d.scratch_bytes);
+  s.primitive->bind(DNNL_ARG_SRC, ctx.input(static_cast<size_t>(s.in.a)).data);
+  s.primitive->bind(DNNL_ARG_DST, sums);
+  s.primitive->execute(ctx);
+  parallel_for(
+      ctx.threads(), static_cast<size_t>(d.rows),
+      [&](size_t begin, size_t end) {
+        with_wide_vectors([&] {
+          finish_dnnl_rows<TA, TB, TY>(ctx, s, sums, static_cast<int64_t>(begin),
+                                       static_cast<int64_t>(end));
+        });
+      },
+      std::max<size_t>(1, size_t{1 << 14} / static_cast<size_t>(d.n + d.k)));
+}
+
+// ---- convolutions on oneDNN
+
+// The oneDNN plan of a 2-D convolution, or nullopt where the plain loops run it. Only oneDNN's
+// jit kernels: its gemm-based int8 convolution runs a gemm that may take memory of its own.
+std::optional<DnnlConv> dnnl_conv(const graph::Node& node, int32_t node_id, IntegerProduct op,
+                                  const Extents& e) {
+  const IntegerProductInputs in = IntegerProductInputs::of(op);
+  const auto a = static_cast<size_t>(in.a);
+  const auto b = static_cast<size_t>(in.b);
+  if (!in.conv() || !int8_products_exact() || !all_positive(e) || !e.has_in(a) || !e.has_in(b) ||
+      e.in[a].size() != 4 || !graph::ops::integer_operand_dtype(e.in_dtype[a]) ||
+      !graph::ops::integer_operand_dtype(e.in_dtype[b])) {
+    return std::nullopt;
+  }
+  const ConvShape c = conv_shape(node, node_id, e.in[a], e.in[b], e.out[0]);
+  DnnlConv d;
+  d.w_shift = e.in_dtype[b] == DType::uint8 ? 128 : 0;
+  const int64_t cg = c.c / c.group;
+  const memory::dims w_dims =
+      c.group == 1 ? memory::dims{c.m, cg, c.kernel[1], c.kernel[2]}
+                   : memory::dims{c.group, c.m / c.group, cg, c.kernel[1], c.kernel[2]};
+  try {
+    const memory::dims x_dims{c.n, c.c, c.in[1], c.in[2]};
+    const memory::desc src(x_dims, int8_type(e.in_dtype[a]), memory::format_tag::nhwc);
+    const memory::desc dst({c.n, c.m, c.out[1], c.out[2]}, memory::data_type::s32,
+                           memory::format_tag::nhwc);
+    const memory::desc weights(w_dims, memory::data_type::s8, memory::format_tag::any);
+    dnnl::primitive_attr attr = user_scratchpad();
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    d.pd = dnnl::convolution_forward::primitive_desc(
+        dnnl::convolution_forward::desc(
+            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, weights,
+            memory::desc(), dst, {c.stride[1], c.stride[2]}, {c.dilation[1] - 1, c.dilation[2] - 1},
+            {c.pad[1], c.pad[2]}, {c.pad_end[1], c.pad_end[2]}),
+        attr, cpu_engine());
+    const std::string impl = d.pd.impl_info_str();
+    if (impl.rfind("jit", 0) != 0 && impl.rfind("brg", 0) != 0) return std::nullopt;
+    const memory::desc plain_w(w_dims, memory::data_type::s8,
+                               c.group == 1 ? memory::format_tag::oihw : memory::format_tag::goihw);
+    d.pack =
+        dnnl::reorder::primitive_desc(cpu_engine(), plain_w, cpu_engine(), d.pd.weights_desc());
+    const memory::desc plain_x(x_dims, int8_type(e.in_dtype[a]), memory::format_tag::nchw);
+    d.to_channels_last = dnnl::reorder::primitive_desc(cpu_engine(), plain_x, cpu_engine(),
+                                                       d.pd.src_desc(), user_scratchpad());
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
+  const uint64_t scratch =
+      std::max(d.pd.scratchpad_desc().get_size(), d.to_channels_last.scratchpad_desc().get_size());
+  d.src_offset = aligned(scratch);
+  d.dst_offset = d.src_offset + aligned(d.pd.src_desc().get_size());
+  d.window_offset = d.dst_offset + aligned(d.pd.dst_desc().get_size());
+  d.total = d.window_offset +
+            aligned(static_cast<uint64_t>(c.n * c.group * c.out_plane()) * sizeof(int32_t));
+  d.weights_bytes = aligned(d.pd.weights_desc().get_size());
+  return d;
+}
+
+void prepare_dnnl_conv(ProductState& s, const DnnlConv& d, const void* w) {
+  s.packed = AlignedBuffer(d.weights_bytes);
+  const ConvShape& c = s.conv;
+  pack_weights(d.pack, w, static_cast<size_t>(c.m * (c.c / c.group) * c.kernel_size()), d.w_shift,
+               s.packed.data());
+  const memory::desc zero_point({1}, memory::data_type::s32, memory::dims{1});
+  s.primitive.emplace(d.pd, dnnl::convolution_forward(d.pd),
+                      std::vector<std::pair<int, memory::desc>>{
+                          {DNNL_ARG_SRC, d.pd.src_desc()},
+                          {DNNL_ARG_WEIGHTS, d.pd.weights_desc()},
+                          {DNNL_ARG_DST, d.pd.dst_desc()},
+                          {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_point}});
+  s.primitive->bind(DNNL_ARG_WEIGHTS, s.packed.data());
+  s.primitive->bind(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, &s.x_zero);
+  s.to_channels_last.emplace(
+      d.to_channels_last, dnnl::reorder(d.to_channels_last),
+      std::vector<std::pair<int, memory::desc>>{{DNNL_ARG_FROM, d.to_channels_last.src_desc()},
+                                                {DNNL_ARG_TO, d.to_channels_last.dst_desc()}});
+  s.dnnl_conv = d;
+}
+
+constexpr int64_t kTile = 64;
+
+// Tiles [begin, end) of Y (image, block of kTile pixels) from oneDNN's channels-last int32 sums:
+// w's zero points taken off through the window sums, the bias added, requantized.
+template <class TW, class TY>
+void finish_conv_tiles(graph::KernelContext& ctx, const ProductState& s, const int32_t* sums,
+                       const uint32_t* window, bool any_zero_point, int64_t begin, int64_t end) {
+  const DnnlConv& d = *s.dnnl_conv;
+  const ConvShape& c = s.conv;
+  const int64_t plane = c.out_plane();
+  const int64_t blocks = (plane + kTile - 1) / kTile;
+  const int64_t per_group = c.m / c.group;
+  const auto w_zero = values_of<TW>(ctx, s.b_zero);
+  [[maybe_unused]] const auto w_scale = values_of<float>(ctx, s.b_scale);
+  const int32_t* bias = s.in.bias >= 0 && ctx.has_input(static_cast<size_t>(s.in.bias))
+                            ? ctx.input(static_cast<size_t>(s.in.bias)).as<const int32_t>()
+                            : nullptr;
+  float x_scale = 0, y_scale = 0;
+  int32_t zy = 0;
+  if constexpr (!std::is_same_v<TY, int32_t>) {
+    x_scale = scale_at(ctx, s.a_scale, 0, 0);
+    y_scale = scale_at(ctx, s.y_scale, 0, 0);
+    zy = zero_at<TY>(ctx, s.y_zero, 0, 0);
+  }
+  std::array<uint32_t, kTile * kTile> tile{};  // [channel][pixel]
+  for (int64_t t = begin; t < end; ++t) {
+    const int64_t n = t / blocks;
+    const int64_t p0 = t % blocks * kTile;
+    const int64_t np = std::min(kTile, plane - p0);
+    for (int64_t oc0 = 0; oc0 < c.m; oc0 += kTile) {
+      const int64_t nc = std::min(kTile, c.m - oc0);
+      for (int64_t j = 0; j < np; ++j) {
+        const int32_t* row = sums + (n * plane + p0 + j) * c.m + oc0;
+        for (int64_t k = 0; k < nc; ++k) tile[k * kTile + j] = static_cast<uint32_t>(row[k]);
+      }
+      for (int64_t k = 0; k < nc; ++k) {
+        const int64_t oc = oc0 + k;
+        uint32_t* acc = tile.data() + k * kTile;
+        if (any_zero_point) {
+          const auto zw = static_cast<uint32_t>(static_cast<int32_t>(w_zero.at(0, oc)) - d.w_shift);
+          const uint32_t* win = window + (n * c.group + oc / per_group) * plane + p0;
+          for (int64_t j = 0; j < np; ++j) acc[j] -= zw * win[j];
+        }
+        TY* y = ctx.output(0).as<TY>() + (n * c.m + oc) * plane + p0;
+        if constexpr (std::is_same_v<TY, int32_t>) {
+          for (int64_t j = 0; j < np; ++j) y[j] = static_cast<int32_t>(acc[j]);
+        } else {
+          const uint32_t b = bias == nullptr ? 0U : static_cast<uint32_t>(bias[oc]);
+          const float m = multiplier(x_scale, w_scale.at(0, oc), y_scale);
+          for (int64_t j = 0; j < np; ++j) {
+            y[j] = requantize<TY>(static_cast<int32_t>(acc[j] + b), m, zy);
+          }
+        }
+      }
+    }
+  }
+}
+
+template <class TX, class TW, class TY>
+void run_dnnl_conv_typed(graph::KernelContext& ctx, ProductState& s) {
+  const DnnlConv& d = *s.dnnl_conv;
+  const ConvShape& c = s.conv;
+  const std::span<std::byte> ws = ctx.workspace();
+  if (ws.size() < d.total) {
+    ctx.fail("the step's workspace (" + std::to_string(ws.size()) + " bytes) is smaller than " +
+             std::to_string(d.total) + " bytes");
+  }
+  std::byte* src = ws.data() + d.src_offset;
+  const auto* sums = reinterpret_cast<const int32_t*>(ws.data() + d.dst_offset);
+  auto* window = reinterpret_cast<uint32_t*>(ws.data() + d.window_offset);
+  s.to_channels_last->bind(DNNL_ARG_FROM, ctx.input(static_cast<size_t>(s.in.a)).data);
+  s.to_channels_last->bind(DNNL_ARG_TO, src);
+  s.to_channels_last->execute(ctx);
+  s.x_zero = zero_at<TX>(ctx, s.a_zero, 0, 0);
+  s.primitive->bind(DNNL_ARG_SRC, src);
+  s.primitive->bind(DNNL_ARG_DST, sums);
+  s.primitive->execute(ctx);
+  // w's zero points (less the shift), and the window sums where one is not 0.
+  const int64_t per_group = c.m / c.group;
+  const int64_t plane = c.out_plane();
+  bool any_zero_point = false;
+  for (int64_t oc = 0; oc < c.m; ++oc) {
+    any_zero_point = any_zero_point || zero_at<TW>(ctx, s.b_zero, 0, oc) != d.w_shift;
+  }
+  if (any_zero_point) {
+    parallel_for(
+        ctx.threads(), static_cast<size_t>(c.n * c.group),
+        [&](size_t begin, size_t end) {
+          for (size_t p = begin; p < end; ++p) {
+            const auto i = static_cast<int64_t>(p);
+            with_wide_vectors([&] {
+              conv_plane<TX, TW, true>(ctx, s, i / c.group, i % c.group * per_group,
+                                       window + i * plane);
+            });
+          }
+        },
+        1);
+  }
+  // Tiles of pixels x channels: the channels-last sums transposed through a tile on the stack,
+  // so that the requantizing loops read and write contiguous rows (and vectorise).
+  const auto tiles = static_cast<size_t>(c.n * ((plane + kTile - 1) / kTile));
+  parallel_for(
+      ctx.threads(), tiles,
+      [&](size_t begin, size_t end) {
+        with_wide_vectors([&] {
+          finish_conv_tiles<TW, TY>(ctx, s, sums, window, any_zero_point,
+                                    static_cast<int64_t>(begin), static_cast<int64_t>(end));
+        });
+      },
+      1);
+}
+
+template <IntegerProduct kOp>
+uint64_t product_workspace(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
+                           const std::vector<graph::ConcreteTensor>& out) {
+  return workspace_of(
+      [](const graph::Node& n, const Extents& e) -> uint64_t {
+        if (const auto d = dnnl_product(n, kOp, e)) return d->workspace();
+        if (const auto d = dnnl_conv(n, -1, kOp, e)) return d->total;
+        // The plain loops keep a convolution's int32 sums there when its output is 8-bit.
+        const bool sums = kOp == IntegerProduct::qlinear_conv;
+        return sums ? static_cast<uint64_t>(std::max<int64_t>(0, numel(e.out[0]))) * 4 : 0;
+      },
+      node, in, out);
+}
+
+template <IntegerProduct kOp>
+uint64_t product_packed(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
+                        const std::vector<graph::ConcreteTensor>& out,
+                        const std::vector<bool>& constant) {
+  const auto b = static_cast<size_t>(IntegerProductInputs::of(kOp).b);
+  if (b >= constant.size() || !constant[b]) return 0;  // packed only where B is known
+  return workspace_of(
+      [](const graph::Node& n, const Extents& e) -> uint64_t {
+        if (const auto d = dnnl_product(n, kOp, e)) return d->packed();
+        if (const auto d = dnnl_conv(n, -1, kOp, e)) return d->weights_bytes;
+        return 0;
+      },
+      node, in, out);
+}
+
+// ---- preparing
+
+std::unique_ptr<graph::KernelState> prepare_product(const graph::KernelContext& ctx,
+                                                    IntegerProduct op) {
+  const graph::Node& node = ctx.node();
+  const Extents e = extents_of(ctx);
+  auto s = std::make_unique<ProductState>();
+  s->in = IntegerProductInputs::of(op);
+  const IntegerProductInputs& in = s->in;
+  const auto a = static_cast<size_t>(in.a);
+  const auto b = static_cast<size_t>(in.b);
+  if (!e.has_in(a) || !e.has_in(b)) node_fail(node, "inputs 'a' and 'b' are required");
+  s->a_dtype = e.in_dtype[a];
+  s->b_dtype = e.in_dtype[b];
+  s->y_dtype = e.out_dtype[0];
+  for (const int i : {in.a, in.b}) {
+    if (!graph::ops::integer_operand_dtype(e.in_dtype[static_cast<size_t>(i)])) {
+      fail_input(node, in, i,
+                 "is " + dtype_label(e.in_dtype[static_cast<size_t>(i)]) + ", not uint8 or int8");
+    }
+  }
+  const std::vector<int64_t>& y = e.out[0];
+  if (in.conv()) {
+    s->conv = conv_shape(node, ctx.node_id(), e.in[a], e.in[b], y);
+  } else {
+    s->mm = matmul_shape(node, e.in[a], e.in[b], y);
+  }
+  s->a_zero = decode_param(node, in, e, in.a_zero, e.in[a], s->a_dtype);
+  s->b_zero = decode_param(node, in, e, in.b_zero, e.in[b], s->b_dtype);
+  if (in.quantized_output()) {
+    for (const int i : {in.a_scale, in.b_scale, in.y_scale}) {
+      if (!e.has_in(static_cast<size_t>(i))) fail_input(node, in, i, "is required");
+    }
+    s->a_scale = decode_param(node, in, e, in.a_scale, e.in[a], DType::float32);
+    s->b_scale = decode_param(node, in, e, in.b_scale, e.in[b], DType::float32);
+    s->y_scale = decode_param(node, in, e, in.y_scale, y, DType::float32);
+    s->y_zero = decode_param(node, in, e, in.y_zero, y, s->y_dtype);
+    if (!graph::ops::integer_operand_dtype(s->y_dtype)) {
+      node_fail(node, "the output is " + dtype_label(s->y_dtype) + ", not uint8 or int8");
+    }
+    bool constant = true;
+    for (const int i : {in.a_scale, in.b_scale, in.y_scale}) {
+      const graph::TensorRef& t = ctx.input(static_cast<size_t>(i));
+      if (t.data == nullptr) {
+        constant = false;
+      } else {
+        check_scales(node, in, i, t);
+      }
+    }
+    s->scales_checked = constant;
+    if (in.bias >= 0 && e.has_in(static_cast<size_t>(in.bias))) {
+      const auto& bias = e.in[static_cast<size_t>(in.bias)];
+      if (e.in_dtype[static_cast<size_t>(in.bias)] != DType::int32) {
+        fail_input(node, in, in.bias, "is not int32");
+      }
+      if (bias.size() != 1 || bias[0] != s->conv.m) {
+        fail_input(node, in, in.bias,
+                   extents_text(bias) + " is not one value per output channel [" +
+                       std::to_string(s->conv.m) + "]");
+      }
+    }
+  } else if (s->y_dtype != DType::int32) {
+    node_fail(node, "the output is " + dtype_label(s->y_dtype) + ", not int32");
+  }
+  const void* weights = ctx.input(b).data;
+  if (weights != nullptr) {
+    if (const auto d = dnnl_product(node, op, e)) prepare_dnnl(*s, *d, weights);
+    if (const auto d = dnnl_conv(node, ctx.node_id(), op, e)) prepare_dnnl_conv(*s, *d, weights);
+  }
+  return s;
+}
+
+template <IntegerProduct kOp>
+std::unique_ptr<graph::KernelState> prepare(const graph::KernelContext& ctx) {
+  return prepare_product(ctx, kOp);
+}
+
+// ---- dispatch
+
+using Int8Types = TypeList<uint8_t, int8_t>;
+
+template <class TA, class TB>
+void run_typed(graph::KernelContext& ctx, ProductState& s) {
+  const auto go = [&](auto y) {
+    using TY = decltype(y);
+    if (s.dnnl_conv) {
+      run_dnnl_conv_typed<TA, TB, TY>(ctx, s);
+    } else if (s.in.conv()) {
+      run_conv_typed<TA, TB, TY>(ctx, s);
+    } else if (s.dnnl) {
+      run_dnnl_typed<TA, TB, TY>(ctx, s);
+    } else {
+      run_matmul_typed<TA, TB, TY>(ctx, s);
+    }
+  };
+  if (s.y_dtype == DType::int32) {
+    go(int32_t{});
+  } else if (s.y_dtype == DType::uint8) {
+    go(uint8_t{});
+  } else {
+    go(int8_t{});
+  }
+}
+
+void run_product(graph::KernelContext& ctx) {
+  auto* s = dynamic_cast<ProductState*>(ctx.state());
+  if (s == nullptr) ctx.fail("the kernel's state was not prepared");
+  if (ctx.output(0).numel() == 0) return;
+  check_run_scales(ctx, *s);
+  dispatch_or_fail<Int8Types>(ctx, s->a_dtype, [&](auto a) {
+    dispatch_or_fail<Int8Types>(ctx, s->b_dtype,
+                                [&](auto b) { run_typed<decltype(a), decltype(b)>(ctx, *s); });
+  });
+}
+
+}  // namespace
+
+void register_integer_products(graph::OpRegistry& r) {
+  const auto set = [&](std::string_view op, auto kOp) {
+    constexpr IntegerProduct kind = decltype(kOp)::value;
+    graph::OpSchema& row = r.row("", op);
+    row.kernel = run_product;
+    row.prepare = prepare<kind>;
+    row.workspace = product_workspace<kind>;
+    // The weights packed once where they are a constant; the kernel then reads only the copy.
+    row.packed = product_packed<kind>;
+    row.packed_inputs = 1U << static_cast<unsigned>(IntegerProductInputs::of(kind).b);
+    // The kernels dispatch on uint8 and int8 operands (Int8Types); the operand dtypes of B and
+    // the zero points are checked against A's when preparing.
+    row.kernel_dtypes = dtypes_of(Int8Types{});
+  };
+  using Op = IntegerProduct;
+  set("MatMulInteger", std::integral_constant<Op, Op::matmul_integer>{});
+  set("ConvInteger", std::integral_constant<Op, Op::conv_integer>{});
+  set("QLinearMatMul", std::integral_constant<Op, Op::qlinear_matmul>{});
+  set("QLinearConv", std::integral_constant<Op, Op::qlinear_conv>{});
+}
+
+}  // namespace footprint::runtime::kernels
