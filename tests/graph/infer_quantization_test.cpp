@@ -23,14 +23,14 @@ using testing::Wire;
 // x: float [N, 3, 4] (QuantizeLinear) or int8 (DequantizeLinear); scale and zero point as given.
 struct QdqGraph {
   OneNode g;
-  explicit QdqGraph(DType x, std::vector<testing::DimSpec> dims = {"N", 3, 4}) {
+  explicit QdqGraph(DType x, const std::vector<testing::DimSpec>& dims = {"N", 3, 4}) {
     g.input("x", x, dims);
   }
-  QdqGraph& scale(DType t, std::vector<testing::DimSpec> dims) {
+  QdqGraph& scale(DType t, const std::vector<testing::DimSpec>& dims) {
     g.input("s", t, dims);
     return *this;
   }
-  QdqGraph& zero_point(DType t, std::vector<testing::DimSpec> dims) {
+  QdqGraph& zero_point(DType t, const std::vector<testing::DimSpec>& dims) {
     g.input("zp", t, dims);
     return *this;
   }
@@ -39,7 +39,7 @@ struct QdqGraph {
     return *this;
   }
   // The node, named "q", reading x, s and (when `with_zp`) zp, written to "y".
-  QdqGraph& op(std::string_view op_type, bool with_zp, std::vector<Wire> attrs = {},
+  QdqGraph& op(std::string_view op_type, bool with_zp, const std::vector<Wire>& attrs = {},
                std::string_view domain = {}) {
     std::vector<std::string_view> in{"x", "s"};
     if (with_zp) in.push_back("zp");
@@ -138,9 +138,9 @@ TEST(InferQuantization, PerAxisScaleMustHaveTheAxisExtent) {
 }
 
 TEST(InferQuantization, BlockedScaleHasCeilOfExtentOverBlockOnTheAxis) {
-  const auto blocked = [](std::vector<testing::DimSpec> scale, int64_t block, int64_t axis) {
+  const auto blocked = [](const std::vector<testing::DimSpec>& scale, int64_t block, int64_t axis) {
     return QdqGraph(DType::int4, {4, 6})
-        .scale(DType::float32, std::move(scale))
+        .scale(DType::float32, scale)
         .op("DequantizeLinear", false, {attr("block_size", block), attr("axis", axis)});
   };
   EXPECT_EQ(blocked({4, 2}, 3, 1).type(), "float[4,6]");
@@ -206,7 +206,7 @@ TEST(InferQuantization, ZeroPointOfTheQuantizedTypeAndTheScaleShape) {
 }
 
 // A scale known while inferring (an initializer) that is zero, negative, NaN or infinite.
-std::string known_scale_error(std::vector<float> scale) {
+std::string known_scale_error(const std::vector<float>& scale) {
   QdqGraph g(DType::int8, {2, 3});
   const int64_t n = static_cast<int64_t>(scale.size());
   g.initializer(raw_tensor<float>(

@@ -23,7 +23,7 @@ Tensor scalar(float v) {
   return floats({}, {v});
 }
 // A 4-bit tensor of `dims` from its packed bytes.
-Tensor packed(DType t, Ints dims, std::vector<uint8_t> bytes) {
+Tensor packed(DType t, Ints dims, const std::vector<uint8_t>& bytes) {
   Tensor x{t, std::move(dims), {}};
   if (bytes.size() != (x.numel() + 1) / 2) throw std::runtime_error("packed: wrong byte count");
   for (uint8_t b : bytes) x.bytes.push_back(static_cast<std::byte>(b));

@@ -82,6 +82,8 @@ void round_reals(DType t, float* v, size_t n) {
 template <class T>
 void load_whole(const void* base, size_t k, size_t n, int32_t* out) {
   const T* p = static_cast<const T*>(base) + k;
+  // int8 elements are numbers: sign extension is meant.
+  // NOLINTNEXTLINE(bugprone-signed-char-misuse)
   for (size_t i = 0; i < n; ++i) out[i] = static_cast<int32_t>(p[i]);
 }
 
@@ -169,8 +171,9 @@ struct IntRange {
 IntRange range_of(DType t) {
   const DTypeTraits& tr = dtype_traits(t);
   const int64_t span = int64_t{1} << tr.bits;
+  const int64_t half = span >> 1;
   if (tr.kind == DTypeKind::signed_int) {
-    return {static_cast<float>(-span / 2), static_cast<float>(span / 2 - 1)};
+    return {static_cast<float>(-half), static_cast<float>(half - 1)};
   }
   return {0.0F, static_cast<float>(span - 1)};
 }
