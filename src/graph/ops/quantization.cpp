@@ -38,9 +38,12 @@ bool is_real_type(DType t) {
   return t == DType::float32 || t == DType::float16 || t == DType::bfloat16;
 }
 
+// A scale or zero point of one element (every extent 1; a scalar).
 bool single_element(const Extents& e) {
-  const auto n = e.numel();
-  return e.rank() == 0 || (n && *n == 1);
+  for (size_t d = 0; d < e.rank(); ++d) {
+    if (e.at(d) != 1) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -49,17 +52,6 @@ std::optional<int64_t> Extents::at(size_t d) const {
   if (d >= rank_) return std::nullopt;
   if (values_ != nullptr) return values_[d];
   return dims_[d].value();
-}
-
-std::optional<int64_t> Extents::numel() const {
-  if (!ranked_) return std::nullopt;
-  int64_t n = 1;
-  for (size_t d = 0; d < rank_; ++d) {
-    const auto v = at(d);
-    if (!v) return std::nullopt;
-    n *= *v;
-  }
-  return n;
 }
 
 bool is_quantized_type(QuantizeOp op, DType t) {
@@ -201,7 +193,7 @@ std::optional<QuantLayout> LinearQuantization::layout(
         const auto s = scale_extents.at(d);
         const auto e = x.at(d);
         if (!s || !e) continue;
-        const int64_t want = d == l.axis ? (*e + block_size - 1) / block_size : *e;
+        const int64_t want = d == l.axis ? *e / block_size + (*e % block_size != 0 ? 1 : 0) : *e;
         if (*s == want) continue;
         if (d == l.axis) {
           fail(n, node_id,

@@ -41,8 +41,6 @@ class Extents {
   bool ranked() const { return ranked_; }
   size_t rank() const { return rank_; }
   std::optional<int64_t> at(size_t d) const;
-  // The element count when every extent is known.
-  std::optional<int64_t> numel() const;
 
  private:
   explicit Extents(const Shape& s) : ranked_(s.ranked), rank_(s.rank()), dims_(s.dims.data()) {}
