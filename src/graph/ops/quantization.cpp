@@ -6,6 +6,7 @@
 #include "footprint/graph/ops/quantization.hpp"
 
 #include <cmath>
+#include <sstream>
 #include <string>
 
 #include "families.hpp"
@@ -230,12 +231,11 @@ std::optional<QuantLayout> LinearQuantization::layout(
 
 void check_scale(const Node& n, int32_t node_id, QuantizeOp op, size_t index, double value) {
   if (value > 0 && std::isfinite(value)) return;
-  std::string v = std::to_string(value);
-  if (std::isnan(value)) v = "NaN";
-  if (std::isinf(value)) v = value > 0 ? "inf" : "-inf";
+  std::ostringstream v;  // shortest: "0", "-0.5", "1e-45", "nan", "inf"
+  v << value;
   fail(n, node_id,
        std::string(quantization_input_name(op, 1)) + " element " + std::to_string(index) + " is " +
-           v + ": a scale must be positive and finite");
+           v.str() + ": a scale must be positive and finite");
 }
 
 namespace {

@@ -8,10 +8,11 @@
 //
 //   const auto q = graph::ops::LinearQuantization::decode(node, node_id, QuantizeOp::dequantize,
 //                                                         x.dtype, scale.dtype, zp_dtype);
-//   const auto l = q.layout(node, node_id, Extents::of(x.dims), Extents::of(scale.dims), zp);
-//   // x seen as [outer, l.extent, inner]: element (o, a, i) uses scale element
+//   const QuantLayout l =
+//       *q.layout(node, node_id, Extents::of(x.dims), Extents::of(scale.dims), zp_extents);
+//   // x seen as [outer, x.dims[l.axis], inner]: element (o, a, i) uses scale element
 //   //   per_tensor: 0; per_axis: a; blocked: (o * l.blocks + a / l.block) * inner + i
-//   graph::ops::check_scale(node, node_id, QuantizeOp::dequantize, k, scale_k);
+//   graph::ops::check_scale(node, node_id, QuantizeOp::dequantize, k, scale_k);  // k-th scale
 //
 // Attributes are read whatever the opset (a node of an opset without `axis` has none, and then
 // gets the default, 1), so one decoder serves every version and both domains.
@@ -52,8 +53,8 @@ class Extents {
   const int64_t* values_ = nullptr;
 };
 
-// Which scale element applies where: x seen as [outer, extent, inner] around the axis (the whole
-// tensor as [1, 1, numel] per tensor).
+// Which scale element applies where (the example above); per tensor, the axis and blocks are
+// unused.
 struct QuantLayout {
   QuantGranularity granularity = QuantGranularity::per_tensor;
   size_t axis = 0;     // normalised; per_axis and blocked
