@@ -52,6 +52,7 @@ const graph::OpRegistry& op_registry() {
     kernels::register_recurrent(r);
     kernels::register_control_flow(r);
     kernels::register_detection(r);
+    kernels::register_quantization(r);
     fill_view_kernels(r);
     return r;
   }();

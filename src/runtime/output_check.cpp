@@ -1,6 +1,7 @@
 #include "footprint/runtime/output_check.hpp"
 
 #include <cmath>
+#include <cstddef>
 
 #include "footprint/core/error.hpp"
 
@@ -9,6 +10,12 @@ namespace {
 
 double element_as_double(const Tensor& t, size_t i) {
   const DTypeTraits& traits = dtype_traits(t.dtype());
+  if (traits.packed && traits.is_integer()) {
+    // int4, uint4: element i is the low nibble of byte i / 2 when i is even, the high one when
+    // odd (ONNX's packing).
+    const int v = (std::to_integer<int>(t.data()[i / 2]) >> ((i % 2) * 4)) & 0xF;
+    return traits.kind == DTypeKind::signed_int ? (v ^ 8) - 8 : v;
+  }
   if (traits.read_real == nullptr || traits.packed) {
     throw Error("cannot compare " + std::string(traits.name) + " outputs");
   }

@@ -157,7 +157,9 @@ class PreparedRun {
     ctx.kernel_state = state_.get();
     for (int pass = 0; pass < 2; ++pass) {
       // Garbage first, so an element the kernel forgets to write shows.
-      for (Tensor& t : outputs_) std::memset(t.bytes.data(), 0xcd, t.bytes.size());
+      for (Tensor& t : outputs_) {
+        if (!t.bytes.empty()) std::memset(t.bytes.data(), 0xcd, t.bytes.size());
+      }
       const auto before = heap::snapshot().allocations;
       graph::run(ctx);
       allocations_ = heap::snapshot().allocations - before;

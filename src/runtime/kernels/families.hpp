@@ -2,8 +2,7 @@
 // Each kernel family fills its ops' rows of the runtime's registry (kernel, prepare, workspace,
 // in_place). A family's file mirrors the graph layer's: src/runtime/kernels/X.cpp runs the ops
 // whose rows and inference src/graph/ops/X.cpp adds. Families without kernels yet (losses,
-// quantization, signal) have no file here; blocked_layout and depthwise_conv are helpers
-// of conv_pool.
+// signal) have no file here; blocked_layout and depthwise_conv are helpers of conv_pool.
 #include "footprint/graph/op_registry.hpp"
 
 namespace footprint::runtime::kernels {
@@ -29,5 +28,6 @@ void register_generators(graph::OpRegistry& r);
 void register_recurrent(graph::OpRegistry& r);
 void register_control_flow(graph::OpRegistry& r);
 void register_detection(graph::OpRegistry& r);
+void register_quantization(graph::OpRegistry& r);
 
 }  // namespace footprint::runtime::kernels
