@@ -13,7 +13,12 @@
 // (src/graph/prepare_graph.cpp); graph::fuse runs them alone. The epilogues are folded in
 // src/graph/passes/fuse_epilogues.cpp.
 //
-// First, per-channel affine maps fold into the parameters before them
+// First, a QDQ model's DequantizeLinear -> Conv / MatMul -> QuantizeLinear groups become the one
+// QLinearConv or QLinearMatMul they mean, where that is the same int8 computation
+// (src/graph/passes/fuse_qdq.cpp): the weights stay int8 and the activations between groups
+// stay 8-bit, never dequantized copies.
+//
+// Then per-channel affine maps fold into the parameters before them
 // (src/graph/passes/fold_channel_affine.cpp): an inference BatchNormalization into the convolution
 // whose output it alone reads, a Mul or Add by a per-channel constant into a convolution or a
 // normalisation. Constant nodes compute the new parameters once, when preparing.

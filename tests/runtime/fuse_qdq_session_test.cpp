@@ -1,0 +1,157 @@
+// graph::fuse's QDQ step as the runtime runs it: DequantizeLinear -> Conv / MatMul ->
+// QuantizeLinear written the way onnxruntime's quantize_static writes it becomes one QLinearConv
+// or QLinearMatMul, gives what the nodes as written give (the same int8 arithmetic: the outputs
+// are equal, not close), in the arena the fused graph planned; a group whose bias is not at the
+// product scale is left as written.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "footprint/graph/builder.hpp"
+#include "footprint/runtime/op_kernels.hpp"
+#include "runtime/fused_outcome.hpp"
+
+namespace footprint::graph {
+namespace {
+
+using testing::Outcome;
+using testing::run_once;
+using testing::seeded;
+
+SharedValue scalar_f(float v) {
+  auto t = HostValue::make(DType::float32, {});
+  t->span<float>()[0] = v;
+  return t;
+}
+
+SharedValue scalar_u8(uint8_t v) {
+  auto t = HostValue::make(DType::uint8, {});
+  t->span<uint8_t>()[0] = v;
+  return t;
+}
+
+// Weights of `dims` in int8, seeded, and their per-output-channel scales (axis 0) and zeros.
+struct QuantWeights {
+  SharedValue q, scale, zero;
+};
+
+QuantWeights weights(std::vector<int64_t> dims, int64_t channels, uint32_t seed) {
+  QuantWeights w{HostValue::make(DType::int8, dims), HostValue::make(DType::float32, {channels}),
+                 HostValue::zeros(DType::int8, {channels})};
+  uint32_t s = seed;
+  for (int8_t& e : w.q->span<int8_t>()) {
+    s = s * 1664525U + 1013904223U;
+    e = static_cast<int8_t>(static_cast<int>(s >> 24) - 128);
+  }
+  for (int64_t c = 0; c < channels; ++c) {
+    w.scale->span<float>()[c] = 0.002F + 0.0005F * static_cast<float>(c % 5);
+  }
+  return w;
+}
+
+BuilderOptions opset13() {
+  BuilderOptions o;
+  o.opset = 13;  // per-axis DequantizeLinear
+  return o;
+}
+
+Var dequantize(GraphBuilder& b, const Var& q, const Var& scale, const Var& zero, int64_t axis) {
+  return b.op1("DequantizeLinear", {q, scale, zero}, {Attr::of("axis", axis)});
+}
+
+// x float [N, 8, 10, 10] -> Q -> DQ -> Conv 3x3 (8 -> 16, int8 weights per channel, int32 bias at
+// `bias_scale_factor` x the product scale) -> Q -> DQ -> MatMul-free tail: y float.
+BuiltGraph qdq_conv(float bias_scale_factor) {
+  GraphBuilder b(runtime::op_registry(), opset13());
+  const Var x = b.input("x", DType::float32,
+                        {Dim::named("N"), Dim::known(8), Dim::known(10), Dim::known(10)});
+  const float xs = 0.02F;
+  const Var x_scale = b.constant(scalar_f(xs));
+  const Var x_zero = b.constant(scalar_u8(128));
+  const Var xq = b.op1("QuantizeLinear", {x, x_scale, x_zero});
+  const Var xd = b.op1("DequantizeLinear", {xq, x_scale, x_zero});
+  const QuantWeights w = weights({16, 8, 3, 3}, 16, 7);
+  const Var wd = dequantize(b, b.constant(w.q), b.constant(w.scale), b.constant(w.zero), 0);
+  auto bias = HostValue::make(DType::int32, {16});
+  auto bias_scale = HostValue::make(DType::float32, {16});
+  for (int64_t c = 0; c < 16; ++c) {
+    bias->span<int32_t>()[c] = static_cast<int32_t>(c * 37 - 250);
+    bias_scale->span<float>()[c] = xs * w.scale->span<float>()[c] * bias_scale_factor;
+  }
+  const Var bd = dequantize(b, b.constant(bias), b.constant(bias_scale),
+                            b.constant(HostValue::zeros(DType::int32, {16})), 0);
+  const Var c = b.conv(xd, wd, bd, {1, 1}, {1, 1, 1, 1});
+  const Var y_scale = b.constant(scalar_f(0.05F));
+  const Var y_zero = b.constant(scalar_u8(100));
+  const Var yq = b.op1("QuantizeLinear", {c, y_scale, y_zero});
+  b.output(b.op1("DequantizeLinear", {yq, y_scale, y_zero}), "y");
+  return b.to_graph();
+}
+
+std::vector<runtime::Tensor> image(int64_t n) {
+  std::vector<runtime::Tensor> in;
+  in.emplace_back("x", DType::float32, std::vector<int64_t>{n, 8, 10, 10});
+  seeded(in[0], 3, 4.0F);
+  return in;
+}
+
+bool made(const Outcome& o, const std::string& op) {
+  for (const std::string& line : o.prepared.patterns) {
+    if (line.rfind(op + " ", 0) == 0) return true;
+  }
+  return false;
+}
+
+TEST(FuseQdqSession, AConvGroupRunsAsQLinearConvWithTheSameOutputs) {
+  const BuiltGraph built = qdq_conv(1.0F);
+  const Outcome fused = run_once(*built.model, true, image(2));
+  const Outcome apart = run_once(*built.model, false, image(2));
+  EXPECT_TRUE(made(fused, "QLinearConv")) << ::testing::PrintToString(fused.prepared.patterns);
+  EXPECT_FALSE(made(apart, "QLinearConv"));
+  EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes);
+  EXPECT_LT(fused.obtained, apart.obtained);  // uint8 activations, no float copies between
+  ASSERT_EQ(fused.y.size(), apart.y.size());
+  size_t steps = 0;
+  for (size_t i = 0; i < fused.y.size(); ++i) {
+    EXPECT_EQ(fused.y[i], apart.y[i]) << i;
+    steps += fused.y[i] != fused.y[0] ? 1 : 0;
+  }
+  EXPECT_GT(steps, fused.y.size() / 2);  // not a saturated, constant output
+}
+
+TEST(FuseQdqSession, ABiasAtAnotherScaleIsLeftAsWritten) {
+  const BuiltGraph built = qdq_conv(1.5F);
+  const Outcome o = run_once(*built.model, true, image(1));
+  EXPECT_FALSE(made(o, "QLinearConv")) << ::testing::PrintToString(o.prepared.patterns);
+  EXPECT_EQ(o.obtained, o.prepared.planned_arena_bytes);
+}
+
+TEST(FuseQdqSession, AMatMulGroupRunsAsQLinearMatMul) {
+  GraphBuilder b(runtime::op_registry(), opset13());
+  const Var a = b.input("a", DType::float32, {Dim::named("N"), Dim::known(24)});
+  const Var a_scale = b.constant(scalar_f(0.03F));
+  const Var a_zero = b.constant(scalar_u8(120));
+  const Var ad =
+      b.op1("DequantizeLinear", {b.op1("QuantizeLinear", {a, a_scale, a_zero}), a_scale, a_zero});
+  const QuantWeights w = weights({24, 12}, 12, 11);
+  const Var wd = dequantize(b, b.constant(w.q), b.constant(w.scale), b.constant(w.zero), 1);
+  const Var y_scale = b.constant(scalar_f(0.01F));
+  const Var y_zero = b.constant(scalar_u8(128));
+  const Var yq = b.op1("QuantizeLinear", {b.matmul(ad, wd), y_scale, y_zero});
+  b.output(b.op1("DequantizeLinear", {yq, y_scale, y_zero}), "y");
+  const BuiltGraph built = b.to_graph();
+  std::vector<runtime::Tensor> in;
+  in.emplace_back("a", DType::float32, std::vector<int64_t>{5, 24});
+  seeded(in[0], 9, 6.0F);
+  const Outcome fused = run_once(*built.model, true, in);
+  const Outcome apart = run_once(*built.model, false, in);
+  EXPECT_TRUE(made(fused, "QLinearMatMul")) << ::testing::PrintToString(fused.prepared.patterns);
+  EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes);
+  ASSERT_EQ(fused.y.size(), 60U);
+  for (size_t i = 0; i < fused.y.size(); ++i) EXPECT_EQ(fused.y[i], apart.y[i]) << i;
+}
+
+}  // namespace
+}  // namespace footprint::graph
