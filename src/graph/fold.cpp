@@ -74,6 +74,8 @@ class Folder {
     if (!n.implicit_inputs.empty()) return "read values known only when running (subgraphs)";
     if (n.schema == nullptr) return "op unknown to footprint";
     if (!n.schema->deterministic) return "random (not deterministic)";
+    if (n.schema->dequantizes)
+      return "dequantizes stored weights (folded, they would be stored as float)";
     if (!can_evaluate(n) && !is_view(n)) return "no kernel to evaluate them with";
     for (ValueId v : n.outputs) {
       if (v == kNoValue) return "an output is omitted";

@@ -14,6 +14,7 @@
 
 #include "cli/cli_runner.hpp"
 #include "footprint/core/heap_counter.hpp"
+#include "footprint/graph/builder.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/tensor_data.hpp"
@@ -131,6 +132,28 @@ TEST(Fold, MaxFoldBytesKeepsBigConstantsComputed) {
   EXPECT_EQ(all_kept.count("outputs above --max-fold-bytes"), 0u);
   EXPECT_GT(some_kept.at("outputs above --max-fold-bytes"), 0u);
   expect_same_outputs(dir.path() / "b.onnx", light("squeezenet"), /*all_folded=*/false);
+}
+
+// A QDQ model's weights stay as stored: folding their DequantizeLinear would store them as float,
+// four times the bytes, and take from fusion the int8 weights its quantized kernels read.
+TEST(Fold, KeepsTheWeightsOfAQuantizedModelAsStored) {
+  GraphBuilder b(runtime::op_registry());
+  const Var x = b.input("x", DType::float32, {Dim::named("N"), Dim::known(64)});
+  auto w = HostValue::zeros(DType::int8, {64, 32});
+  auto scale = HostValue::make(DType::float32, {});
+  scale->span<float>()[0] = 0.01F;
+  const Var wd = b.op1("DequantizeLinear", {b.constant(w), b.constant(scale),
+                                            b.constant(HostValue::zeros(DType::int8, {}))});
+  b.output(b.matmul(x, wd), "y");
+  const BuiltGraph built = b.to_graph();
+  testing::TempDir dir;
+  const FoldReport r =
+      fold_model(built.model->onnx(), runtime::op_registry(), dir.path() / "q.onnx");
+  EXPECT_EQ(r.folded_nodes, 0u);
+  ASSERT_EQ(r.kept.size(), 2u);  // the DequantizeLinear, and the MatMul reading the input
+  EXPECT_EQ(r.kept[0].reason, "dequantizes stored weights (folded, they would be stored as float)");
+  EXPECT_EQ(r.kept[0].nodes, 1u);
+  EXPECT_LT(fs::file_size(dir.path() / "q.onnx"), 64u * 32u * 2u);  // int8, not 8 KiB of float
 }
 
 TEST(FoldCommand, ReportsJsonAndFailsCleanly) {

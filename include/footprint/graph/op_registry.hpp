@@ -55,6 +55,10 @@ struct OpSchema {
   // This input holds output 0's extents as int64 entries (Reshape's `shape`, where 0 copies an
   // extent and -1 infers one): graph::rebatch may rewrite a leading entry that is the batch.
   int output_shape_input = -1;
+  // Output 0 is input 0 widened to a float by its scale (DequantizeLinear): `fold` keeps such a
+  // node, whose folded output would store a weight 4x (int8) or 8x (int4) its bytes, and which
+  // fusion (fuse_qdq) reads into a quantized kernel as stored.
+  bool dequantizes = false;
   // Holds subgraphs in attributes (If, Loop, Scan).
   bool has_subgraphs = false;
   // Same inputs, same outputs. Random ops are not: their outputs are never compile-time

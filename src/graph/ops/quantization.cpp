@@ -273,7 +273,9 @@ void register_quantization(OpRegistry& r) {
   constexpr auto quantize = infer_linear_quantization<QuantizeOp::quantize>;
   constexpr auto dequantize = infer_linear_quantization<QuantizeOp::dequantize>;
   r.add(op("QuantizeLinear", 2, 3, quantize));
-  r.add(op("DequantizeLinear", 2, 3, dequantize));
+  OpSchema onnx_dequantize = op("DequantizeLinear", 2, 3, dequantize);
+  onnx_dequantize.dequantizes = true;
+  r.add(onnx_dequantize);
   r.add(op("DynamicQuantizeLinear", 1, 1, infer_dynamic_quantize, 3, 3));
   // onnxruntime's quantizer writes these for types or axes the ONNX ops of older opsets lack;
   // the semantics and attributes are the ONNX ops'.
@@ -282,6 +284,7 @@ void register_quantization(OpRegistry& r) {
   r.add(ms_quantize);
   OpSchema ms_dequantize = op("DequantizeLinear", 2, 3, dequantize);
   ms_dequantize.domain = "com.microsoft";
+  ms_dequantize.dequantizes = true;
   r.add(ms_dequantize);
 }
 
