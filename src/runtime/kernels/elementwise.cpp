@@ -27,9 +27,6 @@ namespace {
 using graph::KernelContext;
 using graph::TensorRef;
 
-template <class T>
-constexpr bool is_16bit_float = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
-
 // ---- Unary
 
 // Whether Op has a vector float form (exp, sigmoid, tanh: loops over libm calls do not
@@ -244,7 +241,7 @@ struct Gelu {
 };
 
 template <class T>
-double widen(T v) {
+double to_double(T v) {
   if constexpr (is_16bit_float<T>) {
     return static_cast<double>(to_float(v));
   } else {
@@ -261,7 +258,7 @@ void classify_kernel(KernelContext& ctx) {
   const Test test(ctx);
   const size_t n = x.numel();
   auto run = [&](const auto* in) {
-    for (size_t i = 0; i < n; ++i) out[i] = test(widen(in[i]));
+    for (size_t i = 0; i < n; ++i) out[i] = test(to_double(in[i]));
   };
   switch (x.dtype) {
     case DType::float32:
@@ -361,17 +358,6 @@ auto through_float(F f) {
       return r;
     }
   };
-}
-
-// Calls f(T{}) with the C++ type of `t` among Types, adding the 16-bit floats when Types has
-// float (they compute through float).
-template <class Types, class F>
-void dispatch_with_16bit(const KernelContext& ctx, DType t, F&& f) {
-  if constexpr (contains<float>(Types{})) {
-    if (t == DType::float16) return f(Float16{});
-    if (t == DType::bfloat16) return f(BFloat16{});
-  }
-  dispatch_or_fail<Types>(ctx, t, f);
 }
 
 // The element function of Op for T; for 16-bit floats, Op's float function through float.
@@ -512,11 +498,22 @@ struct BitShift {
 };
 
 // Pow: the exponent may have another dtype than the base; the result has the base's.
+// A 16-bit base computes in float (an exponent of 2 squares, as float's), rounded once on store.
 template <class TB>
 void pow_with_base(KernelContext& ctx, const TensorRef& a, const TensorRef& b, TensorRef& y) {
-  dispatch_or_fail<ArithTypes>(ctx, b.dtype, [&](auto tag) {
+  dispatch_with_16bit<ArithTypes>(ctx, b.dtype, [&](auto tag) {
     using TE = decltype(tag);
-    if constexpr (std::is_same_v<TB, float> && std::is_same_v<TE, float>) {
+    if constexpr (is_16bit_float<TB>) {
+      apply_binary<TB, TE, TB>(ctx, a, b, y, [](TB x, TE e) {
+        const float base = to_float(x);
+        const auto exponent = static_cast<float>(widen(e));
+        return from_float<TB>(exponent == 2.0f ? base * base : std::pow(base, exponent));
+      });
+    } else if constexpr (is_16bit_float<TE>) {
+      apply_binary<TB, TE, TB>(ctx, a, b, y, [](TB x, TE e) {
+        return static_cast<TB>(std::pow(static_cast<double>(x), static_cast<double>(widen(e))));
+      });
+    } else if constexpr (std::is_same_v<TB, float> && std::is_same_v<TE, float>) {
       apply_binary<float, float, float>(
           ctx, a, b, y, [](float x, float e) { return e == 2.0f ? x * x : std::pow(x, e); });
     } else {
@@ -531,8 +528,8 @@ void pow_kernel(KernelContext& ctx) {
   const TensorRef& a = ctx.input(0);
   const TensorRef& b = ctx.input(1);
   TensorRef& y = ctx.output(0);
-  dispatch_or_fail<ArithTypes>(ctx, a.dtype,
-                               [&](auto tag) { pow_with_base<decltype(tag)>(ctx, a, b, y); });
+  dispatch_with_16bit<ArithTypes>(ctx, a.dtype,
+                                  [&](auto tag) { pow_with_base<decltype(tag)>(ctx, a, b, y); });
 }
 
 // ---- Variadic Sum / Max / Min / Mean: fold the inputs pairwise into the output
@@ -657,16 +654,16 @@ To convert(From v) {
     return v;
   } else if constexpr (std::is_same_v<To, Float16>) {
     if constexpr (std::is_same_v<From, float>) return to_float16(v);
-    return to_float16(static_cast<float>(widen(v)));
+    return to_float16(static_cast<float>(to_double(v)));
   } else if constexpr (std::is_same_v<To, BFloat16>) {
     if constexpr (std::is_same_v<From, float>) return to_bfloat16(v);
-    return to_bfloat16(static_cast<float>(widen(v)));
+    return to_bfloat16(static_cast<float>(to_double(v)));
   } else if constexpr (std::is_same_v<To, bool>) {
-    return widen(v) != 0;
+    return to_double(v) != 0;
   } else if constexpr (std::is_integral_v<To> && !std::is_integral_v<From>) {
     // Reals to integers truncate; NaN and out-of-range values saturate instead of being
     // undefined behaviour.
-    const double d = widen(v);
+    const double d = to_double(v);
     if (std::isnan(d)) return To(0);
     if (d <= static_cast<double>(std::numeric_limits<To>::lowest())) {
       return std::numeric_limits<To>::lowest();
@@ -791,7 +788,7 @@ void register_binary(graph::OpRegistry& r) {
   in_place("PRelu", binary<Arith<SignedTypes, kPRelu>>);
   in_place("Mod", binary<Mod>);
   in_place("BitShift", binary<BitShift>);
-  in_place("Pow", {pow_kernel, dtypes_of(ArithTypes{})});
+  in_place("Pow", {pow_kernel, dtypes_with_16bit(ArithTypes{})});
   in_place("Equal", binary<Predicate<NumericTypes, kEqual>>);
   in_place("Less", binary<Predicate<ArithTypes, kLess>>);
   in_place("LessOrEqual", binary<Predicate<ArithTypes, kLessOrEqual>>);
