@@ -176,6 +176,79 @@ TEST(Float16Kernels, PoolsAndLayerNormalization) {
   EXPECT_EQ(ln.out(0).values<uint16_t>(), (Halves{0xbc00, 0x4200}));  // -1 * 1 + 0, 1 * 2 + 1
 }
 
+// Halves of n values spread over [-4, 4) (with a NaN and both zeros among them when asked).
+TestTensor spread(Ints dims, bool specials) {
+  size_t n = 1;
+  for (const int64_t d : dims) n *= static_cast<size_t>(d);
+  Halves v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = half_from_float(static_cast<float>((i * 37) % 256) / 32.0f - 4.0f);
+  if (specials && n > 3) {
+    v[1] = 0x7e00;  // NaN
+    v[2] = 0x8000;  // -0
+  }
+  return TestTensor::of<uint16_t>(DType::float16, std::move(dims), v);
+}
+
+// The same tensor in float32 (every half is a float).
+TestTensor widened(const TestTensor& h) {
+  std::vector<float> f;
+  for (const uint16_t b : h.values<uint16_t>()) f.push_back(float_from_half(b));
+  return TestTensor::of<float>(DType::float32, h.dims, f);
+}
+
+Halves rounded(const std::vector<float>& f) {
+  Halves h;
+  for (const float v : f) h.push_back(half_from_float(v));
+  return h;
+}
+
+TEST(Float16Kernels, BlocksOfElementwiseOpsRoundAsTheFloatKernelThenOnce) {
+  // Longer than a block (256) and not a multiple of one, so the conversions' tails run too; the
+  // float32 kernel on the widened values, rounded, is what the 16-bit kernel must store (the
+  // same float op, vector form included), bit for bit, NaN included.
+  for (const char* op : {"Erf", "Tanh", "Exp", "Relu", "Sqrt", "HardSwish"}) {
+    const TestTensor x = spread({1, 700}, true);
+    KernelRun h(op, {x});
+    h.run();
+    KernelRun f(op, {widened(x)});
+    f.run();
+    EXPECT_EQ(h.out(0).values<uint16_t>(), rounded(f.out(0).values<float>())) << op;
+  }
+  // Broadcast rows: [3, 300] with [300] (a row operand), with [3, 1] (a column: stride 0) and
+  // with itself in place.
+  const TestTensor a = spread({3, 300}, true);
+  for (const TestTensor& b : {spread({300}, false), spread({3, 1}, false)}) {
+    for (const char* op : {"Add", "Mul", "Div", "Sub"}) {
+      KernelRun h(op, {a, b});
+      h.run();
+      KernelRun f(op, {widened(a), widened(b)});
+      f.run();
+      EXPECT_EQ(h.out(0).values<uint16_t>(), rounded(f.out(0).values<float>())) << op;
+    }
+  }
+  KernelRun same("Mul", {a, a});
+  same.in_place().run();
+  KernelRun same32("Mul", {widened(a), widened(a)});
+  same32.run();
+  EXPECT_EQ(same.out(0).values<uint16_t>(), rounded(same32.out(0).values<float>()));
+}
+
+TEST(Float16Kernels, MaxPoolPicksTheElementTheFloatLoopDoes) {
+  // 3x3, stride 2, padding and ceil_mode, on planes with a NaN and a -0: the 16-bit path (rows
+  // widened once) keeps the same element as the float32 kernel, so the widened result rounds
+  // back to it exactly.
+  const TestTensor x = spread({1, 2, 13, 11}, true);
+  const std::vector<testing::Wire> attrs{
+      attr("kernel_shape", Ints{3, 3}), attr("strides", Ints{2, 2}), attr("pads", Ints{1, 0, 1, 1}),
+      attr("ceil_mode", int64_t{1})};
+  KernelRun h("MaxPool", {x}, attrs);
+  h.run();
+  KernelRun f("MaxPool", {widened(x)}, attrs);
+  f.run();
+  EXPECT_EQ(h.out(0).values<uint16_t>(), rounded(f.out(0).values<float>()));
+}
+
 TEST(Float16Kernels, TheProductRowsDeclareTheirSixteenBitFloats) {
   const graph::OpRegistry& r = runtime::op_registry();
   for (const auto& [domain, op] :

@@ -683,8 +683,45 @@ void max_plane_2d(const PoolGeometry& g, const T* x, T* y) {
   }
 }
 
+// The same on 16-bit floats, each input row widened once into float (F16C where the CPU has it)
+// rather than each compare converting both sides: the taps in the same order, compared as the
+// same values, so the same element wins; false where a row is wider than the stack buffers.
+template <class H>
+bool max_plane_2d_16(const PoolGeometry& g, const H* x, H* y) {
+  constexpr int64_t kMaxWidth = 2048;
+  const int64_t width = g.in[1], out_w = g.out[1];
+  if (width > kMaxWidth || out_w > kMaxWidth) return false;
+  std::array<float, kMaxWidth> row{};
+  std::array<float, kMaxWidth> best{};
+  for (int64_t oh = 0; oh < g.out[0]; ++oh) {
+    const Taps th = taps(g, 0, oh);
+    const int64_t h0 = oh * g.stride[0] - g.pad_begin[0];
+    for (int64_t kh = th.lo; kh < th.hi; ++kh) {
+      widen_row(x + (h0 + kh * g.dilation[0]) * width, row.data(), static_cast<size_t>(width));
+      for (int64_t ow = 0; ow < out_w; ++ow) {
+        const Taps tw = taps(g, 1, ow);
+        const int64_t w0 = ow * g.stride[1] - g.pad_begin[1];
+        for (int64_t kw = tw.lo; kw < tw.hi; ++kw) {
+          const float v = row[static_cast<size_t>(w0 + kw * g.dilation[1])];
+          float& b = best[static_cast<size_t>(ow)];
+          b = kh == th.lo && kw == tw.lo ? v : (v > b ? v : b);
+        }
+      }
+    }
+    H* out = y + oh * out_w;
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      const Taps tw = taps(g, 1, ow);
+      out[ow] = th.lo < th.hi && tw.lo < tw.hi ? from_float<H>(best[static_cast<size_t>(ow)]) : H{};
+    }
+  }
+  return true;
+}
+
 template <class T>
 void pool_plane(const PoolGeometry& g, const T* x, T* y, int64_t* indices, int64_t plane) {
+  if constexpr (is_16bit_float<T>) {
+    if (g.nd == 2 && g.is_max && indices == nullptr && max_plane_2d_16(g, x, y)) return;
+  }
   if (g.nd == 2 && g.is_max && indices == nullptr) {
     return with_wide_vectors([&] { max_plane_2d(g, x, y); });
   }

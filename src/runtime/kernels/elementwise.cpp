@@ -6,6 +6,8 @@
 // at the CPU's widest vectors: with_wide_vectors in wide_vectors.hpp). Unary and binary ops are
 // declared in_place here, beside their kernels: output 0 may be input 0's buffer, which these
 // loops allow (each element is read before it is written, at the same index).
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -54,18 +56,26 @@ void map_unary(const KernelContext& ctx, const TensorRef& x, TensorRef& y, const
   });
 }
 
+// 16-bit floats a block at a time: widened into floats (F16C where the CPU has it), the float
+// op (its vector form where it has one, as on float32 tensors), rounded once on store. A block is
+// read before it is written, so the step may run in place.
+constexpr size_t k16BitBlock = 256;
+
 template <class T, class Op>
 void map_unary_16(const KernelContext& ctx, const TensorRef& x, TensorRef& y, const Op& op) {
   const T* in = x.as<const T>();
   T* out = y.as<T>();
   parallel_for(ctx.threads(), x.numel(), [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      const float v = op(to_float(in[i]));
-      if constexpr (std::is_same_v<T, Float16>) {
-        out[i] = to_float16(v);
+    float block[k16BitBlock];
+    for (size_t at = begin; at < end; at += k16BitBlock) {
+      const size_t n = std::min(k16BitBlock, end - at);
+      widen_row(in + at, block, n);
+      if constexpr (HasVectorForm<Op>) {
+        simd::map(block, block, n, [&](auto v) { return op.vec(v); });
       } else {
-        out[i] = to_bfloat16(v);
+        for (size_t i = 0; i < n; ++i) block[i] = static_cast<float>(op(block[i]));
       }
+      narrow_row(block, out + at, n);
     }
   });
 }
@@ -347,6 +357,48 @@ void apply_binary(const KernelContext& ctx, const TensorRef& a, const TensorRef&
   binary_rows(p, a.as<const TA>(), b.as<const TB>(), y.as<TO>(), ctx.threads(), f);
 }
 
+// n elements of a 16-bit operand `stride` apart from element `first` of its row, as floats.
+template <class H>
+void widen_strided(const H* row, int64_t stride, size_t first, size_t n, float* out) {
+  if (stride == 1) {
+    widen_row(row + first, out, n);
+  } else if (stride == 0) {
+    std::fill_n(out, n, to_float(row[0]));
+  } else {
+    for (size_t i = 0; i < n; ++i) out[i] = to_float(row[static_cast<int64_t>(first + i) * stride]);
+  }
+}
+
+// A binary op with a real result on 16-bit floats (H), a block of each row at a time: both
+// operands widened, the float function f, the results rounded once on store. A block of the
+// output is written after its operands' blocks are read, so the step may run in place.
+template <class H, class F>
+void apply_binary_16(const KernelContext& ctx, const TensorRef& a, const TensorRef& b, TensorRef& y,
+                     const F& f) {
+  Index padded{};
+  BroadcastPlan<2> p;
+  if (!plan_broadcast<2>(y.dims, {a.dims, aligned_dims(ctx, b, y.rank(), padded)}, p)) {
+    check_rank(ctx, y.rank());
+    ctx.fail("the inputs do not broadcast to the output");
+  }
+  const int64_t sa = p.inner_stride(0);
+  const int64_t sb = p.inner_stride(1);
+  const H* x = a.as<const H>();
+  const H* z = b.as<const H>();
+  H* out = y.as<H>();
+  broadcast_rows<2>(p, ctx.threads(), [&](const std::array<int64_t, 2>& off, size_t o, size_t n) {
+    float fa[k16BitBlock];
+    float fb[k16BitBlock];
+    for (size_t at = 0; at < n; at += k16BitBlock) {
+      const size_t m = std::min(k16BitBlock, n - at);
+      widen_strided(x + off[0], sa, at, m, fa);
+      widen_strided(z + off[1], sb, at, m, fb);
+      for (size_t i = 0; i < m; ++i) fa[i] = f(fa[i], fb[i]);
+      narrow_row(fa, out + o + at, m);
+    }
+  });
+}
+
 // f on 16-bit floats (H) through float: real results go back to H, bool results stay.
 template <class H, class F>
 auto through_float(F f) {
@@ -385,7 +437,11 @@ void binary_kernel(KernelContext& ctx) {
     using T = decltype(tag);
     const auto f = element_fn<T>(op);
     using R = std::invoke_result_t<decltype(f), T, T>;
-    apply_binary<T, T, R>(ctx, a, b, y, f);
+    if constexpr (is_16bit_float<T> && std::is_same_v<R, T>) {
+      apply_binary_16<T>(ctx, a, b, y, op.template fn<float>());
+    } else {
+      apply_binary<T, T, R>(ctx, a, b, y, f);
+    }
   });
 }
 

@@ -4,6 +4,7 @@
 //
 //   const float f = to_float(t.as<const Float16>()[i]);
 //   out.as<BFloat16>()[i] = to_bfloat16(f);
+#include <cstddef>
 #include <cstdint>
 #include <type_traits>
 
@@ -67,6 +68,30 @@ T narrow(C v) {
     return from_float<T>(static_cast<float>(v));
   } else {
     return static_cast<T>(v);
+  }
+}
+
+// n elements at once, as to_float and to_float16 convert each (the same bits, NaNs included),
+// with the CPU's conversion instructions where it has them (F16C): what the kernels that widen
+// whole rows use.
+void halves_to_floats(const Float16* in, float* out, size_t n);
+void floats_to_halves(const float* in, Float16* out, size_t n);
+
+// A row of H (Float16 or BFloat16) as floats and back.
+template <class H>
+void widen_row(const H* in, float* out, size_t n) {
+  if constexpr (std::is_same_v<H, Float16>) {
+    halves_to_floats(in, out, n);
+  } else {
+    for (size_t i = 0; i < n; ++i) out[i] = to_float(in[i]);
+  }
+}
+template <class H>
+void narrow_row(const float* in, H* out, size_t n) {
+  if constexpr (std::is_same_v<H, Float16>) {
+    floats_to_halves(in, out, n);
+  } else {
+    for (size_t i = 0; i < n; ++i) out[i] = to_bfloat16(in[i]);
   }
 }
 

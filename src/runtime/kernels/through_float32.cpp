@@ -10,11 +10,9 @@ namespace footprint::runtime::kernels::through_float32_detail {
 void widen_into(int threads, const graph::TensorRef& from, float* to) {
   parallel_for(threads, from.numel(), [&](size_t begin, size_t end) {
     if (from.dtype == DType::float16) {
-      const auto* in = from.as<const Float16>();
-      for (size_t i = begin; i < end; ++i) to[i] = to_float(in[i]);
+      widen_row(from.as<const Float16>() + begin, to + begin, end - begin);
     } else {
-      const auto* in = from.as<const BFloat16>();
-      for (size_t i = begin; i < end; ++i) to[i] = to_float(in[i]);
+      widen_row(from.as<const BFloat16>() + begin, to + begin, end - begin);
     }
   });
 }
@@ -22,11 +20,9 @@ void widen_into(int threads, const graph::TensorRef& from, float* to) {
 void narrow_into(int threads, const float* from, const graph::TensorRef& to) {
   parallel_for(threads, to.numel(), [&](size_t begin, size_t end) {
     if (to.dtype == DType::float16) {
-      auto* out = to.as<Float16>();
-      for (size_t i = begin; i < end; ++i) out[i] = to_float16(from[i]);
+      narrow_row(from + begin, to.as<Float16>() + begin, end - begin);
     } else {
-      auto* out = to.as<BFloat16>();
-      for (size_t i = begin; i < end; ++i) out[i] = to_bfloat16(from[i]);
+      narrow_row(from + begin, to.as<BFloat16>() + begin, end - begin);
     }
   });
 }
