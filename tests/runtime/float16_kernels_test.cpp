@@ -69,24 +69,25 @@ TEST(Float16Kernels, ConvMatchesAFloatReferenceOnAWindow) {
   const Tensor x = halves(
       {1, 2, 3, 3}, {0x3c00, 0x4000, 0x4200, 0x3800, 0xbc00, 0x3c01, 0x4400, 0x3400, 0xb800, 0x3c00,
                      0x3c00, 0x3c00, 0x4000, 0x4000, 0xc000, 0x3555, 0x3e00, 0x3a00});
-  std::vector<uint16_t> wv;
-  for (int i = 0; i < 18; ++i) wv.push_back(half_from_float(static_cast<float>(i % 5) - 2.0f));
+  std::vector<uint16_t> wv(18);
+  for (size_t i = 0; i < wv.size(); ++i) wv[i] = half_from_float(static_cast<float>(i % 5) - 2.0f);
   const Tensor w = halves({1, 2, 3, 3}, wv);
   PreparedRun k("Conv", {x, w}, {attr("pads", Ints{1, 1, 1, 1})});
   k.run();
   const auto xf = floats_of(x).floats();
   const auto wf = floats_of(w).floats();
   Halves want;
-  for (int oh = 0; oh < 3; ++oh) {
-    for (int ow = 0; ow < 3; ++ow) {
+  for (size_t oh = 0; oh < 3; ++oh) {
+    for (size_t ow = 0; ow < 3; ++ow) {
       double acc = 0;
-      for (int c = 0; c < 2; ++c) {
-        for (int kh = 0; kh < 3; ++kh) {
-          for (int kw = 0; kw < 3; ++kw) {
-            const int h = oh + kh - 1, wi = ow + kw - 1;
-            if (h < 0 || h >= 3 || wi < 0 || wi >= 3) continue;
-            acc += static_cast<double>(xf[static_cast<size_t>(c * 9 + h * 3 + wi)]) *
-                   wf[static_cast<size_t>(c * 9 + kh * 3 + kw)];
+      for (size_t c = 0; c < 2; ++c) {
+        for (size_t kh = 0; kh < 3; ++kh) {
+          for (size_t kw = 0; kw < 3; ++kw) {
+            // The input row and column under tap (kh, kw), one past the padding.
+            const size_t h = oh + kh, wi = ow + kw;
+            if (h < 1 || h > 3 || wi < 1 || wi > 3) continue;
+            acc +=
+                static_cast<double>(xf[c * 9 + (h - 1) * 3 + (wi - 1)]) * wf[c * 9 + kh * 3 + kw];
           }
         }
       }
@@ -121,7 +122,7 @@ TEST(Float16Kernels, GemmAndMatMulRunThroughFloat32) {
   PreparedRun mm32("MatMul", {floats_of(a), floats_of(b)});
   mm32.constants({});
   mm32.run();
-  EXPECT_EQ(mm.workspace_bytes(), mm32.workspace_bytes() + 3 * 64);  // A, B and Y
+  EXPECT_EQ(mm.workspace_bytes(), mm32.workspace_bytes() + uint64_t{3} * 64);  // A, B and Y
   EXPECT_EQ(mm.allocations(), mm32.allocations());
 }
 

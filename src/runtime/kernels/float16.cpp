@@ -3,6 +3,7 @@
 #include <cstring>
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define FOOTPRINT_F16C 1
 #endif
@@ -19,10 +20,14 @@ void floats_to_halves_scalar(const float* in, Float16* out, size_t n) {
 }
 
 #if defined(FOOTPRINT_F16C)
+// F16C is CPUID leaf 1, ECX bit 29 (asked directly: not every compiler's __builtin_cpu_supports
+// knows it).
 bool has_f16c() {
   static const bool yes = [] {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    const bool f16c = __get_cpuid(1, &a, &b, &c, &d) != 0 && (c & (1U << 29)) != 0;
+    return f16c && __builtin_cpu_supports("avx2");
   }();
   return yes;
 }
