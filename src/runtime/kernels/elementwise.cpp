@@ -345,16 +345,23 @@ std::span<const int64_t> aligned_dims(const KernelContext& ctx, const TensorRef&
   return {buffer.data(), out_rank};
 }
 
-template <class TA, class TB, class TO, class F>
-void apply_binary(const KernelContext& ctx, const TensorRef& a, const TensorRef& b, TensorRef& y,
-                  const F& f) {
+// How A and B broadcast to Y, or a failure naming the node.
+BroadcastPlan<2> binary_plan(const KernelContext& ctx, const TensorRef& a, const TensorRef& b,
+                             const TensorRef& y) {
   Index padded{};
   BroadcastPlan<2> p;
   if (!plan_broadcast<2>(y.dims, {a.dims, aligned_dims(ctx, b, y.rank(), padded)}, p)) {
     check_rank(ctx, y.rank());
     ctx.fail("the inputs do not broadcast to the output");
   }
-  binary_rows(p, a.as<const TA>(), b.as<const TB>(), y.as<TO>(), ctx.threads(), f);
+  return p;
+}
+
+template <class TA, class TB, class TO, class F>
+void apply_binary(const KernelContext& ctx, const TensorRef& a, const TensorRef& b, TensorRef& y,
+                  const F& f) {
+  binary_rows(binary_plan(ctx, a, b, y), a.as<const TA>(), b.as<const TB>(), y.as<TO>(),
+              ctx.threads(), f);
 }
 
 // n elements of a 16-bit operand `stride` apart from element `first` of its row, as floats.
@@ -375,12 +382,7 @@ void widen_strided(const H* row, int64_t stride, size_t first, size_t n, float* 
 template <class H, class F>
 void apply_binary_16(const KernelContext& ctx, const TensorRef& a, const TensorRef& b, TensorRef& y,
                      const F& f) {
-  Index padded{};
-  BroadcastPlan<2> p;
-  if (!plan_broadcast<2>(y.dims, {a.dims, aligned_dims(ctx, b, y.rank(), padded)}, p)) {
-    check_rank(ctx, y.rank());
-    ctx.fail("the inputs do not broadcast to the output");
-  }
+  const BroadcastPlan<2> p = binary_plan(ctx, a, b, y);
   const int64_t sa = p.inner_stride(0);
   const int64_t sb = p.inner_stride(1);
   const H* x = a.as<const H>();
@@ -438,7 +440,7 @@ void binary_kernel(KernelContext& ctx) {
     const auto f = element_fn<T>(op);
     using R = std::invoke_result_t<decltype(f), T, T>;
     if constexpr (is_16bit_float<T> && std::is_same_v<R, T>) {
-      apply_binary_16<T>(ctx, a, b, y, op.template fn<float>());
+      apply_binary_16<T>(ctx, a, b, y, op.template fn<ComputeType<T>>());
     } else {
       apply_binary<T, T, R>(ctx, a, b, y, f);
     }
