@@ -142,8 +142,9 @@ def test_fit_is_the_cli_fit(tiny_cnn):
 
 
 def test_a_dtype_run_will_refuse_is_named_by_analyze():
-    """A float16 product: its figures are counted in float16 and the warning names the node
-    whose kernel runs float only, as `run` would refuse it; the float32 model has no warning."""
+    """A float64 product: its figures are counted in float64 and the warning names the node
+    whose kernel runs float and the 16-bit floats only, as `run` would refuse it; the float32
+    and float16 models have no warning (float16 runs through float32 copies)."""
     def product(dtype, np_type):
         b = footprint.GraphBuilder()
         x = b.input("x", dtype, ["N", 64])
@@ -151,12 +152,17 @@ def test_a_dtype_run_will_refuse_is_named_by_analyze():
         b.output(b.matmul(x, w), "y")
         return b.to_model()
 
-    half = footprint.analyze(product("float16", np.float16), dims={"N": 4}).to_json()
-    [warning] = [w for w in half["warnings"] if "will refuse" in w]
-    assert "MatMul" in warning and "runs float, not float16" in warning, warning
-    assert half["bytes"]["weights"] == 64 * 64 * 2
-    full = footprint.analyze(product("float32", np.float32), dims={"N": 4}).to_json()
-    assert not [w for w in full["warnings"] if "will refuse" in w]
-    with pytest.raises(footprint.FootprintError, match="float16"):
-        footprint.Session(product("float16", np.float16)).run(
-            {"x": np.ones((4, 64), dtype=np.float16)})
+    wide = footprint.analyze(product("float64", np.float64), dims={"N": 4}).to_json()
+    [warning] = [w for w in wide["warnings"] if "will refuse" in w]
+    assert "MatMul" in warning and "runs float, float16, bfloat16, not double" in warning, warning
+    assert wide["bytes"]["weights"] == 64 * 64 * 8
+    for dtype, np_type in (("float32", np.float32), ("float16", np.float16)):
+        ok = footprint.analyze(product(dtype, np_type), dims={"N": 4}).to_json()
+        assert not [w for w in ok["warnings"] if "will refuse" in w], dtype
+    with pytest.raises(footprint.FootprintError, match="double"):
+        footprint.Session(product("float64", np.float64)).run(
+            {"x": np.ones((4, 64), dtype=np.float64)})
+    # float16 runs: 64 ones summed in float32, then rounded to half (64.0 exactly).
+    y = footprint.Session(product("float16", np.float16)).run(
+        {"x": np.ones((4, 64), dtype=np.float16)})["y"]
+    assert y.dtype == np.float16 and (y == 64).all()

@@ -109,26 +109,30 @@ TEST(KernelDtypes, ElementwiseRowsRunExactlyWhatTheyDeclare) {
         "Elu", "HardSigmoid", "HardSwish", "Shrink", "Gelu", "IsNaN", "Clip"})
     expect_declared_as_run(op, 1);
   for (const char* op : {"Add", "Sub", "Mul", "Div", "PRelu", "Mod", "BitShift", "Equal", "Less",
-                         "GreaterOrEqual", "And", "Xor", "Sum", "Mean", "Max", "Min"})
+                         "GreaterOrEqual", "And", "Xor", "Sum", "Mean", "Max", "Min", "Pow"})
     expect_declared_as_run(op, 2);
 }
 
 TEST(KernelDtypes, ReductionAndDataMovementRowsRunExactlyWhatTheyDeclare) {
-  for (const char* op : {"ReduceSum", "ReduceMax", "ReduceLogSumExp", "ArgMax", "Softmax",
-                         "Transpose", "Identity", "Dropout", "Shape", "Size", "NonZero"})
+  for (const char* op :
+       {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceLogSumExp", "ArgMax", "Softmax",
+        "LogSoftmax", "Transpose", "Identity", "Dropout", "Shape", "Size", "NonZero"})
     expect_declared_as_run(op, 1);
   expect_declared_as_run("Concat", 2, {testing::attr("axis", 0)});
+  // A dot product of two [2] vectors: float32 and, through float32 copies, the 16-bit floats.
+  expect_declared_as_run("MatMul", 2);
 }
 
 TEST(KernelDtypes, ANodeTheKernelDoesNotRunIsNamed) {
-  // A float16 product: the row runs float32 only, and says so before anything runs.
-  KernelRun ok("MatMul", {TestTensor::zeros(DType::float32, {2, 2}),
-                          TestTensor::zeros(DType::float32, {2, 2})});
-  KernelRun half("MatMul", {TestTensor::zeros(DType::float16, {2, 2}),
-                            TestTensor::zeros(DType::float16, {2, 2})});
-  EXPECT_EQ(graph::dtype_refused(half.graph(), half.node()), DType::float16);
+  // A float64 product: the row runs float32 and the 16-bit floats only, and says so before
+  // anything runs.
+  KernelRun ok("MatMul", {TestTensor::zeros(DType::float16, {2, 2}),
+                          TestTensor::zeros(DType::float16, {2, 2})});
+  KernelRun wide("MatMul", {TestTensor::zeros(DType::float64, {2, 2}),
+                            TestTensor::zeros(DType::float64, {2, 2})});
+  EXPECT_EQ(graph::dtype_refused(wide.graph(), wide.node()), DType::float64);
   EXPECT_EQ(graph::dtype_refused(ok.graph(), ok.node()), std::nullopt);
-  EXPECT_THROW(half.run(), Error);
+  EXPECT_THROW(wide.run(), Error);
   // Where's promise is about its values (input 1), not its bool condition.
   KernelRun where("Where",
                   {TestTensor::zeros(DType::boolean, {2}), TestTensor::zeros(DType::float16, {2}),

@@ -23,6 +23,7 @@
 #include "families.hpp"
 #include "footprint/graph/ops/conv_window.hpp"
 #include "parallel_for.hpp"
+#include "through_float32.hpp"
 #include "wide_vectors.hpp"
 
 namespace footprint::runtime::kernels {
@@ -544,7 +545,7 @@ PoolCell<T> pool_cell(const PoolGeometry& g, const T* x, const Coords& o) {
     if (!inside) continue;
     const T v = x[at];
     if (!g.is_max) {
-      cell.sum += static_cast<double>(v);
+      cell.sum += static_cast<double>(widen(v));
     } else if (cell.best_at < 0 || v > cell.best) {
       cell.best = v;
       cell.best_at = at;
@@ -610,11 +611,11 @@ void pool_plane_2d(const PoolGeometry& g, const T* x, T* y, int64_t* indices, in
         for (int64_t kh = th.lo; kh < th.hi; ++kh) {
           const T* row = x + (h0 + kh * g.dilation[0]) * width + w0;
           for (int64_t kw = tw.lo; kw < tw.hi; ++kw)
-            sum += static_cast<double>(row[kw * g.dilation[1]]);
+            sum += static_cast<double>(widen(row[kw * g.dilation[1]]));
         }
         const int64_t count =
             g.include_pad ? th.padded * tw.padded : (th.hi - th.lo) * (tw.hi - tw.lo);
-        y[oi] = count > 0 ? static_cast<T>(sum / static_cast<double>(count)) : T{};
+        y[oi] = count > 0 ? narrow<T>(sum / static_cast<double>(count)) : T{};
         continue;
       }
       T best{};
@@ -682,8 +683,45 @@ void max_plane_2d(const PoolGeometry& g, const T* x, T* y) {
   }
 }
 
+// The same on 16-bit floats, each input row widened once into float (F16C where the CPU has it)
+// rather than each compare converting both sides: the taps in the same order, compared as the
+// same values, so the same element wins; false where a row is wider than the stack buffers.
+template <class H>
+bool max_plane_2d_16(const PoolGeometry& g, const H* x, H* y) {
+  constexpr int64_t kMaxWidth = 2048;
+  const int64_t width = g.in[1], out_w = g.out[1];
+  if (width > kMaxWidth || out_w > kMaxWidth) return false;
+  std::array<float, kMaxWidth> row{};
+  std::array<float, kMaxWidth> best{};
+  for (int64_t oh = 0; oh < g.out[0]; ++oh) {
+    const Taps th = taps(g, 0, oh);
+    const int64_t h0 = oh * g.stride[0] - g.pad_begin[0];
+    for (int64_t kh = th.lo; kh < th.hi; ++kh) {
+      widen_row(x + (h0 + kh * g.dilation[0]) * width, row.data(), static_cast<size_t>(width));
+      for (int64_t ow = 0; ow < out_w; ++ow) {
+        const Taps tw = taps(g, 1, ow);
+        const int64_t w0 = ow * g.stride[1] - g.pad_begin[1];
+        for (int64_t kw = tw.lo; kw < tw.hi; ++kw) {
+          const float v = row[static_cast<size_t>(w0 + kw * g.dilation[1])];
+          float& b = best[static_cast<size_t>(ow)];
+          b = kh == th.lo && kw == tw.lo ? v : (v > b ? v : b);
+        }
+      }
+    }
+    H* out = y + oh * out_w;
+    for (int64_t ow = 0; ow < out_w; ++ow) {
+      const Taps tw = taps(g, 1, ow);
+      out[ow] = th.lo < th.hi && tw.lo < tw.hi ? from_float<H>(best[static_cast<size_t>(ow)]) : H{};
+    }
+  }
+  return true;
+}
+
 template <class T>
 void pool_plane(const PoolGeometry& g, const T* x, T* y, int64_t* indices, int64_t plane) {
+  if constexpr (is_16bit_float<T>) {
+    if (g.nd == 2 && g.is_max && indices == nullptr && max_plane_2d_16(g, x, y)) return;
+  }
   if (g.nd == 2 && g.is_max && indices == nullptr) {
     return with_wide_vectors([&] { max_plane_2d(g, x, y); });
   }
@@ -693,7 +731,7 @@ void pool_plane(const PoolGeometry& g, const T* x, T* y, int64_t* indices, int64
     unflatten(oi, g.out, g.nd, o);
     const PoolCell<T> cell = pool_cell(g, x, o);
     if (!g.is_max) {
-      y[oi] = cell.counted > 0 ? static_cast<T>(cell.sum / static_cast<double>(cell.counted)) : T{};
+      y[oi] = cell.counted > 0 ? narrow<T>(cell.sum / static_cast<double>(cell.counted)) : T{};
       continue;
     }
     y[oi] = cell.best;
@@ -722,9 +760,12 @@ void pool_loop(graph::KernelContext& ctx, const PoolGeometry& g) {
       1);
 }
 
-// The loop's element types: MaxPool also takes 8-bit integers.
+// The loop's element types: the 16-bit floats compare as the values they hold and average in
+// double, rounded once on store (oneDNN 2.6 has no float16 pooling on CPUs without AVX512-FP16);
+// MaxPool also takes 8-bit integers.
 bool pool_loop_supports(PoolKind kind, DType t) {
   if (t == DType::float32 || t == DType::float64) return true;
+  if (t == DType::float16 || t == DType::bfloat16) return true;
   return kind == PoolKind::max && (t == DType::int8 || t == DType::uint8);
 }
 
@@ -795,6 +836,10 @@ void run_pool(graph::KernelContext& ctx) {
       return pool_loop<float>(ctx, g);
     case DType::float64:
       return pool_loop<double>(ctx, g);
+    case DType::float16:
+      return pool_loop<Float16>(ctx, g);
+    case DType::bfloat16:
+      return pool_loop<BFloat16>(ctx, g);
     case DType::int8:
       return pool_loop<int8_t>(ctx, g);
     case DType::uint8:
@@ -858,26 +903,29 @@ void global_pool(graph::KernelContext& ctx, bool is_max) {
           }
           return;
         }
-        with_wide_vectors([&] {
+        if constexpr (is_16bit_float<T>) {
+          // Summed in double from each element as float, rounded once.
           for (size_t p = begin; p < end; ++p) {
-            const double sum = plane_sum(in + p * size, size);
-            out[p] = size == 0 ? T{} : static_cast<T>(sum / static_cast<double>(size));
+            double sum = 0;
+            for (size_t i = 0; i < size; ++i) sum += static_cast<double>(widen(in[p * size + i]));
+            out[p] = size == 0 ? T{} : narrow<T>(sum / static_cast<double>(size));
           }
-        });
+        } else {
+          with_wide_vectors([&] {
+            for (size_t p = begin; p < end; ++p) {
+              const double sum = plane_sum(in + p * size, size);
+              out[p] = size == 0 ? T{} : static_cast<T>(sum / static_cast<double>(size));
+            }
+          });
+        }
       },
       1);
 }
 
 template <bool kMax>
 void run_global_pool(graph::KernelContext& ctx) {
-  switch (ctx.input(0).dtype) {
-    case DType::float32:
-      return global_pool<float>(ctx, kMax);
-    case DType::float64:
-      return global_pool<double>(ctx, kMax);
-    default:
-      ctx.fail("dtype " + dtype_label(ctx.input(0).dtype) + " is not supported");
-  }
+  dispatch_with_16bit<RealTypes>(ctx, ctx.input(0).dtype,
+                                 [&](auto tag) { global_pool<decltype(tag)>(ctx, kMax); });
 }
 
 // NhwcGlobalAveragePool: x [N, H, W, C] -> y [N, 1, 1, C], each channel's mean
@@ -980,10 +1028,16 @@ void register_conv_pool(graph::OpRegistry& r) {
   for (const char* op : {"Conv", "ConvTranspose", "LRN"}) r.row("", op).kernel_dtypes = f32;
   for (const char* op : {"NhwcConv", "NhwcMaxPool", "NhwcAveragePool", "NhwcGlobalAveragePool"})
     r.row("footprint", op).kernel_dtypes = f32;
-  const DTypeSet reals{DType::float32, DType::float64};
+  const DTypeSet reals = dtypes_with_16bit(RealTypes{});
   for (const char* op : {"AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
     r.row("", op).kernel_dtypes = reals;
   r.row("", "MaxPool").kernel_dtypes = reals | DTypeSet{DType::int8, DType::uint8};
+  // Float16 and bfloat16 convolutions run the float32 kernels on float32 copies
+  // (through_float32.hpp: oneDNN 2.6 has no float16 convolution without AVX512-FP16); the
+  // weights and bias must be constants, converted once when preparing.
+  through_float32<run_conv, conv_prepare, conv_workspace, conv_packed, 0b110>(r.row("", "Conv"));
+  through_float32<run_nhwc_conv, nhwc_conv_prepare, nhwc_conv_workspace, nhwc_conv_packed, 0b110>(
+      nhwc_conv);
 }
 
 }  // namespace footprint::runtime::kernels

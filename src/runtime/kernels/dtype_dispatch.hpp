@@ -97,6 +97,18 @@ void dispatch_or_fail(const graph::KernelContext& ctx, DType t, F&& f) {
   if (!dispatch(List{}, t, f)) fail_dtype(ctx, t);
 }
 
+// Calls f(T{}) with the C++ type of `t` among List, adding the 16-bit floats when List has float
+// (the kernel computes them through float: ComputeType, widen, narrow); fails naming the dtype
+// otherwise. What it runs is dtypes_with_16bit(List{}).
+template <class List, class F>
+void dispatch_with_16bit(const graph::KernelContext& ctx, DType t, F&& f) {
+  if constexpr (contains<float>(List{})) {
+    if (t == DType::float16) return f(Float16{});
+    if (t == DType::bfloat16) return f(BFloat16{});
+  }
+  dispatch_or_fail<List>(ctx, t, f);
+}
+
 // Element size in bytes of a dtype kernels can move (0 for strings and packed sub-byte types).
 inline size_t element_size(DType t) {
   const int bits = dtype_bits(t);

@@ -6,6 +6,8 @@
 // at the CPU's widest vectors: with_wide_vectors in wide_vectors.hpp). Unary and binary ops are
 // declared in_place here, beside their kernels: output 0 may be input 0's buffer, which these
 // loops allow (each element is read before it is written, at the same index).
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <limits>
@@ -26,9 +28,6 @@ namespace {
 
 using graph::KernelContext;
 using graph::TensorRef;
-
-template <class T>
-constexpr bool is_16bit_float = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
 
 // ---- Unary
 
@@ -57,18 +56,26 @@ void map_unary(const KernelContext& ctx, const TensorRef& x, TensorRef& y, const
   });
 }
 
+// 16-bit floats a block at a time: widened into floats (F16C where the CPU has it), the float
+// op (its vector form where it has one, as on float32 tensors), rounded once on store. A block is
+// read before it is written, so the step may run in place.
+constexpr size_t k16BitBlock = 256;
+
 template <class T, class Op>
 void map_unary_16(const KernelContext& ctx, const TensorRef& x, TensorRef& y, const Op& op) {
   const T* in = x.as<const T>();
   T* out = y.as<T>();
   parallel_for(ctx.threads(), x.numel(), [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
-      const float v = op(to_float(in[i]));
-      if constexpr (std::is_same_v<T, Float16>) {
-        out[i] = to_float16(v);
+    float block[k16BitBlock];
+    for (size_t at = begin; at < end; at += k16BitBlock) {
+      const size_t n = std::min(k16BitBlock, end - at);
+      widen_row(in + at, block, n);
+      if constexpr (HasVectorForm<Op>) {
+        simd::map(block, block, n, [&](auto v) { return op.vec(v); });
       } else {
-        out[i] = to_bfloat16(v);
+        for (size_t i = 0; i < n; ++i) block[i] = static_cast<float>(op(block[i]));
       }
+      narrow_row(block, out + at, n);
     }
   });
 }
@@ -244,7 +251,7 @@ struct Gelu {
 };
 
 template <class T>
-double widen(T v) {
+double to_double(T v) {
   if constexpr (is_16bit_float<T>) {
     return static_cast<double>(to_float(v));
   } else {
@@ -261,7 +268,7 @@ void classify_kernel(KernelContext& ctx) {
   const Test test(ctx);
   const size_t n = x.numel();
   auto run = [&](const auto* in) {
-    for (size_t i = 0; i < n; ++i) out[i] = test(widen(in[i]));
+    for (size_t i = 0; i < n; ++i) out[i] = test(to_double(in[i]));
   };
   switch (x.dtype) {
     case DType::float32:
@@ -338,16 +345,60 @@ std::span<const int64_t> aligned_dims(const KernelContext& ctx, const TensorRef&
   return {buffer.data(), out_rank};
 }
 
-template <class TA, class TB, class TO, class F>
-void apply_binary(const KernelContext& ctx, const TensorRef& a, const TensorRef& b, TensorRef& y,
-                  const F& f) {
+// How A and B broadcast to Y, or a failure naming the node.
+BroadcastPlan<2> binary_plan(const KernelContext& ctx, const TensorRef& a, const TensorRef& b,
+                             const TensorRef& y) {
   Index padded{};
   BroadcastPlan<2> p;
   if (!plan_broadcast<2>(y.dims, {a.dims, aligned_dims(ctx, b, y.rank(), padded)}, p)) {
     check_rank(ctx, y.rank());
     ctx.fail("the inputs do not broadcast to the output");
   }
-  binary_rows(p, a.as<const TA>(), b.as<const TB>(), y.as<TO>(), ctx.threads(), f);
+  return p;
+}
+
+template <class TA, class TB, class TO, class F>
+void apply_binary(const KernelContext& ctx, const TensorRef& a, const TensorRef& b, TensorRef& y,
+                  const F& f) {
+  binary_rows(binary_plan(ctx, a, b, y), a.as<const TA>(), b.as<const TB>(), y.as<TO>(),
+              ctx.threads(), f);
+}
+
+// n elements of a 16-bit operand `stride` apart from element `first` of its row, as floats.
+template <class H>
+void widen_strided(const H* row, int64_t stride, size_t first, size_t n, float* out) {
+  if (stride == 1) {
+    widen_row(row + first, out, n);
+  } else if (stride == 0) {
+    std::fill_n(out, n, to_float(row[0]));
+  } else {
+    for (size_t i = 0; i < n; ++i) out[i] = to_float(row[static_cast<int64_t>(first + i) * stride]);
+  }
+}
+
+// A binary op with a real result on 16-bit floats (H), a block of each row at a time: both
+// operands widened, the float function f, the results rounded once on store. A block of the
+// output is written after its operands' blocks are read, so the step may run in place.
+template <class H, class F>
+void apply_binary_16(const KernelContext& ctx, const TensorRef& a, const TensorRef& b, TensorRef& y,
+                     const F& f) {
+  const BroadcastPlan<2> p = binary_plan(ctx, a, b, y);
+  const int64_t sa = p.inner_stride(0);
+  const int64_t sb = p.inner_stride(1);
+  const H* x = a.as<const H>();
+  const H* z = b.as<const H>();
+  H* out = y.as<H>();
+  broadcast_rows<2>(p, ctx.threads(), [&](const std::array<int64_t, 2>& off, size_t o, size_t n) {
+    float fa[k16BitBlock];
+    float fb[k16BitBlock];
+    for (size_t at = 0; at < n; at += k16BitBlock) {
+      const size_t m = std::min(k16BitBlock, n - at);
+      widen_strided(x + off[0], sa, at, m, fa);
+      widen_strided(z + off[1], sb, at, m, fb);
+      for (size_t i = 0; i < m; ++i) fa[i] = f(fa[i], fb[i]);
+      narrow_row(fa, out + o + at, m);
+    }
+  });
 }
 
 // f on 16-bit floats (H) through float: real results go back to H, bool results stay.
@@ -361,17 +412,6 @@ auto through_float(F f) {
       return r;
     }
   };
-}
-
-// Calls f(T{}) with the C++ type of `t` among Types, adding the 16-bit floats when Types has
-// float (they compute through float).
-template <class Types, class F>
-void dispatch_with_16bit(const KernelContext& ctx, DType t, F&& f) {
-  if constexpr (contains<float>(Types{})) {
-    if (t == DType::float16) return f(Float16{});
-    if (t == DType::bfloat16) return f(BFloat16{});
-  }
-  dispatch_or_fail<Types>(ctx, t, f);
 }
 
 // The element function of Op for T; for 16-bit floats, Op's float function through float.
@@ -399,7 +439,11 @@ void binary_kernel(KernelContext& ctx) {
     using T = decltype(tag);
     const auto f = element_fn<T>(op);
     using R = std::invoke_result_t<decltype(f), T, T>;
-    apply_binary<T, T, R>(ctx, a, b, y, f);
+    if constexpr (is_16bit_float<T> && std::is_same_v<R, T>) {
+      apply_binary_16<T>(ctx, a, b, y, op.template fn<ComputeType<T>>());
+    } else {
+      apply_binary<T, T, R>(ctx, a, b, y, f);
+    }
   });
 }
 
@@ -512,11 +556,22 @@ struct BitShift {
 };
 
 // Pow: the exponent may have another dtype than the base; the result has the base's.
+// A 16-bit base computes in float (an exponent of 2 squares, as float's), rounded once on store.
 template <class TB>
 void pow_with_base(KernelContext& ctx, const TensorRef& a, const TensorRef& b, TensorRef& y) {
-  dispatch_or_fail<ArithTypes>(ctx, b.dtype, [&](auto tag) {
+  dispatch_with_16bit<ArithTypes>(ctx, b.dtype, [&](auto tag) {
     using TE = decltype(tag);
-    if constexpr (std::is_same_v<TB, float> && std::is_same_v<TE, float>) {
+    if constexpr (is_16bit_float<TB>) {
+      apply_binary<TB, TE, TB>(ctx, a, b, y, [](TB x, TE e) {
+        const float base = to_float(x);
+        const auto exponent = static_cast<float>(widen(e));
+        return from_float<TB>(exponent == 2.0f ? base * base : std::pow(base, exponent));
+      });
+    } else if constexpr (is_16bit_float<TE>) {
+      apply_binary<TB, TE, TB>(ctx, a, b, y, [](TB x, TE e) {
+        return static_cast<TB>(std::pow(static_cast<double>(x), static_cast<double>(widen(e))));
+      });
+    } else if constexpr (std::is_same_v<TB, float> && std::is_same_v<TE, float>) {
       apply_binary<float, float, float>(
           ctx, a, b, y, [](float x, float e) { return e == 2.0f ? x * x : std::pow(x, e); });
     } else {
@@ -531,8 +586,8 @@ void pow_kernel(KernelContext& ctx) {
   const TensorRef& a = ctx.input(0);
   const TensorRef& b = ctx.input(1);
   TensorRef& y = ctx.output(0);
-  dispatch_or_fail<ArithTypes>(ctx, a.dtype,
-                               [&](auto tag) { pow_with_base<decltype(tag)>(ctx, a, b, y); });
+  dispatch_with_16bit<ArithTypes>(ctx, a.dtype,
+                                  [&](auto tag) { pow_with_base<decltype(tag)>(ctx, a, b, y); });
 }
 
 // ---- Variadic Sum / Max / Min / Mean: fold the inputs pairwise into the output
@@ -657,16 +712,16 @@ To convert(From v) {
     return v;
   } else if constexpr (std::is_same_v<To, Float16>) {
     if constexpr (std::is_same_v<From, float>) return to_float16(v);
-    return to_float16(static_cast<float>(widen(v)));
+    return to_float16(static_cast<float>(to_double(v)));
   } else if constexpr (std::is_same_v<To, BFloat16>) {
     if constexpr (std::is_same_v<From, float>) return to_bfloat16(v);
-    return to_bfloat16(static_cast<float>(widen(v)));
+    return to_bfloat16(static_cast<float>(to_double(v)));
   } else if constexpr (std::is_same_v<To, bool>) {
-    return widen(v) != 0;
+    return to_double(v) != 0;
   } else if constexpr (std::is_integral_v<To> && !std::is_integral_v<From>) {
     // Reals to integers truncate; NaN and out-of-range values saturate instead of being
     // undefined behaviour.
-    const double d = widen(v);
+    const double d = to_double(v);
     if (std::isnan(d)) return To(0);
     if (d <= static_cast<double>(std::numeric_limits<To>::lowest())) {
       return std::numeric_limits<To>::lowest();
@@ -791,7 +846,7 @@ void register_binary(graph::OpRegistry& r) {
   in_place("PRelu", binary<Arith<SignedTypes, kPRelu>>);
   in_place("Mod", binary<Mod>);
   in_place("BitShift", binary<BitShift>);
-  in_place("Pow", {pow_kernel, dtypes_of(ArithTypes{})});
+  in_place("Pow", {pow_kernel, dtypes_with_16bit(ArithTypes{})});
   in_place("Equal", binary<Predicate<NumericTypes, kEqual>>);
   in_place("Less", binary<Predicate<ArithTypes, kLess>>);
   in_place("LessOrEqual", binary<Predicate<ArithTypes, kLessOrEqual>>);

@@ -22,6 +22,7 @@
 #include "dtype_dispatch.hpp"
 #include "epilogue.hpp"
 #include "families.hpp"
+#include "through_float32.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -418,6 +419,16 @@ void register_matmul(graph::OpRegistry& r) {
   for (graph::OpSchema* row :
        {&r.row("", "Gemm"), &r.row("", "MatMul"), &r.row("footprint", "MatMulAdd")})
     row->kernel_dtypes = DTypeSet{DType::float32};
+  // Float16 and bfloat16 products run the float32 kernels on float32 copies
+  // (through_float32.hpp: oneDNN 2.6 has no float16 matmul without AVX512-FP16). Gemm's B and C
+  // must be constants, converted once when preparing; MatMul's B may be computed (attention's
+  // keys), so it has a float32 copy in the step's scratch unless it is a constant.
+  through_float32<run_gemm, gemm_prepare, product_workspace<gemm_as_conv, gemm_pd>,
+                  product_packed<gemm_as_conv>, 0b110>(r.row("", "Gemm"));
+  for (graph::OpSchema* row : {&r.row("", "MatMul"), &r.row("footprint", "MatMulAdd")}) {
+    through_float32<run_matmul, matmul_prepare, product_workspace<matmul_as_conv, matmul_pd>,
+                    product_packed<matmul_as_conv>, 0>(*row);
+  }
 }
 
 }  // namespace footprint::runtime::kernels

@@ -35,11 +35,11 @@ template <class T>
 Moments moments(const T* p, int64_t n) {
   if (n <= 0) return {};
   double sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(p[i]);
+  for (int64_t i = 0; i < n; ++i) sum += static_cast<double>(widen(p[i]));
   const double mean = sum / static_cast<double>(n);
   double sq = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const double d = static_cast<double>(p[i]) - mean;
+    const double d = static_cast<double>(widen(p[i])) - mean;
     sq += d * d;
   }
   return {mean, sq / static_cast<double>(n)};
@@ -507,8 +507,10 @@ void layer_norm(graph::KernelContext& ctx, size_t axis) {
           const Moments m = moments(src, cols);
           const double inv = 1.0 / std::sqrt(m.var + epsilon);
           for (int64_t j = 0; j < cols; ++j) {
-            const double b = shift != nullptr ? static_cast<double>(shift[j % shift_period]) : 0;
-            dst[j] = static_cast<T>((src[j] - m.mean) * inv * scale[j % scale_period] + b);
+            const double b =
+                shift != nullptr ? static_cast<double>(widen(shift[j % shift_period])) : 0;
+            const auto a = static_cast<double>(widen(scale[j % scale_period]));
+            dst[j] = narrow<T>((static_cast<double>(widen(src[j])) - m.mean) * inv * a + b);
           }
           if (mean_t != nullptr) mean_t->as<S>()[r] = static_cast<S>(m.mean);
           if (inv_t != nullptr) inv_t->as<S>()[r] = static_cast<S>(inv);
@@ -539,14 +541,10 @@ void run_layer_norm(graph::KernelContext& ctx) {
       ctx.fail("Scale and B must have the input's dtype");
     }
   }
-  switch (x.dtype) {
-    case DType::float32:
-      return layer_norm_stash<float>(ctx, static_cast<size_t>(axis));
-    case DType::float64:
-      return layer_norm_stash<double>(ctx, static_cast<size_t>(axis));
-    default:
-      ctx.fail("dtype " + dtype_label(x.dtype) + " is not supported");
-  }
+  // 16-bit floats compute in double, as the other rare layouts, and round once on store.
+  dispatch_with_16bit<RealTypes>(ctx, x.dtype, [&](auto tag) {
+    layer_norm_stash<decltype(tag)>(ctx, static_cast<size_t>(axis));
+  });
 }
 
 // ---- Softmax, LogSoftmax, Hardmax
@@ -572,9 +570,39 @@ void normalize_float_row(const float* x, float* y, size_t n) {
   });
 }
 
+// A row of 16-bit floats, in float registers: the maximum, the sum of exponentials, then each
+// output computed again from its input and rounded once (y is not x, and the row is not widened
+// into scratch; an exponential again costs less than the memory).
+template <Normalize kind, class H>
+void normalize_16bit_row(const H* x, H* y, size_t n, size_t stride) {
+  float m = to_float(x[0]);
+  size_t arg = 0;
+  for (size_t i = 1; i < n; ++i) {
+    const float v = to_float(x[i * stride]);
+    if (v > m) {
+      m = v;
+      arg = i;
+    }
+  }
+  if constexpr (kind == Normalize::hardmax) {
+    for (size_t i = 0; i < n; ++i) y[i * stride] = from_float<H>(i == arg ? 1.0f : 0.0f);
+    return;
+  }
+  float sum = 0;
+  for (size_t i = 0; i < n; ++i) sum += std::exp(to_float(x[i * stride]) - m);
+  if constexpr (kind == Normalize::softmax) {
+    const float scale = 1.0f / sum;
+    for (size_t i = 0; i < n; ++i)
+      y[i * stride] = from_float<H>(std::exp(to_float(x[i * stride]) - m) * scale);
+  } else {
+    const float shift = m + std::log(sum);
+    for (size_t i = 0; i < n; ++i) y[i * stride] = from_float<H>(to_float(x[i * stride]) - shift);
+  }
+}
+
 // One row of n elements `stride` apart.
 template <Normalize kind, class T>
-void normalize_row(const T* x, T* y, size_t n, size_t stride) {
+void normalize_plain_row(const T* x, T* y, size_t n, size_t stride) {
   if constexpr (std::is_same_v<T, float> && kind != Normalize::hardmax) {
     if (stride == 1) return normalize_float_row<kind>(x, y, n);
   }
@@ -607,6 +635,15 @@ void normalize_row(const T* x, T* y, size_t n, size_t stride) {
 }
 
 template <Normalize kind, class T>
+void normalize_row(const T* x, T* y, size_t n, size_t stride) {
+  if constexpr (is_16bit_float<T>) {
+    normalize_16bit_row<kind>(x, y, n, stride);
+  } else {
+    normalize_plain_row<kind>(x, y, n, stride);
+  }
+}
+
+template <Normalize kind, class T>
 void normalize_as(graph::KernelContext& ctx, const graph::TensorRef& x, graph::TensorRef& y) {
   if (x.numel() == 0) return;
   const bool legacy = ctx.opset() < 13;
@@ -633,8 +670,8 @@ template <Normalize kind>
 void normalize_kernel(graph::KernelContext& ctx) {
   const graph::TensorRef& x = ctx.input(0);
   graph::TensorRef& y = ctx.output(0);
-  dispatch_or_fail<RealTypes>(ctx, x.dtype,
-                              [&](auto tag) { normalize_as<kind, decltype(tag)>(ctx, x, y); });
+  dispatch_with_16bit<RealTypes>(ctx, x.dtype,
+                                 [&](auto tag) { normalize_as<kind, decltype(tag)>(ctx, x, y); });
 }
 
 // ---- Dropout: a view of its input in inference; run as a copy when its output has a buffer of
@@ -698,9 +735,11 @@ void register_normalization(graph::OpRegistry& r) {
   // Input 0's dtypes, as each kernel dispatches.
   const DTypeSet f32{DType::float32};
   const DTypeSet reals = dtypes_of(RealTypes{});
-  for (const char* op : {"BatchNormalization", "InstanceNormalization", "LayerNormalization",
-                         "Softmax", "LogSoftmax", "Hardmax"})
+  for (const char* op : {"BatchNormalization", "InstanceNormalization"})
     r.row("", op).kernel_dtypes = reals;
+  // These compute 16-bit floats in float (or double) and round once on store.
+  for (const char* op : {"LayerNormalization", "Softmax", "LogSoftmax", "Hardmax"})
+    r.row("", op).kernel_dtypes = dtypes_with_16bit(RealTypes{});
   for (const char* op : {"NhwcBatchNormalization", "FoldBatchNorm", "ChannelAffine"})
     r.row("footprint", op).kernel_dtypes = f32;
   r.row("", "Dropout").kernel_dtypes = movable_dtypes();  // a copy of input 0

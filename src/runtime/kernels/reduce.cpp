@@ -128,18 +128,20 @@ struct MinOf {
 template <class T>
 struct LogSumExpOf {};
 
-// A contiguous run reduced with eight partial accumulators, which the compiler vectorises.
+// A contiguous run reduced with eight partial accumulators, which the compiler vectorises. R
+// accumulates in ComputeType<T> (float for the 16-bit floats: they round once, on store).
 template <class R, class T>
-T reduce_run(const T* x, size_t n) {
-  T acc[8];
-  for (T& a : acc) a = R::init();
+ComputeType<T> reduce_run(const T* x, size_t n) {
+  using A = ComputeType<T>;
+  A acc[8];
+  for (A& a : acc) a = R::init();
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    for (size_t j = 0; j < 8; ++j) acc[j] = R::combine(acc[j], R::pre(x[i + j]));
+    for (size_t j = 0; j < 8; ++j) acc[j] = R::combine(acc[j], R::pre(widen(x[i + j])));
   }
-  T a = R::init();
-  for (; i < n; ++i) a = R::combine(a, R::pre(x[i]));
-  for (T v : acc) a = R::combine(a, v);
+  A a = R::init();
+  for (; i < n; ++i) a = R::combine(a, R::pre(widen(x[i])));
+  for (A v : acc) a = R::combine(a, v);
   return a;
 }
 
@@ -195,9 +197,9 @@ void reduce_runs(const ReduceLayout& l, const T* x, T* y, int threads) {
       [&](size_t begin, size_t end) {
         for (size_t o = begin; o < end; ++o) {
           const T* base = x + l.kept.offset(o);
-          T acc = R::init();
+          ComputeType<T> acc = R::init();
           outer.each([&](int64_t off) { acc = R::combine(acc, reduce_run<R>(base + off, run)); });
-          y[o] = R::post(acc, l.reduced_count);
+          y[o] = narrow<T>(R::post(acc, l.reduced_count));
         }
       },
       std::max<size_t>(1, 16384 / (l.reduced_count + 1)));
@@ -210,15 +212,17 @@ void log_sum_exp_runs(const ReduceLayout& l, const T* x, T* y, int threads) {
   const size_t run = l.inner;
   parallel_for(threads, l.kept.count(), [&](size_t begin, size_t end) {
     for (size_t o = begin; o < end; ++o) {
+      using A = ComputeType<T>;
       const T* base = x + l.kept.offset(o);
-      T m = MaxOf<T>::init();
-      outer.each([&](int64_t off) { m = std::max(m, reduce_run<MaxOf<T>>(base + off, run)); });
-      if (!std::isfinite(m)) m = T(0);
-      T sum = 0;
+      A m = MaxOf<A>::init();
+      outer.each([&](int64_t off) { m = std::max(m, reduce_run<MaxOf<A>>(base + off, run)); });
+      if (!std::isfinite(m)) m = A(0);
+      A sum = 0;
       outer.each([&](int64_t off) {
-        for (size_t i = 0; i < run; ++i) sum += std::exp(base[off + static_cast<int64_t>(i)] - m);
+        for (size_t i = 0; i < run; ++i)
+          sum += std::exp(widen(base[off + static_cast<int64_t>(i)]) - m);
       });
-      y[o] = m + std::log(sum);
+      y[o] = narrow<T>(m + std::log(sum));
     }
   });
 }
@@ -233,7 +237,7 @@ void reduce_rows(const ReduceLayout& l, const T* x, T* y, int threads) {
   const size_t row = l.inner;
   const size_t chunks = (row + kBlock - 1) / kBlock;
   parallel_for(threads, outer.count() * chunks, [&](size_t begin, size_t end) {
-    T acc[kBlock];
+    ComputeType<T> acc[kBlock];
     for (size_t b = begin; b < end; ++b) {
       const size_t j0 = (b % chunks) * kBlock;
       const size_t len = std::min(kBlock, row - j0);
@@ -241,10 +245,10 @@ void reduce_rows(const ReduceLayout& l, const T* x, T* y, int threads) {
       for (size_t j = 0; j < len; ++j) acc[j] = R::init();
       l.reduced.each([&](int64_t off) {
         const T* in = base + off;
-        for (size_t j = 0; j < len; ++j) acc[j] = R::combine(acc[j], R::pre(in[j]));
+        for (size_t j = 0; j < len; ++j) acc[j] = R::combine(acc[j], R::pre(widen(in[j])));
       });
       T* out = y + (b / chunks) * row + j0;
-      for (size_t j = 0; j < len; ++j) out[j] = R::post(acc[j], l.reduced_count);
+      for (size_t j = 0; j < len; ++j) out[j] = narrow<T>(R::post(acc[j], l.reduced_count));
     }
   });
 }
@@ -256,26 +260,28 @@ void log_sum_exp_rows(const ReduceLayout& l, const T* x, T* y, int threads) {
   const size_t row = l.inner;
   const size_t chunks = (row + kBlock - 1) / kBlock;
   parallel_for(threads, outer.count() * chunks, [&](size_t begin, size_t end) {
-    T m[kBlock];
-    T sum[kBlock];
+    using A = ComputeType<T>;
+    A m[kBlock];
+    A sum[kBlock];
     for (size_t b = begin; b < end; ++b) {
       const size_t j0 = (b % chunks) * kBlock;
       const size_t len = std::min(kBlock, row - j0);
       const T* base = x + outer.offset(b / chunks) + j0;
       for (size_t j = 0; j < len; ++j) {
-        m[j] = MaxOf<T>::init();
+        m[j] = MaxOf<A>::init();
         sum[j] = 0;
       }
       l.reduced.each([&](int64_t off) {
-        for (size_t j = 0; j < len; ++j) m[j] = std::max(m[j], base[off + static_cast<int64_t>(j)]);
+        for (size_t j = 0; j < len; ++j)
+          m[j] = std::max(m[j], widen(base[off + static_cast<int64_t>(j)]));
       });
-      for (size_t j = 0; j < len; ++j) m[j] = std::isfinite(m[j]) ? m[j] : T(0);
+      for (size_t j = 0; j < len; ++j) m[j] = std::isfinite(m[j]) ? m[j] : A(0);
       l.reduced.each([&](int64_t off) {
         for (size_t j = 0; j < len; ++j)
-          sum[j] += std::exp(base[off + static_cast<int64_t>(j)] - m[j]);
+          sum[j] += std::exp(widen(base[off + static_cast<int64_t>(j)]) - m[j]);
       });
       T* out = y + (b / chunks) * row + j0;
-      for (size_t j = 0; j < len; ++j) out[j] = m[j] + std::log(sum[j]);
+      for (size_t j = 0; j < len; ++j) out[j] = narrow<T>(m[j] + std::log(sum[j]));
     }
   });
 }
@@ -312,16 +318,17 @@ void reduce_as(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
   const ReduceLayout l = layout_of(x.dims, reduce);
   const T* in = x.as<const T>();
   T* out = y.as<T>();
-  constexpr bool kLse = std::is_same_v<Reducer<T>, LogSumExpOf<T>>;
+  using A = ComputeType<T>;
+  using R = Reducer<A>;
+  constexpr bool kLse = std::is_same_v<R, LogSumExpOf<A>>;
   if (l.reduced.n == 0 || x.numel() == 0) {
     // Nothing to combine: every output is one element (or, for an empty input, none).
     const bool empty = x.numel() == 0;
     for (size_t i = 0; i < y.numel(); ++i) {
       if constexpr (kLse) {
-        out[i] = empty ? -std::numeric_limits<T>::infinity() : in[i];
+        out[i] = empty ? narrow<T>(-std::numeric_limits<A>::infinity()) : in[i];
       } else {
-        out[i] =
-            Reducer<T>::post(empty ? Reducer<T>::init() : Reducer<T>::pre(in[i]), empty ? 0 : 1);
+        out[i] = narrow<T>(R::post(empty ? R::init() : R::pre(widen(in[i])), empty ? 0 : 1));
       }
     }
     return;
@@ -329,8 +336,7 @@ void reduce_as(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
   if constexpr (kLse) {
     (l.inner_reduced ? log_sum_exp_runs<T> : log_sum_exp_rows<T>)(l, in, out, ctx.threads());
   } else {
-    (l.inner_reduced ? reduce_runs<Reducer<T>, T> : reduce_rows<Reducer<T>, T>)(l, in, out,
-                                                                                ctx.threads());
+    (l.inner_reduced ? reduce_runs<R, T> : reduce_rows<R, T>)(l, in, out, ctx.threads());
   }
 }
 
@@ -339,8 +345,8 @@ void reduce_kernel(KernelContext& ctx) {
   const TensorRef& x = ctx.input(0);
   TensorRef& y = ctx.output(0);
   check_rank(ctx, x.rank());
-  dispatch_or_fail<Types>(ctx, x.dtype,
-                          [&](auto tag) { reduce_as<Reducer, decltype(tag)>(ctx, x, y); });
+  dispatch_with_16bit<Types>(ctx, x.dtype,
+                             [&](auto tag) { reduce_as<Reducer, decltype(tag)>(ctx, x, y); });
 }
 
 // ---- ArgMax / ArgMin
@@ -526,12 +532,14 @@ void register_reduce(graph::OpRegistry& r) {
   set("CumSum", cumsum_kernel);
   set("TopK", top_k_kernel);
   r.row("", "TopK").reports_extents = true;  // K read when running
-  // What each kernel dispatches on, for input 0.
-  for (const char* op :
-       {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
-        "ReduceSumSquare", "ReduceLogSum", "ArgMax", "ArgMin", "CumSum", "TopK"})
+  // What each kernel dispatches on, for input 0: Reduce* take the 16-bit floats, accumulated in
+  // float (dispatch_with_16bit).
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd",
+                         "ReduceL1", "ReduceL2", "ReduceSumSquare", "ReduceLogSum"})
+    r.row("", op).kernel_dtypes = dtypes_with_16bit(ArithTypes{});
+  r.row("", "ReduceLogSumExp").kernel_dtypes = dtypes_with_16bit(RealTypes{});
+  for (const char* op : {"ArgMax", "ArgMin", "CumSum", "TopK"})
     r.row("", op).kernel_dtypes = dtypes_of(ArithTypes{});
-  r.row("", "ReduceLogSumExp").kernel_dtypes = dtypes_of(RealTypes{});
 }
 
 }  // namespace footprint::runtime::kernels
