@@ -55,16 +55,9 @@ std::optional<Dequantize> dequantize_of(const Graph& g, ValueId v) {
   return Dequantize{id, n.inputs[0], n.inputs[1], n.inputs[2]};
 }
 
+// The value's element count; 0 where an extent is not known.
 size_t element_count(const Graph& g, ValueId v) {
-  const Shape& s = g.value(v).shape;
-  if (!s.ranked) return 0;
-  size_t n = 1;
-  for (const Dim& d : s.dims) {
-    const auto e = d.value();
-    if (!e) return 0;
-    n *= static_cast<size_t>(*e);
-  }
-  return n;
+  return static_cast<size_t>(g.value(v).shape.numel().value_or(0));
 }
 
 // The elements of a constant as doubles, when it is a small constant; nullopt otherwise.
@@ -157,6 +150,25 @@ void take_alone_read(const Graph& g, const Dequantize& d, NodeId reader, std::ve
   }
 }
 
+// The group of float node `id` (reading `x` and `w` dequantized) and the QuantizeLinear that
+// alone reads its output, as one `op` reading (x, its scale and zero point, w, ..., y's scale and
+// zero point); the dequantize nodes only it reads go with it. nullopt without that QuantizeLinear.
+std::optional<Rewrite> group(const Graph& g, NodeId id, std::string_view op, const Dequantize& x,
+                             const Dequantize& w) {
+  NodeId q = -1;
+  const auto y = requantized(g, g.node(id).outputs[0], q);
+  if (!y) return std::nullopt;
+  Rewrite r;
+  take_alone_read(g, x, id, r.nodes);
+  take_alone_read(g, w, id, r.nodes);
+  r.nodes.push_back(id);
+  r.nodes.push_back(q);
+  r.op = op;
+  r.inputs = {x.q, x.scale, x.zero, w.q, w.scale, w.zero, (*y)[1], (*y)[2]};
+  r.output = (*y)[0];
+  return r;
+}
+
 std::optional<Rewrite> qdq_conv(const Graph& g, NodeId id) {
   const Node& conv = g.node(id);
   if (!is_onnx(conv, "Conv") || conv.inputs.size() < 2 || conv.outputs.size() != 1) {
@@ -174,20 +186,12 @@ std::optional<Rewrite> qdq_conv(const Graph& g, NodeId id) {
     b = dequantize_of(g, conv.inputs[2]);
     if (!b || !bias_at_product_scale(g, *b, *x, *w)) return std::nullopt;
   }
-  NodeId q = -1;
-  const auto y = requantized(g, conv.outputs[0], q);
-  if (!y) return std::nullopt;
-  Rewrite r;
-  take_alone_read(g, *x, id, r.nodes);
-  take_alone_read(g, *w, id, r.nodes);
-  if (b) take_alone_read(g, *b, id, r.nodes);
-  r.nodes.push_back(id);
-  r.nodes.push_back(q);
-  r.op = "QLinearConv";
-  r.inputs = {x->q, x->scale, x->zero, w->q, w->scale, w->zero, (*y)[1], (*y)[2]};
-  if (b) r.inputs.push_back(b->q);
-  r.output = (*y)[0];
-  r.attributes.assign(conv.attributes.begin(), conv.attributes.end());
+  std::optional<Rewrite> r = group(g, id, "QLinearConv", *x, *w);
+  if (r && b) {
+    take_alone_read(g, *b, id, r->nodes);
+    r->inputs.push_back(b->q);
+  }
+  if (r) r->attributes.assign(conv.attributes.begin(), conv.attributes.end());
   return r;
 }
 
@@ -202,18 +206,7 @@ std::optional<Rewrite> qdq_matmul(const Graph& g, NodeId id) {
   const Shape& bs = g.value(b->q).shape;
   if (!bs.ranked || bs.rank() != 2 || !bs.dims[1].value()) return std::nullopt;
   if (!weights(g, *b, 1, static_cast<size_t>(*bs.dims[1].value()))) return std::nullopt;
-  NodeId q = -1;
-  const auto y = requantized(g, mm.outputs[0], q);
-  if (!y) return std::nullopt;
-  Rewrite r;
-  take_alone_read(g, *a, id, r.nodes);
-  take_alone_read(g, *b, id, r.nodes);
-  r.nodes.push_back(id);
-  r.nodes.push_back(q);
-  r.op = "QLinearMatMul";
-  r.inputs = {a->q, a->scale, a->zero, b->q, b->scale, b->zero, (*y)[1], (*y)[2]};
-  r.output = (*y)[0];
-  return r;
+  return group(g, id, "QLinearMatMul", *a, *b);
 }
 
 }  // namespace
