@@ -15,9 +15,16 @@
 #   MODELS="light/squeezenet real/*"   model folders (relative to MODELS_DIR, globs allowed, or
 #                                       absolute paths); default: light/* random/* real/*
 #   MODELS_DIR=../shared/models        relative to the repository root
+#   MODELS=""                          no shared models (with ZOO=1 or QUANT=1: only theirs)
 #   ZOO=1                              adds every model of the PyTorch-exported zoo (the folder
 #                                       tests/zoo/zoo.sh prints: made and cached on first use),
 #                                       labelled zoo/NAME
+#   QUANT=1 QUANT_ONLY=NAME,...        adds the quantized zoo's variants (tests/quant_zoo/quant_zoo.sh,
+#                                       made and cached on first use; QUANT_ONLY keeps those named),
+#                                       labelled quant/NAME, each compared at the rtol/atol of its
+#                                       meta.json by both runtimes; the summary is given per kind
+#                                       (int8 dynamic, int8 static, float16, int4 weight-only)
+#   HEADING="## ..."                   the section of DOC written (default: the one below)
 #   THREADS="1 2"                      thread counts (intra-op threads of both runtimes)
 #   REPEATS=3                          fresh-process repetitions per model and thread count;
 #                                       RSS and latency figures are medians over them
@@ -55,11 +62,14 @@ done
 
 # The command as run, with the settings that change the figures when they were given.
 COMMAND_LINE=""
-for v in MODELS MODELS_DIR ZOO THREADS REPEATS RUNS WARMUP FOOTPRINT ORT_VERSION BUILD INSN INSN_RUNS \
+# A wrapper (bench/quant_compare.sh) names itself in BENCH_COMMAND and its fixed settings in
+# BENCH_FIXED, so the line printed reruns it.
+for v in MODELS MODELS_DIR ZOO QUANT QUANT_ONLY THREADS REPEATS RUNS WARMUP FOOTPRINT ORT_VERSION BUILD INSN INSN_RUNS \
   INSN_TIMEOUT; do
+  [[ " ${BENCH_FIXED:-} " == *" $v "* ]] && continue
   [[ -n ${!v:-} ]] && COMMAND_LINE+="$v=$(printf '%q' "${!v}") "
 done
-COMMAND_LINE+="bench/runtime_compare.sh${*:+ $*}"
+COMMAND_LINE+="${BENCH_COMMAND:-bench/runtime_compare.sh}${*:+ $*}"
 
 NO_DOC_GIVEN=${NO_DOC+1}
 if ((QUICK)); then
@@ -70,7 +80,7 @@ fi
 MODELS_DIR=${MODELS_DIR:-../shared/models}
 # ORT_DIR, ORT_VERSION and ort_install.
 source bench/ort_install.sh
-MODELS=${MODELS:-light/* random/* real/*}
+MODELS=${MODELS-light/* random/* real/*}
 THREADS=${THREADS:-1 2}
 REPEATS=${REPEATS:-3}
 RUNS=${RUNS:-10}
@@ -150,6 +160,15 @@ if [[ ${ZOO:-0} == 1 ]]; then
     [[ -f $d/model.onnx && -f $d/input_0.pb ]] && MODEL_DIRS+=("${d%/}")
   done
 fi
+if [[ ${QUANT:-0} == 1 ]]; then
+  quant_zoo=$("$ROOT/tests/quant_zoo/quant_zoo.sh") ||
+    die "tests/quant_zoo/quant_zoo.sh could not make the quantized zoo"
+  for d in "$quant_zoo"/*/; do
+    name=$(basename "$d")
+    [[ -z ${QUANT_ONLY:-} || ,$QUANT_ONLY, == *,$name,* ]] || continue
+    [[ -f $d/model.onnx && -f $d/input_0.pb ]] && MODEL_DIRS+=("${d%/}")
+  done
+fi
 ((${#MODEL_DIRS[@]})) || die "no model folders to run (MODELS='$MODELS', MODELS_DIR=$MODELS_DIR)"
 
 rm -rf "$RESULTS"
@@ -174,6 +193,8 @@ label_of() {
   d=$(cd "$d" && pwd)
   if [[ $d == "$base"/* ]]; then
     echo "${d#"$base"/}"
+  elif [[ -f $d/meta.json ]] && grep -q '"calibration_samples"' "$d/meta.json"; then
+    echo "quant/$(basename "$d")"
   elif [[ -f $d/meta.json ]] && grep -q '"torch"' "$d/meta.json"; then
     echo "zoo/$(basename "$d")"
   else
@@ -186,6 +207,15 @@ n=0
 START=$(date +%s)
 for d in "${MODEL_DIRS[@]}"; do
   label=$(label_of "$d")
+  # A quantized variant's own tolerances (meta.json: rtol, atol), for both runtimes alike.
+  tolerance=()
+  if [[ $label == quant/* ]]; then
+    read -r -a tolerance < <(python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))
+print("--rtol %r --atol %r" % (m["rtol"], m["atol"]) if "rtol" in m and "atol" in m else "")' \
+      "$d/meta.json")
+  fi
+  printf '%s\t%s\n' "$label" "${tolerance[*]:-}" >>"$RESULTS/tolerances.tsv"
   for t in $THREADS; do
     dir=$RESULTS/${label//\//__}/t$t
     mkdir -p "$dir"
@@ -194,9 +224,9 @@ for d in "${MODEL_DIRS[@]}"; do
       n=$((n + 1))
       log "[$n/$total] $label, $t thread(s), repetition $r/$REPEATS"
       measure "$dir/fp_$r" "$FOOTPRINT" run "$d/model.onnx" --data-dir "$d" --threads "$t" \
-        --repeat "$RUNS" --warmup "$WARMUP" --json
+        --repeat "$RUNS" --warmup "$WARMUP" --json "${tolerance[@]}"
       measure "$dir/ort_$r" node bench/ort_run.js "$d/model.onnx" --data-dir "$d" --threads "$t" \
-        --repeat "$RUNS" --warmup "$WARMUP"
+        --repeat "$RUNS" --warmup "$WARMUP" "${tolerance[@]}"
       for k in fp ort; do
         rc=$(cat "$dir/${k}_$r.rc")
         if [[ $rc != 0 ]]; then
@@ -245,7 +275,7 @@ fi
 # ---- 4. Tables and the docs section -----------------------------------------------------------
 export RESULTS MANIFEST REPEATS RUNS WARMUP COMMAND_LINE FP_CMD ORT_CMD FP_VERSION ORT_VERSION PROCESS_TIMEOUT \
   QUICK MEASURED_AT LOADAVG INSN INSN_RUNS
-HEADING="## Runtime: footprint run vs onnxruntime-node"
+HEADING=${HEADING:-"## Runtime: footprint run vs onnxruntime-node"}
 SECTION=$RESULTS/section.md
 HEADING=$HEADING python3 - >"$SECTION" <<'PY'
 import datetime, json, os, platform, re, statistics, subprocess
@@ -333,6 +363,21 @@ def match_word(runs):
     return "**no**" if True not in vals else "mixed"
 
 
+KINDS = {"dyn": "int8 dynamic", "qdq": "int8 static", "qop": "int8 static", "fp16": "float16",
+         "fp16io": "float16", "int4": "int4 weight-only"}
+
+
+def quant_kind(label, folder):
+    """A quantized zoo variant's kind as the summary groups it (None for other models)."""
+    if not label.startswith("quant/"):
+        return None
+    try:
+        with open(os.path.join(folder, "meta.json")) as f:
+            return KINDS.get(json.load(f).get("kind"), "other")
+    except (OSError, ValueError):
+        return "other"
+
+
 rows = {}  # threads -> list of row dicts
 cross = []  # (label, threads, tool, median own VmHWM, median time -v) for the RSS cross-check
 notes = []
@@ -343,7 +388,7 @@ with open(os.environ["MANIFEST"]) as f:
         ort = [one(f"{d}/ort_{r}") for r in range(1, repeats + 1)]
         fj = [r["json"] for r in fp if r["json"]]
         oj = [r["json"] for r in ort if r["json"]]
-        row = {"label": label}
+        row = {"label": label, "kind": quant_kind(label, folder)}
         if fj:
             row["fp_rss"] = med([j.get("measured", {}).get("peak_rss_bytes") for j in fj])
             row["fp_lat"] = med([j["latency_ms"]["median"] for j in fj])
@@ -468,6 +513,10 @@ for threads in sorted(rows):
     s += summary(rows[threads])
     if summary(rows[threads]):
         s.append("")
+    for kind in sorted({r["kind"] for r in rows[threads] if r["kind"]}):
+        part = summary([r for r in rows[threads] if r["kind"] == kind])
+        if part:
+            s += [f"{kind.capitalize()} variants: " + part[0][0].lower() + part[0][1:], ""]
 
 def scaling(rows):
     """footprint's and ORT's latency at 1 thread over their latency at the most threads."""
@@ -529,7 +578,10 @@ s.append("Columns: peak RSS is the whole process's VmHWM (footprint: `measured.p
          "whose other tenants slow a whole process at a time (both runtimes' 2-thread processes are bimodal "
          "here), the figure each runtime's least disturbed process gives. footprint's load+prepare "
          "is `load_ms + prepare_ms`; ORT's is `InferenceSession.create`. Outputs are compared with output_*.pb at "
-         "rtol 1e-3, atol 1e-5 by both (footprint's `match`; the same rule in bench/ort_run.js). ORT runs with "
+         "rtol 1e-3, atol 1e-5 by both (footprint's `match`; the same rule in bench/ort_run.js)"
+         + (", a quantized variant's at the rtol and atol of its meta.json (tests/quant_zoo/make_quant_zoo.py "
+            "says how they are set)" if any(r["kind"] for rs in rows.values() for r in rs) else "")
+         + ". ORT runs with "
          "intraOpNumThreads=T, interOpNumThreads=1, executionMode 'sequential', graphOptimizationLevel 'all' and "
          "its defaults otherwise (CPU arena and memory patterns on)."
          + (f" node with onnxruntime-node loaded and no session already holds {MiB(base)} (VmHWM before "

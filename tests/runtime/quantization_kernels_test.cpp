@@ -81,6 +81,36 @@ TEST(QuantizeLinearKernel, RoundsHalfToEvenAndSaturates) {
             (std::vector<int>{128, 128, 129, 130, 130, 128, 126, 132, 255, 0, 255, 0, 0}));
 }
 
+TEST(QuantizeLinearKernel, QuotientsPastTheMagicNumbersReachSaturate) {
+  // Quotients around 2^22, 2^23 and 1.5 x 2^23, where adding 1.5 x 2^23 no longer rounds to the
+  // nearest integer, and the largest floats, on both signs: every one saturates, on int8 and
+  // uint8 alike (the byte types' vectorised path) and on int16. 40 elements, so the vectorised
+  // loop runs whole vectors and a tail.
+  std::vector<float> v;
+  for (float m : {4194303.0F, 4194304.0F, 6291456.0F, 8388607.0F, 8388608.0F, 12582912.0F,
+                  12582913.0F, 16777216.0F, 3.0e38F, 1.0e30F}) {
+    v.push_back(m);
+    v.push_back(-m);
+    v.push_back(m / 2);
+    v.push_back(-m / 2);
+  }
+  const Tensor x = floats({40}, v);
+  const Tensor y8 = run("QuantizeLinear", {x, scalar(0.5F), tensor<int8_t>(DType::int8, {}, {3})});
+  const Tensor u8 =
+      run("QuantizeLinear", {x, scalar(0.5F), tensor<uint8_t>(DType::uint8, {}, {3})});
+  const Tensor i16 =
+      run("QuantizeLinear", {x, scalar(0.5F), tensor<int16_t>(DType::int16, {}, {3})});
+  const std::vector<int> a = ints_of(y8);
+  const std::vector<int> b = ints_of(u8);
+  const std::vector<int> c = ints_of(i16);
+  for (size_t i = 0; i < v.size(); ++i) {
+    const bool up = v[i] > 0;
+    EXPECT_EQ(a[i], up ? 127 : -128) << v[i];
+    EXPECT_EQ(b[i], up ? 255 : 0) << v[i];
+    EXPECT_EQ(c[i], up ? 32767 : -32768) << v[i];
+  }
+}
+
 TEST(QuantizeLinearKernel, NegativeZeroPointInt8) {
   // x / 0.5 - 3: 2.5 -> 2, 3.5 -> 4, 0.5 -> 0, -0.5 -> 0; -143 and 127 saturate to -128 and 127.
   const Tensor x = floats({6}, {1.25F, 1.75F, -70, 65, 0.25F, -0.25F});
