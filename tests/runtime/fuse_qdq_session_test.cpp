@@ -2,7 +2,8 @@
 // QuantizeLinear written the way onnxruntime's quantize_static writes it becomes one QLinearConv
 // or QLinearMatMul, gives what the nodes as written give (the same int8 arithmetic: the outputs
 // are equal, not close), in the arena the fused graph planned; a group whose bias is not at the
-// product scale is left as written.
+// product scale is left as written. Ops that only move elements (Transpose, MaxPool, Reshape,
+// ...) between a DequantizeLinear and a QuantizeLinear of one scale run on the quantized tensor.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -150,6 +151,67 @@ TEST(FuseQdqSession, AMatMulGroupRunsAsQLinearMatMul) {
   EXPECT_TRUE(made(fused, "QLinearMatMul")) << ::testing::PrintToString(fused.prepared.patterns);
   EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes);
   ASSERT_EQ(fused.y.size(), 60U);
+  for (size_t i = 0; i < fused.y.size(); ++i) EXPECT_EQ(fused.y[i], apart.y[i]) << i;
+}
+
+// x -> Q -> DQ -> Transpose -> Q -> DQ -> MaxPool 2x2 -> Q -> DQ -> Reshape [N, -1] -> Q' -> DQ: y,
+// every Q at x's scale and zero point except Q', at `last_scale`.
+BuiltGraph qdq_movers(float last_scale) {
+  GraphBuilder b(runtime::op_registry(), opset13());
+  const Var x =
+      b.input("x", DType::float32, {Dim::named("N"), Dim::known(6), Dim::known(6), Dim::known(4)});
+  const Var s = b.constant(scalar_f(0.02F));
+  const Var z = b.constant(scalar_u8(128));
+  const auto qdq = [&](const Var& v, const Var& scale) {
+    return b.op1("DequantizeLinear", {b.op1("QuantizeLinear", {v, scale, z}), scale, z});
+  };
+  Var v = qdq(x, s);
+  v = qdq(b.op1("Transpose", {v}, {Attr::of("perm", std::vector<int64_t>{0, 3, 1, 2})}), s);
+  v = qdq(b.op1("MaxPool", {v},
+                {Attr::of("kernel_shape", std::vector<int64_t>{2, 2}),
+                 Attr::of("strides", std::vector<int64_t>{2, 2})}),
+          s);
+  auto shape = HostValue::make(DType::int64, {2});
+  shape->span<int64_t>()[0] = 0;
+  shape->span<int64_t>()[1] = -1;
+  b.output(qdq(b.op1("Reshape", {v, b.constant(shape)}), b.constant(scalar_f(last_scale))), "y");
+  return b.to_graph();
+}
+
+std::vector<runtime::Tensor> channels_last_image(int64_t n) {
+  std::vector<runtime::Tensor> in;
+  in.emplace_back("x", DType::float32, std::vector<int64_t>{n, 6, 6, 4});
+  seeded(in[0], 5, 3.0F);
+  return in;
+}
+
+TEST(FuseQdqSession, MoversBetweenTheSameScalesRunOnTheQuantizedTensor) {
+  const BuiltGraph built = qdq_movers(0.02F);
+  const Outcome fused = run_once(*built.model, true, channels_last_image(2));
+  const Outcome apart = run_once(*built.model, false, channels_last_image(2));
+  for (const char* op : {"Transpose", "MaxPool", "Reshape"}) {
+    EXPECT_TRUE(made(fused, op)) << op << ": " << ::testing::PrintToString(fused.prepared.patterns);
+  }
+  EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes);
+  EXPECT_LT(fused.obtained, apart.obtained);  // no float copies between the movers
+  ASSERT_EQ(fused.y.size(), apart.y.size());
+  ASSERT_EQ(fused.y.size(), 2U * 4 * 3 * 3);
+  size_t steps = 0;
+  for (size_t i = 0; i < fused.y.size(); ++i) {
+    EXPECT_EQ(fused.y[i], apart.y[i]) << i;
+    steps += fused.y[i] != fused.y[0] ? 1 : 0;
+  }
+  EXPECT_GT(steps, fused.y.size() / 2);
+}
+
+TEST(FuseQdqSession, AMoverRequantizingToAnotherScaleIsLeftAsWritten) {
+  const BuiltGraph built = qdq_movers(0.03F);
+  const Outcome fused = run_once(*built.model, true, channels_last_image(1));
+  const Outcome apart = run_once(*built.model, false, channels_last_image(1));
+  EXPECT_FALSE(made(fused, "Reshape")) << ::testing::PrintToString(fused.prepared.patterns);
+  EXPECT_TRUE(made(fused, "MaxPool"));
+  EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes);
+  ASSERT_EQ(fused.y.size(), apart.y.size());
   for (size_t i = 0; i < fused.y.size(); ++i) EXPECT_EQ(fused.y[i], apart.y[i]) << i;
 }
 

@@ -11,6 +11,7 @@
 // by the QuantizeLinear alone, and the row's kernel running the dtypes (makes_runnable).
 #include "fuse_qdq.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <optional>
@@ -209,10 +210,76 @@ std::optional<Rewrite> qdq_matmul(const Graph& g, NodeId id) {
   return group(g, id, "QLinearMatMul", *a, *b);
 }
 
+// Ops that only move, select or compare their input's elements: between a DequantizeLinear and
+// a QuantizeLinear of the same scale and zero point they give the bytes they would give run on
+// the quantized tensor itself (quantizing a dequantized integer at its own scale gives it back;
+// MaxPool's max commutes with dequantizing, whose scale is positive).
+constexpr std::string_view kMovers[] = {"Reshape",  "Transpose",    "Squeeze",      "Unsqueeze",
+                                        "Flatten",  "Slice",        "Gather",       "MaxPool",
+                                        "Identity", "DepthToSpace", "SpaceToDepth", "Concat"};
+
+bool is_mover(const Node& n) {
+  for (const std::string_view op : kMovers) {
+    if (is_onnx(n, op)) return true;
+  }
+  return false;
+}
+
+// Whether two per-tensor (scale, zero point) pairs are the same constants.
+bool same_quantization(const Graph& g, ValueId scale_a, ValueId zero_a, ValueId scale_b,
+                       ValueId zero_b) {
+  if (g.value(zero_a).dtype != g.value(zero_b).dtype) return false;
+  const auto sa = constant_reals(g, scale_a);
+  const auto sb = constant_reals(g, scale_b);
+  const auto za = constant_reals(g, zero_a);
+  const auto zb = constant_reals(g, zero_b);
+  return sa && sb && za && zb && sa->size() == 1 && sb->size() == 1 && za->size() == 1 &&
+         zb->size() == 1 && (*sa)[0] == (*sb)[0] && (*za)[0] == (*zb)[0];
+}
+
+// DequantizeLinear -> mover -> QuantizeLinear at the same scale and zero point, as the mover run
+// on the quantized tensor (onnxruntime drops the same pairs). The data inputs (Concat: every one;
+// the others: the first) must all come dequantized at that scale; MaxPool without its indices.
+std::optional<Rewrite> qdq_mover(const Graph& g, NodeId id) {
+  const Node& q = g.node(id);
+  if (!is_onnx(q, "QuantizeLinear") || q.inputs.size() != 3 || q.inputs[2] == kNoValue ||
+      q.outputs.size() != 1) {
+    return std::nullopt;
+  }
+  const NodeId mover = g.value(q.inputs[0]).producer;
+  if (mover < 0) return std::nullopt;
+  const Node& m = g.node(mover);
+  if (!is_mover(m) || m.outputs.size() != 1) return std::nullopt;
+  NodeId q_again = -1;
+  const auto y = requantized(g, m.outputs[0], q_again);
+  if (!y || q_again != id) return std::nullopt;
+  const size_t data = m.op_type == "Concat" ? m.inputs.size() : 1;
+  Rewrite r;
+  r.op = m.op_type;
+  r.inputs = m.inputs;
+  for (size_t i = 0; i < data; ++i) {
+    const auto d = dequantize_of(g, m.inputs[i]);
+    if (!d || !per_tensor(g, *d) || !same_quantization(g, d->scale, d->zero, (*y)[1], (*y)[2])) {
+      return std::nullopt;
+    }
+    r.inputs[i] = d->q;
+    // A Concat reading one dequantized value twice takes its node once.
+    if (std::find(r.nodes.begin(), r.nodes.end(), d->id) == r.nodes.end()) {
+      take_alone_read(g, *d, mover, r.nodes);
+    }
+  }
+  std::sort(r.nodes.begin(), r.nodes.end());
+  r.nodes.push_back(mover);
+  r.nodes.push_back(id);
+  r.output = (*y)[0];
+  r.attributes.assign(m.attributes.begin(), m.attributes.end());
+  return r;
+}
+
 }  // namespace
 
 size_t fuse_qdq(Graph& g, std::vector<std::string>& lines) {
-  const Finder finders[] = {qdq_conv, qdq_matmul};
+  const Finder finders[] = {qdq_mover, qdq_conv, qdq_matmul};
   return rewrite(g, finders, lines);
 }
 

@@ -284,9 +284,9 @@ void saturate_round(const float* q, const float* z, size_t n, IntRange r, int32_
 }
 
 // The common case, float32 to a byte type with one scale over the run, as one loop compiled at
-// the CPU's vector width, giving the bytes saturate_round gives. The loops take their operands by value and restrict: a byte store may alias
-// anything, so a loop reading them through the closure's references would reload them on every
-// element and never vectorise.
+// the CPU's vector width, giving the bytes saturate_round gives. The loops take their operands by
+// value and restrict: a byte store may alias anything, so a loop reading them through the closure's
+// references would reload them on every element and never vectorise.
 //
 // It skips saturate_round's first clamp, whose branches keep GCC from vectorising the loop under
 // -ftrapping-math: a quotient beyond 2^22 is not rounded exactly by the magic number, but it
@@ -321,7 +321,9 @@ void dequantize_bytes(const T* x, size_t n, float scale, int32_t zero, float* y)
   with_wide_vectors([=] { dequantize_loop(x, n, scale, zero, y); });
 }
 
-bool is_byte(DType t) { return t == DType::int8 || t == DType::uint8; }
+bool is_byte(DType t) {
+  return t == DType::int8 || t == DType::uint8;
+}
 
 void quantize_run(const QuantizeArgs& a, size_t k, size_t n, size_t s, bool per_element) {
   if (!per_element && a.x_type == DType::float32 && a.precision == DType::float32 &&
