@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "footprint/core/float16.hpp"
 #include "runtime/test_kernel_context.hpp"
 
 namespace footprint::testing {
@@ -273,6 +274,36 @@ TEST(ElementwiseKernels, ClipWhereCast) {
   KernelRun like("CastLike", {i64({2}, {3, -4}), f64({}, {0})});
   like.run();
   EXPECT_EQ(like.out(0).values<double>(), (std::vector<double>{3, -4}));
+}
+
+// Casts between float32 and float16 over lengths that are and are not groups of eight (the
+// converting instructions take eight), with ties, subnormals, overflow, infinities and a NaN in
+// a group: each element as core's conversions give it, in both directions.
+TEST(ElementwiseKernels, CastsBetweenFloatAndHalfAsCoreConverts) {
+  std::vector<float> v;
+  for (int i = 0; i < 37; ++i) v.push_back(std::ldexp(1.0f + static_cast<float>(i) / 1024, i - 20));
+  v[3] = 1.0f + std::ldexp(1.0f, -11);  // a tie: rounds to even, 1.0
+  v[9] = 70000.0f;                      // overflows to infinity
+  v[17] = -std::numeric_limits<float>::infinity();
+  v[20] = std::numeric_limits<float>::quiet_NaN();
+  v[30] = std::ldexp(1.0f, -25) * 3;  // a subnormal half
+  for (const size_t n : {size_t{37}, size_t{32}, size_t{5}}) {
+    const std::vector<float> part(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n));
+    KernelRun half("Cast", {f32({static_cast<int64_t>(n)}, part)}, {attr("to", 10)});
+    half.run();
+    const std::vector<uint16_t> bits = half.out(0).values<uint16_t>();
+    ASSERT_EQ(bits.size(), n);
+    for (size_t i = 0; i < n; ++i) EXPECT_EQ(bits[i], half_from_float(part[i])) << n << " " << i;
+    KernelRun back("Cast",
+                   {TestTensor::of<uint16_t>(DType::float16, {static_cast<int64_t>(n)}, bits)},
+                   {attr("to", 1)});
+    back.run();
+    const std::vector<float> wide = back.out(0).values<float>();
+    for (size_t i = 0; i < n; ++i) {
+      const float want = float_from_half(bits[i]);
+      EXPECT_TRUE(std::isnan(want) ? std::isnan(wide[i]) : wide[i] == want) << n << " " << i;
+    }
+  }
 }
 
 // in_place is declared beside the kernels that honour it, and every view row runs (as a copy

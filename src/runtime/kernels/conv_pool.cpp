@@ -669,14 +669,20 @@ void max_plane_2d(const PoolGeometry& g, const T* x, T* y) {
     for (int64_t kh = th.lo; kh < th.hi; ++kh) {
       const int64_t row = (h0 + kh * g.dilation[0]) * width - pad;
       for (int64_t k = 0; k < kw; ++k) {
-        const T* in = x + row + k * dw;  // in[ow * stride] is inside for every inner ow
+        // in[ow * stride] is inside for every inner ow. The output never overlaps the input,
+        // which `omp simd` tells GCC 12: at -O2 it vectorises no loop it would have to check
+        // for that first (and a byte store could alias anything).
+        const T* __restrict in = x + row + k * dw;
+        T* __restrict out = row_out;
         if (kh == th.lo && k == 0) {
-          for (int64_t ow = lo; ow < hi; ++ow) row_out[ow] = in[ow * stride];
+#pragma omp simd
+          for (int64_t ow = lo; ow < hi; ++ow) out[ow] = in[ow * stride];
           continue;
         }
+#pragma omp simd
         for (int64_t ow = lo; ow < hi; ++ow) {
           const T v = in[ow * stride];
-          row_out[ow] = v > row_out[ow] ? v : row_out[ow];
+          out[ow] = v > out[ow] ? v : out[ow];
         }
       }
     }
@@ -691,28 +697,66 @@ bool max_plane_2d_16(const PoolGeometry& g, const H* x, H* y) {
   constexpr int64_t kMaxWidth = 2048;
   const int64_t width = g.in[1], out_w = g.out[1];
   if (width > kMaxWidth || out_w > kMaxWidth) return false;
-  std::array<float, kMaxWidth> row{};
-  std::array<float, kMaxWidth> best{};
+  // Left uninitialised: each call is one plane, and clearing 40 KiB a plane cost more than
+  // the pooling; every element read was written first (row, best and columns up to width and
+  // out_w).
+  std::array<float, kMaxWidth> row;   // NOLINT(cppcoreguidelines-pro-type-member-init)
+  std::array<float, kMaxWidth> best;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+  // Each output column's taps, the same on every row: worked out once, not per row and tap.
+  struct Columns {
+    int32_t lo, hi;
+  };
+  std::array<Columns, kMaxWidth> columns;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+  for (int64_t ow = 0; ow < out_w; ++ow) {
+    const Taps t = taps(g, 1, ow);
+    columns[static_cast<size_t>(ow)] = {static_cast<int32_t>(t.lo), static_cast<int32_t>(t.hi)};
+  }
+  const int64_t dw = g.dilation[1], stride = g.stride[1], pad = g.pad_begin[1];
+  const int64_t kernel = g.kernel[1];
+  // Inner outputs, every tap inside the row (as max_plane_2d): a pass over them per tap, which
+  // vectorises; the outputs near the edges one by one.
+  const int64_t lo = std::min(out_w, ceil_div_positive(pad, stride));
+  const int64_t last_start = width - 1 - (kernel - 1) * dw + pad;
+  const int64_t hi = std::max(lo, last_start < 0 ? 0 : std::min(out_w, last_start / stride + 1));
   for (int64_t oh = 0; oh < g.out[0]; ++oh) {
     const Taps th = taps(g, 0, oh);
     const int64_t h0 = oh * g.stride[0] - g.pad_begin[0];
     for (int64_t kh = th.lo; kh < th.hi; ++kh) {
       widen_row(x + (h0 + kh * g.dilation[0]) * width, row.data(), static_cast<size_t>(width));
-      for (int64_t ow = 0; ow < out_w; ++ow) {
-        const Taps tw = taps(g, 1, ow);
-        const int64_t w0 = ow * g.stride[1] - g.pad_begin[1];
-        for (int64_t kw = tw.lo; kw < tw.hi; ++kw) {
-          const float v = row[static_cast<size_t>(w0 + kw * g.dilation[1])];
-          float& b = best[static_cast<size_t>(ow)];
-          b = kh == th.lo && kw == tw.lo ? v : (v > b ? v : b);
+      for (int64_t k = 0; k < kernel && lo < hi; ++k) {
+        const float* __restrict in = row.data() + k * dw - pad;
+        float* __restrict b = best.data();
+        if (kh == th.lo && k == 0) {
+#pragma omp simd
+          for (int64_t ow = lo; ow < hi; ++ow) b[ow] = in[ow * stride];
+          continue;
+        }
+#pragma omp simd
+        for (int64_t ow = lo; ow < hi; ++ow) {
+          const float v = in[ow * stride];
+          b[ow] = v > b[ow] ? v : b[ow];
         }
       }
+      for (int64_t ow = 0; ow < out_w; ++ow) {
+        if (ow == lo) ow = hi;
+        if (ow >= out_w) break;
+        const Columns tw = columns[static_cast<size_t>(ow)];
+        if (tw.lo >= tw.hi) continue;
+        const float* taps_in = row.data() + ow * g.stride[1] - g.pad_begin[1];
+        float b = kh == th.lo ? taps_in[tw.lo * dw] : best[static_cast<size_t>(ow)];
+        for (int64_t kw = tw.lo; kw < tw.hi; ++kw) {
+          const float v = taps_in[kw * dw];
+          b = v > b ? v : b;
+        }
+        best[static_cast<size_t>(ow)] = b;
+      }
     }
-    H* out = y + oh * out_w;
+    // A window with no input gives +0, H{}.
     for (int64_t ow = 0; ow < out_w; ++ow) {
-      const Taps tw = taps(g, 1, ow);
-      out[ow] = th.lo < th.hi && tw.lo < tw.hi ? from_float<H>(best[static_cast<size_t>(ow)]) : H{};
+      const Columns tw = columns[static_cast<size_t>(ow)];
+      if (th.lo >= th.hi || tw.lo >= tw.hi) best[static_cast<size_t>(ow)] = 0.0F;
     }
+    narrow_row(best.data(), y + oh * out_w, static_cast<size_t>(out_w));
   }
   return true;
 }
@@ -720,7 +764,11 @@ bool max_plane_2d_16(const PoolGeometry& g, const H* x, H* y) {
 template <class T>
 void pool_plane(const PoolGeometry& g, const T* x, T* y, int64_t* indices, int64_t plane) {
   if constexpr (is_16bit_float<T>) {
-    if (g.nd == 2 && g.is_max && indices == nullptr && max_plane_2d_16(g, x, y)) return;
+    if (g.nd == 2 && g.is_max && indices == nullptr) {
+      bool done = false;
+      with_wide_vectors([&] { done = max_plane_2d_16(g, x, y); });
+      if (done) return;
+    }
   }
   if (g.nd == 2 && g.is_max && indices == nullptr) {
     return with_wide_vectors([&] { max_plane_2d(g, x, y); });
@@ -904,12 +952,21 @@ void global_pool(graph::KernelContext& ctx, bool is_max) {
           return;
         }
         if constexpr (is_16bit_float<T>) {
-          // Summed in double from each element as float, rounded once.
-          for (size_t p = begin; p < end; ++p) {
-            double sum = 0;
-            for (size_t i = 0; i < size; ++i) sum += static_cast<double>(widen(in[p * size + i]));
-            out[p] = size == 0 ? T{} : narrow<T>(sum / static_cast<double>(size));
-          }
+          // Each plane widened a chunk at a time (F16C where the CPU has it) and summed as the
+          // float32 planes are, the mean rounded once.
+          constexpr size_t kChunk = 1024;
+          std::array<float, kChunk> row{};
+          with_wide_vectors([&] {
+            for (size_t p = begin; p < end; ++p) {
+              double sum = 0;
+              for (size_t i = 0; i < size; i += kChunk) {
+                const size_t n = std::min(kChunk, size - i);
+                widen_row(in + p * size + i, row.data(), n);
+                sum += plane_sum(row.data(), n);
+              }
+              out[p] = size == 0 ? T{} : narrow<T>(sum / static_cast<double>(size));
+            }
+          });
         } else {
           with_wide_vectors([&] {
             for (size_t p = begin; p < end; ++p) {

@@ -47,7 +47,14 @@ __attribute__((target("avx2,f16c"))) void halves_to_floats_f16c(const Float16* i
       _mm256_storeu_ps(out + i, v);
     }
   }
-  halves_to_floats_scalar(in + i, out + i, n - i);
+  // The last few through a group of eight padded with zeros, which F16C converts as one.
+  if (i < n) {
+    alignas(16) Float16 part[8] = {};
+    alignas(32) float wide[8];
+    std::memcpy(part, in + i, (n - i) * sizeof(Float16));
+    halves_to_floats_f16c(part, wide, 8);
+    std::memcpy(out + i, wide, (n - i) * sizeof(float));
+  }
 }
 
 __attribute__((target("avx2,f16c"))) void floats_to_halves_f16c(const float* in, Float16* out,
@@ -62,7 +69,13 @@ __attribute__((target("avx2,f16c"))) void floats_to_halves_f16c(const float* in,
                        _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
     }
   }
-  floats_to_halves_scalar(in + i, out + i, n - i);
+  if (i < n) {
+    alignas(32) float part[8] = {};
+    alignas(16) Float16 narrow[8];
+    std::memcpy(part, in + i, (n - i) * sizeof(float));
+    floats_to_halves_f16c(part, narrow, 8);
+    std::memcpy(out + i, narrow, (n - i) * sizeof(Float16));
+  }
 }
 #endif
 

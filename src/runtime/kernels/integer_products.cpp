@@ -837,20 +837,25 @@ void finish_conv_tiles(graph::KernelContext& ctx, const ProductState& s, const i
         const int32_t* row = sums + (n * plane + p0 + j) * c.m + oc0;
         for (int64_t k = 0; k < nc; ++k) tile[k * kTile + j] = static_cast<uint32_t>(row[k]);
       }
+      // The loops over a tile's pixels are told to vectorise (`omp simd`): GCC 12 at -O2
+      // vectorises no loop whose count it does not know, and a byte store may alias anything.
       for (int64_t k = 0; k < nc; ++k) {
         const int64_t oc = oc0 + k;
-        uint32_t* acc = tile.data() + k * kTile;
+        uint32_t* __restrict acc = tile.data() + k * kTile;
         if (any_zero_point) {
           const auto zw = static_cast<uint32_t>(static_cast<int32_t>(w_zero.at(0, oc)) - d.w_shift);
-          const uint32_t* win = window + (n * c.group + oc / per_group) * plane + p0;
+          const uint32_t* __restrict win = window + (n * c.group + oc / per_group) * plane + p0;
+#pragma omp simd
           for (int64_t j = 0; j < np; ++j) acc[j] -= zw * win[j];
         }
-        TY* y = ctx.output(0).as<TY>() + (n * c.m + oc) * plane + p0;
+        TY* __restrict y = ctx.output(0).as<TY>() + (n * c.m + oc) * plane + p0;
         if constexpr (std::is_same_v<TY, int32_t>) {
+#pragma omp simd
           for (int64_t j = 0; j < np; ++j) y[j] = static_cast<int32_t>(acc[j]);
         } else {
           const uint32_t b = bias == nullptr ? 0U : static_cast<uint32_t>(bias[oc]);
           const float m = multiplier(x_scale, w_scale.at(0, oc), y_scale);
+#pragma omp simd
           for (int64_t j = 0; j < np; ++j) {
             y[j] = requantize<TY>(static_cast<int32_t>(acc[j] + b), m, zy);
           }
