@@ -25,6 +25,9 @@
 // Their outputs are identical (IntegerProductsSession), and were bit for bit onnxruntime 1.30's
 // on the models tried (docs/RUNTIME.md, "Integer products").
 #include <algorithm>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -804,6 +807,69 @@ void prepare_dnnl_conv(ProductState& s, const DnnlConv& d, const void* w) {
 
 constexpr int64_t kTile = 64;
 
+#if defined(FOOTPRINT_WIDE_VECTORS)
+// 16 rows of 16 int32 (src, rows `src_stride` apart) written as 16 columns (dst, rows
+// `dst_stride` apart): interleaving 32-bit, then 64-bit pairs, then 128-bit lanes twice. GCC 12
+// warns that the intrinsics' own headers read an undefined vector (their masked forms' unused
+// pass-through operand): that warning is off around this function alone.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+__attribute__((target("avx512f"))) void transpose_16x16(const int32_t* src, int64_t src_stride,
+                                                        uint32_t* dst, int64_t dst_stride) {
+  __m512i r[16];  // NOLINT(cppcoreguidelines-avoid-c-arrays): vectors, not std::array's elements
+  __m512i t[16];  // NOLINT(cppcoreguidelines-avoid-c-arrays)
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(src + i * src_stride);
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+    t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+    r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+    r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+    r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 16; i += 8) {
+    for (int k = 0; k < 4; ++k) {
+      t[i + k] = _mm512_shuffle_i32x4(r[i + k], r[i + 4 + k], 0x88);
+      t[i + 4 + k] = _mm512_shuffle_i32x4(r[i + k], r[i + 4 + k], 0xdd);
+    }
+  }
+  for (int k = 0; k < 8; ++k) {
+    r[k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0x88);
+    r[8 + k] = _mm512_shuffle_i32x4(t[k], t[8 + k], 0xdd);
+  }
+  for (int q = 0; q < 16; ++q) _mm512_storeu_si512(dst + q * dst_stride, r[q]);
+}
+#pragma GCC diagnostic pop
+#endif
+
+// The tile [channel][pixel] of np pixels x nc channels from channels-last sums (`rows`, one
+// pixel's channels a row, rows `stride` apart): blocks of 16 x 16 transposed in registers where
+// the CPU has AVX-512, the rest element by element.
+void fill_tile(const int32_t* rows, int64_t stride, int64_t np, int64_t nc, uint32_t* tile) {
+  int64_t j0 = 0;
+#if defined(FOOTPRINT_WIDE_VECTORS)
+  if (wide::host_isa() == wide::Isa::avx512) {
+    for (; j0 + 16 <= np; j0 += 16) {
+      int64_t k0 = 0;
+      for (; k0 + 16 <= nc; k0 += 16) {
+        transpose_16x16(rows + j0 * stride + k0, stride, tile + k0 * kTile + j0, kTile);
+      }
+      for (int64_t j = j0; j < j0 + 16; ++j) {
+        for (int64_t k = k0; k < nc; ++k)
+          tile[k * kTile + j] = static_cast<uint32_t>(rows[j * stride + k]);
+      }
+    }
+  }
+#endif
+  for (int64_t j = j0; j < np; ++j) {
+    for (int64_t k = 0; k < nc; ++k)
+      tile[k * kTile + j] = static_cast<uint32_t>(rows[j * stride + k]);
+  }
+}
+
 // Tiles [begin, end) of Y (image, block of kTile pixels) from oneDNN's channels-last int32 sums:
 // w's zero points taken off through the window sums, the bias added, requantized.
 template <class TW, class TY>
@@ -833,10 +899,7 @@ void finish_conv_tiles(graph::KernelContext& ctx, const ProductState& s, const i
     const int64_t np = std::min(kTile, plane - p0);
     for (int64_t oc0 = 0; oc0 < c.m; oc0 += kTile) {
       const int64_t nc = std::min(kTile, c.m - oc0);
-      for (int64_t j = 0; j < np; ++j) {
-        const int32_t* row = sums + (n * plane + p0 + j) * c.m + oc0;
-        for (int64_t k = 0; k < nc; ++k) tile[k * kTile + j] = static_cast<uint32_t>(row[k]);
-      }
+      fill_tile(sums + (n * plane + p0) * c.m + oc0, c.m, np, nc, tile.data());
       // The loops over a tile's pixels are told to vectorise (`omp simd`): GCC 12 at -O2
       // vectorises no loop whose count it does not know, and a byte store may alias anything.
       for (int64_t k = 0; k < nc; ++k) {
