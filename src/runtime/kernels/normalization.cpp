@@ -488,6 +488,19 @@ void layer_norm(graph::KernelContext& ctx, size_t axis) {
   const double epsilon = ctx.attr_float("epsilon", 1e-5f);
   const bool whole_rows =
       cols > 0 && scale_period == cols && (shift == nullptr || shift_period == cols);
+  // 16-bit rows of up to kHalfRow elements run as float32 ones: widened (F16C where the CPU has
+  // it), normalised by the float32 row's loops, rounded once on store; Scale and B widened once.
+  constexpr int64_t kHalfRow = 4096;
+  std::array<float, is_16bit_float<T> ? kHalfRow : 1> wide_scale{};
+  std::array<float, is_16bit_float<T> ? kHalfRow : 1> wide_shift{};
+  bool half_rows = false;
+  if constexpr (is_16bit_float<T> && std::is_same_v<S, float>) {
+    half_rows = whole_rows && cols <= kHalfRow;
+    if (half_rows) {
+      widen_row(scale, wide_scale.data(), static_cast<size_t>(cols));
+      if (shift != nullptr) widen_row(shift, wide_shift.data(), static_cast<size_t>(cols));
+    }
+  }
   parallel_for(
       ctx.threads(), static_cast<size_t>(rows),
       [&](size_t begin, size_t end) {
@@ -495,6 +508,20 @@ void layer_norm(graph::KernelContext& ctx, size_t axis) {
           const auto r = static_cast<int64_t>(ru);
           const T* src = in + r * cols;
           T* dst = out + r * cols;
+          if constexpr (is_16bit_float<T> && std::is_same_v<S, float>) {
+            if (half_rows) {
+              std::array<float, kHalfRow> row;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+              const auto n = static_cast<size_t>(cols);
+              widen_row(src, row.data(), n);
+              layer_norm_float_row(row.data(), row.data(), n, wide_scale.data(),
+                                   shift != nullptr ? wide_shift.data() : nullptr,
+                                   static_cast<float>(epsilon),
+                                   mean_t != nullptr ? mean_t->as<S>() + r : nullptr,
+                                   inv_t != nullptr ? inv_t->as<S>() + r : nullptr);
+              narrow_row(row.data(), dst, n);
+              continue;
+            }
+          }
           if constexpr (std::is_same_v<T, float> && std::is_same_v<S, float>) {
             if (whole_rows) {
               layer_norm_float_row(src, dst, static_cast<size_t>(cols), scale, shift,
@@ -541,7 +568,8 @@ void run_layer_norm(graph::KernelContext& ctx) {
       ctx.fail("Scale and B must have the input's dtype");
     }
   }
-  // 16-bit floats compute in double, as the other rare layouts, and round once on store.
+  // 16-bit floats compute as float32 rows where Scale and B span them (below 4096 elements),
+  // elsewhere in double as the other rare layouts; either rounds once on store.
   dispatch_with_16bit<RealTypes>(ctx, x.dtype, [&](auto tag) {
     layer_norm_stash<decltype(tag)>(ctx, static_cast<size_t>(axis));
   });
