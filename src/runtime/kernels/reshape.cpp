@@ -139,17 +139,36 @@ void trilu_kernel(KernelContext& ctx) {
   });
 }
 
-// ---- ToChannelsLast, FromChannelsLast (graph::to_channels_last): [N, C, H, W] <-> [N, H, W, C]
-// float32, as oneDNN reorders between the two layouts of the same NCHW extents.
+// ---- ToChannelsLast, FromChannelsLast (graph::to_channels_last): [N, C, H, W] <-> [N, H, W, C],
+// as oneDNN reorders between the two layouts of the same NCHW extents.
+
+// The floats a layout change moves: float32, and the 16-bit floats of float16 models (their
+// convolutions run channels-last on float32 copies, through_float32.hpp).
+constexpr DTypeSet kLayoutTypes{DType::float32, DType::float16, DType::bfloat16};
+
+// A tensor of NCHW extents, plain or channels-last, as oneDNN reorders it: float32 as itself;
+// a 16-bit float as pairs of bytes (an innermost extent of 2), which oneDNN 2.6's jit reorders
+// move at the speed of a copy where its float16 reorders convert every element on the way.
+dnnl::memory::desc layout_desc(const std::vector<int64_t>& nchw, DType t, bool channels_last) {
+  if (t == DType::float32) {
+    return channels_last ? channels_last_desc(nchw) : plain_desc(nchw);
+  }
+  const int64_t n = nchw[0], c = nchw[1], h = nchw[2], w = nchw[3];
+  const dnnl::memory::dims dims{n, c, h, w, 2};
+  const dnnl::memory::dims strides =
+      channels_last ? dnnl::memory::dims{h * w * c * 2, 2, w * c * 2, c * 2, 1}
+                    : dnnl::memory::dims{c * h * w * 2, h * w * 2, w * 2, 2, 1};
+  return {dims, dnnl::memory::data_type::u8, strides};
+}
 
 template <bool kToChannelsLast>
 dnnl::reorder::primitive_desc layout_change_pd(const graph::Node& n, const Extents& e) {
-  if (e.in[0].size() != 4 || e.in_dtype[0] != DType::float32) {
-    node_fail(n, "changes the layout of float32 tensors of rank 4 only");
+  if (e.in[0].size() != 4 || !kLayoutTypes.contains(e.in_dtype[0])) {
+    node_fail(n, "changes the layout of " + kLayoutTypes.to_string() + " tensors of rank 4 only");
   }
   const std::vector<int64_t>& nchw = kToChannelsLast ? e.in[0] : e.out[0];
-  const dnnl::memory::desc plain = plain_desc(nchw);
-  const dnnl::memory::desc last = channels_last_desc(nchw);
+  const dnnl::memory::desc plain = layout_desc(nchw, e.in_dtype[0], false);
+  const dnnl::memory::desc last = layout_desc(nchw, e.in_dtype[0], true);
   const dnnl::memory::desc& from = kToChannelsLast ? plain : last;
   const dnnl::memory::desc& to = kToChannelsLast ? last : plain;
   return {cpu_engine(), from, cpu_engine(), to, user_scratchpad()};
@@ -258,8 +277,9 @@ void register_reshape(graph::OpRegistry& r) {
   // oneDNN's, built for float32.
   for (const char* op : {"Transpose", "Expand", "Tile", "DepthToSpace", "SpaceToDepth", "Trilu"})
     r.row("", op).kernel_dtypes = movable_dtypes();
-  for (graph::OpSchema* row : {&shuffle, &nhwc_shuffle, &to, &from})
+  for (graph::OpSchema* row : {&shuffle, &nhwc_shuffle})
     row->kernel_dtypes = DTypeSet{DType::float32};
+  for (graph::OpSchema* row : {&to, &from}) row->kernel_dtypes = kLayoutTypes;
 }
 
 }  // namespace footprint::runtime::kernels

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/core/float16.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/graph/fuse.hpp"
 #include "footprint/graph/op_registry.hpp"
@@ -128,6 +129,67 @@ TEST(ChannelsLast, AChainOfConvolutionsStaysChannelsLastBetweenItsSteps) {
   EXPECT_EQ(m.ops.at("footprint::FromChannelsLast"), 1);
   EXPECT_FALSE(m.ops.contains("Conv"));
   expect_same_outputs(b, {1, 8, 10, 10});
+}
+
+SharedValue halves(std::vector<int64_t> dims, uint32_t seed, float scale) {
+  const SharedValue f = floats(dims, seed, scale);
+  auto v = HostValue::make(DType::float16, std::move(dims));
+  const auto from = f->span<const float>();
+  auto to = v->span<uint16_t>();
+  for (size_t i = 0; i < to.size(); ++i) to[i] = half_from_float(from[i]);
+  return v;
+}
+
+std::vector<float> run_half(const graph::Model& model, const std::vector<int64_t>& dims, bool fuse,
+                            runtime::PreparedStats* prepared) {
+  runtime::SessionOptions options;
+  options.fuse = fuse;
+  runtime::Session session(model, options);
+  std::vector<runtime::Tensor> in;
+  in.emplace_back("x", DType::float16, dims);
+  uint32_t s = 7;
+  for (uint16_t& e : in[0].ref().span<uint16_t>()) {
+    s = s * 1664525U + 1013904223U;
+    e = half_from_float((static_cast<float>(s >> 8) / 16777216.0F - 0.5F) * 3);
+  }
+  const auto out = session.run(in);
+  if (prepared != nullptr) *prepared = session.prepared();
+  EXPECT_EQ(session.last_run().arena_bytes, session.prepared().planned_arena_bytes);
+  std::vector<float> y;
+  for (const uint16_t h : out.at(0).ref().span<const uint16_t>()) y.push_back(float_from_half(h));
+  return y;
+}
+
+// A float16 model's convolutions run channels-last as float32's do (on float32 copies,
+// through_float32.hpp), the layout changes moving the 16-bit elements as they are.
+TEST(ChannelsLast, Float16ConvolutionsStayChannelsLast) {
+  GraphBuilder b(runtime::op_registry());
+  const Var x =
+      b.input("x", DType::float16, {Dim::known(1), Dim::known(8), Dim::known(9), Dim::known(7)});
+  Var y = b.conv(x, b.constant(halves({16, 8, 3, 3}, 1, 0.6F)), b.constant(halves({16}, 2, 0.4F)),
+                 {1, 1}, {1, 1, 1, 1});
+  y = b.relu(y);
+  y = b.conv(y, b.constant(halves({16, 1, 3, 3}, 3, 0.6F)), b.constant(halves({16}, 4, 0.4F)),
+             {1, 1}, {1, 1, 1, 1}, 16);
+  b.output(y, "y");
+  const Moved m = moved(b);
+  EXPECT_EQ(m.ops.at("footprint::NhwcConv"), 2);
+  EXPECT_EQ(m.ops.at("footprint::ToChannelsLast"), 1);
+  EXPECT_EQ(m.ops.at("footprint::FromChannelsLast"), 1);
+  const BuiltGraph built = b.to_graph();
+  runtime::PreparedStats last;
+  const std::vector<float> got = run_half(*built.model, {1, 8, 9, 7}, true, &last);
+  const std::vector<float> want = run_half(*built.model, {1, 8, 9, 7}, false, nullptr);
+  EXPECT_GT(last.channels_last_nodes, 0U);
+  ASSERT_EQ(got.size(), want.size());
+  size_t nonzero = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    // Both run float32 convolutions on the same float32 copies and round once to float16: at
+    // most one float16 step apart where oneDNN's two layouts sum in another order.
+    ASSERT_NEAR(got[i], want[i], 1e-3F * (1 + std::abs(want[i]))) << "at " << i;
+    nonzero += want[i] != 0 ? 1 : 0;
+  }
+  EXPECT_GT(nonzero, got.size() / 2);
 }
 
 // A residual Add, a Concat over channels, a squeeze-excitation scale ([N, C, 1, 1] by way of
