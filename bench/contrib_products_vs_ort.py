@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""onnxruntime's QGemm and MatMulIntegerToFloat (com.microsoft) against footprint on single-node
+"""onnxruntime's QGemm, MatMulIntegerToFloat and DynamicQuantizeMatMul (com.microsoft) against footprint on single-node
 models: QGemm over transA and transB, a quantized (uint8) and a float output (alpha 0.75),
 uint8 and int8 operands, per-column B scales and zero points, an int32 C; MatMulIntegerToFloat
-with batches, zero points and a bias. Each model's inputs and onnxruntime's outputs are written
+with batches, zero points and a bias; DynamicQuantizeMatMul with per-column and per-tensor B
+parameters, with and without zero points and a bias. Each model's inputs and onnxruntime's outputs are written
 beside it, then `footprint run --data-dir` compares; prints one line per model and exits 1
 unless every output is onnxruntime's bit for bit.
 
@@ -103,6 +104,28 @@ def models(out):
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
         feeds = {"A": a, "a_s": np.array(0.013, np.float32), "a_z": np.array(131, np.uint8)}
         made.append(save(out, f"matmul_integer_to_float_{np.dtype(bt).name}", graph, feeds))
+    for bt, per_column, extras in ((np.int8, True, True), (np.uint8, False, True),
+                                   (np.int8, True, False)):
+        a = rng.standard_normal((2, M, K)).astype(np.float32)
+        b = random_ints(rng, bt, (K, N))
+        count = N if per_column else 1
+        shape = [N] if per_column else []
+        inits = [init(b, "B"),
+                 init(rng.uniform(0.001, 0.01, size=count).astype(np.float32).reshape(shape),
+                      "b_s")]
+        inputs = ["A", "B", "b_s"]
+        if extras:
+            zb = (rng.integers(-3, 3, size=count) if bt == np.int8
+                  else rng.integers(125, 131, size=count)).astype(bt).reshape(shape)
+            inits += [init(zb, "b_z"), init(rng.standard_normal(N).astype(np.float32), "bias")]
+            inputs += ["b_z", "bias"]
+        node = helper.make_node("DynamicQuantizeMatMul", inputs, ["Y"], domain="com.microsoft")
+        graph = helper.make_graph(
+            [node], "g", [helper.make_tensor_value_info("A", TensorProto.FLOAT, a.shape)],
+            [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
+        name = (f"dynamic_quantize_matmul_{np.dtype(bt).name}_"
+                f"{'per_column' if per_column else 'per_tensor'}{'' if extras else '_plain'}")
+        made.append(save(out, name, graph, {"A": a}))
     return made
 
 

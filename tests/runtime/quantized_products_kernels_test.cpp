@@ -1,10 +1,12 @@
-// onnxruntime's QGemm and MatMulIntegerToFloat (com.microsoft) against a plain-loop reference
-// written here from their documentation: the int32 sum of (a - a_zero)(b - b_zero) over K (QGemm
-// with A and B transposed as transA and transB say, plus its int32 C broadcast to [M, N]), then
-// requantized with the multiplier alpha a_scale b_scale / y_scale in float32, or scaled to float
-// by alpha a_scale b_scale (plus MatMulIntegerToFloat's bias). Each runs with the weights a
-// constant when preparing (oneDNN's int8 product where the CPU has VNNI) and not (the plain
-// loops); bad operands are refused in one line naming the node and the input.
+// onnxruntime's QGemm, MatMulIntegerToFloat and DynamicQuantizeMatMul (com.microsoft) against a
+// plain-loop reference written here from their documentation: the int32 sum of
+// (a - a_zero)(b - b_zero) over K (QGemm with A and B transposed as transA and transB say, plus
+// its int32 C broadcast to [M, N]), then requantized with the multiplier
+// alpha a_scale b_scale / y_scale in float32, or scaled to float by alpha a_scale b_scale (plus
+// MatMulIntegerToFloat's bias); DynamicQuantizeMatMul's A first quantized to uint8 as
+// DynamicQuantizeLinear does. Each runs with the weights a constant when preparing (oneDNN's int8
+// product where the CPU has VNNI) and not (the plain loops); bad operands are refused in one line
+// naming the node and the input.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -70,6 +72,13 @@ Tensor run_both_ways(const std::string& op, const std::vector<std::optional<Tens
     if (constant_b) c.push_back(b);
     k.constants(c);
     k.run();
+    // Kernels allocate nothing; oneDNN's execute makes a few small bookkeeping blocks (264 bytes
+    // in 6 with 2.6.3), freed before it returns.
+    if (constant_b) {
+      EXPECT_LE(k.allocations(), 16U) << op;
+    } else {
+      EXPECT_EQ(k.allocations(), 0U) << op;
+    }
     if (!first) {
       first = k.out(0);
     } else {
@@ -233,6 +242,49 @@ TEST(QuantizedProductsKernels, MatMulIntegerToFloatScalesBatchesAndAddsTheBias) 
   }
 }
 
+// ---- DynamicQuantizeMatMul
+
+TEST(QuantizedProductsKernels, DynamicQuantizeMatMulQuantizesAAsDynamicQuantizeLinear) {
+  // A float [2, 3, 7] quantized to uint8 over [min(0, min A), max(0, max A)], then as
+  // MatMulIntegerToFloat with B int8 [7, 6], per-column scales and zero points and a bias.
+  const std::vector<float> a = random_floats({2, 3, 7}, 81).floats();
+  const auto b = random_values<int8_t>(42, 82);
+  const auto sb = random_scales(6, 83);
+  const auto zb = random_values<int8_t>(6, 84, -3, 3);
+  const std::vector<float> bias{0.5F, -1, 2, 0, 0.25F, -3};
+  float lo = 0, hi = 0;
+  for (const float v : a) {
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  const float scale = (hi - lo) / 255.0F;
+  const auto quantize = [&](float v) { return std::min(255.0, std::max(0.0, round_half_even(v))); };
+  const auto za = static_cast<int64_t>(quantize(-lo / scale));
+  for (const bool with_extras : {true, false}) {
+    std::vector<float> want;
+    for (int64_t r = 0; r < 6; ++r) {
+      for (int64_t j = 0; j < 6; ++j) {
+        int64_t acc = 0;
+        for (int64_t p = 0; p < 7; ++p) {
+          const auto q =
+              static_cast<int64_t>(quantize(a[r * 7 + p] / scale + static_cast<float>(za)));
+          acc += (q - za) * (int64_t{b[p * 6 + j]} - (with_extras ? zb[j] : 0));
+        }
+        want.push_back(static_cast<float>(acc) * (scale * sb[j]) + (with_extras ? bias[j] : 0.0F));
+      }
+    }
+    std::vector<std::optional<Tensor>> in{floats({2, 3, 7}, a), tensor<int8_t>({7, 6}, b),
+                                          floats({6}, sb)};
+    if (with_extras) {
+      in.emplace_back(tensor<int8_t>({6}, zb));
+      in.emplace_back(floats({6}, bias));
+    }
+    const Tensor y = run_both_ways("com.microsoft::DynamicQuantizeMatMul", in, {}, 1, {2, 3, 4});
+    EXPECT_EQ(y.dims, (Ints{2, 3, 6}));
+    expect_close(y.floats(), want, 1e-5F);
+  }
+}
+
 // ---- bad operands
 
 std::string error_of(const std::string& op, const std::vector<std::optional<Tensor>>& in,
@@ -276,6 +328,20 @@ TEST(QuantizedProductsKernels, BadOperandsAreRefusedNamingTheNodeAndTheInput) {
   EXPECT_EQ(error_of(mitf, {a, b, s, s, tensor<int8_t>({}, {0})}),
             "node 'n0' (MatMulIntegerToFloat): input 'a_zero_point' is int8, not uint8 as its "
             "tensor");
+  const std::string dynamic = "com.microsoft::DynamicQuantizeMatMul";
+  const auto fa = floats({4, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  EXPECT_EQ(error_of(dynamic, {a, b, s}),
+            "node 'n0' (DynamicQuantizeMatMul): input 'A' is uint8, not float32");
+  EXPECT_EQ(error_of(dynamic, {fa, b, floats({3}, {1, 1, 1})}),
+            "node 'n0' (DynamicQuantizeMatMul): input 'b_scale' [3] is not a scalar, one value per "
+            "column [N] or per column of each matrix [..., 1, N] of [3,5]");
+  auto inf = fa;
+  inf.bytes =
+      floats({4, 3}, {1, 2, 3, 4, 5, std::numeric_limits<float>::infinity(), 7, 8, 9, 10, 11, 12})
+          .bytes;
+  EXPECT_EQ(error_of(dynamic, {inf, b, s}),
+            "node 'n0' (DynamicQuantizeMatMul): input 'A' holds an infinite value: it has no "
+            "quantization range");
 }
 
 }  // namespace

@@ -42,6 +42,7 @@
 
 #include "dnnl_util.hpp"
 #include "dtype_dispatch.hpp"
+#include "dynamic_quantize.hpp"
 #include "families.hpp"
 #include "footprint/graph/ops/conv_window.hpp"
 #include "footprint/graph/ops/integer_product_inputs.hpp"
@@ -1185,6 +1186,167 @@ void run_product(graph::KernelContext& ctx) {
   });
 }
 
+// ---- DynamicQuantizeMatMul: A quantized as DynamicQuantizeLinear does, then MatMulIntegerToFloat
+
+// A node's context with other tensors: the quantizing step's and the product's views of
+// DynamicQuantizeMatMul.
+class NodeView final : public graph::KernelContext {
+ public:
+  static constexpr size_t kMax = 7;
+  NodeView(const graph::KernelContext& outer, std::span<std::byte> scratch,
+           graph::KernelState* state)
+      : outer_(outer), scratch_(scratch), state_(state) {}
+
+  void set_input(size_t i, const graph::TensorRef* t) {
+    in_[i] = t != nullptr ? *t : graph::TensorRef{};
+    in_present_[i] = t != nullptr;
+    inputs_ = std::max(inputs_, i + 1);
+  }
+  void set_output(size_t i, const graph::TensorRef& t) {
+    out_[i] = t;
+    out_present_[i] = true;
+    outputs_ = std::max(outputs_, i + 1);
+  }
+
+  const graph::Node& node() const override { return outer_.node(); }
+  int32_t node_id() const override { return outer_.node_id(); }
+  int64_t opset() const override { return outer_.opset(); }
+  size_t input_count() const override { return inputs_; }
+  size_t output_count() const override { return outputs_; }
+  const graph::TensorRef* input_or_null(size_t i) const override {
+    return i < inputs_ && in_present_[i] ? &in_[i] : nullptr;
+  }
+  graph::TensorRef* output_or_null(size_t i) override {
+    return i < outputs_ && out_present_[i] ? &out_[i] : nullptr;
+  }
+  std::span<std::byte> workspace() override { return scratch_; }
+  int threads() const override { return outer_.threads(); }
+  graph::KernelState* state() const override { return state_; }
+  void run_subgraph(std::string_view, std::span<const graph::TensorRef>,
+                    std::span<graph::TensorRef>) override {
+    fail("has no subgraphs");
+  }
+  void set_output_extents(size_t, std::span<const int64_t>) override {
+    fail("does not report extents");
+  }
+
+ private:
+  const graph::KernelContext& outer_;
+  std::span<std::byte> scratch_;
+  graph::KernelState* state_;
+  std::array<graph::TensorRef, kMax> in_{}, out_{};
+  std::array<bool, kMax> in_present_{}, out_present_{};
+  size_t inputs_ = 0, outputs_ = 0;
+};
+
+// DynamicQuantizeMatMul's inputs (A, B, b_scale[, b_zero_point, bias]) as MatMulIntegerToFloat's
+// (A, B, a_scale, b_scale, a_zero_point, b_zero_point, bias).
+constexpr std::array<int, 7> kAsIntegerToFloat{0, 1, -1, 2, -1, 3, 4};
+
+// The quantized A, its scale and its zero point, first in the step's workspace; the product's
+// workspace after them.
+struct QuantizedA {
+  uint64_t a_bytes = 0;
+  uint64_t total() const { return a_bytes + 128; }
+  static QuantizedA of(int64_t numel) {
+    return {aligned(static_cast<uint64_t>(std::max<int64_t>(numel, 0)))};
+  }
+};
+
+std::vector<graph::ConcreteTensor> as_integer_to_float(
+    const std::vector<graph::ConcreteTensor>& in) {
+  std::vector<graph::ConcreteTensor> out(kAsIntegerToFloat.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int from = kAsIntegerToFloat[i];
+    if (from >= 0 && static_cast<size_t>(from) < in.size()) out[i] = in[static_cast<size_t>(from)];
+  }
+  if (!in.empty()) out[0].dtype = DType::uint8;  // A as quantized
+  out[2] = {DType::float32, {}};
+  out[4] = {DType::uint8, {}};
+  return out;
+}
+
+int64_t numel_of(const graph::ConcreteTensor& t) {
+  return numel(t.dims);
+}
+
+uint64_t dynamic_workspace(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
+                           const std::vector<graph::ConcreteTensor>& out) {
+  if (in.empty()) return 0;
+  return QuantizedA::of(numel_of(in[0])).total() +
+         product_workspace<IntegerProduct::matmul_integer_to_float>(node, as_integer_to_float(in),
+                                                                    out);
+}
+
+uint64_t dynamic_packed(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
+                        const std::vector<graph::ConcreteTensor>& out,
+                        const std::vector<bool>& constant) {
+  std::vector<bool> mapped(kAsIntegerToFloat.size(), false);
+  for (size_t i = 0; i < mapped.size(); ++i) {
+    const int from = kAsIntegerToFloat[i];
+    mapped[i] = from >= 0 && static_cast<size_t>(from) < constant.size() &&
+                constant[static_cast<size_t>(from)];
+  }
+  return product_packed<IntegerProduct::matmul_integer_to_float>(node, as_integer_to_float(in), out,
+                                                                 mapped);
+}
+
+// The product's view: the quantized A, scale and zero point at `a`, `scale` and `zero`.
+NodeView product_view(const graph::KernelContext& ctx, std::span<std::byte> scratch,
+                      graph::KernelState* state, const graph::TensorRef& a,
+                      const graph::TensorRef& scale, const graph::TensorRef& zero) {
+  NodeView v(ctx, scratch, state);
+  for (size_t i = 0; i < kAsIntegerToFloat.size(); ++i) {
+    const int from = kAsIntegerToFloat[i];
+    v.set_input(i, from >= 0 ? ctx.input_or_null(static_cast<size_t>(from)) : nullptr);
+  }
+  v.set_input(0, &a);
+  v.set_input(2, &scale);
+  v.set_input(4, &zero);
+  auto& outputs =
+      const_cast<graph::KernelContext&>(ctx);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  v.set_output(0, outputs.output(0));
+  return v;
+}
+
+std::unique_ptr<graph::KernelState> dynamic_prepare(const graph::KernelContext& ctx) {
+  const graph::TensorRef& a = ctx.input(0);
+  if (a.dtype != DType::float32) {
+    ctx.fail("input 'A' is " + dtype_label(a.dtype) + ", not float32");
+  }
+  // Known only while running: A, its scale and zero point.
+  const graph::TensorRef qa{DType::uint8, a.dims, nullptr};
+  const graph::TensorRef scale{DType::float32, {}, nullptr};
+  const graph::TensorRef zero{DType::uint8, {}, nullptr};
+  const NodeView v = product_view(ctx, {}, nullptr, qa, scale, zero);
+  return prepare_product(v, IntegerProduct::matmul_integer_to_float);
+}
+
+void dynamic_run(graph::KernelContext& ctx) {
+  const graph::TensorRef& a = ctx.input(0);
+  const QuantizedA layout = QuantizedA::of(static_cast<int64_t>(a.numel()));
+  const std::span<std::byte> ws = ctx.workspace();
+  if (ws.size() < layout.total()) {
+    ctx.fail("the step's workspace (" + std::to_string(ws.size()) + " bytes) is smaller than " +
+             std::to_string(layout.total()) + " bytes");
+  }
+  const graph::TensorRef qa{DType::uint8, a.dims, ws.data()};
+  const graph::TensorRef scale{DType::float32, {}, ws.data() + layout.a_bytes};
+  const graph::TensorRef zero{DType::uint8, {}, ws.data() + layout.a_bytes + 64};
+  NodeView quantize(ctx, {}, nullptr);
+  quantize.set_input(0, &a);
+  quantize.set_output(0, qa);
+  quantize.set_output(1, scale);
+  quantize.set_output(2, zero);
+  dynamic_quantize_linear(quantize);
+  // An infinite element makes the range, and so the scale, infinite: no quantized A.
+  if (!std::isfinite(*scale.as<const float>())) {
+    ctx.fail("input 'A' holds an infinite value: it has no quantization range");
+  }
+  NodeView product = product_view(ctx, ws.subspan(layout.total()), ctx.state(), qa, scale, zero);
+  run_product(product);
+}
+
 }  // namespace
 
 void register_integer_products(graph::OpRegistry& r) {
@@ -1212,6 +1374,14 @@ void register_integer_products(graph::OpRegistry& r) {
   // (graph/ops/matmul.cpp) that run on the same machinery.
   set("QGemm", std::integral_constant<Op, Op::qgemm>{});
   set("MatMulIntegerToFloat", std::integral_constant<Op, Op::matmul_integer_to_float>{});
+  // DynamicQuantizeMatMul: A quantized into the step's workspace, then MatMulIntegerToFloat.
+  graph::OpSchema& dynamic = r.row("com.microsoft", "DynamicQuantizeMatMul");
+  dynamic.kernel = dynamic_run;
+  dynamic.prepare = dynamic_prepare;
+  dynamic.workspace = dynamic_workspace;
+  dynamic.packed = dynamic_packed;
+  dynamic.packed_inputs = 1U << 1;  // B
+  dynamic.kernel_dtypes = DTypeSet{DType::float32};
 }
 
 }  // namespace footprint::runtime::kernels
