@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/core/float16.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "prepared_kernel_run.hpp"
@@ -224,6 +225,40 @@ TEST(MatMulNBitsKernels, ALargeProductPacksItsOwnCopyAndDropsTheFloats) {
   ASSERT_NE(k.state(), nullptr);
   EXPECT_EQ(k.state()->owned_bytes(), declared);
   EXPECT_NE(declared, uint64_t{32 * 1100 * 4});  // the convolution's layout, not the floats
+}
+
+TEST(MatMulNBitsKernels, Float16RunsThroughFloat32Copies) {
+  // A, the scales, float zero points and the bias in float16: the product is the float32 one of
+  // their values, rounded once to float16.
+  NBitsCase c = random_case(48, 5, 4, 16, NBitsCase::Zero::floats, 31);
+  c.bias = random_floats({5}, 32).floats();
+  const auto half = [](std::vector<float>& v) {
+    std::vector<uint16_t> h;
+    for (float& x : v) {
+      h.push_back(half_from_float(x));
+      x = float_from_half(h.back());  // the reference takes the values float16 holds
+    }
+    return h;
+  };
+  std::vector<float> a = random_floats({3, 48}, 33).floats();
+  const auto a16 = half(a);
+  const auto s16 = half(c.scales);
+  const auto z16 = half(c.zero_floats);
+  const auto b16 = half(c.bias);
+  auto in = c.inputs(floats({3, 48}, a));
+  in[0] = Tensor::of(DType::float16, {3, 48}, a16);
+  in[2] = Tensor::of(DType::float16, {5, 3}, s16);
+  in[3] = Tensor::of(DType::float16, {5, 3}, z16);
+  in[5] = Tensor::of(DType::float16, {5}, b16);
+  PreparedRun k(kOp, in, c.attrs());
+  k.constants({1, 2, 3, 4, 5});
+  k.run();
+  ASSERT_EQ(k.out(0).dtype, DType::float16);
+  std::vector<float> got;
+  for (const uint16_t h : k.out(0).values<uint16_t>()) got.push_back(float_from_half(h));
+  std::vector<float> want = c.reference(a);
+  for (float& w : want) w = float_from_half(half_from_float(w));
+  expect_close(got, want, 1e-3F);  // one float16 rounding apart at most
 }
 
 // ---- bad operands

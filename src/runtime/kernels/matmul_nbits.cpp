@@ -213,14 +213,15 @@ void nbits_run(graph::KernelContext& ctx) {
 
 void register_matmul_nbits(graph::OpRegistry& r) {
   graph::OpSchema& row = r.row("com.microsoft", "MatMulNBits");
-  row.kernel = nbits_run;
-  row.prepare = nbits_prepare;
-  row.workspace = nbits_workspace;
-  row.packed = nbits_packed;
   // The kernel reads only the dequantized copy: B, scales, zero points and g_idx go once read.
   row.packed_inputs =
       (1U << Input::b) | (1U << Input::scales) | (1U << Input::zero_points) | (1U << Input::g_idx);
   row.kernel_dtypes = DTypeSet{DType::float32};
+  // A float16 or bfloat16 node runs the float32 kernel on float32 copies: its scales, float zero
+  // points and bias (constants) converted once when preparing, A and Y in the step's scratch.
+  constexpr uint32_t kConstants =
+      (1U << Input::scales) | (1U << Input::zero_points) | (1U << Input::bias);
+  through_float32<nbits_run, nbits_prepare, nbits_workspace, nbits_packed, kConstants>(row);
   // A row of A makes the same row of Y, as in MatMul's kernel, which runs it.
   row.rows_at_bound = true;
 }
