@@ -1,6 +1,7 @@
 // Integer products: MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv (the rows of
-// graph/ops/integer_products.cpp), and onnxruntime's QGemm and MatMulIntegerToFloat
-// (com.microsoft rows of graph/ops/matmul.cpp).
+// graph/ops/integer_products.cpp), and onnxruntime's QGemm, MatMulIntegerToFloat and
+// DynamicQuantizeMatMul (com.microsoft rows of graph/ops/matmul.cpp; the last quantizes its float
+// A into the step's workspace as DynamicQuantizeLinear does, then runs as MatMulIntegerToFloat).
 //
 // Every form computes the int32 sum of (a - a_zero) (b - b_zero) over the contracted extent, as
 // ONNX defines it (wrapping as int32 does, never undefined); QGemm reads A and B transposed where
@@ -403,7 +404,7 @@ void store_sums(const graph::KernelContext& ctx, const ProductState& s, const ui
   if constexpr (std::is_same_v<TY, int32_t>) {
     for (int64_t j = 0; j < r.count; ++j) y[j] = static_cast<int32_t>(acc[j]);
   } else {
-    std::array<uint32_t, kColumnBlock> sums{};
+    std::array<uint32_t, kColumnBlock> sums;  // NOLINT: written before read, not cleared per block
     const uint32_t* from = acc;
     if (s.c_rows > 0) {
       const int32_t* c = ctx.input(static_cast<size_t>(s.in.bias)).as<const int32_t>() +
@@ -415,7 +416,7 @@ void store_sums(const graph::KernelContext& ctx, const ProductState& s, const ui
     }
     const auto b_scale = values_of<float>(ctx, s.b_scale);
     const float sa = scale_at(ctx, s.a_scale, r.am, r.m) * s.alpha;
-    std::array<float, kColumnBlock> multipliers{};
+    std::array<float, kColumnBlock> multipliers;  // NOLINT: as `sums`
     if constexpr (std::is_same_v<TY, float>) {
       for (int64_t j = 0; j < r.count; ++j) multipliers[j] = sa * b_scale.at(r.bm, r.n0 + j);
       for (int64_t j = 0; j < r.count; ++j) {
