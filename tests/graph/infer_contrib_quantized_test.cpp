@@ -115,7 +115,13 @@ TEST(InferContribQuantized, MatMulNBitsTakesNFromItsAttributesAndChecksK) {
     return g;
   };
   EXPECT_EQ(infer(model(64, 64).graph)->type_of("y"), "float[B,S,96]");
-  EXPECT_NE(infer_error(model(48, 64).graph).find("node 'q4' (MatMulNBits): inner dims 48 and 64"),
+  EXPECT_NE(infer_error(model(48, 64).graph)
+                .find("node 'q4' (MatMulNBits): A (input 0) [?,?,48] does not end in K = 64"),
+            std::string::npos);
+  // B's blocks follow from K and block_size: 96 x ceil(80 / 32) x 16 bytes, not 96 x 2 x 16.
+  EXPECT_NE(infer_error(model(80, 80).graph)
+                .find("node 'q4' (MatMulNBits): B (input 1) [96,2,16] is not [N, ceil(K / "
+                      "block_size), block_size x bits / 8] = [96,3,16]"),
             std::string::npos);
   EXPECT_NE(infer_error(model(64, 0).graph).find("attributes K and N must be positive"),
             std::string::npos);

@@ -8,6 +8,7 @@
 //   k.run();
 //   k.out(0).floats();  // compared with a naive reference
 //   k.workspace_bytes(); k.allocations();
+//   PreparedRun("com.microsoft::MatMulNBits", ...);   // an op of another domain
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -95,6 +96,11 @@ class PreparedRun {
   PreparedRun(std::string op, std::vector<std::optional<Tensor>> inputs,
               std::vector<Wire> attrs = {}, int64_t opset = 18, size_t outputs = 1)
       : op_(std::move(op)), inputs_(std::move(inputs)), opset_(opset) {
+    // "com.microsoft::MatMulNBits": an op of another domain, named as messages name it.
+    if (const size_t at = op_.find("::"); at != std::string::npos) {
+      domain_ = op_.substr(0, at);
+      op_ = op_.substr(at + 2);
+    }
     OneNode g;
     std::vector<std::string> in_names;
     std::vector<std::string> out_names;
@@ -103,8 +109,10 @@ class PreparedRun {
       if (inputs_[i]) g.initializer(initializer(in_names.back(), *inputs_[i]));
     }
     for (size_t i = 0; i < outputs; ++i) out_names.push_back("out" + std::to_string(i));
-    g.node(node_with(op_, {in_names.begin(), in_names.end()}, {out_names.begin(), out_names.end()},
-                     attrs, "n0"));
+    Wire n = node_with(op_, {in_names.begin(), in_names.end()},
+                       {out_names.begin(), out_names.end()}, attrs, "n0");
+    if (!domain_.empty()) n.str(7, domain_);
+    g.node(n);
     for (const std::string& o : out_names) g.output(o);
     model_ = infer(g.graph, opset, nullptr, runtime::op_registry());
     for (auto& in : inputs_) {
@@ -141,7 +149,7 @@ class PreparedRun {
   // Workspace, prepare, then the kernel (twice: a second run reuses the state). Throws what the
   // hooks throw.
   void run() {
-    const graph::OpSchema* s = runtime::op_registry().find("", op_);
+    const graph::OpSchema* s = runtime::op_registry().find(domain_, op_);
     if (s == nullptr || s->kernel == nullptr) throw std::runtime_error("no kernel for " + op_);
     graph::NodeContext& ctx = *ctx_;
     ctx.thread_count = threads_;
@@ -199,6 +207,7 @@ class PreparedRun {
   }
 
   std::string op_;
+  std::string domain_;
   std::vector<std::optional<Tensor>> inputs_;
   int64_t opset_;
   std::unique_ptr<Inferred> model_;

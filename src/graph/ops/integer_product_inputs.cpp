@@ -27,6 +27,25 @@ IntegerProductInputs IntegerProductInputs::of(IntegerProduct op) {
       in.y_zero = 7;
       if (op == IntegerProduct::qlinear_conv) in.bias = 8;
       break;
+    case IntegerProduct::qgemm:
+      // (A, a_scale, a_zero_point, B, b_scale, b_zero_point[, C, y_scale, y_zero_point])
+      in.a_scale = 1;
+      in.a_zero = 2;
+      in.b = 3;
+      in.b_scale = 4;
+      in.b_zero = 5;
+      in.bias = 6;
+      in.y_scale = 7;
+      in.y_zero = 8;
+      break;
+    case IntegerProduct::matmul_integer_to_float:
+      // (A, B, a_scale, b_scale[, a_zero_point, b_zero_point, bias])
+      in.a_scale = 2;
+      in.b_scale = 3;
+      in.a_zero = 4;
+      in.b_zero = 5;
+      in.bias = 6;
+      break;
   }
   return in;
 }
@@ -43,7 +62,11 @@ std::string IntegerProductInputs::name(int i) const {
   if (i == b_zero) return second + "_zero_point";
   if (i == y_scale) return "y_scale";
   if (i == y_zero) return "y_zero_point";
-  if (i == bias) return "B";
+  if (i == bias) {
+    return op == IntegerProduct::qgemm                     ? "C"
+           : op == IntegerProduct::matmul_integer_to_float ? "bias"
+                                                           : "B";
+  }
   return "input " + std::to_string(i);
 }
 

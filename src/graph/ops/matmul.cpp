@@ -5,6 +5,7 @@
 #include <string>
 
 #include "families.hpp"
+#include "footprint/graph/ops/matmul_nbits.hpp"
 #include "infer_util.hpp"
 
 namespace footprint::graph::ops {
@@ -79,23 +80,24 @@ void infer_dynamic_quantize_matmul(const InferContext& ctx, InferResult& r) {
 }
 
 // onnxruntime's MatMulNBits (A [..., K], B packed [N, K / block_size, block_size * bits / 8],
-// scales[, zero_points, g_idx, bias]; attributes K and N): A's dtype, [..., N].
+// scales[, zero_points, g_idx, bias]; attributes K and N), decoded and checked by
+// MatMulNBitsWeights (graph/ops/matmul_nbits.hpp), which the kernel takes too: A's dtype,
+// [..., N].
 void infer_matmul_nbits(const InferContext& ctx, InferResult& r) {
-  const TensorType& a = ctx.input(0);
-  const int64_t k = ctx.attr_int("K", 0);
-  const int64_t n = ctx.attr_int("N", 0);
-  if (k <= 0 || n <= 0) {
-    ctx.fail("attributes K and N must be positive, are " + std::to_string(k) + " and " +
-             std::to_string(n));
+  std::vector<NBitsOperand> operands(ctx.input_count());
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (!ctx.has_input(i)) continue;
+    operands[i].dtype = ctx.input(i).dtype;
+    if (ctx.input(i).shape.ranked) operands[i].extents = Extents::of(ctx.input(i).shape);
   }
+  const auto w = MatMulNBitsWeights::decode(ctx.node, ctx.node_id, operands);
+  const TensorType& a = ctx.input(0);
   if (!a.shape.ranked) {
     set_output(r, 0, a.dtype, Shape::unranked());
     return;
   }
-  if (a.shape.rank() == 0) ctx.fail("input A must not be a scalar");
-  check_inner(ctx, a.shape.dims.back(), Dim::known(k));
   Shape out = a.shape;
-  out.dims.back() = Dim::known(n);
+  out.dims.back() = Dim::known(w.n);
   set_output(r, 0, a.dtype, std::move(out));
 }
 

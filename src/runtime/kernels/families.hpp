@@ -20,6 +20,9 @@ void register_matmul(graph::OpRegistry& r);
 // footprint::Attention, a row of the matmul family (graph/ops/matmul.cpp), in attention.cpp.
 void register_attention(graph::OpRegistry& r);
 void register_integer_products(graph::OpRegistry& r);
+// com.microsoft MatMulNBits, a row of the matmul family (graph/ops/matmul.cpp), in
+// matmul_nbits.cpp.
+void register_matmul_nbits(graph::OpRegistry& r);
 void register_normalization(graph::OpRegistry& r);
 void register_reshape(graph::OpRegistry& r);
 void register_indexing(graph::OpRegistry& r);

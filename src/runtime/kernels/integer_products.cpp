@@ -1,10 +1,15 @@
 // Integer products: MatMulInteger, ConvInteger, QLinearMatMul and QLinearConv (the rows of
-// graph/ops/integer_products.cpp).
+// graph/ops/integer_products.cpp), and onnxruntime's QGemm, MatMulIntegerToFloat and
+// DynamicQuantizeMatMul (com.microsoft rows of graph/ops/matmul.cpp; the last quantizes its float
+// A into the step's workspace as DynamicQuantizeLinear does, then runs as MatMulIntegerToFloat).
 //
 // Every form computes the int32 sum of (a - a_zero) (b - b_zero) over the contracted extent, as
-// ONNX defines it (wrapping as int32 does, never undefined), and the QLinear forms then write
+// ONNX defines it (wrapping as int32 does, never undefined); QGemm reads A and B transposed where
+// transA and transB say and adds its int32 C (broadcast to [M, N]). Then Y is the sums (int32), or
 // saturate(round_half_even(acc * a_scale b_scale / y_scale) + y_zero) (plus the int32 bias before
-// scaling for QLinearConv), the scale product taken in float32 as onnxruntime does.
+// scaling for QLinearConv; QGemm's alpha a factor of a_scale), the scale product taken in float32
+// as onnxruntime does, or, for QGemm without y_scale and MatMulIntegerToFloat, the float
+// acc * alpha a_scale b_scale (plus MatMulIntegerToFloat's float bias).
 //
 // The scales and zero points may be scalars, one per row of A / column of B / output channel, or
 // one per row or column of every matrix (graph/ops/integer_product_inputs.hpp): the kernels read
@@ -19,11 +24,12 @@
 //   then released), and where the CPU has VNNI: without it oneDNN adds pairs of 8-bit products
 //   in int16 first, which saturates, and the sums would not be ONNX's. oneDNN computes the raw
 //   int32 sums into the planned workspace (or Y); the zero points it does not take are taken off
-//   here through row, column and window sums, then the bias, the requantization.
+//   here through row, column and window sums, then the bias, the requantization or scaling.
 // - plain loops accumulating in int32 (wide vectors where the CPU has them) otherwise: weights
 //   computed at run time, 1-D and 3-D convolutions, B with batch dims, CPUs without VNNI.
 // Their outputs are identical (IntegerProductsSession), and were bit for bit onnxruntime 1.30's
-// on the models tried (docs/RUNTIME.md, "Integer products").
+// on the models tried (docs/RUNTIME.md, "Integer products"; QGemm and MatMulIntegerToFloat
+// against onnxruntime 1.32).
 #include <algorithm>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -40,6 +46,7 @@
 
 #include "dnnl_util.hpp"
 #include "dtype_dispatch.hpp"
+#include "dynamic_quantize.hpp"
 #include "families.hpp"
 #include "footprint/graph/ops/conv_window.hpp"
 #include "footprint/graph/ops/integer_product_inputs.hpp"
@@ -86,6 +93,9 @@ struct MatmulShape {
   std::vector<int64_t> a_step, b_step;  // per batch dim: A's / B's matrix index stride (0 where
                                         // the operand broadcasts)
   int64_t batches = 1;
+  // Where element (m, k) of a matrix of A and (k, n) of one of B lie: row-major as stored, or
+  // transposed (QGemm's transA, transB).
+  int64_t a_rs = 1, a_ks = 1, b_ks = 1, b_ns = 1;
 };
 
 struct ConvShape {
@@ -137,6 +147,9 @@ class ProductState final : public graph::KernelState {
   IntegerProductInputs in;
   DType a_dtype = DType::undefined, b_dtype = DType::undefined, y_dtype = DType::undefined;
   Param a_zero, b_zero, a_scale, b_scale, y_scale, y_zero;
+  float alpha = 1.0F;              // QGemm's, a factor of every scale
+  int64_t c_rows = 0, c_cols = 0;  // QGemm's int32 C over Y [M, N]: 1 where it broadcasts; 0: none
+  bool float_bias = false;         // MatMulIntegerToFloat's bias [N], added after scaling
   MatmulShape mm;
   ConvShape conv;
   bool scales_checked = false;  // every scale is a constant, checked when preparing
@@ -242,6 +255,39 @@ MatmulShape matmul_shape(const graph::Node& node, const std::vector<int64_t>& a,
   return s;
 }
 
+// QGemm's operands as the product reads them, A' [M, K] and B' [K, N], from A and B as stored and
+// transA / transB; the other products' as stored.
+struct LogicalOperands {
+  std::vector<int64_t> a, b;
+  bool trans_a = false, trans_b = false;
+};
+
+LogicalOperands logical_operands(const graph::Node& node, IntegerProduct op,
+                                 const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  LogicalOperands l{a, b};
+  if (op != IntegerProduct::qgemm) return l;
+  if (a.size() != 2 || b.size() != 2) {
+    node_fail(node,
+              "the operands " + extents_text(a) + " and " + extents_text(b) + " must be matrices");
+  }
+  l.trans_a = node_int(node, "transA", 0) != 0;
+  l.trans_b = node_int(node, "transB", 0) != 0;
+  if (l.trans_a) std::swap(l.a[0], l.a[1]);
+  if (l.trans_b) std::swap(l.b[0], l.b[1]);
+  return l;
+}
+
+MatmulShape product_shape(const graph::Node& node, IntegerProduct op, const std::vector<int64_t>& a,
+                          const std::vector<int64_t>& b, const std::vector<int64_t>& y) {
+  const LogicalOperands l = logical_operands(node, op, a, b);
+  MatmulShape s = matmul_shape(node, l.a, l.b, y);
+  s.a_rs = l.trans_a ? 1 : s.k;
+  s.a_ks = l.trans_a ? s.m : 1;
+  s.b_ks = l.trans_b ? 1 : s.n;
+  s.b_ns = l.trans_b ? s.k : 1;
+  return s;
+}
+
 ConvShape conv_shape(const graph::Node& node, int32_t node_id, const std::vector<int64_t>& x,
                      const std::vector<int64_t>& w, const std::vector<int64_t>& y) {
   if (x.size() < 3 || x.size() > 5) {
@@ -316,9 +362,11 @@ float scale_at(const graph::KernelContext& ctx, const Param& p, int64_t matrix, 
 
 // The scales of a step whose scales are not all constants.
 void check_run_scales(graph::KernelContext& ctx, const ProductState& s) {
-  if (!s.in.quantized_output() || s.scales_checked) return;
+  if (s.scales_checked) return;
   for (const int i : {s.in.a_scale, s.in.b_scale, s.in.y_scale}) {
-    check_scales(ctx.node(), s.in, i, ctx.input(static_cast<size_t>(i)));
+    if (i >= 0 && ctx.has_input(static_cast<size_t>(i))) {
+      check_scales(ctx.node(), s.in, i, ctx.input(static_cast<size_t>(i)));
+    }
   }
 }
 
@@ -342,6 +390,58 @@ TY requantize(int32_t acc, float multiplier, int32_t zero) {
 
 // ---- matrix products
 
+// Where one block of a row of Y goes: row m of Y's matrix `batch` (A's matrix am, B's bm), its
+// columns [n0, n0 + count).
+struct RowBlock {
+  int64_t batch = 0, am = 0, bm = 0, m = 0, n0 = 0, count = 0;
+};
+
+constexpr int64_t kColumnBlock = 256;
+
+// A block of Y from its int32 sums (wrapping, so unsigned): stored as they are (int32 Y), or
+// QGemm's C added, then requantized (8-bit Y) or scaled to float (QGemm without y_scale,
+// MatMulIntegerToFloat and its bias).
+template <class TY>
+void store_sums(const graph::KernelContext& ctx, const ProductState& s, const uint32_t* acc,
+                const RowBlock& r, TY* y) {
+  if constexpr (std::is_same_v<TY, int32_t>) {
+    for (int64_t j = 0; j < r.count; ++j) y[j] = static_cast<int32_t>(acc[j]);
+  } else {
+    std::array<uint32_t, kColumnBlock> sums;  // NOLINT: written before read, not cleared per block
+    const uint32_t* from = acc;
+    if (s.c_rows > 0) {
+      const int32_t* c = ctx.input(static_cast<size_t>(s.in.bias)).as<const int32_t>() +
+                         (s.c_rows == 1 ? 0 : r.m * s.c_cols);
+      for (int64_t j = 0; j < r.count; ++j) {
+        sums[j] = acc[j] + static_cast<uint32_t>(c[s.c_cols == 1 ? 0 : r.n0 + j]);
+      }
+      from = sums.data();
+    }
+    const auto b_scale = values_of<float>(ctx, s.b_scale);
+    const float sa = scale_at(ctx, s.a_scale, r.am, r.m) * s.alpha;
+    std::array<float, kColumnBlock> multipliers;  // NOLINT: as `sums`
+    if constexpr (std::is_same_v<TY, float>) {
+      for (int64_t j = 0; j < r.count; ++j) multipliers[j] = sa * b_scale.at(r.bm, r.n0 + j);
+      for (int64_t j = 0; j < r.count; ++j) {
+        y[j] = static_cast<float>(static_cast<int32_t>(from[j])) * multipliers[j];
+      }
+      if (s.float_bias) {
+        const float* bias = ctx.input(static_cast<size_t>(s.in.bias)).as<const float>() + r.n0;
+        for (int64_t j = 0; j < r.count; ++j) y[j] += bias[j];
+      }
+    } else {
+      const float sy = scale_at(ctx, s.y_scale, r.batch, r.m);
+      const int32_t zy = zero_at<TY>(ctx, s.y_zero, r.batch, r.m);
+      for (int64_t j = 0; j < r.count; ++j) {
+        multipliers[j] = multiplier(sa, b_scale.at(r.bm, r.n0 + j), sy);
+      }
+      for (int64_t j = 0; j < r.count; ++j) {
+        y[j] = requantize<TY>(static_cast<int32_t>(from[j]), multipliers[j], zy);
+      }
+    }
+  }
+}
+
 // The matrix index of A and of B for Y's batch index `batch`.
 std::pair<int64_t, int64_t> operand_matrices(const MatmulShape& s, int64_t batch) {
   int64_t a = 0, b = 0;
@@ -354,8 +454,6 @@ std::pair<int64_t, int64_t> operand_matrices(const MatmulShape& s, int64_t batch
   return {a, b};
 }
 
-constexpr int64_t kColumnBlock = 256;
-
 template <class TA, class TB, class TY>
 void matmul_rows(graph::KernelContext& ctx, const ProductState& s, int64_t begin, int64_t end) {
   const MatmulShape& sh = s.mm;
@@ -363,15 +461,13 @@ void matmul_rows(graph::KernelContext& ctx, const ProductState& s, int64_t begin
   const TB* b_data = ctx.input(static_cast<size_t>(s.in.b)).as<const TB>();
   TY* y_data = ctx.output(0).as<TY>();
   const auto b_zero = values_of<TB>(ctx, s.b_zero);
-  [[maybe_unused]] const auto b_scale = values_of<float>(ctx, s.b_scale);
   std::array<int32_t, kColumnBlock> zb{};
   std::array<uint32_t, kColumnBlock> acc{};  // unsigned: wraps as ONNX's int32 sum does
-  std::array<float, kColumnBlock> multipliers{};
   for (int64_t row = begin; row < end; ++row) {
     const int64_t batch = row / sh.m;
     const int64_t m = row % sh.m;
     const auto [am, bm] = operand_matrices(sh, batch);
-    const TA* a = a_data + (am * sh.m + m) * sh.k;
+    const TA* a = a_data + am * sh.m * sh.k + m * sh.a_rs;
     const TB* b = b_data + bm * sh.k * sh.n;
     const int32_t za = zero_at<TA>(ctx, s.a_zero, am, m);
     for (int64_t n0 = 0; n0 < sh.n; n0 += kColumnBlock) {
@@ -381,27 +477,20 @@ void matmul_rows(graph::KernelContext& ctx, const ProductState& s, int64_t begin
       for (int64_t j = 0; j < nn; ++j) zb[j] = b_zero.at(bm, n0 + j);
       std::fill_n(acc.begin(), nn, 0U);
       for (int64_t k = 0; k < sh.k; ++k) {
-        const int32_t av = static_cast<int32_t>(a[k]) - za;
+        const int32_t av = static_cast<int32_t>(a[k * sh.a_ks]) - za;
         if (av == 0) continue;
-        const TB* brow = b + k * sh.n + n0;
-        for (int64_t j = 0; j < nn; ++j) {
-          acc[j] += static_cast<uint32_t>(av * (static_cast<int32_t>(brow[j]) - zb[j]));
+        const TB* brow = b + k * sh.b_ks + n0 * sh.b_ns;
+        if (sh.b_ns == 1) {
+          for (int64_t j = 0; j < nn; ++j) {
+            acc[j] += static_cast<uint32_t>(av * (static_cast<int32_t>(brow[j]) - zb[j]));
+          }
+        } else {
+          for (int64_t j = 0; j < nn; ++j) {
+            acc[j] += static_cast<uint32_t>(av * (static_cast<int32_t>(brow[j * sh.b_ns]) - zb[j]));
+          }
         }
       }
-      TY* y = y_data + row * sh.n + n0;
-      if constexpr (std::is_same_v<TY, int32_t>) {
-        for (int64_t j = 0; j < nn; ++j) y[j] = static_cast<int32_t>(acc[j]);
-      } else {
-        const float sa = scale_at(ctx, s.a_scale, am, m);
-        const float sy = scale_at(ctx, s.y_scale, batch, m);
-        const int32_t zy = zero_at<TY>(ctx, s.y_zero, batch, m);
-        for (int64_t j = 0; j < nn; ++j) {
-          multipliers[j] = multiplier(sa, b_scale.at(bm, n0 + j), sy);
-        }
-        for (int64_t j = 0; j < nn; ++j) {
-          y[j] = requantize<TY>(static_cast<int32_t>(acc[j]), multipliers[j], zy);
-        }
-      }
+      store_sums<TY>(ctx, s, acc.data(), {batch, am, bm, m, n0, nn}, y_data + row * sh.n + n0);
     }
   }
 }
@@ -561,7 +650,7 @@ std::optional<DnnlProduct> dnnl_product(const graph::Node& node, IntegerProduct 
       !graph::ops::integer_operand_dtype(e.in_dtype[b])) {
     return std::nullopt;
   }
-  const MatmulShape s = matmul_shape(node, e.in[a], e.in[b], e.out[0]);
+  const MatmulShape s = product_shape(node, op, e.in[a], e.in[b], e.out[0]);
   for (const int64_t step : s.b_step) {
     if (step != 0) return std::nullopt;  // one B per matrix of the batch
   }
@@ -571,19 +660,21 @@ std::optional<DnnlProduct> dnnl_product(const graph::Node& node, IntegerProduct 
   d.n = s.n;
   d.b_shift = e.in_dtype[b] == DType::uint8 ? 128 : 0;
   try {
-    const memory::desc src({d.rows, d.k}, int8_type(e.in_dtype[a]), memory::dims{d.k, 1});
+    // A's batch folds into its rows: a transposed A (QGemm's) is one matrix.
+    const memory::desc src({d.rows, d.k}, int8_type(e.in_dtype[a]), memory::dims{s.a_rs, s.a_ks});
     const memory::desc weights({d.k, d.n}, memory::data_type::s8, memory::format_tag::any);
     const memory::desc dst({d.rows, d.n}, memory::data_type::s32, memory::dims{d.n, 1});
     d.pd = dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst), user_scratchpad(),
                                         cpu_engine());
     // B as stored into the primitive's layout; a uint8 B less 128 on the way (its zero point).
-    const memory::desc plain({d.k, d.n}, memory::data_type::s8, memory::dims{d.n, 1});
+    const memory::desc plain({d.k, d.n}, memory::data_type::s8, memory::dims{s.b_ks, s.b_ns});
     d.pack = dnnl::reorder::primitive_desc(cpu_engine(), plain, cpu_engine(), d.pd.weights_desc());
   } catch (const dnnl::error&) {
     return std::nullopt;
   }
   d.scratch_bytes = aligned(d.pd.scratchpad_desc().get_size());
-  d.sums_bytes = in.quantized_output()
+  // The int32 sums go to Y where it is int32; else to the workspace, before Y is made of them.
+  d.sums_bytes = e.out_dtype[0] != DType::int32
                      ? static_cast<uint64_t>(d.rows) * static_cast<uint64_t>(d.n) * sizeof(int32_t)
                      : 0;
   d.weights_bytes = aligned(d.pd.weights_desc().get_size());
@@ -617,10 +708,11 @@ void prepare_dnnl(ProductState& s, const DnnlProduct& d, const void* b) {
   // Column sums of B as packed (less the shift), for the zero points.
   auto* sums = reinterpret_cast<int32_t*>(s.packed.data() + d.weights_bytes);
   std::fill_n(sums, d.n, 0);
+  const MatmulShape& sh = s.mm;
   const auto add = [&](auto* rows) {
     for (int64_t k = 0; k < d.k; ++k) {
       for (int64_t j = 0; j < d.n; ++j)
-        sums[j] += static_cast<int32_t>(rows[k * d.n + j]) - d.b_shift;
+        sums[j] += static_cast<int32_t>(rows[k * sh.b_ks + j * sh.b_ns]) - d.b_shift;
     }
   };
   if (d.b_shift != 0) {
@@ -637,8 +729,8 @@ void prepare_dnnl(ProductState& s, const DnnlProduct& d, const void* b) {
   s.dnnl = d;
 }
 
-// Rows [begin, end) of Y from oneDNN's sums: the zero points taken off, then requantized for a
-// QLinearMatMul.
+// Rows [begin, end) of Y from oneDNN's sums: the zero points taken off, then stored as Y's type
+// asks (store_sums).
 template <class TA, class TB, class TY>
 void finish_dnnl_rows(graph::KernelContext& ctx, const ProductState& s, const int32_t* sums,
                       int64_t begin, int64_t end) {
@@ -652,27 +744,21 @@ void finish_dnnl_rows(graph::KernelContext& ctx, const ProductState& s, const in
   const bool zb_per_column = zb != nullptr && s.b_zero.spread != Spread::one;
   const auto shift = static_cast<uint32_t>(d.b_shift);
   TY* y_data = ctx.output(0).as<TY>();
-  [[maybe_unused]] const auto b_scale = values_of<float>(ctx, s.b_scale);
   std::array<uint32_t, kColumnBlock> zbs{};
-  std::array<float, kColumnBlock> multipliers{};
+  std::array<uint32_t, kColumnBlock> acc{};
   for (int64_t r = begin; r < end; ++r) {
     const int64_t batch = r / sh.m;
     const int64_t m = r % sh.m;
     const int64_t am = operand_matrices(sh, batch).first;
-    const TA* a = a_data + r * d.k;
+    // Row r of A as oneDNN read it (a transposed A is one matrix: r is m).
+    const TA* a = a_data + (sh.a_ks == 1 ? r * d.k : m * sh.a_rs);
     uint32_t row_sum = 0;
-    for (int64_t k = 0; k < d.k; ++k) row_sum += static_cast<uint32_t>(static_cast<int32_t>(a[k]));
+    for (int64_t k = 0; k < d.k; ++k) {
+      row_sum += static_cast<uint32_t>(static_cast<int32_t>(a[k * sh.a_ks]));
+    }
     const auto za = static_cast<uint32_t>(zero_at<TA>(ctx, s.a_zero, am, m));
     const auto kza = static_cast<uint32_t>(d.k) * za;
     const int32_t* p = sums + r * d.n;
-    TY* y = y_data + r * d.n;
-    float sa = 0, sy = 0;
-    int32_t zy = 0;
-    if constexpr (!std::is_same_v<TY, int32_t>) {
-      sa = scale_at(ctx, s.a_scale, am, m);
-      sy = scale_at(ctx, s.y_scale, batch, m);
-      zy = zero_at<TY>(ctx, s.y_zero, batch, m);
-    }
     for (int64_t n0 = 0; n0 < d.n; n0 += kColumnBlock) {
       const int64_t nn = std::min(kColumnBlock, d.n - n0);
       // B's zero points less the shift, unsigned: the sums wrap as int32 ones do.
@@ -682,21 +768,11 @@ void finish_dnnl_rows(graph::KernelContext& ctx, const ProductState& s, const in
       }
       const int32_t* pj = p + n0;
       const int32_t* cj = col_sums + n0;
-      if constexpr (std::is_same_v<TY, int32_t>) {
-        for (int64_t j = 0; j < nn; ++j) {
-          y[n0 + j] = static_cast<int32_t>(static_cast<uint32_t>(pj[j]) - zbs[j] * row_sum -
-                                           za * static_cast<uint32_t>(cj[j]) + kza * zbs[j]);
-        }
-      } else {
-        for (int64_t j = 0; j < nn; ++j) {
-          multipliers[j] = multiplier(sa, b_scale.at(0, n0 + j), sy);
-        }
-        for (int64_t j = 0; j < nn; ++j) {
-          const auto acc = static_cast<int32_t>(static_cast<uint32_t>(pj[j]) - zbs[j] * row_sum -
-                                                za * static_cast<uint32_t>(cj[j]) + kza * zbs[j]);
-          y[n0 + j] = requantize<TY>(acc, multipliers[j], zy);
-        }
+      for (int64_t j = 0; j < nn; ++j) {
+        acc[j] = static_cast<uint32_t>(pj[j]) - zbs[j] * row_sum -
+                 za * static_cast<uint32_t>(cj[j]) + kza * zbs[j];
       }
+      store_sums<TY>(ctx, s, acc.data(), {batch, am, 0, m, n0, nn}, y_data + r * d.n + n0);
     }
   }
 }
@@ -1013,6 +1089,45 @@ uint64_t product_packed(const graph::Node& node, const std::vector<graph::Concre
 
 // ---- preparing
 
+// The bias: QLinearConv's int32 B, one per output channel; QGemm's int32 C, broadcast to Y
+// [M, N] (a scalar, [N], [1, N], [M, 1] or [M, N]); MatMulIntegerToFloat's float bias, one per
+// column [N].
+void check_bias(const graph::Node& node, ProductState& s, const Extents& e) {
+  const IntegerProductInputs& in = s.in;
+  const auto i = static_cast<size_t>(in.bias);
+  const std::vector<int64_t>& bias = e.in[i];
+  const DType want =
+      in.op == IntegerProduct::matmul_integer_to_float ? DType::float32 : DType::int32;
+  if (e.in_dtype[i] != want) {
+    fail_input(node, in, in.bias,
+               "is " + dtype_label(e.in_dtype[i]) + ", not " + dtype_label(want));
+  }
+  if (in.conv()) {
+    if (bias.size() != 1 || bias[0] != s.conv.m) {
+      fail_input(node, in, in.bias,
+                 extents_text(bias) + " is not one value per output channel [" +
+                     std::to_string(s.conv.m) + "]");
+    }
+  } else if (in.op == IntegerProduct::qgemm) {
+    const int64_t rows = bias.size() == 2 ? bias[0] : 1;
+    const int64_t cols = bias.empty() ? 1 : bias.back();
+    if (bias.size() > 2 || (rows != 1 && rows != s.mm.m) || (cols != 1 && cols != s.mm.n)) {
+      fail_input(node, in, in.bias,
+                 extents_text(bias) + " does not broadcast to the output [" +
+                     std::to_string(s.mm.m) + "," + std::to_string(s.mm.n) + "]");
+    }
+    s.c_rows = rows;
+    s.c_cols = cols;
+  } else {
+    if (bias.size() != 1 || bias[0] != s.mm.n) {
+      fail_input(
+          node, in, in.bias,
+          extents_text(bias) + " is not one value per column [" + std::to_string(s.mm.n) + "]");
+    }
+    s.float_bias = true;
+  }
+}
+
 std::unique_ptr<graph::KernelState> prepare_product(const graph::KernelContext& ctx,
                                                     IntegerProduct op) {
   const graph::Node& node = ctx.node();
@@ -1033,26 +1148,39 @@ std::unique_ptr<graph::KernelState> prepare_product(const graph::KernelContext& 
     }
   }
   const std::vector<int64_t>& y = e.out[0];
+  // The operands as the product reads them (QGemm's transposed ones), which the parameters lie on.
+  const LogicalOperands l = logical_operands(node, op, e.in[a], e.in[b]);
   if (in.conv()) {
     s->conv = conv_shape(node, ctx.node_id(), e.in[a], e.in[b], y);
   } else {
-    s->mm = matmul_shape(node, e.in[a], e.in[b], y);
+    s->mm = product_shape(node, op, e.in[a], e.in[b], y);
   }
-  s->a_zero = decode_param(node, in, e, in.a_zero, e.in[a], s->a_dtype);
-  s->b_zero = decode_param(node, in, e, in.b_zero, e.in[b], s->b_dtype);
-  if (in.quantized_output()) {
-    for (const int i : {in.a_scale, in.b_scale, in.y_scale}) {
-      if (!e.has_in(static_cast<size_t>(i))) fail_input(node, in, i, "is required");
+  s->a_zero = decode_param(node, in, e, in.a_zero, l.a, s->a_dtype);
+  s->b_zero = decode_param(node, in, e, in.b_zero, l.b, s->b_dtype);
+  const auto has = [&](int i) { return i >= 0 && e.has_in(static_cast<size_t>(i)); };
+  // Y is the sums (int32), requantized (an output scale: required by the QLinear ops, QGemm's
+  // optional), or the sums scaled to float (QGemm without one, MatMulIntegerToFloat).
+  const bool optional_y_scale = op == IntegerProduct::qgemm;
+  const bool quantized = in.quantized_output() && (has(in.y_scale) || !optional_y_scale);
+  if (in.scaled()) {
+    std::vector<int> scales{in.a_scale, in.b_scale};
+    if (quantized) scales.push_back(in.y_scale);
+    for (const int i : scales) {
+      if (!has(i)) fail_input(node, in, i, "is required");
     }
-    s->a_scale = decode_param(node, in, e, in.a_scale, e.in[a], DType::float32);
-    s->b_scale = decode_param(node, in, e, in.b_scale, e.in[b], DType::float32);
-    s->y_scale = decode_param(node, in, e, in.y_scale, y, DType::float32);
-    s->y_zero = decode_param(node, in, e, in.y_zero, y, s->y_dtype);
-    if (!graph::ops::integer_operand_dtype(s->y_dtype)) {
-      node_fail(node, "the output is " + dtype_label(s->y_dtype) + ", not uint8 or int8");
+    s->a_scale = decode_param(node, in, e, in.a_scale, l.a, DType::float32);
+    s->b_scale = decode_param(node, in, e, in.b_scale, l.b, DType::float32);
+    if (quantized) {
+      s->y_scale = decode_param(node, in, e, in.y_scale, y, DType::float32);
+      s->y_zero = decode_param(node, in, e, in.y_zero, y, s->y_dtype);
+      if (!graph::ops::integer_operand_dtype(s->y_dtype)) {
+        node_fail(node, "the output is " + dtype_label(s->y_dtype) + ", not uint8 or int8");
+      }
+    } else if (s->y_dtype != DType::float32) {
+      node_fail(node, "the output is " + dtype_label(s->y_dtype) + ", not float32");
     }
     bool constant = true;
-    for (const int i : {in.a_scale, in.b_scale, in.y_scale}) {
+    for (const int i : scales) {
       const graph::TensorRef& t = ctx.input(static_cast<size_t>(i));
       if (t.data == nullptr) {
         constant = false;
@@ -1061,17 +1189,9 @@ std::unique_ptr<graph::KernelState> prepare_product(const graph::KernelContext& 
       }
     }
     s->scales_checked = constant;
-    if (in.bias >= 0 && e.has_in(static_cast<size_t>(in.bias))) {
-      const auto& bias = e.in[static_cast<size_t>(in.bias)];
-      if (e.in_dtype[static_cast<size_t>(in.bias)] != DType::int32) {
-        fail_input(node, in, in.bias, "is not int32");
-      }
-      if (bias.size() != 1 || bias[0] != s->conv.m) {
-        fail_input(node, in, in.bias,
-                   extents_text(bias) + " is not one value per output channel [" +
-                       std::to_string(s->conv.m) + "]");
-      }
-    }
+    if (op == IntegerProduct::qgemm) s->alpha = node_float(node, "alpha", 1.0F);
+    if (!std::isfinite(s->alpha)) node_fail(node, "attribute alpha is not finite");
+    if (has(in.bias)) check_bias(node, *s, e);
   } else if (s->y_dtype != DType::int32) {
     node_fail(node, "the output is " + dtype_label(s->y_dtype) + ", not int32");
   }
@@ -1096,7 +1216,14 @@ template <class TA, class TB>
 void run_typed(graph::KernelContext& ctx, ProductState& s) {
   const auto go = [&](auto y) {
     using TY = decltype(y);
-    if (s.dnnl_conv) {
+    if constexpr (std::is_same_v<TY, float>) {
+      // Only the matrix products scale to float.
+      if (s.dnnl) {
+        run_dnnl_typed<TA, TB, TY>(ctx, s);
+      } else {
+        run_matmul_typed<TA, TB, TY>(ctx, s);
+      }
+    } else if (s.dnnl_conv) {
       run_dnnl_conv_typed<TA, TB, TY>(ctx, s);
     } else if (s.in.conv()) {
       run_conv_typed<TA, TB, TY>(ctx, s);
@@ -1108,6 +1235,8 @@ void run_typed(graph::KernelContext& ctx, ProductState& s) {
   };
   if (s.y_dtype == DType::int32) {
     go(int32_t{});
+  } else if (s.y_dtype == DType::float32) {
+    go(float{});
   } else if (s.y_dtype == DType::uint8) {
     go(uint8_t{});
   } else {
@@ -1126,12 +1255,175 @@ void run_product(graph::KernelContext& ctx) {
   });
 }
 
+// ---- DynamicQuantizeMatMul: A quantized as DynamicQuantizeLinear does, then MatMulIntegerToFloat
+
+// A node's context with other tensors: the quantizing step's and the product's views of
+// DynamicQuantizeMatMul.
+class NodeView final : public graph::KernelContext {
+ public:
+  static constexpr size_t kMax = 7;
+  NodeView(const graph::KernelContext& outer, std::span<std::byte> scratch,
+           graph::KernelState* state)
+      : outer_(outer), scratch_(scratch), state_(state) {}
+
+  void set_input(size_t i, const graph::TensorRef* t) {
+    in_[i] = t != nullptr ? *t : graph::TensorRef{};
+    in_present_[i] = t != nullptr;
+    inputs_ = std::max(inputs_, i + 1);
+  }
+  void set_output(size_t i, const graph::TensorRef& t) {
+    out_[i] = t;
+    out_present_[i] = true;
+    outputs_ = std::max(outputs_, i + 1);
+  }
+
+  const graph::Node& node() const override { return outer_.node(); }
+  int32_t node_id() const override { return outer_.node_id(); }
+  int64_t opset() const override { return outer_.opset(); }
+  size_t input_count() const override { return inputs_; }
+  size_t output_count() const override { return outputs_; }
+  const graph::TensorRef* input_or_null(size_t i) const override {
+    return i < inputs_ && in_present_[i] ? &in_[i] : nullptr;
+  }
+  graph::TensorRef* output_or_null(size_t i) override {
+    return i < outputs_ && out_present_[i] ? &out_[i] : nullptr;
+  }
+  std::span<std::byte> workspace() override { return scratch_; }
+  int threads() const override { return outer_.threads(); }
+  graph::KernelState* state() const override { return state_; }
+  void run_subgraph(std::string_view, std::span<const graph::TensorRef>,
+                    std::span<graph::TensorRef>) override {
+    fail("has no subgraphs");
+  }
+  void set_output_extents(size_t, std::span<const int64_t>) override {
+    fail("does not report extents");
+  }
+
+ private:
+  const graph::KernelContext& outer_;
+  std::span<std::byte> scratch_;
+  graph::KernelState* state_;
+  std::array<graph::TensorRef, kMax> in_{}, out_{};
+  std::array<bool, kMax> in_present_{}, out_present_{};
+  size_t inputs_ = 0, outputs_ = 0;
+};
+
+// DynamicQuantizeMatMul's inputs (A, B, b_scale[, b_zero_point, bias]) as MatMulIntegerToFloat's
+// (A, B, a_scale, b_scale, a_zero_point, b_zero_point, bias).
+constexpr std::array<int, 7> kAsIntegerToFloat{0, 1, -1, 2, -1, 3, 4};
+
+// The quantized A, its scale and its zero point, first in the step's workspace; the product's
+// workspace after them.
+struct QuantizedA {
+  uint64_t a_bytes = 0;
+  uint64_t total() const { return a_bytes + 128; }
+  static QuantizedA of(int64_t numel) {
+    return {aligned(static_cast<uint64_t>(std::max<int64_t>(numel, 0)))};
+  }
+};
+
+std::vector<graph::ConcreteTensor> as_integer_to_float(
+    const std::vector<graph::ConcreteTensor>& in) {
+  std::vector<graph::ConcreteTensor> out(kAsIntegerToFloat.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    const int from = kAsIntegerToFloat[i];
+    if (from >= 0 && static_cast<size_t>(from) < in.size()) out[i] = in[static_cast<size_t>(from)];
+  }
+  if (!in.empty()) out[0].dtype = DType::uint8;  // A as quantized
+  out[2] = {DType::float32, {}};
+  out[4] = {DType::uint8, {}};
+  return out;
+}
+
+int64_t numel_of(const graph::ConcreteTensor& t) {
+  return numel(t.dims);
+}
+
+uint64_t dynamic_workspace(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
+                           const std::vector<graph::ConcreteTensor>& out) {
+  if (in.empty()) return 0;
+  return QuantizedA::of(numel_of(in[0])).total() +
+         product_workspace<IntegerProduct::matmul_integer_to_float>(node, as_integer_to_float(in),
+                                                                    out);
+}
+
+uint64_t dynamic_packed(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
+                        const std::vector<graph::ConcreteTensor>& out,
+                        const std::vector<bool>& constant) {
+  std::vector<bool> mapped(kAsIntegerToFloat.size(), false);
+  for (size_t i = 0; i < mapped.size(); ++i) {
+    const int from = kAsIntegerToFloat[i];
+    mapped[i] = from >= 0 && static_cast<size_t>(from) < constant.size() &&
+                constant[static_cast<size_t>(from)];
+  }
+  return product_packed<IntegerProduct::matmul_integer_to_float>(node, as_integer_to_float(in), out,
+                                                                 mapped);
+}
+
+// The product's view: the quantized A, scale and zero point at `a`, `scale` and `zero`.
+NodeView product_view(const graph::KernelContext& ctx, std::span<std::byte> scratch,
+                      graph::KernelState* state, const graph::TensorRef& a,
+                      const graph::TensorRef& scale, const graph::TensorRef& zero) {
+  NodeView v(ctx, scratch, state);
+  for (size_t i = 0; i < kAsIntegerToFloat.size(); ++i) {
+    const int from = kAsIntegerToFloat[i];
+    v.set_input(i, from >= 0 ? ctx.input_or_null(static_cast<size_t>(from)) : nullptr);
+  }
+  v.set_input(0, &a);
+  v.set_input(2, &scale);
+  v.set_input(4, &zero);
+  auto& outputs =
+      const_cast<graph::KernelContext&>(ctx);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+  v.set_output(0, outputs.output(0));
+  return v;
+}
+
+std::unique_ptr<graph::KernelState> dynamic_prepare(const graph::KernelContext& ctx) {
+  const graph::TensorRef& a = ctx.input(0);
+  if (a.dtype != DType::float32) {
+    ctx.fail("input 'A' is " + dtype_label(a.dtype) + ", not float32");
+  }
+  // Known only while running: A, its scale and zero point.
+  const graph::TensorRef qa{DType::uint8, a.dims, nullptr};
+  const graph::TensorRef scale{DType::float32, {}, nullptr};
+  const graph::TensorRef zero{DType::uint8, {}, nullptr};
+  const NodeView v = product_view(ctx, {}, nullptr, qa, scale, zero);
+  return prepare_product(v, IntegerProduct::matmul_integer_to_float);
+}
+
+void dynamic_run(graph::KernelContext& ctx) {
+  const graph::TensorRef& a = ctx.input(0);
+  const QuantizedA layout = QuantizedA::of(static_cast<int64_t>(a.numel()));
+  const std::span<std::byte> ws = ctx.workspace();
+  if (ws.size() < layout.total()) {
+    ctx.fail("the step's workspace (" + std::to_string(ws.size()) + " bytes) is smaller than " +
+             std::to_string(layout.total()) + " bytes");
+  }
+  const graph::TensorRef qa{DType::uint8, a.dims, ws.data()};
+  const graph::TensorRef scale{DType::float32, {}, ws.data() + layout.a_bytes};
+  const graph::TensorRef zero{DType::uint8, {}, ws.data() + layout.a_bytes + 64};
+  NodeView quantize(ctx, {}, nullptr);
+  quantize.set_input(0, &a);
+  quantize.set_output(0, qa);
+  quantize.set_output(1, scale);
+  quantize.set_output(2, zero);
+  dynamic_quantize_linear(quantize);
+  // An infinite element makes the range, and so the scale, infinite: no quantized A.
+  if (!std::isfinite(*scale.as<const float>())) {
+    ctx.fail("input 'A' holds an infinite value: it has no quantization range");
+  }
+  NodeView product = product_view(ctx, ws.subspan(layout.total()), ctx.state(), qa, scale, zero);
+  run_product(product);
+}
+
 }  // namespace
 
 void register_integer_products(graph::OpRegistry& r) {
   const auto set = [&](std::string_view op, auto kOp) {
     constexpr IntegerProduct kind = decltype(kOp)::value;
-    graph::OpSchema& row = r.row("", op);
+    const bool contrib =
+        kind == IntegerProduct::qgemm || kind == IntegerProduct::matmul_integer_to_float;
+    graph::OpSchema& row = r.row(contrib ? "com.microsoft" : "", op);
     row.kernel = run_product;
     row.prepare = prepare<kind>;
     row.workspace = product_workspace<kind>;
@@ -1147,6 +1439,18 @@ void register_integer_products(graph::OpRegistry& r) {
   set("ConvInteger", std::integral_constant<Op, Op::conv_integer>{});
   set("QLinearMatMul", std::integral_constant<Op, Op::qlinear_matmul>{});
   set("QLinearConv", std::integral_constant<Op, Op::qlinear_conv>{});
+  // onnxruntime's QGemm and MatMulIntegerToFloat are rows of the matmul family
+  // (graph/ops/matmul.cpp) that run on the same machinery.
+  set("QGemm", std::integral_constant<Op, Op::qgemm>{});
+  set("MatMulIntegerToFloat", std::integral_constant<Op, Op::matmul_integer_to_float>{});
+  // DynamicQuantizeMatMul: A quantized into the step's workspace, then MatMulIntegerToFloat.
+  graph::OpSchema& dynamic = r.row("com.microsoft", "DynamicQuantizeMatMul");
+  dynamic.kernel = dynamic_run;
+  dynamic.prepare = dynamic_prepare;
+  dynamic.workspace = dynamic_workspace;
+  dynamic.packed = dynamic_packed;
+  dynamic.packed_inputs = 1U << 1;  // B
+  dynamic.kernel_dtypes = DTypeSet{DType::float32};
 }
 
 }  // namespace footprint::runtime::kernels

@@ -22,6 +22,7 @@
 #include "dtype_dispatch.hpp"
 #include "epilogue.hpp"
 #include "families.hpp"
+#include "float_matmul.hpp"
 #include "through_float32.hpp"
 
 namespace footprint::runtime::kernels {
@@ -400,6 +401,26 @@ void set(graph::OpSchema& row, graph::KernelFn kernel, graph::PrepareFn prepare,
 }
 
 }  // namespace
+
+std::unique_ptr<graph::KernelState> float_matmul_prepare(const graph::KernelContext& ctx) {
+  return matmul_prepare(ctx);
+}
+
+void float_matmul_run(graph::KernelContext& ctx) {
+  run_matmul(ctx);
+}
+
+uint64_t float_matmul_workspace(const graph::Node& node,
+                                const std::vector<graph::ConcreteTensor>& in,
+                                const std::vector<graph::ConcreteTensor>& out) {
+  return product_workspace<matmul_as_conv, matmul_pd>(node, in, out);
+}
+
+uint64_t float_matmul_packed(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
+                             const std::vector<graph::ConcreteTensor>& out,
+                             const std::vector<bool>& constant) {
+  return product_packed<matmul_as_conv>(node, in, out, constant);
+}
 
 void register_matmul(graph::OpRegistry& r) {
   set(r.row("", "Gemm"), run_gemm, gemm_prepare, product_workspace<gemm_as_conv, gemm_pd>);

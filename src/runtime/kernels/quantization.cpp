@@ -17,6 +17,7 @@
 #include <string>
 
 #include "dtype_dispatch.hpp"
+#include "dynamic_quantize.hpp"
 #include "families.hpp"
 #include "float16.hpp"
 #include "parallel_for.hpp"
@@ -566,6 +567,10 @@ void dynamic_quantize_kernel(KernelContext& ctx) {
 }
 
 }  // namespace
+
+void dynamic_quantize_linear(graph::KernelContext& ctx) {
+  dynamic_quantize_kernel(ctx);
+}
 
 void register_quantization(graph::OpRegistry& r) {
   for (const std::string_view domain : {std::string_view{}, std::string_view{"com.microsoft"}}) {

@@ -83,9 +83,9 @@ class State final : public graph::KernelState {
 };
 
 // A node's tensors, held without allocating (a kernel run allocates nothing): the products and
-// convolutions this wraps have at most three inputs and one output.
+// convolutions this wraps have at most six inputs (MatMulNBits) and one output.
 struct Refs {
-  static constexpr size_t kMax = 4;
+  static constexpr size_t kMax = 6;
   std::array<graph::TensorRef, kMax> in{}, out{};
   std::array<char, kMax> in_present{}, out_present{};
   size_t inputs = 0, outputs = 0;

@@ -1,5 +1,6 @@
 #pragma once
-// The operands of the integer products (MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv):
+// The operands of the integer products (MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv,
+// and onnxruntime's QGemm and MatMulIntegerToFloat):
 // which input holds what, and which forms a scale or zero point may take.
 //
 // Inference checks the dtypes and the extents it knows; the kernel checks the concrete extents
@@ -18,7 +19,17 @@
 
 namespace footprint::graph::ops {
 
-enum class IntegerProduct : uint8_t { matmul_integer, conv_integer, qlinear_matmul, qlinear_conv };
+// The ONNX ops, then onnxruntime's (com.microsoft): QGemm, a QLinearMatMul of matrices with
+// Gemm's transA, transB and alpha, an int32 C and a float output when y_scale is omitted;
+// MatMulIntegerToFloat, a MatMulInteger whose sums are scaled to float, plus a float bias.
+enum class IntegerProduct : uint8_t {
+  matmul_integer,
+  conv_integer,
+  qlinear_matmul,
+  qlinear_conv,
+  qgemm,
+  matmul_integer_to_float
+};
 
 // How a parameter of a tensor is laid over it.
 enum class ParamAxis : uint8_t {
@@ -43,7 +54,10 @@ struct IntegerProductInputs {
   bool conv() const {
     return op == IntegerProduct::conv_integer || op == IntegerProduct::qlinear_conv;
   }
+  // Whether the op has an output scale (QGemm's is optional: without it Y is float).
   bool quantized_output() const { return y_scale >= 0; }
+  // Whether the op scales its sums: its a_scale and b_scale are required.
+  bool scaled() const { return a_scale >= 0; }
   // The ONNX name of input i ("x_zero_point"), for messages.
   std::string name(int i) const;
   // How the parameter at input i lies over its tensor.
