@@ -91,7 +91,8 @@ struct AlignedBytes {
 class PreparedRun {
  public:
   // `inputs`: nullopt for an omitted optional input; `outputs`: the node's output count (an
-  // empty name in `omitted_outputs` positions leaves that output out).
+  // empty name in `omitted_outputs` positions leaves that output out). An op outside the default
+  // domain is named with it: "com.microsoft::QLinearAdd".
   PreparedRun(std::string op, std::vector<std::optional<Tensor>> inputs,
               std::vector<Wire> attrs = {}, int64_t opset = 18, size_t outputs = 1)
       : op_(std::move(op)), inputs_(std::move(inputs)), opset_(opset) {
@@ -103,8 +104,10 @@ class PreparedRun {
       if (inputs_[i]) g.initializer(initializer(in_names.back(), *inputs_[i]));
     }
     for (size_t i = 0; i < outputs; ++i) out_names.push_back("out" + std::to_string(i));
-    g.node(node_with(op_, {in_names.begin(), in_names.end()}, {out_names.begin(), out_names.end()},
-                     attrs, "n0"));
+    Wire n = node_with(op_type(), {in_names.begin(), in_names.end()},
+                       {out_names.begin(), out_names.end()}, attrs, "n0");
+    if (!domain().empty()) n.str(7, domain());
+    g.node(n);
     for (const std::string& o : out_names) g.output(o);
     model_ = infer(g.graph, opset, nullptr, runtime::op_registry());
     for (auto& in : inputs_) {
@@ -141,7 +144,7 @@ class PreparedRun {
   // Workspace, prepare, then the kernel (twice: a second run reuses the state). Throws what the
   // hooks throw.
   void run() {
-    const graph::OpSchema* s = runtime::op_registry().find("", op_);
+    const graph::OpSchema* s = runtime::op_registry().find(domain(), op_type());
     if (s == nullptr || s->kernel == nullptr) throw std::runtime_error("no kernel for " + op_);
     graph::NodeContext& ctx = *ctx_;
     ctx.thread_count = threads_;
@@ -178,6 +181,8 @@ class PreparedRun {
   }
 
   const Tensor& out(size_t i) const { return outputs_.at(i); }
+  // The bytes of input i the next run() reads: a value inference never saw (its size kept).
+  std::vector<std::byte>& input_bytes(size_t i) { return inputs_.at(i)->bytes; }
   uint64_t workspace_bytes() const { return workspace_bytes_; }
   uint64_t allocations() const { return allocations_; }  // in the last run (0 without the counter)
   bool has_state() const { return state_ != nullptr; }
@@ -186,6 +191,14 @@ class PreparedRun {
   const graph::Node& node() const { return model_->graph.node(0); }
 
  private:
+  std::string_view domain() const {
+    const size_t at = op_.find("::");
+    return at == std::string::npos ? std::string_view{} : std::string_view(op_).substr(0, at);
+  }
+  std::string_view op_type() const {
+    const size_t at = op_.find("::");
+    return at == std::string::npos ? std::string_view(op_) : std::string_view(op_).substr(at + 2);
+  }
   bool is_constant(size_t i) const {
     return std::find(constants_.begin(), constants_.end(), i) != constants_.end();
   }

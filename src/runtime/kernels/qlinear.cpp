@@ -20,8 +20,7 @@
 //   its own approximation of it, so an entry at a rounding tie may differ by one step.
 // - QLinearSoftmax: onnxruntime's integer-domain form: a table of exp((x - max) x_scale), shifted
 //   so that a row's sum cannot overflow, summed in float in order along the row, and
-//   y = round(e floor(1 / y_scale) / sum) + y_zero; X's zero point cancels out. onnxruntime
-//   wraps an int8 result above 127 instead of saturating it; here it saturates.
+//   y = round(e floor(1 / y_scale) / sum) + y_zero, saturated; X's zero point cancels out.
 // - QLinearAveragePool: the window's dequantized elements summed in float (rows, then columns),
 //   divided by the count (the kernel's size with count_include_pad, else the window's part inside
 //   the input), then round(mean / y_scale + y_zero);
