@@ -709,14 +709,21 @@ void register_qlinear(graph::OpRegistry& r) {
     row.kernel_dtype_of = -1;  // output 0: a concat's input 0 is Y's scale
     return &row;
   };
-  set("QLinearAdd", add_kernel, binary_prepare_add);
-  set("QLinearMul", mul_kernel, binary_prepare_mul);
-  set("QLinearSigmoid", lookup_kernel<QLinearOp::sigmoid>, lookup_prepare<QLinearOp::sigmoid>)
-      ->packed = lookup_packed;
-  set("QLinearLeakyRelu", lookup_kernel<QLinearOp::leaky_relu>,
-      lookup_prepare<QLinearOp::leaky_relu>)
-      ->packed = lookup_packed;
-  set("QLinearSoftmax", softmax_kernel, softmax_prepare)->packed = softmax_packed;
+  // in_place: each output element is written after the input elements it is computed from are
+  // read, at its own index (a QLinearAdd or QLinearMul output has A's bytes only where A is not
+  // broadcast; a softmax reads its row whole before writing it).
+  set("QLinearAdd", add_kernel, binary_prepare_add)->in_place = true;
+  set("QLinearMul", mul_kernel, binary_prepare_mul)->in_place = true;
+  for (graph::OpSchema* row : {set("QLinearSigmoid", lookup_kernel<QLinearOp::sigmoid>,
+                                   lookup_prepare<QLinearOp::sigmoid>),
+                               set("QLinearLeakyRelu", lookup_kernel<QLinearOp::leaky_relu>,
+                                   lookup_prepare<QLinearOp::leaky_relu>)}) {
+    row->packed = lookup_packed;
+    row->in_place = true;
+  }
+  graph::OpSchema* softmax = set("QLinearSoftmax", softmax_kernel, softmax_prepare);
+  softmax->packed = softmax_packed;
+  softmax->in_place = true;
   set("QLinearAveragePool", average_pool_kernel, average_pool_prepare);
   set("QLinearGlobalAveragePool", global_pool_kernel, global_pool_prepare);
   set("QLinearConcat", concat_kernel, concat_prepare);
