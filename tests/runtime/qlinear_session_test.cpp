@@ -7,8 +7,10 @@
 // probabilities.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "footprint/analysis/model_program.hpp"
@@ -94,6 +96,63 @@ TEST(QLinearSession, RunsInsideItsPlanAsPredicted) {
     total += v;
   }
   EXPECT_NEAR(total, 1.0F, 8 * kSoftmaxScale);
+}
+
+TEST(QLinearSession, ElementwiseStepsWriteOverTheirDeadInput) {
+  // x -> QuantizeLinear -> one QLinear op -> DequantizeLinear: the op's input dies there, so it
+  // writes into the quantized x's buffer and the arena is that one buffer (two without in_place).
+  // With the op's result also a graph output (its own buffer) the outputs are the same.
+  constexpr int64_t kRows = 16;
+  constexpr int64_t kCols = 64;
+  constexpr int64_t kN = kRows * kCols;
+  const auto chain = [&](std::string_view op, bool expose) {
+    GraphBuilder b(runtime::op_registry());
+    const auto scale = [&](float v) { return b.constant(value<float>(DType::float32, {}, {v})); };
+    const auto zero = [&](uint8_t v) { return b.constant(value<uint8_t>(DType::uint8, {}, {v})); };
+    const Var x = b.input("x", DType::float32, {Dim::known(kRows), Dim::known(kCols)});
+    const Var q = b.op1("QuantizeLinear", {x, scale(0.05F), zero(128)});
+    std::vector<Var> in{q, scale(0.05F), zero(128)};
+    std::vector<Attr> attrs;
+    if (op == "QLinearAdd" || op == "QLinearMul") {
+      std::vector<uint8_t> row(kCols);
+      for (int64_t c = 0; c < kCols; ++c) row[static_cast<size_t>(c)] = static_cast<uint8_t>(c * 4);
+      in.push_back(b.constant(value<uint8_t>(DType::uint8, {kCols}, row)));
+      in.push_back(scale(0.02F));
+      in.push_back(zero(7));
+    }
+    if (op == "QLinearSoftmax") attrs.push_back(Attr::of("opset", int64_t{13}));
+    const float out_scale = op == "QLinearSoftmax" ? 1.0F / 256 : 0.04F;
+    in.push_back(scale(out_scale));
+    in.push_back(zero(op == "QLinearSoftmax" ? 0 : 100));
+    const Var v = b.op(op, in, attrs, 1, kMs)[0];
+    if (expose) b.output(v, "q_out");
+    b.output(
+        b.op1("DequantizeLinear", {v, scale(out_scale), zero(op == "QLinearSoftmax" ? 0 : 100)}),
+        "y");
+    return std::move(b.to_graph().model);
+  };
+  std::vector<runtime::Tensor> in;
+  in.emplace_back("x", DType::float32, std::vector<int64_t>{kRows, kCols});
+  auto xs = in[0].ref().span<float>();
+  for (size_t e = 0; e < xs.size(); ++e) xs[e] = std::sin(static_cast<float>(e) * 0.37F) * 6;
+
+  for (const char* op :
+       {"QLinearAdd", "QLinearMul", "QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"}) {
+    const std::shared_ptr<const Model> alone = chain(op, false);
+    const std::shared_ptr<const Model> exposed = chain(op, true);
+    runtime::Session in_place(*alone);
+    const std::vector<runtime::Tensor> got = in_place.run(in);
+    EXPECT_EQ(in_place.prepared().planned_arena_bytes, static_cast<uint64_t>(kN)) << op;
+    EXPECT_EQ(in_place.last_run().arena_bytes, in_place.prepared().planned_arena_bytes) << op;
+    runtime::Session apart(*exposed);
+    const std::vector<runtime::Tensor> want = apart.run(in);
+    const auto g = got.at(0).ref().span<const float>();
+    const auto w = want.back().ref().span<const float>();
+    ASSERT_EQ(g.size(), w.size()) << op;
+    EXPECT_TRUE(std::equal(g.begin(), g.end(), w.begin())) << op;
+    // Not all of one value.
+    EXPECT_NE(*std::max_element(g.begin(), g.end()), *std::min_element(g.begin(), g.end())) << op;
+  }
 }
 
 }  // namespace
