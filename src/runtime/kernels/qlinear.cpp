@@ -49,6 +49,7 @@
 #include "footprint/graph/ops/conv_window.hpp"
 #include "footprint/graph/ops/qlinear_operands.hpp"
 #include "parallel_for.hpp"
+#include "wide_vectors.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -83,13 +84,21 @@ int32_t byte_value(DType t, size_t b) {
                           : static_cast<int32_t>(b);
 }
 
+// v rounded half to even within [lo, hi] (integers well inside 2^22): clamped first, so a NaN
+// goes to lo, then rounded by adding and taking away 1.5 x 2^23 (in the default rounding mode,
+// to nearest even), a loop the compiler vectorises where std::nearbyint would be a call.
+float round_clamped(float v, float lo, float hi) {
+  constexpr float kMagic = 12582912.0F;  // 1.5 x 2^23
+  v = std::min(hi, std::max(lo, v));
+  return (v + kMagic) - kMagic;
+}
+
 // round_half_even(v) + zero, saturated to the range: v clamped first to the range less the zero
-// point (so a NaN goes to the bottom before any conversion), as MLAS's requantization does.
+// point, as MLAS's requantization does.
 int32_t quantize(float v, int32_t zero, Range r) {
   const float lo = static_cast<float>(r.lo - zero);
   const float hi = static_cast<float>(r.hi - zero);
-  v = std::min(hi, std::max(lo, v));
-  return static_cast<int32_t>(std::nearbyint(v)) + zero;
+  return static_cast<int32_t>(round_clamped(v, lo, hi)) + zero;
 }
 
 // A scale and zero point read from the inputs.
@@ -204,33 +213,45 @@ void add_rows(KernelContext& ctx, const QLinearOperands& q) {
   T* py = ty.as<T>();
   const int64_t sa = plan.inner_stride(0);
   const int64_t sb = plan.inner_stride(1);
-  // A fused multiply-add of an 8-bit value: its product is exact in double, and so is the sum
-  // for any scales a model holds, so one rounding to float is the fused one.
-  const auto fma = [](int32_t v, float r, float add) {
-    return static_cast<float>(static_cast<double>(v) * r + add);
-  };
-  broadcast_rows(plan, ctx.threads(),
-                 [&](const std::array<int64_t, 2>& off, size_t out, size_t len) {
-                   const T* ra = pa + off[0];
-                   const T* rb = pb + off[1];
-                   T* ry = py + out;
-                   if (sa == 0) {  // A is one value along the row: folded into the constant first
-                     const float base = fixed + static_cast<float>(ra[0]) * rac;
-                     for (size_t i = 0; i < len; ++i) {
-                       ry[i] = static_cast<T>(quantize(fma(rb[i * sb], rbc, base), 0, range));
-                     }
-                   } else if (sb == 0) {
-                     const float base = fixed + static_cast<float>(rb[0]) * rbc;
-                     for (size_t i = 0; i < len; ++i) {
-                       ry[i] = static_cast<T>(quantize(fma(ra[i * sa], rac, base), 0, range));
-                     }
-                   } else {
-                     for (size_t i = 0; i < len; ++i) {
-                       const float partial = fma(rb[i * sb], rbc, fixed);
-                       ry[i] = static_cast<T>(quantize(fma(ra[i * sa], rac, partial), 0, range));
-                     }
-                   }
-                 });
+  const auto lo = static_cast<float>(range.lo);
+  const auto hi = static_cast<float>(range.hi);
+  // A fused multiply-add, one rounding (an instruction in the wide copies, which have FMA).
+  const auto fma = [](T v, float r, float add) { return std::fma(static_cast<float>(v), r, add); };
+  // A product rounded to float before anything is added to it (the conversion keeps the wide
+  // copies from fusing the two).
+  const auto product = [](T v, float r) { return static_cast<float>(static_cast<double>(v) * r); };
+  const auto put = [&](float v) { return static_cast<T>(round_clamped(v, lo, hi)); };
+  // Wide vectors: the fused multiply-adds they may make of these are the ones meant, and exact in
+  // double as written.
+  broadcast_rows<2, true>(
+      plan, ctx.threads(), [&](const std::array<int64_t, 2>& off, size_t out, size_t len) {
+        const T* ra = pa + off[0];
+        const T* rb = pb + off[1];
+        T* ry = py + out;
+        if (sa == 0) {  // A is one value along the row: folded into the constant first
+          const float base = fixed + product(ra[0], rac);
+          if (sb == 1) {
+            for (size_t i = 0; i < len; ++i) ry[i] = put(fma(rb[i], rbc, base));
+          } else {
+            for (size_t i = 0; i < len; ++i) ry[i] = put(fma(rb[i * sb], rbc, base));
+          }
+        } else if (sb == 0) {
+          const float base = fixed + product(rb[0], rbc);
+          if (sa == 1) {
+            for (size_t i = 0; i < len; ++i) ry[i] = put(fma(ra[i], rac, base));
+          } else {
+            for (size_t i = 0; i < len; ++i) ry[i] = put(fma(ra[i * sa], rac, base));
+          }
+        } else if (sa == 1 && sb == 1) {
+          for (size_t i = 0; i < len; ++i) {
+            ry[i] = put(fma(ra[i], rac, fma(rb[i], rbc, fixed)));
+          }
+        } else {
+          for (size_t i = 0; i < len; ++i) {
+            ry[i] = put(fma(ra[i * sa], rac, fma(rb[i * sb], rbc, fixed)));
+          }
+        }
+      });
 }
 
 template <class T>
@@ -251,17 +272,35 @@ void mul_rows(KernelContext& ctx, const QLinearOperands& q) {
   T* py = ty.as<T>();
   const int64_t sa = plan.inner_stride(0);
   const int64_t sb = plan.inner_stride(1);
-  broadcast_rows(
-      plan, ctx.threads(), [&](const std::array<int64_t, 2>& off, size_t out, size_t len) {
-        const T* ra = pa + off[0];
-        const T* rb = pb + off[1];
-        T* ry = py + out;
-        for (size_t i = 0; i < len; ++i) {
-          const int32_t product = (static_cast<int32_t>(ra[i * sa]) - a.zero) *
-                                  (static_cast<int32_t>(rb[i * sb]) - b.zero);
-          ry[i] = static_cast<T>(quantize(static_cast<float>(product) * ratio + zero_c, 0, range));
-        }
-      });
+  const auto lo = static_cast<float>(range.lo);
+  const auto hi = static_cast<float>(range.hi);
+  const int32_t za = a.zero;
+  const int32_t zb = b.zero;
+  // The product scaled, rounded to float, then the zero point added: two roundings, as MLAS's
+  // kernel makes them (the conversion keeps a compiler from fusing them).
+  const auto value = [&](T x, T y) {
+    const int32_t product = (static_cast<int32_t>(x) - za) * (static_cast<int32_t>(y) - zb);
+    const auto scaled = static_cast<float>(static_cast<double>(product) * ratio);
+    return static_cast<T>(round_clamped(scaled + zero_c, lo, hi));
+  };
+  broadcast_rows<2, true>(plan, ctx.threads(),
+                          [&](const std::array<int64_t, 2>& off, size_t out, size_t len) {
+                            const T* ra = pa + off[0];
+                            const T* rb = pb + off[1];
+                            T* ry = py + out;
+                            if (sa == 1 && sb == 1) {
+                              for (size_t i = 0; i < len; ++i) ry[i] = value(ra[i], rb[i]);
+                            } else if (sa == 1 && sb == 0) {
+                              const T b0 = rb[0];
+                              for (size_t i = 0; i < len; ++i) ry[i] = value(ra[i], b0);
+                            } else if (sa == 0 && sb == 1) {
+                              const T a0 = ra[0];
+                              for (size_t i = 0; i < len; ++i) ry[i] = value(a0, rb[i]);
+                            } else {
+                              for (size_t i = 0; i < len; ++i)
+                                ry[i] = value(ra[i * sa], rb[i * sb]);
+                            }
+                          });
 }
 
 std::unique_ptr<graph::KernelState> binary_prepare_add(const KernelContext& ctx) {
