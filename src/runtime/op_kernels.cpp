@@ -54,6 +54,7 @@ const graph::OpRegistry& op_registry() {
     kernels::register_control_flow(r);
     kernels::register_detection(r);
     kernels::register_quantization(r);
+    kernels::register_qlinear(r);
     fill_view_kernels(r);
     return r;
   }();

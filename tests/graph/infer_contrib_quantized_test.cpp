@@ -36,8 +36,8 @@ TEST(InferContribQuantized, QLinearAddAndMulBroadcastInTheirInputsType) {
 
 TEST(InferContribQuantized, PoolsReadAsTheirOnnxCousinsInBothLayouts) {
   OneNode g = with_quant_params();
-  g.input("x", DType::int8, {2, 16, 7, 9});
-  g.node(ms_node("QLinearGlobalAveragePool", {"x", "s", "z", "s", "z"})).output("y");
+  g.input("x", DType::int8, {2, 16, 7, 9}).input("z8", DType::int8, {});
+  g.node(ms_node("QLinearGlobalAveragePool", {"x", "s", "z8", "s", "z8"})).output("y");
   EXPECT_EQ(infer(g.graph)->type_of("y"), "int8[2,16,1,1]");
 
   OneNode nhwc = with_quant_params();
@@ -71,6 +71,50 @@ TEST(InferContribQuantized, QLinearConcatJoinsItsTriplesInYsType) {
   EXPECT_NE(infer_error(odd.graph).find("node 'cat' (QLinearConcat): inputs after Y_scale and "
                                         "Y_zero_point come in threes"),
             std::string::npos);
+}
+
+// The operands as graph/ops/qlinear_operands.hpp reads them for inference and the kernels alike:
+// one float32 scale, positive and finite where known; zero points of the tensors' type, one
+// element, omissible; tensors int8 or uint8 of one type.
+TEST(InferContribQuantized, QLinearOperandsAreRefusedNamingTheInput) {
+  const auto error = [](std::string_view op, std::vector<std::string_view> in,
+                        const std::vector<Wire>& attrs = {}) {
+    OneNode g = with_quant_params();
+    g.input("a", DType::uint8, {2, 3}).input("i8", DType::int8, {2, 3});
+    g.input("z8", DType::int8, {}).input("s2", DType::float32, {2});
+    g.input("d", DType::float64, {}).input("f", DType::float32, {2, 3});
+    g.initializer(raw_tensor<float>("zero", DType::float32, {}, {0.0F}));
+    g.initializer(raw_tensor<float>("neg", DType::float32, {1}, {-0.5F}));
+    g.node(ms_node(op, std::move(in), attrs, "q")).output("y");
+    return infer_error(g.graph);
+  };
+  const auto has = [](const std::string& e, const std::string& want) {
+    EXPECT_NE(e.find(want), std::string::npos) << e;
+  };
+  has(error("QLinearAdd", {"a", "s", "z", "a", "s", "z8", "s", "z"}),
+      "node 'q' (QLinearAdd): B_zero_point (input 5) is int8 but A (input 0) is "
+      "uint8: they must be one type");
+  has(error("QLinearMul", {"a", "s", "z", "i8", "s", "z", "s"}),
+      "B (input 3) is int8 but A (input 0) is uint8");
+  has(error("QLinearAdd", {"a", "d", "z", "a", "s", "z", "s"}),
+      "A_scale (input 1) is double, not float");
+  has(error("QLinearSigmoid", {"f", "s", "z", "s"}), "X (input 0) is float, not int8 or uint8");
+  has(error("QLinearLeakyRelu", {"a", "s2", "z", "s"}),
+      "X_scale (input 1) has 2 elements along axis 0: it must be one value");
+  has(error("QLinearAveragePool", {"a", "s", "z", "zero", "z"},
+            {attr("kernel_shape", std::vector<int64_t>{1})}),
+      "y_scale (input 3) is 0: a scale must be positive and finite");
+  has(error("QLinearConcat", {"neg", "z", "a", "s", "z"}, {attr("axis", int64_t{0})}),
+      "Y_scale (input 0) is -0.5: a scale must be positive and finite");
+  has(error("QLinearGlobalAveragePool", {"a", "", "z", "s"}), "x_scale (input 1) is required");
+  // Softmax's opset is required (onnxruntime's kernel reads it); its axis must fit X.
+  has(error("QLinearSoftmax", {"a", "s", "z", "s", "z"}), "attribute 'opset' is required");
+  has(error("QLinearSoftmax", {"a", "s", "z", "s", "z"},
+            {attr("opset", int64_t{13}), attr("axis", int64_t{2})}),
+      "axis 2 is out of range for X of rank 2");
+  // Omitted zero points are 0.
+  EXPECT_EQ(error("QLinearAdd", {"a", "s", "", "a", "s", "", "s"}), "");
+  EXPECT_EQ(error("QLinearSoftmax", {"a", "s", "", "s"}, {attr("opset", int64_t{12})}), "");
 }
 
 TEST(InferContribQuantized, QGemmIsQuantizedOnlyWithAnOutputScale) {

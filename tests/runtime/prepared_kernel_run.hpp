@@ -92,11 +92,11 @@ struct AlignedBytes {
 class PreparedRun {
  public:
   // `inputs`: nullopt for an omitted optional input; `outputs`: the node's output count (an
-  // empty name in `omitted_outputs` positions leaves that output out).
+  // empty name in `omitted_outputs` positions leaves that output out). An op outside the default
+  // domain is named with it: "com.microsoft::QLinearAdd".
   PreparedRun(std::string op, std::vector<std::optional<Tensor>> inputs,
               std::vector<Wire> attrs = {}, int64_t opset = 18, size_t outputs = 1)
       : op_(std::move(op)), inputs_(std::move(inputs)), opset_(opset) {
-    // "com.microsoft::MatMulNBits": an op of another domain, named as messages name it.
     if (const size_t at = op_.find("::"); at != std::string::npos) {
       domain_ = op_.substr(0, at);
       op_ = op_.substr(at + 2);
@@ -186,6 +186,8 @@ class PreparedRun {
   }
 
   const Tensor& out(size_t i) const { return outputs_.at(i); }
+  // The bytes of input i the next run() reads: a value inference never saw (its size kept).
+  std::vector<std::byte>& input_bytes(size_t i) { return inputs_.at(i)->bytes; }
   uint64_t workspace_bytes() const { return workspace_bytes_; }
   uint64_t allocations() const { return allocations_; }  // in the last run (0 without the counter)
   bool has_state() const { return state_ != nullptr; }

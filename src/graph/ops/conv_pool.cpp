@@ -9,6 +9,7 @@
 #include "families.hpp"
 #include "footprint/graph/elementwise_program.hpp"
 #include "footprint/graph/ops/conv_window.hpp"
+#include "footprint/graph/ops/qlinear_operands.hpp"
 #include "infer_util.hpp"
 
 namespace footprint::graph::ops {
@@ -143,9 +144,10 @@ void infer_global_pool(const InferContext& ctx, InferResult& r) {
 
 // onnxruntime's QLinearAveragePool and QLinearGlobalAveragePool (X, x_scale, x_zero_point,
 // y_scale, y_zero_point): the pool's shapes over X, in X's dtype; channels_last=1 reads and writes
-// [N, H, W, C].
-template <InferFn pool>
+// [N, H, W, C]. The operands as graph/ops/qlinear_operands.hpp reads them.
+template <InferFn pool, QLinearOp kOp>
 void infer_qlinear_pool(const InferContext& ctx, InferResult& r) {
+  check_qlinear_operands(ctx, kOp);
   const InferContext x = with_inputs(ctx, {0});
   if (ctx.attr_int("channels_last", 0) != 0) {
     infer_channels_last(x, r, pool, 1);
@@ -239,8 +241,10 @@ void register_conv_pool(OpRegistry& r) {
   r.add(op("GlobalAveragePool", 1, 1, infer_global_pool));
   r.add(op("GlobalMaxPool", 1, 1, infer_global_pool));
   r.add(op("GlobalLpPool", 1, 1, infer_global_pool));
-  r.add(contrib(op("QLinearAveragePool", 4, 5, infer_qlinear_pool<infer_pool>)));
-  r.add(contrib(op("QLinearGlobalAveragePool", 4, 5, infer_qlinear_pool<infer_global_pool>)));
+  r.add(contrib(
+      op("QLinearAveragePool", 4, 5, infer_qlinear_pool<infer_pool, QLinearOp::average_pool>)));
+  r.add(contrib(op("QLinearGlobalAveragePool", 4, 5,
+                   infer_qlinear_pool<infer_global_pool, QLinearOp::global_average_pool>)));
   r.add(op("LRN", 1, 1, infer_same_shape));
   r.add(op("MaxUnpool", 2, 3, infer_max_unpool));
   OpSchema se = op("SqueezeExcite", 4, 5, infer_squeeze_excite);

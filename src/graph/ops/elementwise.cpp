@@ -10,6 +10,7 @@
 #include "footprint/graph/elementwise_program.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/node_attributes.hpp"
+#include "footprint/graph/ops/qlinear_operands.hpp"
 #include "infer_util.hpp"
 
 namespace footprint::graph::ops {
@@ -319,15 +320,23 @@ void infer_binary(const InferContext& ctx, InferResult& r) {
 }
 
 // onnxruntime's QLinearAdd and QLinearMul (A, A_scale, A_zp, B, B_scale, B_zp, C_scale[, C_zp]):
-// A and B broadcast, in A's dtype.
+// A and B broadcast, in A's dtype; the operands as graph/ops/qlinear_operands.hpp reads them.
+template <QLinearOp kOp>
 void infer_qlinear_binary(const InferContext& ctx, InferResult& r) {
+  check_qlinear_operands(ctx, kOp);
   const TensorType& a = ctx.input(0);
   set_output(r, 0, a.dtype, broadcast(ctx, {&a.shape, &ctx.input(3).shape}));
 }
 
 // onnxruntime's QLinearSigmoid, QLinearLeakyRelu and QLinearSoftmax (X, X_scale, X_zp, Y_scale[,
-// Y_zp]): X's shape and dtype.
+// Y_zp]): X's shape and dtype; QLinearSoftmax's axis and opset as its kernel reads them.
+template <QLinearOp kOp>
 void infer_qlinear_unary(const InferContext& ctx, InferResult& r) {
+  check_qlinear_operands(ctx, kOp);
+  const Shape& x = ctx.input(0).shape;
+  if (kOp == QLinearOp::softmax && x.ranked) {
+    QLinearSoftmaxRows::decode(ctx.node, ctx.node_id, x.rank());
+  }
   set_output(r, 0, ctx.input(0).dtype, ctx.input(0).shape);
 }
 
@@ -499,12 +508,11 @@ void register_elementwise(OpRegistry& r) {
   for (const BinaryOp& b : kBinaryOps) r.add(elementwise(op(b.name, 2, 2, infer_binary)));
   for (const BinaryOp& b : kVariadicOps) r.add(elementwise(op(b.name, 1, V, infer_variadic)));
   r.add(elementwise(op("Clip", 1, 3, infer_clip)));
-  for (std::string_view name : {"QLinearAdd", "QLinearMul"}) {
-    r.add(contrib(op(name, 7, 8, infer_qlinear_binary)));
-  }
-  for (std::string_view name : {"QLinearSigmoid", "QLinearLeakyRelu", "QLinearSoftmax"}) {
-    r.add(contrib(op(name, 4, 5, infer_qlinear_unary)));
-  }
+  r.add(contrib(op("QLinearAdd", 7, 8, infer_qlinear_binary<QLinearOp::add>)));
+  r.add(contrib(op("QLinearMul", 7, 8, infer_qlinear_binary<QLinearOp::mul>)));
+  r.add(contrib(op("QLinearSigmoid", 4, 5, infer_qlinear_unary<QLinearOp::sigmoid>)));
+  r.add(contrib(op("QLinearLeakyRelu", 4, 5, infer_qlinear_unary<QLinearOp::leaky_relu>)));
+  r.add(contrib(op("QLinearSoftmax", 4, 5, infer_qlinear_unary<QLinearOp::softmax>)));
   const std::pair<std::string_view, EpilogueFn> epilogues[] = {
       {"Relu", relu_epilogue},
       {"LeakyRelu", leaky_relu_epilogue},

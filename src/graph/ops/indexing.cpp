@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "families.hpp"
+#include "footprint/graph/ops/qlinear_operands.hpp"
 #include "infer_util.hpp"
 
 namespace footprint::graph::ops {
@@ -111,16 +112,14 @@ KnownValue slab(const KnownValue& v, size_t axis, int64_t begin, int64_t count) 
 }
 
 // onnxruntime's QLinearConcat (Y_scale, Y_zero_point, then X, X_scale, X_zero_point for each
-// tensor): Concat's shape over the Xs, in Y_zero_point's dtype.
+// tensor): Concat's shape over the Xs, in their dtype (Y_zero_point's); the operands as
+// graph/ops/qlinear_operands.hpp reads them.
 void infer_qlinear_concat(const InferContext& ctx, InferResult& r) {
-  if ((ctx.input_count() - 2) % 3 != 0) {
-    ctx.fail("inputs after Y_scale and Y_zero_point come in threes (X, scale, zero point), " +
-             std::to_string(ctx.input_count() - 2) + " given");
-  }
+  const QLinearOperands q = check_qlinear_operands(ctx, QLinearOp::concat);
   std::vector<size_t> xs;
-  for (size_t i = 2; i < ctx.input_count(); i += 3) xs.push_back(i);
+  for (size_t k = 0; k < q.tensors; ++k) xs.push_back(q.tensor(k));
   infer_concat(with_inputs(ctx, xs), r);
-  set_output(r, 0, ctx.input(1).dtype, r.outputs[0].shape);
+  set_output(r, 0, ctx.input(q.type_input()).dtype, r.outputs[0].shape);
   r.values.clear();
 }
 

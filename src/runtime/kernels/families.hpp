@@ -32,5 +32,8 @@ void register_recurrent(graph::OpRegistry& r);
 void register_control_flow(graph::OpRegistry& r);
 void register_detection(graph::OpRegistry& r);
 void register_quantization(graph::OpRegistry& r);
+// com.microsoft's QLinear element, pool and concat ops (QLinearAdd, ..., QLinearConcat), rows of
+// the elementwise, conv_pool and indexing families, in qlinear.cpp.
+void register_qlinear(graph::OpRegistry& r);
 
 }  // namespace footprint::runtime::kernels
