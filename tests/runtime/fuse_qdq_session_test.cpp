@@ -154,6 +154,64 @@ TEST(FuseQdqSession, AMatMulGroupRunsAsQLinearMatMul) {
   for (size_t i = 0; i < fused.y.size(); ++i) EXPECT_EQ(fused.y[i], apart.y[i]) << i;
 }
 
+// a [N, 24] -> Q -> DQ -> Gemm (int8 weights [12, 24] per output channel, transB, an int32 bias
+// at the product scale; `alpha`) -> Q -> DQ: y.
+BuiltGraph qdq_gemm(float alpha) {
+  GraphBuilder b(runtime::op_registry(), opset13());
+  const Var a = b.input("a", DType::float32, {Dim::named("N"), Dim::known(24)});
+  const float as = 0.03F;
+  const Var a_scale = b.constant(scalar_f(as));
+  const Var a_zero = b.constant(scalar_u8(120));
+  const Var ad =
+      b.op1("DequantizeLinear", {b.op1("QuantizeLinear", {a, a_scale, a_zero}), a_scale, a_zero});
+  const QuantWeights w = weights({12, 24}, 12, 13);
+  const Var wd = dequantize(b, b.constant(w.q), b.constant(w.scale), b.constant(w.zero), 0);
+  auto bias = HostValue::make(DType::int32, {12});
+  auto bias_scale = HostValue::make(DType::float32, {12});
+  for (int64_t c = 0; c < 12; ++c) {
+    bias->span<int32_t>()[c] = static_cast<int32_t>(c * 53 - 300);
+    bias_scale->span<float>()[c] = as * w.scale->span<float>()[c];
+  }
+  const Var cd = dequantize(b, b.constant(bias), b.constant(bias_scale),
+                            b.constant(HostValue::zeros(DType::int32, {12})), 0);
+  const Var gemm =
+      b.op1("Gemm", {ad, wd, cd}, {Attr::of("transB", int64_t{1}), Attr::of("alpha", alpha)});
+  const Var y_scale = b.constant(scalar_f(0.02F));
+  const Var y_zero = b.constant(scalar_u8(128));
+  const Var yq = b.op1("QuantizeLinear", {gemm, y_scale, y_zero});
+  b.output(b.op1("DequantizeLinear", {yq, y_scale, y_zero}), "y");
+  return b.to_graph();
+}
+
+std::vector<runtime::Tensor> rows(int64_t n) {
+  std::vector<runtime::Tensor> in;
+  in.emplace_back("a", DType::float32, std::vector<int64_t>{n, 24});
+  seeded(in[0], 21, 6.0F);
+  return in;
+}
+
+TEST(FuseQdqSession, AGemmGroupRunsAsQGemmWithTheSameOutputs) {
+  const BuiltGraph built = qdq_gemm(1.0F);
+  const Outcome fused = run_once(*built.model, true, rows(5));
+  const Outcome apart = run_once(*built.model, false, rows(5));
+  EXPECT_TRUE(made(fused, "com.microsoft::QGemm")) << ::testing::PrintToString(fused.prepared.patterns);
+  EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes);
+  ASSERT_EQ(fused.y.size(), 60U);
+  size_t steps = 0;
+  for (size_t i = 0; i < fused.y.size(); ++i) {
+    EXPECT_EQ(fused.y[i], apart.y[i]) << i;
+    steps += fused.y[i] != fused.y[0] ? 1 : 0;
+  }
+  EXPECT_GT(steps, fused.y.size() / 2);
+}
+
+TEST(FuseQdqSession, AGemmScalingItsProductIsLeftAsWritten) {
+  const BuiltGraph built = qdq_gemm(0.5F);
+  const Outcome o = run_once(*built.model, true, rows(3));
+  EXPECT_FALSE(made(o, "com.microsoft::QGemm")) << ::testing::PrintToString(o.prepared.patterns);
+  EXPECT_EQ(o.obtained, o.prepared.planned_arena_bytes);
+}
+
 // x -> Q -> DQ -> Transpose -> Q -> DQ -> MaxPool 2x2 -> Q -> DQ -> Reshape [N, -1] -> Q' -> DQ: y,
 // every Q at x's scale and zero point except Q', at `last_scale`.
 BuiltGraph qdq_movers(float last_scale) {

@@ -623,9 +623,9 @@ std::string name_of(const Graph& g, const Rewrite& r) {
 std::string line_of(const Graph& g, const Rewrite& r, const Node& made) {
   const NodeId first = r.nodes.front();
   const NodeId last = r.nodes.back();
-  std::string line = std::string(r.domain.empty() ? "" : "footprint::") + made.op_type + " " +
-                     in_quotes(made.name) + " from " + std::to_string(r.nodes.size()) +
-                     " nodes: " + g.node(first).label(first) + " ... " + g.node(last).label(last);
+  std::string line = made.qualified_op() + " " + in_quotes(made.name) + " from " +
+                     std::to_string(r.nodes.size()) + " nodes: " + g.node(first).label(first) +
+                     " ... " + g.node(last).label(last);
   const std::string_view program = attr_string(made, "program", "");
   if (!program.empty()) line += " as " + std::string(program);
   return line;

@@ -2,8 +2,10 @@
 // quantized exports) store a quantized convolution or product as the float op between
 // DequantizeLinear nodes on its inputs and a QuantizeLinear on its output. Run as written, the
 // weights are dequantized into float copies kept for every run and the activations pass through
-// float tensors four times their size. The group is one QLinearConv or QLinearMatMul: int8
-// weights, int8 activations, int32 accumulation, as onnxruntime runs the same groups.
+// float tensors four times their size. The group is one QLinearConv, QLinearMatMul or (a Gemm)
+// com.microsoft QGemm: int8 weights, int8 activations, int32 accumulation, as onnxruntime runs the
+// same groups. Ops that only move elements (Transpose, Reshape, MaxPool, ...) between a
+// DequantizeLinear and a QuantizeLinear of the same scale run on the int8 tensor instead.
 //
 // A group is rewritten only where that is the same computation: per-tensor activations, weights
 // per tensor or per output channel, a bias quantized to int32 at the scale x_scale * w_scale with
@@ -210,6 +212,50 @@ std::optional<Rewrite> qdq_matmul(const Graph& g, NodeId id) {
   return group(g, id, "QLinearMatMul", *a, *b);
 }
 
+// A Gemm of dequantized A, constant weights and an int32 bias at the product scale, requantized:
+// onnxruntime's QGemm, which adds C to the sums before scaling them. That is the float Gemm's
+// alpha A B + beta C only where alpha and beta are 1 (the quantizer's Gemms).
+std::optional<Rewrite> qdq_gemm(const Graph& g, NodeId id) {
+  const Node& gemm = g.node(id);
+  if (!is_onnx(gemm, "Gemm") || gemm.inputs.size() < 2 || gemm.outputs.size() != 1 ||
+      attr_float(gemm, "alpha", 1.0F) != 1.0F || attr_float(gemm, "beta", 1.0F) != 1.0F) {
+    return std::nullopt;
+  }
+  const auto a = dequantize_of(g, gemm.inputs[0]);
+  const auto b = dequantize_of(g, gemm.inputs[1]);
+  if (!a || !b || !per_tensor(g, *a)) return std::nullopt;
+  // The weights per output column: B [K, N] along axis 1, or transposed [N, K] along axis 0.
+  const bool trans_b = attr_int(gemm, "transB", 0) != 0;
+  const Shape& bs = g.value(b->q).shape;
+  const size_t n_axis = trans_b ? 0 : 1;
+  if (!bs.ranked || bs.rank() != 2 || !bs.dims[n_axis].value()) return std::nullopt;
+  const auto n = static_cast<size_t>(*bs.dims[n_axis].value());
+  if (!weights(g, *b, static_cast<int64_t>(n_axis), n)) return std::nullopt;
+  std::optional<Dequantize> c;
+  if (gemm.inputs.size() > 2 && gemm.inputs[2] != kNoValue) {
+    c = dequantize_of(g, gemm.inputs[2]);
+    if (!c || element_count(g, c->q) != n || g.value(c->q).shape.rank() != 1 ||
+        !bias_at_product_scale(g, *c, *a, *b)) {
+      return std::nullopt;
+    }
+  }
+  std::optional<Rewrite> r = group(g, id, "QGemm", *a, *b);
+  if (!r) return r;
+  r->domain = "com.microsoft";
+  // QGemm's inputs: A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale, y_zp.
+  const ValueId y_scale = r->inputs[6];
+  const ValueId y_zero = r->inputs[7];
+  r->inputs.resize(6);
+  if (c) take_alone_read(g, *c, id, r->nodes);
+  r->inputs.push_back(c ? c->q : kNoValue);
+  r->inputs.push_back(y_scale);
+  r->inputs.push_back(y_zero);
+  for (const auto& at : gemm.attributes) {
+    if (at.name == "transA" || at.name == "transB") r->attributes.push_back(at);
+  }
+  return r;
+}
+
 // Ops that only move, select or compare their input's elements: between a DequantizeLinear and
 // a QuantizeLinear of the same scale and zero point they give the bytes they would give run on
 // the quantized tensor itself (quantizing a dequantized integer at its own scale gives it back;
@@ -279,7 +325,7 @@ std::optional<Rewrite> qdq_mover(const Graph& g, NodeId id) {
 }  // namespace
 
 size_t fuse_qdq(Graph& g, std::vector<std::string>& lines) {
-  const Finder finders[] = {qdq_mover, qdq_conv, qdq_matmul};
+  const Finder finders[] = {qdq_mover, qdq_conv, qdq_matmul, qdq_gemm};
   return rewrite(g, finders, lines);
 }
 
