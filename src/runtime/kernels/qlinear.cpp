@@ -84,13 +84,16 @@ int32_t byte_value(DType t, size_t b) {
                           : static_cast<int32_t>(b);
 }
 
-// v rounded half to even within [lo, hi] (integers well inside 2^22): clamped first, so a NaN
-// goes to lo, then rounded by adding and taking away 1.5 x 2^23 (in the default rounding mode,
-// to nearest even), a loop the compiler vectorises where std::nearbyint would be a call.
+// v rounded half to even within [lo, hi] (integers well inside 2^22): rounded by adding and
+// taking away 1.5 x 2^23 (in the default rounding mode, to nearest even), a loop the compiler
+// vectorises where std::nearbyint would be a call, then clamped, so a NaN goes to lo. Rounding
+// before clamping to integer bounds gives what clamping first gives (a value past 2^22, which
+// the magic number rounds coarsely, stays past the bounds); clamping first made GCC branch on
+// the bounds, and branches under -ftrapping-math keep it from vectorising.
 float round_clamped(float v, float lo, float hi) {
   constexpr float kMagic = 12582912.0F;  // 1.5 x 2^23
-  v = std::min(hi, std::max(lo, v));
-  return (v + kMagic) - kMagic;
+  v = (v + kMagic) - kMagic;
+  return std::min(hi, std::max(lo, v));
 }
 
 // round_half_even(v) + zero, saturated to the range: v clamped first to the range less the zero
@@ -193,6 +196,69 @@ QLinearState* state_of(KernelContext& ctx) {
 
 // ---- QLinearAdd, QLinearMul
 
+// The constants of a row of QLinearAdd or QLinearMul, passed by value: a byte store may alias
+// anything a loop reads through a reference, and a loop that must reload its constants after
+// every store does not vectorise. The row loops are told to vectorise (`omp simd`) rather than
+// their pointers declared restrict: y may be A or B itself (the rows run in place), which leaves
+// each element depending on its own inputs alone.
+struct RowConstants {
+  float ra = 0, rb = 0, fixed = 0;  // Add: A_scale/C_scale, B_scale/C_scale, the zero points'
+  int32_t za = 0, zb = 0;           // Mul: the zero points, and its ratio in ra
+  float lo = 0, hi = 0;             // the output's range
+};
+
+// A fused multiply-add, one rounding (an instruction in the wide copies, which have FMA).
+template <class T>
+float fused(T v, float r, float add) {
+  return std::fma(static_cast<float>(v), r, add);
+}
+
+// A product rounded to float before anything is added to it (the conversion keeps the wide
+// copies from fusing the two).
+template <class T>
+float rounded_product(T v, float r) {
+  return static_cast<float>(static_cast<double>(v) * r);
+}
+
+template <class T>
+void add_row(const RowConstants k, const T* a, int64_t sa, const T* b, int64_t sb, T* y,
+             size_t len) {
+  const float ra = k.ra, rb = k.rb, fixed = k.fixed, lo = k.lo, hi = k.hi;
+  if (sa == 0) {  // A is one value along the row: folded into the constant first
+    const float base = fixed + rounded_product(a[0], ra);
+    if (sb == 1) {
+#pragma omp simd
+      for (size_t i = 0; i < len; ++i)
+        y[i] = static_cast<T>(round_clamped(fused(b[i], rb, base), lo, hi));
+    } else {
+#pragma omp simd
+      for (size_t i = 0; i < len; ++i)
+        y[i] = static_cast<T>(round_clamped(fused(b[i * sb], rb, base), lo, hi));
+    }
+  } else if (sb == 0) {
+    const float base = fixed + rounded_product(b[0], rb);
+    if (sa == 1) {
+#pragma omp simd
+      for (size_t i = 0; i < len; ++i)
+        y[i] = static_cast<T>(round_clamped(fused(a[i], ra, base), lo, hi));
+    } else {
+#pragma omp simd
+      for (size_t i = 0; i < len; ++i)
+        y[i] = static_cast<T>(round_clamped(fused(a[i * sa], ra, base), lo, hi));
+    }
+  } else if (sa == 1 && sb == 1) {
+#pragma omp simd
+    for (size_t i = 0; i < len; ++i)
+      y[i] = static_cast<T>(round_clamped(fused(a[i], ra, fused(b[i], rb, fixed)), lo, hi));
+  } else {
+#pragma omp simd
+    for (size_t i = 0; i < len; ++i) {
+      y[i] =
+          static_cast<T>(round_clamped(fused(a[i * sa], ra, fused(b[i * sb], rb, fixed)), lo, hi));
+    }
+  }
+}
+
 template <class T>
 void add_rows(KernelContext& ctx, const QLinearOperands& q) {
   const Quant a = quant_of(ctx, q, 0);
@@ -203,55 +269,57 @@ void add_rows(KernelContext& ctx, const QLinearOperands& q) {
   TensorRef& ty = ctx.output(0);
   BroadcastPlan<2> plan;
   if (!plan_broadcast<2>(ty.dims, {ta.dims, tb.dims}, plan)) ctx.fail("the rank is too high");
-  const float rac = a.scale / c.scale;
-  const float rbc = b.scale / c.scale;
-  const float fixed = static_cast<float>(c.zero) -
-                      (rac * static_cast<float>(a.zero) + rbc * static_cast<float>(b.zero));
+  RowConstants k;
+  k.ra = a.scale / c.scale;
+  k.rb = b.scale / c.scale;
+  k.fixed = static_cast<float>(c.zero) -
+            (k.ra * static_cast<float>(a.zero) + k.rb * static_cast<float>(b.zero));
   const Range range = range_of(ty.dtype);
+  k.lo = static_cast<float>(range.lo);
+  k.hi = static_cast<float>(range.hi);
   const T* pa = ta.as<const T>();
   const T* pb = tb.as<const T>();
   T* py = ty.as<T>();
   const int64_t sa = plan.inner_stride(0);
   const int64_t sb = plan.inner_stride(1);
-  const auto lo = static_cast<float>(range.lo);
-  const auto hi = static_cast<float>(range.hi);
-  // A fused multiply-add, one rounding (an instruction in the wide copies, which have FMA).
-  const auto fma = [](T v, float r, float add) { return std::fma(static_cast<float>(v), r, add); };
-  // A product rounded to float before anything is added to it (the conversion keeps the wide
-  // copies from fusing the two).
-  const auto product = [](T v, float r) { return static_cast<float>(static_cast<double>(v) * r); };
-  const auto put = [&](float v) { return static_cast<T>(round_clamped(v, lo, hi)); };
   // Wide vectors: the fused multiply-adds they may make of these are the ones meant, and exact in
   // double as written.
-  broadcast_rows<2, true>(
-      plan, ctx.threads(), [&](const std::array<int64_t, 2>& off, size_t out, size_t len) {
-        const T* ra = pa + off[0];
-        const T* rb = pb + off[1];
-        T* ry = py + out;
-        if (sa == 0) {  // A is one value along the row: folded into the constant first
-          const float base = fixed + product(ra[0], rac);
-          if (sb == 1) {
-            for (size_t i = 0; i < len; ++i) ry[i] = put(fma(rb[i], rbc, base));
-          } else {
-            for (size_t i = 0; i < len; ++i) ry[i] = put(fma(rb[i * sb], rbc, base));
-          }
-        } else if (sb == 0) {
-          const float base = fixed + product(rb[0], rbc);
-          if (sa == 1) {
-            for (size_t i = 0; i < len; ++i) ry[i] = put(fma(ra[i], rac, base));
-          } else {
-            for (size_t i = 0; i < len; ++i) ry[i] = put(fma(ra[i * sa], rac, base));
-          }
-        } else if (sa == 1 && sb == 1) {
-          for (size_t i = 0; i < len; ++i) {
-            ry[i] = put(fma(ra[i], rac, fma(rb[i], rbc, fixed)));
-          }
-        } else {
-          for (size_t i = 0; i < len; ++i) {
-            ry[i] = put(fma(ra[i * sa], rac, fma(rb[i * sb], rbc, fixed)));
-          }
-        }
-      });
+  broadcast_rows<2, true>(plan, ctx.threads(),
+                          [&](const std::array<int64_t, 2>& off, size_t out, size_t len) {
+                            add_row(k, pa + off[0], sa, pb + off[1], sb, py + out, len);
+                          });
+}
+
+// The product scaled, rounded to float, then the zero point added: two roundings, as MLAS's
+// kernel makes them (the conversion keeps a compiler from fusing them).
+template <class T>
+T mul_value(T x, T y, int32_t za, int32_t zb, float ratio, float zero_c, float lo, float hi) {
+  const int32_t product = (static_cast<int32_t>(x) - za) * (static_cast<int32_t>(y) - zb);
+  const auto scaled = static_cast<float>(static_cast<double>(product) * ratio);
+  return static_cast<T>(round_clamped(scaled + zero_c, lo, hi));
+}
+
+template <class T>
+void mul_row(const RowConstants k, const T* a, int64_t sa, const T* b, int64_t sb, T* y,
+             size_t len) {
+  const int32_t za = k.za, zb = k.zb;
+  const float ratio = k.ra, zero_c = k.fixed, lo = k.lo, hi = k.hi;
+  if (sa == 1 && sb == 1) {
+#pragma omp simd
+    for (size_t i = 0; i < len; ++i) y[i] = mul_value(a[i], b[i], za, zb, ratio, zero_c, lo, hi);
+  } else if (sa == 1 && sb == 0) {
+    const T b0 = b[0];
+#pragma omp simd
+    for (size_t i = 0; i < len; ++i) y[i] = mul_value(a[i], b0, za, zb, ratio, zero_c, lo, hi);
+  } else if (sa == 0 && sb == 1) {
+    const T a0 = a[0];
+#pragma omp simd
+    for (size_t i = 0; i < len; ++i) y[i] = mul_value(a0, b[i], za, zb, ratio, zero_c, lo, hi);
+  } else {
+#pragma omp simd
+    for (size_t i = 0; i < len; ++i)
+      y[i] = mul_value(a[i * sa], b[i * sb], za, zb, ratio, zero_c, lo, hi);
+  }
 }
 
 template <class T>
@@ -264,42 +332,22 @@ void mul_rows(KernelContext& ctx, const QLinearOperands& q) {
   TensorRef& ty = ctx.output(0);
   BroadcastPlan<2> plan;
   if (!plan_broadcast<2>(ty.dims, {ta.dims, tb.dims}, plan)) ctx.fail("the rank is too high");
-  const float ratio = a.scale * b.scale / c.scale;
-  const auto zero_c = static_cast<float>(c.zero);
+  RowConstants k;
+  k.ra = a.scale * b.scale / c.scale;
+  k.fixed = static_cast<float>(c.zero);
+  k.za = a.zero;
+  k.zb = b.zero;
   const Range range = range_of(ty.dtype);
+  k.lo = static_cast<float>(range.lo);
+  k.hi = static_cast<float>(range.hi);
   const T* pa = ta.as<const T>();
   const T* pb = tb.as<const T>();
   T* py = ty.as<T>();
   const int64_t sa = plan.inner_stride(0);
   const int64_t sb = plan.inner_stride(1);
-  const auto lo = static_cast<float>(range.lo);
-  const auto hi = static_cast<float>(range.hi);
-  const int32_t za = a.zero;
-  const int32_t zb = b.zero;
-  // The product scaled, rounded to float, then the zero point added: two roundings, as MLAS's
-  // kernel makes them (the conversion keeps a compiler from fusing them).
-  const auto value = [&](T x, T y) {
-    const int32_t product = (static_cast<int32_t>(x) - za) * (static_cast<int32_t>(y) - zb);
-    const auto scaled = static_cast<float>(static_cast<double>(product) * ratio);
-    return static_cast<T>(round_clamped(scaled + zero_c, lo, hi));
-  };
   broadcast_rows<2, true>(plan, ctx.threads(),
                           [&](const std::array<int64_t, 2>& off, size_t out, size_t len) {
-                            const T* ra = pa + off[0];
-                            const T* rb = pb + off[1];
-                            T* ry = py + out;
-                            if (sa == 1 && sb == 1) {
-                              for (size_t i = 0; i < len; ++i) ry[i] = value(ra[i], rb[i]);
-                            } else if (sa == 1 && sb == 0) {
-                              const T b0 = rb[0];
-                              for (size_t i = 0; i < len; ++i) ry[i] = value(ra[i], b0);
-                            } else if (sa == 0 && sb == 1) {
-                              const T a0 = ra[0];
-                              for (size_t i = 0; i < len; ++i) ry[i] = value(a0, rb[i]);
-                            } else {
-                              for (size_t i = 0; i < len; ++i)
-                                ry[i] = value(ra[i * sa], rb[i * sb]);
-                            }
+                            mul_row(k, pa + off[0], sa, pb + off[1], sb, py + out, len);
                           });
 }
 

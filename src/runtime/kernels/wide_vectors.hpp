@@ -10,9 +10,10 @@
 // AVX-512, and runs the copy the CPU supports: `flatten` inlines the body's whole call tree into
 // each copy, where the same plain loops vectorise at that width. Only for the float loops that
 // dominate profiles (each use compiles three times). The AVX2 copy is compiled with FMA (and
-// runs where the CPU has both) and GCC's AVX-512 brings it along, so a * b + c may be contracted
-// there and round differently from the baseline copy in the last bit, as oneDNN's per-ISA kernels
-// already do.
+// runs where the CPU has both), and so is the AVX-512 copy (every AVX-512 CPU has FMA; GCC does
+// not imply it from avx512f for 256-bit vectors, and then vectorises no loop calling std::fma),
+// so a * b + c may be contracted there and round differently from the baseline copy in the last
+// bit, as oneDNN's per-ISA kernels already do.
 //
 // Sanitizer builds compile the baseline copy only: it runs the same loops, and three copies of
 // every hot loop would triple their compile time.
@@ -48,7 +49,7 @@ inline Isa host_isa() {
 }
 
 template <class F>
-__attribute__((target("avx512f"), flatten)) void on_avx512(const F& body) {
+__attribute__((target("avx512f,fma"), flatten)) void on_avx512(const F& body) {
   body();
 }
 
