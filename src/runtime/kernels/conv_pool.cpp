@@ -670,8 +670,8 @@ void max_plane_2d(const PoolGeometry& g, const T* x, T* y) {
       const int64_t row = (h0 + kh * g.dilation[0]) * width - pad;
       for (int64_t k = 0; k < kw; ++k) {
         // in[ow * stride] is inside for every inner ow. The output never overlaps the input,
-        // which `omp simd` tells GCC 12: at -O2 it vectorises no loop it would have to check
-        // for that first (and a byte store could alias anything).
+        // which `omp simd` and restrict tell GCC: a byte store could alias anything, and it
+        // vectorises no strided loop it would have to check for that first.
         const T* __restrict in = x + row + k * dw;
         T* __restrict out = row_out;
         if (kh == th.lo && k == 0) {

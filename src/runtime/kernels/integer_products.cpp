@@ -976,8 +976,8 @@ void finish_conv_tiles(graph::KernelContext& ctx, const ProductState& s, const i
     for (int64_t oc0 = 0; oc0 < c.m; oc0 += kTile) {
       const int64_t nc = std::min(kTile, c.m - oc0);
       fill_tile(sums + (n * plane + p0) * c.m + oc0, c.m, np, nc, tile.data());
-      // The loops over a tile's pixels are told to vectorise (`omp simd`): GCC 12 at -O2
-      // vectorises no loop whose count it does not know, and a byte store may alias anything.
+      // The loops over a tile's pixels are told to vectorise (`omp simd`): a byte store may
+      // alias anything, the constants they read included.
       for (int64_t k = 0; k < nc; ++k) {
         const int64_t oc = oc0 + k;
         uint32_t* __restrict acc = tile.data() + k * kTile;

@@ -292,8 +292,7 @@ void saturate_round(const float* q, const float* z, size_t n, IntRange r, int32_
 // It skips saturate_round's first clamp, whose branches keep GCC from vectorising the loop under
 // -ftrapping-math: a quotient beyond 2^22 is not rounded exactly by the magic number, but it
 // stays beyond any byte type's range and saturates as the clamped one does (infinities too; NaN
-// falls to the bottom as there). And GCC 12 at -O2 vectorises only loops it is told to
-// (`omp simd`).
+// falls to the bottom as there).
 template <class T>
 void quantize_loop(const float* __restrict x, size_t n, float scale, float zero, IntRange r,
                    T* __restrict y) {
