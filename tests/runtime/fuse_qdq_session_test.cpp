@@ -194,7 +194,8 @@ TEST(FuseQdqSession, AGemmGroupRunsAsQGemmWithTheSameOutputs) {
   const BuiltGraph built = qdq_gemm(1.0F);
   const Outcome fused = run_once(*built.model, true, rows(5));
   const Outcome apart = run_once(*built.model, false, rows(5));
-  EXPECT_TRUE(made(fused, "com.microsoft::QGemm")) << ::testing::PrintToString(fused.prepared.patterns);
+  EXPECT_TRUE(made(fused, "com.microsoft::QGemm"))
+      << ::testing::PrintToString(fused.prepared.patterns);
   EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes);
   ASSERT_EQ(fused.y.size(), 60U);
   size_t steps = 0;

@@ -19,16 +19,6 @@ using W = MatMulNBitsWeights;
   fail(n, node_id, std::string(W::input_name(i)) + " " + what);
 }
 
-std::string extents_text(const Extents& e) {
-  std::string s = "[";
-  for (size_t d = 0; d < e.rank(); ++d) {
-    if (d != 0) s += ',';
-    const auto v = e.at(d);
-    s += v ? std::to_string(*v) : "?";
-  }
-  return s + "]";
-}
-
 // The element count when every extent is known.
 std::optional<int64_t> numel(const Extents& e) {
   int64_t count = 1;
@@ -108,8 +98,7 @@ MatMulNBitsWeights MatMulNBitsWeights::decode(const Node& node, int32_t node_id,
       if (e.rank() == 0) fail_input(node, node_id, a, "must not be a scalar");
       const auto last = e.at(e.rank() - 1);
       if (last && *last != w.k) {
-        fail_input(node, node_id, a,
-                   extents_text(e) + " does not end in K = " + std::to_string(w.k));
+        fail_input(node, node_id, a, e.to_string() + " does not end in K = " + std::to_string(w.k));
       }
     }
   }
@@ -125,7 +114,7 @@ MatMulNBitsWeights MatMulNBitsWeights::decode(const Node& node, int32_t node_id,
     for (size_t d = 0; fits && d < 3; ++d) fits = !e.at(d) || *e.at(d) == want[d];
     if (!fits) {
       fail_input(node, node_id, b,
-                 extents_text(e) + " is not [N, ceil(K / block_size), block_size x bits / 8] = [" +
+                 e.to_string() + " is not [N, ceil(K / block_size), block_size x bits / 8] = [" +
                      std::to_string(w.n) + "," + std::to_string(w.blocks) + "," +
                      std::to_string(w.blob_bytes) + "]");
     }
@@ -144,7 +133,7 @@ MatMulNBitsWeights MatMulNBitsWeights::decode(const Node& node, int32_t node_id,
     const auto count = numel(*t.extents);
     if (count && *count != want) {
       fail_input(node, node_id, i,
-                 extents_text(*t.extents) + " has " + std::to_string(*count) + " elements, not " +
+                 t.extents->to_string() + " has " + std::to_string(*count) + " elements, not " +
                      what + " = " + std::to_string(want));
     }
   };
@@ -177,7 +166,7 @@ MatMulNBitsWeights MatMulNBitsWeights::decode(const Node& node, int32_t node_id,
   if (const NBitsOperand* bias_in = given(bias)) {
     check_real(bias, *bias_in);
     if (bias_in->extents && bias_in->extents->rank() != 1) {
-      fail_input(node, node_id, bias, extents_text(*bias_in->extents) + " is not [N]");
+      fail_input(node, node_id, bias, bias_in->extents->to_string() + " is not [N]");
     }
     check_count(bias, *bias_in, w.n, "N");
     w.has_bias = true;

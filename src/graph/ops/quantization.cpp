@@ -25,16 +25,6 @@ std::string type_name(DType t) {
   return std::string(dtype_name(t));
 }
 
-std::string extents_string(const Extents& e) {
-  std::string s = "[";
-  for (size_t d = 0; d < e.rank(); ++d) {
-    if (d != 0) s += ',';
-    const auto v = e.at(d);
-    s += v ? std::to_string(*v) : "?";
-  }
-  return s + "]";
-}
-
 bool is_real_type(DType t) {
   return t == DType::float32 || t == DType::float16 || t == DType::bfloat16;
 }
@@ -53,6 +43,16 @@ std::optional<int64_t> Extents::at(size_t d) const {
   if (d >= rank_) return std::nullopt;
   if (values_ != nullptr) return values_[d];
   return dims_[d].value();
+}
+
+std::string Extents::to_string() const {
+  std::string s = "[";
+  for (size_t d = 0; d < rank(); ++d) {
+    if (d != 0) s += ',';
+    const auto v = at(d);
+    s += v ? std::to_string(*v) : "?";
+  }
+  return s + "]";
 }
 
 bool is_quantized_type(QuantizeOp op, DType t) {
@@ -172,7 +172,7 @@ std::optional<QuantLayout> LinearQuantization::layout(
     if (block_size == 0) {
       if (scale_extents.rank() != 1) {
         fail(n, node_id,
-             name(1) + " has shape " + extents_string(scale_extents) +
+             name(1) + " has shape " + scale_extents.to_string() +
                  ": without block_size a scale is a scalar or a 1-D tensor");
       }
       l.granularity = QuantGranularity::per_axis;
@@ -185,8 +185,8 @@ std::optional<QuantLayout> LinearQuantization::layout(
     } else {
       if (scale_extents.rank() != x.rank()) {
         fail(n, node_id,
-             name(1) + " has shape " + extents_string(scale_extents) + " but x has " +
-                 extents_string(x) + ": a blocked scale has x's rank");
+             name(1) + " has shape " + scale_extents.to_string() + " but x has " + x.to_string() +
+                 ": a blocked scale has x's rank");
       }
       l.granularity = QuantGranularity::blocked;
       l.block = block_size;
@@ -203,9 +203,8 @@ std::optional<QuantLayout> LinearQuantization::layout(
                    std::to_string(want) + " blocks but " + name(1) + " has " + std::to_string(*s));
         }
         fail(n, node_id,
-             name(1) + " has shape " + extents_string(scale_extents) + " but x has " +
-                 extents_string(x) + ": they differ off the blocked axis " +
-                 std::to_string(l.axis));
+             name(1) + " has shape " + scale_extents.to_string() + " but x has " + x.to_string() +
+                 ": they differ off the blocked axis " + std::to_string(l.axis));
       }
       l.blocks = scale_extents.at(l.axis).value_or(0);
     }
@@ -222,8 +221,8 @@ std::optional<QuantLayout> LinearQuantization::layout(
     }
     if (!same) {
       fail(n, node_id,
-           name(2) + " has shape " + extents_string(*zero_point_extents) + " but " + name(1) +
-               " has " + extents_string(scale_extents) + ": they must have one shape");
+           name(2) + " has shape " + zero_point_extents->to_string() + " but " + name(1) + " has " +
+               scale_extents.to_string() + ": they must have one shape");
     }
   }
   return l;

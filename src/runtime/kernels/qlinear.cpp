@@ -259,21 +259,15 @@ void add_row(const RowConstants k, const T* a, int64_t sa, const T* b, int64_t s
   }
 }
 
-template <class T>
-void add_rows(KernelContext& ctx, const QLinearOperands& q) {
-  const Quant a = quant_of(ctx, q, 0);
-  const Quant b = quant_of(ctx, q, 1);
-  const Quant c = quant_of(ctx, q, QLinearOperands::kOutput);
+// QLinearAdd or QLinearMul over A (input 0) and B (input 3) broadcast to Y: `row` runs each row
+// with the constants k, the output's range filled in here.
+template <class T, class Row>
+void binary_rows(KernelContext& ctx, RowConstants k, Row row) {
   const TensorRef& ta = ctx.input(0);
   const TensorRef& tb = ctx.input(3);
   TensorRef& ty = ctx.output(0);
   BroadcastPlan<2> plan;
   if (!plan_broadcast<2>(ty.dims, {ta.dims, tb.dims}, plan)) ctx.fail("the rank is too high");
-  RowConstants k;
-  k.ra = a.scale / c.scale;
-  k.rb = b.scale / c.scale;
-  k.fixed = static_cast<float>(c.zero) -
-            (k.ra * static_cast<float>(a.zero) + k.rb * static_cast<float>(b.zero));
   const Range range = range_of(ty.dtype);
   k.lo = static_cast<float>(range.lo);
   k.hi = static_cast<float>(range.hi);
@@ -282,12 +276,26 @@ void add_rows(KernelContext& ctx, const QLinearOperands& q) {
   T* py = ty.as<T>();
   const int64_t sa = plan.inner_stride(0);
   const int64_t sb = plan.inner_stride(1);
-  // Wide vectors: the fused multiply-adds they may make of these are the ones meant, and exact in
-  // double as written.
+  // Wide vectors: the fused multiply-adds they may make of Add's are the ones meant, and exact
+  // in double as written.
   broadcast_rows<2, true>(plan, ctx.threads(),
                           [&](const std::array<int64_t, 2>& off, size_t out, size_t len) {
-                            add_row(k, pa + off[0], sa, pb + off[1], sb, py + out, len);
+                            row(k, pa + off[0], sa, pb + off[1], sb, py + out, len);
                           });
+}
+
+template <class T>
+void add_rows(KernelContext& ctx, const QLinearOperands& q) {
+  const Quant a = quant_of(ctx, q, 0);
+  const Quant b = quant_of(ctx, q, 1);
+  const Quant c = quant_of(ctx, q, QLinearOperands::kOutput);
+  RowConstants k;
+  k.ra = a.scale / c.scale;
+  k.rb = b.scale / c.scale;
+  k.fixed = static_cast<float>(c.zero) -
+            (k.ra * static_cast<float>(a.zero) + k.rb * static_cast<float>(b.zero));
+  // A lambda rather than the function's address, so each wide copy inlines (and vectorises) it.
+  binary_rows<T>(ctx, k, [](const auto&... row) { add_row<T>(row...); });
 }
 
 // The product scaled, rounded to float, then the zero point added: two roundings, as MLAS's
@@ -327,28 +335,12 @@ void mul_rows(KernelContext& ctx, const QLinearOperands& q) {
   const Quant a = quant_of(ctx, q, 0);
   const Quant b = quant_of(ctx, q, 1);
   const Quant c = quant_of(ctx, q, QLinearOperands::kOutput);
-  const TensorRef& ta = ctx.input(0);
-  const TensorRef& tb = ctx.input(3);
-  TensorRef& ty = ctx.output(0);
-  BroadcastPlan<2> plan;
-  if (!plan_broadcast<2>(ty.dims, {ta.dims, tb.dims}, plan)) ctx.fail("the rank is too high");
   RowConstants k;
   k.ra = a.scale * b.scale / c.scale;
   k.fixed = static_cast<float>(c.zero);
   k.za = a.zero;
   k.zb = b.zero;
-  const Range range = range_of(ty.dtype);
-  k.lo = static_cast<float>(range.lo);
-  k.hi = static_cast<float>(range.hi);
-  const T* pa = ta.as<const T>();
-  const T* pb = tb.as<const T>();
-  T* py = ty.as<T>();
-  const int64_t sa = plan.inner_stride(0);
-  const int64_t sb = plan.inner_stride(1);
-  broadcast_rows<2, true>(plan, ctx.threads(),
-                          [&](const std::array<int64_t, 2>& off, size_t out, size_t len) {
-                            mul_row(k, pa + off[0], sa, pb + off[1], sb, py + out, len);
-                          });
+  binary_rows<T>(ctx, k, [](const auto&... row) { mul_row<T>(row...); });
 }
 
 std::unique_ptr<graph::KernelState> binary_prepare_add(const KernelContext& ctx) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 
 #include "footprint/core/dtype.hpp"
 #include "footprint/core/shape.hpp"
@@ -42,6 +43,8 @@ class Extents {
   bool ranked() const { return ranked_; }
   size_t rank() const { return rank_; }
   std::optional<int64_t> at(size_t d) const;
+  // "[2,?,4]", an unknown extent as "?", for messages.
+  std::string to_string() const;
 
  private:
   explicit Extents(const Shape& s) : ranked_(s.ranked), rank_(s.rank()), dims_(s.dims.data()) {}
