@@ -640,6 +640,13 @@ void average_pool_run(KernelContext& ctx, const QLinearState& s) {
   const Range range = range_of(s.type);
   const T* x = ctx.input(0).as<const T>();
   T* y = ctx.output(0).as<T>();
+  // Each byte's dequantized value, the very float the sum would compute for it (scale x
+  // (v - zero)), looked up rather than converted and multiplied at every tap.
+  std::array<float, 256> dequantized{};
+  for (size_t b = 0; b < 256; ++b) {
+    dequantized[b] = qx.scale * static_cast<float>(byte_value(s.type, b) - qx.zero);
+  }
+  const auto byte = [](T v) { return static_cast<size_t>(static_cast<uint8_t>(v)); };
   parallel_for(
       ctx.threads(), static_cast<size_t>(p.batch * p.channels),
       [&](size_t begin, size_t end) {
@@ -658,8 +665,7 @@ void average_pool_run(KernelContext& ctx, const QLinearState& s) {
                   for (int64_t i1 = s1.begin; i1 < s1.end; ++i1) {
                     for (int64_t i2 = s2.begin; i2 < s2.end; ++i2) {
                       const auto at = static_cast<size_t>((i0 * p.in[1] + i1) * p.in[2] + i2);
-                      const auto v = static_cast<int32_t>(x[in.base + at * in.step]);
-                      sum += qx.scale * static_cast<float>(v - qx.zero);
+                      sum += dequantized[byte(x[in.base + at * in.step])];
                     }
                   }
                 }
