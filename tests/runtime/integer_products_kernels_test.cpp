@@ -29,18 +29,6 @@ Tensor ints(Ints dims, const std::vector<T>& v) {
 }
 
 // Default bounds: T's range (int8_t's minimum read as the number -128, as intended).
-template <class T>
-std::vector<T> random_ints(
-    size_t n, unsigned seed,
-    int lo = std::numeric_limits<T>::min(),  // NOLINT(bugprone-signed-char-misuse)
-    int hi = std::numeric_limits<T>::max()) {
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int> u(lo, hi);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(u(gen));
-  return v;
-}
-
 Tensor scalar_f(float v) {
   return floats({}, {v});
 }

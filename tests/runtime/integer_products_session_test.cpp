@@ -20,24 +20,17 @@
 #include "footprint/runtime/session.hpp"
 #include "footprint/runtime/shape_check.hpp"
 #include "graph/infer_builder.hpp"
+#include "runtime/prepared_kernel_run.hpp"
 
 namespace footprint {
 namespace {
 
 using testing::attr;
 using testing::node_with;
+using testing::random_ints;
 using testing::raw_tensor;
 using testing::Wire;
 using Ints = std::vector<int64_t>;
-
-template <class T>
-std::vector<T> random_values(size_t n, unsigned seed, int lo, int hi) {
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int> u(lo, hi);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(u(gen));
-  return v;
-}
 
 struct Weight {
   std::string name;
@@ -55,11 +48,11 @@ Weight weight(std::string name, DType dtype, Ints dims, const std::vector<T>& v)
 // The weights of the four products, and the small parameters (always initializers).
 std::vector<Weight> weights() {
   return {weight("w1", DType::int8, {32, 32, 3, 3},
-                 random_values<int8_t>(size_t{32} * 32 * 9, 1, -40, 40)),
+                 random_ints<int8_t>(size_t{32} * 32 * 9, 1, -40, 40)),
           weight("w2", DType::uint8, {16, 16, 3, 3},
-                 random_values<uint8_t>(size_t{16} * 16 * 9, 2, 0, 255)),
-          weight("b3", DType::int8, {40, 70}, random_values<int8_t>(size_t{40} * 70, 3, -128, 127)),
-          weight("b4", DType::uint8, {40, 24}, random_values<uint8_t>(size_t{40} * 24, 4, 0, 255))};
+                 random_ints<uint8_t>(size_t{16} * 16 * 9, 2, 0, 255)),
+          weight("b3", DType::int8, {40, 70}, random_ints<int8_t>(size_t{40} * 70, 3, -128, 127)),
+          weight("b4", DType::uint8, {40, 24}, random_ints<uint8_t>(size_t{40} * 24, 4, 0, 255))};
 }
 
 std::vector<Wire> parameters() {
@@ -72,13 +65,13 @@ std::vector<Wire> parameters() {
           raw_tensor("zw1", DType::int8, {32}, std::vector<int8_t>(32, 0)),
           raw_tensor("sy1", DType::float32, {}, std::vector<float>{0.25F}),
           raw_tensor("zy1", DType::uint8, {}, std::vector<uint8_t>{90}),
-          raw_tensor("bias1", DType::int32, {32}, random_values<int32_t>(32, 5, -500, 500)),
-          raw_tensor("zw2", DType::uint8, {16}, random_values<uint8_t>(16, 6, 120, 136)),
+          raw_tensor("bias1", DType::int32, {32}, random_ints<int32_t>(32, 5, -500, 500)),
+          raw_tensor("zw2", DType::uint8, {16}, random_ints<uint8_t>(16, 6, 120, 136)),
           raw_tensor("za", DType::uint8, {}, std::vector<uint8_t>{128}),
-          raw_tensor("zb3", DType::int8, {70}, random_values<int8_t>(70, 7, -5, 5)),
+          raw_tensor("zb3", DType::int8, {70}, random_ints<int8_t>(70, 7, -5, 5)),
           raw_tensor("sa", DType::float32, {}, std::vector<float>{0.1F}),
           raw_tensor("sb4", DType::float32, {24}, b4_scale),
-          raw_tensor("zb4", DType::uint8, {24}, random_values<uint8_t>(24, 8, 100, 150)),
+          raw_tensor("zb4", DType::uint8, {24}, random_ints<uint8_t>(24, 8, 100, 150)),
           raw_tensor("sy4", DType::float32, {}, std::vector<float>{0.5F}),
           raw_tensor("zy4", DType::uint8, {}, std::vector<uint8_t>{128})};
 }
@@ -123,7 +116,7 @@ std::vector<runtime::Tensor> inputs(bool with_weights) {
   in.emplace_back("x", DType::uint8, Ints{1, 32, 7, 9});
   in.emplace_back("a", DType::uint8, Ints{6, 40});
   for (runtime::Tensor& t : in) {
-    const auto v = random_values<uint8_t>(t.ref().numel(), 9, 0, 255);
+    const auto v = random_ints<uint8_t>(t.ref().numel(), 9, 0, 255);
     std::memcpy(t.ref().data, v.data(), v.size());
   }
   if (with_weights) {

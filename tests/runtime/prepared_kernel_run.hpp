@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <random>
@@ -73,6 +74,19 @@ inline Tensor random_floats(Ints dims, unsigned seed) {
   std::vector<float> v(n);
   for (float& x : v) x = u(gen);
   return floats(std::move(dims), v);
+}
+
+// n integers of T drawn uniformly from [lo, hi] (by default T's whole range), seeded.
+template <class T>
+std::vector<T> random_ints(
+    size_t n, unsigned seed,
+    int lo = std::numeric_limits<T>::min(),  // NOLINT(bugprone-signed-char-misuse)
+    int hi = std::numeric_limits<T>::max()) {
+  std::mt19937 gen(seed);
+  std::uniform_int_distribution<int> u(lo, hi);
+  std::vector<T> v(n);
+  for (T& x : v) x = static_cast<T>(u(gen));
+  return v;
 }
 
 // 64-byte aligned bytes, as the arena gives them.

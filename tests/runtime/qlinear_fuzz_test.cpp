@@ -167,6 +167,17 @@ void push(Case& c, const Param& p) {
   c.fits = c.fits && p.fits;
 }
 
+// The operands of an op from X to Y: X, X_scale, X_zero_point, Y_scale and, when it has one or
+// at random, Y_zero_point (omitted, it reads 0).
+void push_one_to_one(Case& c, const Tensor& x, const Param& px, const Param& py,
+                     std::mt19937& gen) {
+  c.in.push_back(x);
+  push(c, px);
+  c.in.push_back(py.scale);
+  c.fits = c.fits && py.fits;
+  if (py.zero || gen() % 2) c.in.push_back(py.zero);
+}
+
 Case binary_case(std::mt19937& gen, bool add) {
   Case c;
   c.op = add ? "QLinearAdd" : "QLinearMul";
@@ -211,11 +222,7 @@ Case unary_case(std::mt19937& gen, const std::string& op) {
   const Tensor x = bytes(c.t, dims, gen);
   const Param px = random_param(gen, c.t);
   const Param py = random_param(gen, c.t);
-  c.in.push_back(x);
-  push(c, px);
-  c.in.push_back(py.scale);
-  c.fits = c.fits && py.fits;
-  if (py.zero || gen() % 2) c.in.push_back(py.zero);
+  push_one_to_one(c, x, px, py, gen);
   if (op == "QLinearSigmoid") {
     c.want = [=](const Ints& /*o*/, size_t e) {
       const double v = deq(px.s, get(x, e), px.z);
@@ -294,11 +301,7 @@ Case pool_case(std::mt19937& gen, bool global) {
   const Tensor x = bytes(c.t, stored, gen);
   const Param px = random_param(gen, c.t);
   const Param py = random_param(gen, c.t);
-  c.in.push_back(x);
-  push(c, px);
-  c.in.push_back(py.scale);
-  c.fits = c.fits && py.fits;
-  if (py.zero || gen() % 2) c.in.push_back(py.zero);
+  push_one_to_one(c, x, px, py, gen);
   // x's element at [n, ch, spatial...] in its layout.
   const auto at = [=](int64_t n, int64_t ch, const Ints& p) {
     int64_t s = 0;

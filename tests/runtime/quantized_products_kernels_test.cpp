@@ -35,16 +35,6 @@ Tensor tensor(Ints dims, const std::vector<T>& v) {
   return Tensor::of(dtype_of<T>(), std::move(dims), v);
 }
 
-template <class T>
-std::vector<T> random_values(size_t n, unsigned seed, int lo = std::numeric_limits<T>::min(),
-                             int hi = std::numeric_limits<T>::max()) {
-  std::mt19937 gen(seed);
-  std::uniform_int_distribution<int> u(lo, hi);
-  std::vector<T> v(n);
-  for (T& x : v) x = static_cast<T>(u(gen));
-  return v;
-}
-
 std::vector<float> random_scales(size_t n, unsigned seed) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> u(0.001F, 0.02F);
@@ -101,15 +91,15 @@ struct QGemmCase {
 
 // A [M, K] (or [K, M]) uint8, B [K, N] (or [N, K]) int8 with per-column scales and zero points.
 void check_qgemm(const QGemmCase& q, unsigned seed) {
-  const auto a = random_values<uint8_t>(static_cast<size_t>(q.m * q.k), seed);
-  const auto b = random_values<int8_t>(static_cast<size_t>(q.k * q.n), seed + 1);
+  const auto a = random_ints<uint8_t>(static_cast<size_t>(q.m * q.k), seed);
+  const auto b = random_ints<int8_t>(static_cast<size_t>(q.k * q.n), seed + 1);
   const float sa = 0.02F;
   const uint8_t za = 131;
   const auto sb = random_scales(static_cast<size_t>(q.n), seed + 2);
-  const auto zb = random_values<int8_t>(static_cast<size_t>(q.n), seed + 3, -4, 4);
+  const auto zb = random_ints<int8_t>(static_cast<size_t>(q.n), seed + 3, -4, 4);
   size_t c_count = 1;
   for (int64_t d : q.c_dims) c_count *= static_cast<size_t>(d);
-  const auto c = random_values<int32_t>(c_count, seed + 4, -5000, 5000);
+  const auto c = random_ints<int32_t>(c_count, seed + 4, -5000, 5000);
   const float sy = 0.07F;
   const uint8_t zy = 120;
   const auto at = [&](int64_t i, int64_t p) { return a[q.trans_a ? p * q.m + i : i * q.k + p]; };
@@ -210,10 +200,10 @@ TEST(QuantizedProductsKernels, QGemmWideAndLong) {
 TEST(QuantizedProductsKernels, MatMulIntegerToFloatScalesBatchesAndAddsTheBias) {
   // A uint8 [2, 3, 7] (its scale and zero point computed while running, as a dynamic quantizer
   // makes them), B int8 [7, 6] with per-column scales and zero points, a bias [6].
-  const auto a = random_values<uint8_t>(42, 71);
-  const auto b = random_values<int8_t>(42, 72);
+  const auto a = random_ints<uint8_t>(42, 71);
+  const auto b = random_ints<int8_t>(42, 72);
   const auto sb = random_scales(6, 73);
-  const auto zb = random_values<int8_t>(6, 74, -3, 3);
+  const auto zb = random_ints<int8_t>(6, 74, -3, 3);
   const std::vector<float> bias{0.5F, -1, 2, 0, 0.25F, -3};
   const float sa = 0.011F;
   const uint8_t za = 125;
@@ -248,9 +238,9 @@ TEST(QuantizedProductsKernels, DynamicQuantizeMatMulQuantizesAAsDynamicQuantizeL
   // A float [2, 3, 7] quantized to uint8 over [min(0, min A), max(0, max A)], then as
   // MatMulIntegerToFloat with B int8 [7, 6], per-column scales and zero points and a bias.
   const std::vector<float> a = random_floats({2, 3, 7}, 81).floats();
-  const auto b = random_values<int8_t>(42, 82);
+  const auto b = random_ints<int8_t>(42, 82);
   const auto sb = random_scales(6, 83);
-  const auto zb = random_values<int8_t>(6, 84, -3, 3);
+  const auto zb = random_ints<int8_t>(6, 84, -3, 3);
   const std::vector<float> bias{0.5F, -1, 2, 0, 0.25F, -3};
   float lo = 0, hi = 0;
   for (const float v : a) {
@@ -302,8 +292,8 @@ std::string error_of(const std::string& op, const std::vector<std::optional<Tens
 }
 
 TEST(QuantizedProductsKernels, BadOperandsAreRefusedNamingTheNodeAndTheInput) {
-  const auto a = tensor<uint8_t>({4, 3}, random_values<uint8_t>(12, 1));
-  const auto b = tensor<int8_t>({3, 5}, random_values<int8_t>(15, 2));
+  const auto a = tensor<uint8_t>({4, 3}, random_ints<uint8_t>(12, 1));
+  const auto b = tensor<int8_t>({3, 5}, random_ints<int8_t>(15, 2));
   const auto s = floats({}, {0.1F});
   const auto z = tensor<uint8_t>({}, {0});
   const auto zb = tensor<int8_t>({}, {0});

@@ -243,13 +243,8 @@ std::optional<Rewrite> qdq_gemm(const Graph& g, NodeId id) {
   if (!r) return r;
   r->domain = "com.microsoft";
   // QGemm's inputs: A, a_scale, a_zp, B, b_scale, b_zp, C, y_scale, y_zp.
-  const ValueId y_scale = r->inputs[6];
-  const ValueId y_zero = r->inputs[7];
-  r->inputs.resize(6);
   if (c) take_alone_read(g, *c, id, r->nodes);
-  r->inputs.push_back(c ? c->q : kNoValue);
-  r->inputs.push_back(y_scale);
-  r->inputs.push_back(y_zero);
+  r->inputs.insert(r->inputs.begin() + 6, c ? c->q : kNoValue);
   for (const auto& at : gemm.attributes) {
     if (at.name == "transA" || at.name == "transB") r->attributes.push_back(at);
   }

@@ -41,6 +41,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "broadcast.hpp"
@@ -221,21 +222,16 @@ float rounded_product(T v, float r) {
 }
 
 template <class T>
-void add_row(const RowConstants k, const T* a, int64_t sa, const T* b, int64_t sb, T* y,
-             size_t len) {
+void add_row(RowConstants k, const T* a, int64_t sa, const T* b, int64_t sb, T* y, size_t len) {
+  // One value along the row, A or B, is folded into the constant first; A x ra and B x rb play
+  // the same part, so a constant A swaps places with B.
+  if (sa == 0) {
+    std::swap(a, b);
+    std::swap(sa, sb);
+    std::swap(k.ra, k.rb);
+  }
   const float ra = k.ra, rb = k.rb, fixed = k.fixed, lo = k.lo, hi = k.hi;
-  if (sa == 0) {  // A is one value along the row: folded into the constant first
-    const float base = fixed + rounded_product(a[0], ra);
-    if (sb == 1) {
-#pragma omp simd
-      for (size_t i = 0; i < len; ++i)
-        y[i] = static_cast<T>(round_clamped(fused(b[i], rb, base), lo, hi));
-    } else {
-#pragma omp simd
-      for (size_t i = 0; i < len; ++i)
-        y[i] = static_cast<T>(round_clamped(fused(b[i * sb], rb, base), lo, hi));
-    }
-  } else if (sb == 0) {
+  if (sb == 0) {
     const float base = fixed + rounded_product(b[0], rb);
     if (sa == 1) {
 #pragma omp simd
