@@ -256,6 +256,12 @@ void register_conv_pool(OpRegistry& r) {
   r.add(channels_last_row(op("NhwcAveragePool", 1, 1, on_channels_last<infer_pool>)));
   r.add(channels_last_row(op("NhwcGlobalAveragePool", 1, 1, on_channels_last<infer_global_pool>)));
   r.add(channels_last_row(op("NhwcSqueezeExcite", 4, 5, on_channels_last<infer_squeeze_excite>)));
+  r.add(channels_last_row(
+      op("NhwcQLinearAveragePool", 4, 5,
+         on_channels_last<infer_qlinear_pool<infer_pool, QLinearOp::average_pool>>)));
+  r.add(channels_last_row(
+      op("NhwcQLinearGlobalAveragePool", 4, 5,
+         on_channels_last<infer_qlinear_pool<infer_global_pool, QLinearOp::global_average_pool>>)));
 }
 
 }  // namespace footprint::graph::ops

@@ -508,10 +508,14 @@ void register_elementwise(OpRegistry& r) {
   for (const BinaryOp& b : kBinaryOps) r.add(elementwise(op(b.name, 2, 2, infer_binary)));
   for (const BinaryOp& b : kVariadicOps) r.add(elementwise(op(b.name, 1, V, infer_variadic)));
   r.add(elementwise(op("Clip", 1, 3, infer_clip)));
-  r.add(contrib(op("QLinearAdd", 7, 8, infer_qlinear_binary<QLinearOp::add>)));
-  r.add(contrib(op("QLinearMul", 7, 8, infer_qlinear_binary<QLinearOp::mul>)));
-  r.add(contrib(op("QLinearSigmoid", 4, 5, infer_qlinear_unary<QLinearOp::sigmoid>)));
-  r.add(contrib(op("QLinearLeakyRelu", 4, 5, infer_qlinear_unary<QLinearOp::leaky_relu>)));
+  // Elementwise over their tensors (A, B, X); their scales and zero points are scalars.
+  for (OpSchema s : {op("QLinearAdd", 7, 8, infer_qlinear_binary<QLinearOp::add>),
+                     op("QLinearMul", 7, 8, infer_qlinear_binary<QLinearOp::mul>),
+                     op("QLinearSigmoid", 4, 5, infer_qlinear_unary<QLinearOp::sigmoid>),
+                     op("QLinearLeakyRelu", 4, 5, infer_qlinear_unary<QLinearOp::leaky_relu>)}) {
+    s.elementwise = true;
+    r.add(contrib(std::move(s)));
+  }
   r.add(contrib(op("QLinearSoftmax", 4, 5, infer_qlinear_unary<QLinearOp::softmax>)));
   const std::pair<std::string_view, EpilogueFn> epilogues[] = {
       {"Relu", relu_epilogue},

@@ -542,6 +542,14 @@ void register_indexing(OpRegistry& r) {
   });
   nhwc_concat.domain = "footprint";
   r.add(nhwc_concat);
+  // QLinearConcat on channels-last tensors: its Xs (inputs 2, 5, ...) [N, H, W, C], the axis
+  // NCHW's.
+  OpSchema nhwc_qconcat =
+      op("NhwcQLinearConcat", 5, V, [](const InferContext& ctx, InferResult& out) {
+        infer_channels_last(ctx, out, infer_qlinear_concat, 2, 3);
+      });
+  nhwc_qconcat.domain = "footprint";
+  r.add(nhwc_qconcat);
   r.add(op("Split", 1, 2, infer_split, 1, V));
   r.add(op("Slice", 1, 5, infer_slice));
   // Slice on a channels-last [N, H, W, C] tensor, its axes NCHW's (graph::to_channels_last).

@@ -76,11 +76,16 @@ Shape channels_first(Shape s) {
   return s;
 }
 
-void infer_channels_last(const InferContext& ctx, InferResult& r, InferFn infer, size_t inputs) {
+namespace {
+
+// infer on input views first, first + step, ... (before `end`) made NCHW, its outputs made
+// channels-last again.
+void infer_on_nchw_views(const InferContext& ctx, InferResult& r, InferFn infer, size_t first,
+                         size_t step, size_t end) {
   std::vector<TensorType> plain_inputs;
-  plain_inputs.reserve(ctx.input_count());
+  plain_inputs.reserve(ctx.input_count());  // the views' addresses stay
   InferContext plain = ctx;
-  for (size_t i = 0; i < std::min(inputs, ctx.input_count()); ++i) {
+  for (size_t i = first; i < std::min(end, ctx.input_count()); i += step) {
     if (!ctx.has_input(i)) continue;
     TensorType x = ctx.input(i);
     if (!x.shape.ranked || x.shape.rank() != 4) {
@@ -92,6 +97,17 @@ void infer_channels_last(const InferContext& ctx, InferResult& r, InferFn infer,
   }
   infer(plain, r);
   for (TensorType& out : r.outputs) out.shape = channels_last(std::move(out.shape));
+}
+
+}  // namespace
+
+void infer_channels_last(const InferContext& ctx, InferResult& r, InferFn infer, size_t inputs) {
+  infer_on_nchw_views(ctx, r, infer, 0, 1, inputs);
+}
+
+void infer_channels_last(const InferContext& ctx, InferResult& r, InferFn infer, size_t first,
+                         size_t step) {
+  infer_on_nchw_views(ctx, r, infer, first, step, ctx.input_count());
 }
 
 Shape unknown_dims(size_t rank) {

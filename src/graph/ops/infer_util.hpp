@@ -49,6 +49,9 @@ Shape channels_first(Shape s);
 // The inference `infer` of an op run on channels-last tensors (a row of domain "footprint"):
 // its first `inputs` inputs seen as NCHW, its outputs made channels-last again.
 void infer_channels_last(const InferContext& ctx, InferResult& r, InferFn infer, size_t inputs);
+// The same where the channels-last inputs are first, first + step, ... to the last.
+void infer_channels_last(const InferContext& ctx, InferResult& r, InferFn infer, size_t first,
+                         size_t step);
 // An extent known only when running, at most `bound` (Dim::bounded). Its origin names the node
 // and `part` ("axis 1"), so analysis can say which op bounds a figure, and two such extents of
 // one node stay distinct.

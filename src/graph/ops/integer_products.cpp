@@ -96,6 +96,13 @@ void register_integer_products(OpRegistry& r) {
   r.add(op("ConvInteger", 2, 4, infer_integer_product<IntegerProduct::conv_integer>));
   r.add(op("QLinearMatMul", 8, 8, infer_integer_product<IntegerProduct::qlinear_matmul>));
   r.add(op("QLinearConv", 8, 9, infer_integer_product<IntegerProduct::qlinear_conv>));
+  // QLinearConv on channels-last x and Y [N, H, W, C] (graph::to_channels_last), its attributes
+  // and its other inputs QLinearConv's.
+  OpSchema nhwc = op("NhwcQLinearConv", 8, 9, [](const InferContext& ctx, InferResult& out) {
+    infer_channels_last(ctx, out, infer_integer_product<IntegerProduct::qlinear_conv>, 1);
+  });
+  nhwc.domain = "footprint";
+  r.add(nhwc);
 }
 
 }  // namespace footprint::graph::ops

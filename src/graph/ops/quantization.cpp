@@ -271,19 +271,26 @@ void infer_dynamic_quantize(const InferContext& ctx, InferResult& r) {
 void register_quantization(OpRegistry& r) {
   constexpr auto quantize = infer_linear_quantization<QuantizeOp::quantize>;
   constexpr auto dequantize = infer_linear_quantization<QuantizeOp::dequantize>;
-  r.add(op("QuantizeLinear", 2, 3, quantize));
+  // Elementwise where the scale and zero point are one value (graph::to_channels_last then moves
+  // them; a per-axis or blocked one is not a scalar, and the node stays).
+  OpSchema onnx_quantize = op("QuantizeLinear", 2, 3, quantize);
+  onnx_quantize.elementwise = true;
+  r.add(onnx_quantize);
   OpSchema onnx_dequantize = op("DequantizeLinear", 2, 3, dequantize);
   onnx_dequantize.dequantizes = true;
+  onnx_dequantize.elementwise = true;
   r.add(onnx_dequantize);
   r.add(op("DynamicQuantizeLinear", 1, 1, infer_dynamic_quantize, 3, 3));
   // onnxruntime's quantizer writes these for types or axes the ONNX ops of older opsets lack;
   // the semantics and attributes are the ONNX ops'.
   OpSchema ms_quantize = op("QuantizeLinear", 2, 3, quantize);
   ms_quantize.domain = "com.microsoft";
+  ms_quantize.elementwise = true;
   r.add(ms_quantize);
   OpSchema ms_dequantize = op("DequantizeLinear", 2, 3, dequantize);
   ms_dequantize.domain = "com.microsoft";
   ms_dequantize.dequantizes = true;
+  ms_dequantize.elementwise = true;
   r.add(ms_dequantize);
 }
 

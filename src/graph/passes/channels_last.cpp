@@ -76,6 +76,10 @@ class Plan {
     const Node& n = g_.node(id);
     if (n.inputs[i] == kNoValue) return false;
     if (n.schema != nullptr && n.schema->elementwise) return rank4(g_.value(n.inputs[i]));
+    if (n.schema != nullptr && n.schema->channels_last_rank4_inputs) {
+      const Shape& s = g_.value(n.inputs[i]).shape;
+      return s.ranked && s.rank() == 4;
+    }
     return n.schema != nullptr && static_cast<int64_t>(i) < n.schema->channels_last_inputs;
   }
   bool channels_last(ValueId v) const { return v != kNoValue && moves(g_.value(v).producer); }
@@ -99,6 +103,10 @@ class Plan {
     if (const OpSchema* row = channels_last_row(g_, n)) {
       if (!row->kernel_dtypes.contains(dtype)) return false;
       if (n.schema->channels_last_runs != nullptr && !n.schema->channels_last_runs(n)) return false;
+      for (size_t i = 0; i < n.inputs.size() && i < 32; ++i) {
+        const bool needs = ((n.schema->channels_last_constant_inputs >> i) & 1U) != 0;
+        if (needs && (n.inputs[i] == kNoValue || !g_.value(n.inputs[i]).constant)) return false;
+      }
       bool any = false;
       for (size_t i = 0; i < n.inputs.size(); ++i) {
         if (!layout_input(id, i)) continue;
@@ -107,7 +115,9 @@ class Plan {
       }
       return any || n.schema->channels_last_alone;
     }
-    if (n.schema == nullptr || !n.schema->elementwise || !n.schema->kernel_dtypes.contains(dtype)) {
+    if (n.schema == nullptr || !n.schema->elementwise ||
+        !n.schema->kernel_dtypes.contains(kernel_dtype(n)) ||
+        (n.schema->channels_last_runs != nullptr && !n.schema->channels_last_runs(n))) {
       return false;
     }
     bool any = false;
@@ -124,6 +134,16 @@ class Plan {
   }
 
   bool rank4(const Value& v) const { return layout_rank4(v, layout_); }
+
+  // The dtype of the value the node's kernel_dtypes speak of (OpSchema::kernel_dtype_of): a
+  // DequantizeLinear's input, a QuantizeLinear's output.
+  DType kernel_dtype(const Node& n) const {
+    const int of = n.schema->kernel_dtype_of;
+    if (of < 0 || static_cast<size_t>(of) >= n.inputs.size() || n.inputs[of] == kNoValue) {
+      return g_.value(n.outputs[0]).dtype;
+    }
+    return g_.value(n.inputs[of]).dtype;
+  }
 
   const Graph& g_;
   DTypeSet layout_;  // layout_dtypes(g_)

@@ -456,11 +456,18 @@ dnnl::pooling_v2_forward::primitive_desc pool_pd(const Extents& e, const Pooling
   const dnnl::algorithm alg = p.kind == PoolKind::max ? dnnl::algorithm::pooling_max
                               : p.counts_padding()    ? dnnl::algorithm::pooling_avg_include_padding
                                                    : dnnl::algorithm::pooling_avg_exclude_padding;
-  const dnnl::pooling_v2_forward::desc d(
-      dnnl::prop_kind::forward_inference, alg,
-      channels_last ? channels_last_desc(e.in[0]) : plain_desc(e.in[0]),
-      channels_last ? channels_last_desc(e.out[0]) : plain_desc(e.out[0]), w.strides, w.kernel,
-      minus_one(w.dilations), w.pad_begin, w.pad_end);
+  // Bytes only channels-last (NhwcMaxPool on a quantized model's activations).
+  const DType t = e.in_dtype[0];
+  const auto desc = [&](const std::vector<int64_t>& dims) {
+    if (channels_last && (t == DType::int8 || t == DType::uint8)) {
+      return memory::desc(dims, t == DType::uint8 ? memory::data_type::u8 : memory::data_type::s8,
+                          memory::format_tag::nhwc);
+    }
+    return channels_last ? channels_last_desc(dims) : plain_desc(dims);
+  };
+  const dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, desc(e.in[0]),
+                                         desc(e.out[0]), w.strides, w.kernel,
+                                         minus_one(w.dilations), w.pad_begin, w.pad_end);
   return {d, user_scratchpad(), cpu_engine()};
 }
 
@@ -1001,7 +1008,11 @@ dnnl::pooling_v2_forward::primitive_desc nhwc_pool_pd(const graph::Node& n, cons
                                                       PoolKind kind) {
   const Extents nchw = channels_first(e);
   const Pooling p = pooling(n, nchw, kind);
-  if (!pool_uses_onednn(nchw, p)) node_fail(n, "oneDNN cannot pool this window channels-last");
+  const bool bytes = kind == PoolKind::max && !e.has_out(1) &&
+                     (e.in_dtype[0] == DType::int8 || e.in_dtype[0] == DType::uint8);
+  if (!bytes && !pool_uses_onednn(nchw, p)) {
+    node_fail(n, "oneDNN cannot pool this window channels-last");
+  }
   return make_pd(n, "pooling", [&] { return pool_pd(nchw, p, true); });
 }
 
@@ -1181,6 +1192,9 @@ void register_conv_pool(graph::OpRegistry& r) {
   for (const char* op : {"Conv", "ConvTranspose", "LRN"}) r.row("", op).kernel_dtypes = f32;
   for (const char* op : {"NhwcConv", "NhwcMaxPool", "NhwcAveragePool", "NhwcGlobalAveragePool"})
     r.row("footprint", op).kernel_dtypes = f32;
+  // oneDNN's 8-bit max pooling is a jit kernel channels-last only (BytePool).
+  r.row("footprint", "NhwcMaxPool").kernel_dtypes =
+      DTypeSet{DType::float32, DType::int8, DType::uint8};
   const DTypeSet reals = dtypes_with_16bit(RealTypes{});
   for (const char* op : {"AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
     r.row("", op).kernel_dtypes = reals;

@@ -130,12 +130,17 @@ struct DnnlProduct {
 // the kernel then takes w's zero points off with the window sums of x less its zero point,
 //   sum (x - zx)(w - zw) = sum (x - zx) w - zw sum (x - zx),
 // adds the bias and requantizes into Y.
+//
+// NhwcQLinearConv (graph::to_channels_last) is the same convolution on tensors already
+// channels-last: x read where it lies and Y requantized from the sums row by row, with no
+// layout change on either side.
 struct DnnlConv {
   dnnl::convolution_forward::primitive_desc pd;
   dnnl::reorder::primitive_desc pack, to_channels_last;
   int32_t w_shift = 0;
-  // The workspace: scratch (the primitive's or the reorder's), x channels-last, the int32 sums,
-  // the window sums.
+  bool channels_last = false;  // x and Y [N, H, W, C]: no reorder, no x in the workspace
+  // The workspace: scratch (the primitive's or the reorder's), x channels-last (plain x only),
+  // the int32 sums, the window sums.
   uint64_t src_offset = 0, dst_offset = 0, window_offset = 0, total = 0;
   uint64_t weights_bytes = 0;
 };
@@ -159,7 +164,8 @@ class ProductState final : public graph::KernelState {
   AlignedBuffer packed;
   std::optional<DnnlConv> dnnl_conv;
   std::optional<DnnlState> to_channels_last;
-  int32_t x_zero = 0;  // oneDNN reads x's zero point from here
+  int32_t x_zero = 0;          // oneDNN reads x's zero point from here
+  bool channels_last = false;  // NhwcQLinearConv: x and Y [N, H, W, C]
 };
 
 int64_t numel(const std::vector<int64_t>& dims) {
@@ -618,6 +624,18 @@ uint64_t aligned(uint64_t bytes) {
   return (bytes + 63) / 64 * 64;
 }
 
+// Where a channels-last convolution oneDNN has no jit kernel for keeps its NCHW copies of x and
+// Y in the workspace (run_conv_through_nchw), the plain loops' own workspace after them.
+struct ThroughNchw {
+  uint64_t y_offset = 0, loops_offset = 0;
+  static ThroughNchw of(int64_t x_bytes, int64_t y_bytes) {
+    ThroughNchw t;
+    t.y_offset = aligned(static_cast<uint64_t>(x_bytes));
+    t.loops_offset = t.y_offset + aligned(static_cast<uint64_t>(y_bytes));
+    return t;
+  }
+};
+
 memory::data_type int8_type(DType t) {
   return t == DType::uint8 ? memory::data_type::u8 : memory::data_type::s8;
 }
@@ -807,7 +825,7 @@ void run_dnnl_typed(graph::KernelContext& ctx, ProductState& s) {
 // The oneDNN plan of a 2-D convolution, or nullopt where the plain loops run it. Only oneDNN's
 // jit kernels: its gemm-based int8 convolution runs a gemm that may take memory of its own.
 std::optional<DnnlConv> dnnl_conv(const graph::Node& node, int32_t node_id, IntegerProduct op,
-                                  const Extents& e) {
+                                  const Extents& e, bool channels_last) {
   const IntegerProductInputs in = IntegerProductInputs::of(op);
   const auto a = static_cast<size_t>(in.a);
   const auto b = static_cast<size_t>(in.b);
@@ -819,6 +837,7 @@ std::optional<DnnlConv> dnnl_conv(const graph::Node& node, int32_t node_id, Inte
   const ConvShape c = conv_shape(node, node_id, e.in[a], e.in[b], e.out[0]);
   DnnlConv d;
   d.w_shift = e.in_dtype[b] == DType::uint8 ? 128 : 0;
+  d.channels_last = channels_last;
   const int64_t cg = c.c / c.group;
   const memory::dims w_dims =
       c.group == 1 ? memory::dims{c.m, cg, c.kernel[1], c.kernel[2]}
@@ -843,16 +862,18 @@ std::optional<DnnlConv> dnnl_conv(const graph::Node& node, int32_t node_id, Inte
                                c.group == 1 ? memory::format_tag::oihw : memory::format_tag::goihw);
     d.pack =
         dnnl::reorder::primitive_desc(cpu_engine(), plain_w, cpu_engine(), d.pd.weights_desc());
-    const memory::desc plain_x(x_dims, int8_type(e.in_dtype[a]), memory::format_tag::nchw);
-    d.to_channels_last = dnnl::reorder::primitive_desc(cpu_engine(), plain_x, cpu_engine(),
-                                                       d.pd.src_desc(), user_scratchpad());
+    if (!channels_last) {
+      const memory::desc plain_x(x_dims, int8_type(e.in_dtype[a]), memory::format_tag::nchw);
+      d.to_channels_last = dnnl::reorder::primitive_desc(cpu_engine(), plain_x, cpu_engine(),
+                                                         d.pd.src_desc(), user_scratchpad());
+    }
   } catch (const dnnl::error&) {
     return std::nullopt;
   }
-  const uint64_t scratch =
-      std::max(d.pd.scratchpad_desc().get_size(), d.to_channels_last.scratchpad_desc().get_size());
+  uint64_t scratch = d.pd.scratchpad_desc().get_size();
+  if (!channels_last) scratch = std::max(scratch, d.to_channels_last.scratchpad_desc().get_size());
   d.src_offset = aligned(scratch);
-  d.dst_offset = d.src_offset + aligned(d.pd.src_desc().get_size());
+  d.dst_offset = d.src_offset + (channels_last ? 0 : aligned(d.pd.src_desc().get_size()));
   d.window_offset = d.dst_offset + aligned(d.pd.dst_desc().get_size());
   d.total = d.window_offset +
             aligned(static_cast<uint64_t>(c.n * c.group * c.out_plane()) * sizeof(int32_t));
@@ -874,11 +895,12 @@ void prepare_dnnl_conv(ProductState& s, const DnnlConv& d, const void* w) {
                           {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zero_point}});
   s.primitive->bind(DNNL_ARG_WEIGHTS, s.packed.data());
   s.primitive->bind(DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, &s.x_zero);
+  s.dnnl_conv = d;
+  if (d.channels_last) return;
   s.to_channels_last.emplace(
       d.to_channels_last, dnnl::reorder(d.to_channels_last),
       std::vector<std::pair<int, memory::desc>>{{DNNL_ARG_FROM, d.to_channels_last.src_desc()},
                                                 {DNNL_ARG_TO, d.to_channels_last.dst_desc()}});
-  s.dnnl_conv = d;
 }
 
 constexpr int64_t kTile = 64;
@@ -1004,6 +1026,91 @@ void finish_conv_tiles(graph::KernelContext& ctx, const ProductState& s, const i
   }
 }
 
+// The window sums of channels-last x [N, H, W, C] (the plain path's conv_plane with every weight
+// 1): for image n, group g and each output pixel, the sum of x less its zero point over the
+// pixel's window and the group's channels.
+template <class TX>
+void nhwc_window_sums(const graph::KernelContext& ctx, const ProductState& s, int64_t n, int64_t g,
+                      uint32_t* sums) {
+  const ConvShape& c = s.conv;
+  const TX* x = ctx.input(static_cast<size_t>(s.in.a)).as<const TX>();
+  const int64_t cg = c.c / c.group;
+  const int32_t zx = zero_at<TX>(ctx, s.a_zero, 0, 0);
+  for (int64_t oh = 0; oh < c.out[1]; ++oh) {
+    for (int64_t ow = 0; ow < c.out[2]; ++ow) {
+      int32_t sum = 0;
+      for (int64_t kh = 0; kh < c.kernel[1]; ++kh) {
+        const int64_t ih = oh * c.stride[1] - c.pad[1] + kh * c.dilation[1];
+        if (ih < 0 || ih >= c.in[1]) continue;
+        for (int64_t kw = 0; kw < c.kernel[2]; ++kw) {
+          const int64_t iw = ow * c.stride[2] - c.pad[2] + kw * c.dilation[2];
+          if (iw < 0 || iw >= c.in[2]) continue;
+          const TX* px = x + ((n * c.in[1] + ih) * c.in[2] + iw) * c.c + g * cg;
+          for (int64_t ic = 0; ic < cg; ++ic) sum += static_cast<int32_t>(px[ic]) - zx;
+        }
+      }
+      sums[oh * c.out[2] + ow] = static_cast<uint32_t>(sum);
+    }
+  }
+}
+
+// Pixels [begin, end) (over the batch) of channels-last Y from oneDNN's channels-last sums, a
+// row of output channels at a time: w's zero points taken off through the window sums, the
+// bias added, requantized. Each block of kTile channels takes its constants onto the stack first.
+template <class TW, class TY>
+void finish_nhwc_rows(graph::KernelContext& ctx, const ProductState& s, const int32_t* sums,
+                      const uint32_t* window, bool any_zero_point, int64_t begin, int64_t end) {
+  const DnnlConv& d = *s.dnnl_conv;
+  const ConvShape& c = s.conv;
+  const int64_t plane = c.out_plane();
+  const int64_t per_group = c.m / c.group;
+  const auto w_zero = values_of<TW>(ctx, s.b_zero);
+  [[maybe_unused]] const auto w_scale = values_of<float>(ctx, s.b_scale);
+  const int32_t* bias = s.in.bias >= 0 && ctx.has_input(static_cast<size_t>(s.in.bias))
+                            ? ctx.input(static_cast<size_t>(s.in.bias)).as<const int32_t>()
+                            : nullptr;
+  float x_scale = 0, y_scale = 0;
+  int32_t zy = 0;
+  if constexpr (!std::is_same_v<TY, int32_t>) {
+    x_scale = scale_at(ctx, s.a_scale, 0, 0);
+    y_scale = scale_at(ctx, s.y_scale, 0, 0);
+    zy = zero_at<TY>(ctx, s.y_zero, 0, 0);
+  }
+  TY* y = ctx.output(0).as<TY>();
+  std::array<uint32_t, kTile> zw{}, b{};
+  std::array<float, kTile> m{};
+  for (int64_t oc0 = 0; oc0 < c.m; oc0 += kTile) {
+    const int64_t nc = std::min(kTile, c.m - oc0);
+    for (int64_t k = 0; k < nc; ++k) {
+      const int64_t oc = oc0 + k;
+      zw[k] = static_cast<uint32_t>(static_cast<int32_t>(w_zero.at(0, oc)) - d.w_shift);
+      b[k] = bias == nullptr ? 0U : static_cast<uint32_t>(bias[oc]);
+      if constexpr (!std::is_same_v<TY, int32_t>)
+        m[k] = multiplier(x_scale, w_scale.at(0, oc), y_scale);
+    }
+    for (int64_t p = begin; p < end; ++p) {
+      const int32_t* __restrict row = sums + p * c.m + oc0;
+      TY* __restrict out = y + p * c.m + oc0;
+      std::array<uint32_t, kTile> acc;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+#pragma omp simd
+      for (int64_t k = 0; k < nc; ++k) acc[k] = static_cast<uint32_t>(row[k]) + b[k];
+      if (any_zero_point) {
+        const int64_t n = p / plane;
+        const uint32_t* win = window + n * c.group * plane + p % plane;
+        for (int64_t k = 0; k < nc; ++k) acc[k] -= zw[k] * win[(oc0 + k) / per_group * plane];
+      }
+      if constexpr (std::is_same_v<TY, int32_t>) {
+#pragma omp simd
+        for (int64_t k = 0; k < nc; ++k) out[k] = static_cast<int32_t>(acc[k]);
+      } else {
+#pragma omp simd
+        for (int64_t k = 0; k < nc; ++k)
+          out[k] = requantize<TY>(static_cast<int32_t>(acc[k]), m[k], zy);
+      }
+    }
+  }
+}
+
 template <class TX, class TW, class TY>
 void run_dnnl_conv_typed(graph::KernelContext& ctx, ProductState& s) {
   const DnnlConv& d = *s.dnnl_conv;
@@ -1016,11 +1123,15 @@ void run_dnnl_conv_typed(graph::KernelContext& ctx, ProductState& s) {
   std::byte* src = ws.data() + d.src_offset;
   const auto* sums = reinterpret_cast<const int32_t*>(ws.data() + d.dst_offset);
   auto* window = reinterpret_cast<uint32_t*>(ws.data() + d.window_offset);
-  s.to_channels_last->bind(DNNL_ARG_FROM, ctx.input(static_cast<size_t>(s.in.a)).data);
-  s.to_channels_last->bind(DNNL_ARG_TO, src);
-  s.to_channels_last->execute(ctx);
+  const void* x = ctx.input(static_cast<size_t>(s.in.a)).data;
+  if (!d.channels_last) {
+    s.to_channels_last->bind(DNNL_ARG_FROM, x);
+    s.to_channels_last->bind(DNNL_ARG_TO, src);
+    s.to_channels_last->execute(ctx);
+    x = src;
+  }
   s.x_zero = zero_at<TX>(ctx, s.a_zero, 0, 0);
-  s.primitive->bind(DNNL_ARG_SRC, src);
+  s.primitive->bind(DNNL_ARG_SRC, x);
   s.primitive->bind(DNNL_ARG_DST, sums);
   s.primitive->execute(ctx);
   // w's zero points (less the shift), and the window sums where one is not 0.
@@ -1036,6 +1147,10 @@ void run_dnnl_conv_typed(graph::KernelContext& ctx, ProductState& s) {
         [&](size_t begin, size_t end) {
           for (size_t p = begin; p < end; ++p) {
             const auto i = static_cast<int64_t>(p);
+            if (d.channels_last) {
+              nhwc_window_sums<TX>(ctx, s, i / c.group, i % c.group, window + i * plane);
+              continue;
+            }
             with_wide_vectors([&] {
               conv_plane<TX, TW, true>(ctx, s, i / c.group, i % c.group * per_group,
                                        window + i * plane);
@@ -1043,6 +1158,19 @@ void run_dnnl_conv_typed(graph::KernelContext& ctx, ProductState& s) {
           }
         },
         1);
+  }
+  if (d.channels_last) {
+    const auto pixels = static_cast<size_t>(c.n * plane);
+    parallel_for(
+        ctx.threads(), pixels,
+        [&](size_t begin, size_t end) {
+          with_wide_vectors([&] {
+            finish_nhwc_rows<TW, TY>(ctx, s, sums, window, any_zero_point,
+                                     static_cast<int64_t>(begin), static_cast<int64_t>(end));
+          });
+        },
+        std::max<size_t>(1, size_t{1 << 14} / static_cast<size_t>(c.m)));
+    return;
   }
   // Tiles of pixels x channels: the channels-last sums transposed through a tile on the stack,
   // so that the requantizing loops read and write contiguous rows (and vectorise).
@@ -1058,13 +1186,21 @@ void run_dnnl_conv_typed(graph::KernelContext& ctx, ProductState& s) {
       1);
 }
 
-template <IntegerProduct kOp>
+// kChannelsLast: NhwcQLinearConv's, on x and Y [N, H, W, C].
+template <IntegerProduct kOp, bool kChannelsLast = false>
 uint64_t product_workspace(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
                            const std::vector<graph::ConcreteTensor>& out) {
   return workspace_of(
       [](const graph::Node& n, const Extents& e) -> uint64_t {
+        if (kChannelsLast) {
+          const Extents nchw = channels_first(e);
+          if (const auto d = dnnl_conv(n, -1, kOp, nchw, true)) return d->total;
+          // Through NCHW copies (run_conv_through_nchw): x, Y (8-bit), the loops' int32 sums.
+          return ThroughNchw::of(numel(nchw.in[0]), numel(nchw.out[0])).loops_offset +
+                 static_cast<uint64_t>(numel(nchw.out[0])) * 4;
+        }
         if (const auto d = dnnl_product(n, kOp, e)) return d->workspace();
-        if (const auto d = dnnl_conv(n, -1, kOp, e)) return d->total;
+        if (const auto d = dnnl_conv(n, -1, kOp, e, false)) return d->total;
         // The plain loops keep a convolution's int32 sums there when its output is 8-bit.
         const bool sums = kOp == IntegerProduct::qlinear_conv;
         return sums ? static_cast<uint64_t>(std::max<int64_t>(0, numel(e.out[0]))) * 4 : 0;
@@ -1072,7 +1208,7 @@ uint64_t product_workspace(const graph::Node& node, const std::vector<graph::Con
       node, in, out);
 }
 
-template <IntegerProduct kOp>
+template <IntegerProduct kOp, bool kChannelsLast = false>
 uint64_t product_packed(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
                         const std::vector<graph::ConcreteTensor>& out,
                         const std::vector<bool>& constant) {
@@ -1080,8 +1216,12 @@ uint64_t product_packed(const graph::Node& node, const std::vector<graph::Concre
   if (b >= constant.size() || !constant[b]) return 0;  // packed only where B is known
   return workspace_of(
       [](const graph::Node& n, const Extents& e) -> uint64_t {
+        if (kChannelsLast) {
+          const auto d = dnnl_conv(n, -1, kOp, channels_first(e), true);
+          return d ? d->weights_bytes : 0;
+        }
         if (const auto d = dnnl_product(n, kOp, e)) return d->packed();
-        if (const auto d = dnnl_conv(n, -1, kOp, e)) return d->weights_bytes;
+        if (const auto d = dnnl_conv(n, -1, kOp, e, false)) return d->weights_bytes;
         return 0;
       },
       node, in, out);
@@ -1129,9 +1269,9 @@ void check_bias(const graph::Node& node, ProductState& s, const Extents& e) {
 }
 
 std::unique_ptr<graph::KernelState> prepare_product(const graph::KernelContext& ctx,
-                                                    IntegerProduct op) {
+                                                    IntegerProduct op, bool channels_last = false) {
   const graph::Node& node = ctx.node();
-  const Extents e = extents_of(ctx);
+  const Extents e = channels_last ? channels_first(extents_of(ctx)) : extents_of(ctx);
   auto s = std::make_unique<ProductState>();
   s->in = IntegerProductInputs::of(op);
   const IntegerProductInputs& in = s->in;
@@ -1198,8 +1338,11 @@ std::unique_ptr<graph::KernelState> prepare_product(const graph::KernelContext& 
   const void* weights = ctx.input(b).data;
   if (weights != nullptr) {
     if (const auto d = dnnl_product(node, op, e)) prepare_dnnl(*s, *d, weights);
-    if (const auto d = dnnl_conv(node, ctx.node_id(), op, e)) prepare_dnnl_conv(*s, *d, weights);
+    if (const auto d = dnnl_conv(node, ctx.node_id(), op, e, channels_last)) {
+      prepare_dnnl_conv(*s, *d, weights);
+    }
   }
+  s->channels_last = channels_last;
   return s;
 }
 
@@ -1208,60 +1351,21 @@ std::unique_ptr<graph::KernelState> prepare(const graph::KernelContext& ctx) {
   return prepare_product(ctx, kOp);
 }
 
-// ---- dispatch
-
-using Int8Types = TypeList<uint8_t, int8_t>;
-
-template <class TA, class TB>
-void run_typed(graph::KernelContext& ctx, ProductState& s) {
-  const auto go = [&](auto y) {
-    using TY = decltype(y);
-    if constexpr (std::is_same_v<TY, float>) {
-      // Only the matrix products scale to float.
-      if (s.dnnl) {
-        run_dnnl_typed<TA, TB, TY>(ctx, s);
-      } else {
-        run_matmul_typed<TA, TB, TY>(ctx, s);
-      }
-    } else if (s.dnnl_conv) {
-      run_dnnl_conv_typed<TA, TB, TY>(ctx, s);
-    } else if (s.in.conv()) {
-      run_conv_typed<TA, TB, TY>(ctx, s);
-    } else if (s.dnnl) {
-      run_dnnl_typed<TA, TB, TY>(ctx, s);
-    } else {
-      run_matmul_typed<TA, TB, TY>(ctx, s);
-    }
-  };
-  if (s.y_dtype == DType::int32) {
-    go(int32_t{});
-  } else if (s.y_dtype == DType::float32) {
-    go(float{});
-  } else if (s.y_dtype == DType::uint8) {
-    go(uint8_t{});
-  } else {
-    go(int8_t{});
-  }
+std::unique_ptr<graph::KernelState> prepare_nhwc_conv(const graph::KernelContext& ctx) {
+  return prepare_product(ctx, IntegerProduct::qlinear_conv, true);
 }
 
-void run_product(graph::KernelContext& ctx) {
-  auto* s = dynamic_cast<ProductState*>(ctx.state());
-  if (s == nullptr) ctx.fail("the kernel's state was not prepared");
-  if (ctx.output(0).numel() == 0) return;
-  check_run_scales(ctx, *s);
-  dispatch_or_fail<Int8Types>(ctx, s->a_dtype, [&](auto a) {
-    dispatch_or_fail<Int8Types>(ctx, s->b_dtype,
-                                [&](auto b) { run_typed<decltype(a), decltype(b)>(ctx, *s); });
-  });
+// A QLinearConv moves to channels-last where oneDNN's exact int8 kernels run it (the CPU has
+// VNNI); its weights must be a constant (channels_last_constant_inputs), packed once.
+bool qlinear_conv_runs_channels_last(const graph::Node& /*node*/) {
+  return int8_products_exact();
 }
-
-// ---- DynamicQuantizeMatMul: A quantized as DynamicQuantizeLinear does, then MatMulIntegerToFloat
 
 // A node's context with other tensors: the quantizing step's and the product's views of
-// DynamicQuantizeMatMul.
+// DynamicQuantizeMatMul, a channels-last convolution's plain view.
 class NodeView final : public graph::KernelContext {
  public:
-  static constexpr size_t kMax = 7;
+  static constexpr size_t kMax = 9;  // QLinearConv's inputs
   NodeView(const graph::KernelContext& outer, std::span<std::byte> scratch,
            graph::KernelState* state)
       : outer_(outer), scratch_(scratch), state_(state) {}
@@ -1307,6 +1411,105 @@ class NodeView final : public graph::KernelContext {
   std::array<bool, kMax> in_present_{}, out_present_{};
   size_t inputs_ = 0, outputs_ = 0;
 };
+
+// ---- a channels-last convolution oneDNN has no jit kernel for (a grouped 1x1 of few channels a
+// group): the plain loops on an NCHW copy of x, into an NCHW Y, both in the workspace and
+// reordered around them.
+
+// [N, C, P] <-> [N, P, C] (kToNchw: from channels-last), element by element.
+template <class T, bool kToNchw>
+void change_layout(const T* from, T* to, int64_t n, int64_t c, int64_t p) {
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t k = 0; k < c; ++k) {
+      for (int64_t j = 0; j < p; ++j) {
+        const int64_t nchw = (i * c + k) * p + j;
+        const int64_t nhwc = (i * p + j) * c + k;
+        if constexpr (kToNchw) {
+          to[nchw] = from[nhwc];
+        } else {
+          to[nhwc] = from[nchw];
+        }
+      }
+    }
+  }
+}
+
+template <class TX, class TW, class TY>
+void run_conv_through_nchw(graph::KernelContext& ctx, const ProductState& s) {
+  const ConvShape& c = s.conv;
+  const ThroughNchw t =
+      ThroughNchw::of(c.n * c.c * c.in_plane(), c.n * c.m * c.out_plane() * int64_t{sizeof(TY)});
+  const std::span<std::byte> ws = ctx.workspace();
+  if (ws.size() < t.loops_offset) {
+    ctx.fail("the step's workspace (" + std::to_string(ws.size()) + " bytes) is smaller than " +
+             std::to_string(t.loops_offset) + " bytes");
+  }
+  const auto a = static_cast<size_t>(s.in.a);
+  const graph::TensorRef& x = ctx.input(a);
+  const std::vector<int64_t> x_dims{c.n, c.c, c.in[1], c.in[2]};
+  const std::vector<int64_t> y_dims{c.n, c.m, c.out[1], c.out[2]};
+  auto* x_plain = reinterpret_cast<TX*>(ws.data());
+  auto* y_plain = reinterpret_cast<TY*>(ws.data() + t.y_offset);
+  change_layout<TX, true>(x.as<const TX>(), x_plain, c.n, c.c, c.in_plane());
+  NodeView plain(ctx, ws.subspan(t.loops_offset), ctx.state());
+  for (size_t i = 0; i < ctx.input_count(); ++i) plain.set_input(i, ctx.input_or_null(i));
+  const graph::TensorRef x_ref{x.dtype, x_dims, x_plain};
+  plain.set_input(a, &x_ref);
+  plain.set_output(0, graph::TensorRef{ctx.output(0).dtype, y_dims, y_plain});
+  run_conv_typed<TX, TW, TY>(plain, s);
+  change_layout<TY, false>(y_plain, ctx.output(0).as<TY>(), c.n, c.m, c.out_plane());
+}
+
+// ---- dispatch
+
+using Int8Types = TypeList<uint8_t, int8_t>;
+
+template <class TA, class TB>
+void run_typed(graph::KernelContext& ctx, ProductState& s) {
+  const auto go = [&](auto y) {
+    using TY = decltype(y);
+    if constexpr (std::is_same_v<TY, float>) {
+      // Only the matrix products scale to float.
+      if (s.dnnl) {
+        run_dnnl_typed<TA, TB, TY>(ctx, s);
+      } else {
+        run_matmul_typed<TA, TB, TY>(ctx, s);
+      }
+    } else if (s.dnnl_conv) {
+      run_dnnl_conv_typed<TA, TB, TY>(ctx, s);
+    } else if (s.in.conv() && s.channels_last) {
+      run_conv_through_nchw<TA, TB, TY>(ctx, s);
+    } else if (s.in.conv()) {
+      run_conv_typed<TA, TB, TY>(ctx, s);
+    } else if (s.dnnl) {
+      run_dnnl_typed<TA, TB, TY>(ctx, s);
+    } else {
+      run_matmul_typed<TA, TB, TY>(ctx, s);
+    }
+  };
+  if (s.y_dtype == DType::int32) {
+    go(int32_t{});
+  } else if (s.y_dtype == DType::float32) {
+    go(float{});
+  } else if (s.y_dtype == DType::uint8) {
+    go(uint8_t{});
+  } else {
+    go(int8_t{});
+  }
+}
+
+void run_product(graph::KernelContext& ctx) {
+  auto* s = dynamic_cast<ProductState*>(ctx.state());
+  if (s == nullptr) ctx.fail("the kernel's state was not prepared");
+  if (ctx.output(0).numel() == 0) return;
+  check_run_scales(ctx, *s);
+  dispatch_or_fail<Int8Types>(ctx, s->a_dtype, [&](auto a) {
+    dispatch_or_fail<Int8Types>(ctx, s->b_dtype,
+                                [&](auto b) { run_typed<decltype(a), decltype(b)>(ctx, *s); });
+  });
+}
+
+// ---- DynamicQuantizeMatMul: A quantized as DynamicQuantizeLinear does, then MatMulIntegerToFloat
 
 // DynamicQuantizeMatMul's inputs (A, B, b_scale[, b_zero_point, bias]) as MatMulIntegerToFloat's
 // (A, B, a_scale, b_scale, a_zero_point, b_zero_point, bias).
@@ -1439,6 +1642,21 @@ void register_integer_products(graph::OpRegistry& r) {
   set("ConvInteger", std::integral_constant<Op, Op::conv_integer>{});
   set("QLinearMatMul", std::integral_constant<Op, Op::qlinear_matmul>{});
   set("QLinearConv", std::integral_constant<Op, Op::qlinear_conv>{});
+  // A 2-D QLinearConv runs channels-last (graph::to_channels_last), as a float Conv does: the
+  // int8 kernels are oneDNN's channels-last ones either way, and a chain of them then changes
+  // no layout between its convolutions.
+  graph::OpSchema& qconv = r.row("", "QLinearConv");
+  qconv.channels_last = "NhwcQLinearConv";
+  qconv.channels_last_alone = true;
+  qconv.channels_last_runs = qlinear_conv_runs_channels_last;
+  qconv.channels_last_constant_inputs = qconv.packed_inputs;  // w
+  graph::OpSchema& nhwc = r.row("footprint", "NhwcQLinearConv");
+  nhwc.kernel = run_product;
+  nhwc.prepare = prepare_nhwc_conv;
+  nhwc.workspace = product_workspace<Op::qlinear_conv, true>;
+  nhwc.packed = product_packed<Op::qlinear_conv, true>;
+  nhwc.packed_inputs = qconv.packed_inputs;
+  nhwc.kernel_dtypes = qconv.kernel_dtypes;
   // onnxruntime's QGemm and MatMulIntegerToFloat are rows of the matmul family
   // (graph/ops/matmul.cpp) that run on the same machinery.
   set("QGemm", std::integral_constant<Op, Op::qgemm>{});

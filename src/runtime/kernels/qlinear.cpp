@@ -551,11 +551,14 @@ std::vector<int64_t> as_nchw(std::span<const int64_t> dims, bool last) {
   return d;
 }
 
-std::unique_ptr<graph::KernelState> pool_prepare_shape(const KernelContext& ctx, QLinearOp op) {
+// nhwc: the channels-last row (NhwcQLinearAveragePool, ...), whose X and Y are [N, H, W, C]
+// whatever its attribute says.
+std::unique_ptr<graph::KernelState> pool_prepare_shape(const KernelContext& ctx, QLinearOp op,
+                                                       bool nhwc) {
   auto s = prepare_operands(ctx, op);
   const graph::Node& n = ctx.node();
   PoolShape& p = s->pool;
-  p.channels_last = channels_last(n);
+  p.channels_last = nhwc || channels_last(n);
   const std::vector<int64_t> x = as_nchw(ctx.input(0).dims, p.channels_last);
   const std::vector<int64_t> y = as_nchw(extents_of(ctx).out[0], p.channels_last);
   if (x.size() < 3 || x.size() > 2 + PoolShape::kDims || y.size() != x.size()) {
@@ -595,11 +598,18 @@ std::unique_ptr<graph::KernelState> pool_prepare_shape(const KernelContext& ctx,
   return s;
 }
 
+template <bool kNhwc>
 std::unique_ptr<graph::KernelState> average_pool_prepare(const KernelContext& ctx) {
-  return pool_prepare_shape(ctx, QLinearOp::average_pool);
+  return pool_prepare_shape(ctx, QLinearOp::average_pool, kNhwc);
 }
+template <bool kNhwc>
 std::unique_ptr<graph::KernelState> global_pool_prepare(const KernelContext& ctx) {
-  return pool_prepare_shape(ctx, QLinearOp::global_average_pool);
+  return pool_prepare_shape(ctx, QLinearOp::global_average_pool, kNhwc);
+}
+
+// The pools move to their channels-last rows where they read NCHW.
+bool pool_runs_channels_last(const graph::Node& n) {
+  return !channels_last(n);
 }
 
 // Where plane (n, c) of a tensor of `size` elements a plane starts, and how far apart its
@@ -680,6 +690,41 @@ void average_pool_run(KernelContext& ctx, const QLinearState& s) {
       1);
 }
 
+// Channels-last X [N, pixels, C]: blocks of kBlock channels of an image summed pixel row by pixel
+// row (contiguous, vectorised) in int32, then requantized as the plain planes are.
+template <class T>
+void global_pool_rows(KernelContext& ctx, const QLinearState& s, float scale, Quant qx, Quant qy,
+                      Range range) {
+  constexpr int64_t kBlock = 256;
+  const PoolShape& p = s.pool;
+  const T* x = ctx.input(0).as<const T>();
+  T* y = ctx.output(0).as<T>();
+  const int64_t blocks = (p.channels + kBlock - 1) / kBlock;
+  parallel_for(
+      ctx.threads(), static_cast<size_t>(p.batch * blocks),
+      [&](size_t begin, size_t end) {
+        std::array<int32_t, kBlock> sums{};
+        for (auto t = static_cast<int64_t>(begin); t < static_cast<int64_t>(end); ++t) {
+          const int64_t n = t / blocks;
+          const int64_t c0 = t % blocks * kBlock;
+          const int64_t nc = std::min(kBlock, p.channels - c0);
+          std::fill_n(sums.begin(), nc, 0);
+          for (int64_t i = 0; i < p.in_size; ++i) {
+            const T* __restrict row = x + (n * p.in_size + i) * p.channels + c0;
+            int32_t* __restrict acc = sums.data();
+#pragma omp simd
+            for (int64_t c = 0; c < nc; ++c) acc[c] += row[c];
+          }
+          for (int64_t c = 0; c < nc; ++c) {
+            const int64_t acc = sums[c] - int64_t{qx.zero} * p.in_size;
+            y[n * p.channels + c0 + c] =
+                static_cast<T>(quantize(static_cast<float>(acc) * scale, qy.zero, range));
+          }
+        }
+      },
+      1);
+}
+
 template <class T>
 void global_pool_run(KernelContext& ctx, const QLinearState& s) {
   const PoolShape& p = s.pool;
@@ -687,6 +732,10 @@ void global_pool_run(KernelContext& ctx, const QLinearState& s) {
   const Quant qy = quant_of(ctx, s.q, QLinearOperands::kOutput);
   const Range range = range_of(s.type);
   const float scale = qx.scale / (qy.scale * static_cast<float>(p.in_size));
+  // Sums of more than 2^23 bytes would not fit int32: the plain planes sum in int64.
+  if (p.channels_last && p.in_size < (int64_t{1} << 23)) {
+    return global_pool_rows<T>(ctx, s, scale, qx, qy, range);
+  }
   const T* x = ctx.input(0).as<const T>();
   T* y = ctx.output(0).as<T>();
   parallel_for(
@@ -730,6 +779,17 @@ std::unique_ptr<graph::KernelState> concat_prepare(const KernelContext& ctx) {
     ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   }
   s->axis = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+  return s;
+}
+
+// NhwcQLinearConcat: the axis is NCHW's, the tensors [N, H, W, C].
+std::unique_ptr<graph::KernelState> nhwc_concat_prepare(const KernelContext& ctx) {
+  auto s = concat_prepare(ctx);
+  auto* q = dynamic_cast<QLinearState*>(s.get());
+  if (q != nullptr && extents_of(ctx).out[0].size() == 4) {
+    constexpr std::array<size_t, 4> kNhwcAxis{0, 3, 1, 2};
+    q->axis = kNhwcAxis.at(q->axis);
+  }
   return s;
 }
 
@@ -805,9 +865,30 @@ void register_qlinear(graph::OpRegistry& r) {
   graph::OpSchema* softmax = set("QLinearSoftmax", softmax_kernel, softmax_prepare);
   softmax->packed = softmax_packed;
   softmax->in_place = true;
-  set("QLinearAveragePool", average_pool_kernel, average_pool_prepare);
-  set("QLinearGlobalAveragePool", global_pool_kernel, global_pool_prepare);
+  set("QLinearAveragePool", average_pool_kernel, average_pool_prepare<false>);
+  set("QLinearGlobalAveragePool", global_pool_kernel, global_pool_prepare<false>);
   set("QLinearConcat", concat_kernel, concat_prepare);
+  // The same on channels-last tensors (graph::to_channels_last), where an NhwcQLinearConv chain
+  // hands them: pools and concatenations between convolutions change no layout.
+  const auto nhwc = [&](std::string_view op, std::string_view row, graph::KernelFn kernel,
+                        graph::PrepareFn prepare) {
+    graph::OpSchema& last = r.row("footprint", row);
+    last.kernel = kernel;
+    last.prepare = prepare;
+    last.kernel_dtypes = kQLinearTypes;
+    last.kernel_dtype_of = -1;
+    graph::OpSchema& plain = r.row(ms, op);
+    plain.channels_last = last.op_type;
+    return &plain;
+  };
+  nhwc("QLinearAveragePool", "NhwcQLinearAveragePool", average_pool_kernel,
+       average_pool_prepare<true>)
+      ->channels_last_runs = pool_runs_channels_last;
+  nhwc("QLinearGlobalAveragePool", "NhwcQLinearGlobalAveragePool", global_pool_kernel,
+       global_pool_prepare<true>)
+      ->channels_last_runs = pool_runs_channels_last;
+  nhwc("QLinearConcat", "NhwcQLinearConcat", concat_kernel, nhwc_concat_prepare)
+      ->channels_last_rank4_inputs = true;
 }
 
 }  // namespace footprint::runtime::kernels

@@ -20,6 +20,7 @@
 #include "dynamic_quantize.hpp"
 #include "families.hpp"
 #include "float16.hpp"
+#include "footprint/graph/node_attributes.hpp"
 #include "parallel_for.hpp"
 #include "wide_vectors.hpp"
 
@@ -582,6 +583,12 @@ void register_quantization(graph::OpRegistry& r) {
     dq.kernel = linear_quantization_kernel<QuantizeOp::dequantize>;
     dq.prepare = linear_quantization_prepare<QuantizeOp::dequantize>;
     dq.kernel_dtypes = kDequantizedTypes;
+    // Channels-last (elementwise) only without blocks: a block lies along an axis.
+    for (graph::OpSchema* row : {&q, &dq}) {
+      row->channels_last_runs = [](const graph::Node& n) {
+        return graph::attr_int(n, "block_size", 0) == 0;
+      };
+    }
   }
   graph::OpSchema& dynamic = r.row("", "DynamicQuantizeLinear");
   dynamic.kernel = dynamic_quantize_kernel;

@@ -142,9 +142,11 @@ void trilu_kernel(KernelContext& ctx) {
 // ---- ToChannelsLast, FromChannelsLast (graph::to_channels_last): [N, C, H, W] <-> [N, H, W, C],
 // as oneDNN reorders between the two layouts of the same NCHW extents.
 
-// The floats a layout change moves: float32, and the 16-bit floats of float16 models (their
-// convolutions run channels-last on float32 copies, through_float32.hpp).
-constexpr DTypeSet kLayoutTypes{DType::float32, DType::float16, DType::bfloat16};
+// The types a layout change moves: float32, the 16-bit floats of float16 models (their
+// convolutions run channels-last on float32 copies, through_float32.hpp), and the bytes of
+// quantized models between NhwcQLinearConv and friends.
+constexpr DTypeSet kLayoutTypes{DType::float32, DType::float16, DType::bfloat16, DType::int8,
+                                DType::uint8};
 
 // A tensor of NCHW extents, plain or channels-last, as oneDNN reorders it: float32 as itself;
 // a 16-bit float as pairs of bytes (an innermost extent of 2), which oneDNN 2.6's jit reorders
@@ -152,6 +154,10 @@ constexpr DTypeSet kLayoutTypes{DType::float32, DType::float16, DType::bfloat16}
 dnnl::memory::desc layout_desc(const std::vector<int64_t>& nchw, DType t, bool channels_last) {
   if (t == DType::float32) {
     return channels_last ? channels_last_desc(nchw) : plain_desc(nchw);
+  }
+  if (t == DType::int8 || t == DType::uint8) {  // bytes moved as bytes, whatever they mean
+    return {nchw, dnnl::memory::data_type::u8,
+            channels_last ? dnnl::memory::format_tag::nhwc : dnnl::memory::format_tag::nchw};
   }
   const int64_t n = nchw[0], c = nchw[1], h = nchw[2], w = nchw[3];
   const dnnl::memory::dims dims{n, c, h, w, 2};
