@@ -75,7 +75,8 @@ struct Builder {
 // x float [N, 8, 12, 12] -> Q -> conv 3x3 (8 -> 16, int8 w) -> MaxPool 2x2 -> two branches:
 // a 1x1 conv with uint8 w of zero point 121 (16 -> 8) and a depthwise 3x3 with per-channel int8
 // zero points (16 -> 16) then a 1x1 (16 -> 8) -> QLinearConcat (their scales differ) ->
-// QLinearAdd with a 1x1 conv of the pool -> QLinearAveragePool 2x2 -> QLinearGlobalAveragePool
+// QLinearAdd with a grouped 1x1 and a 1x1 of the pool -> QLinearAveragePool 2x2 ->
+// QLinearGlobalAveragePool
 // -> DequantizeLinear: y float [N, 16, 1, 1].
 std::shared_ptr<const Model> build() {
   Builder m;
@@ -97,7 +98,13 @@ std::shared_ptr<const Model> build() {
   const Var cat = m.ms("QLinearConcat",
                        {m.f(0.05F), m.u8(15), a, m.f(0.04F), m.u8(10), bb, m.f(0.07F), m.u8(20)},
                        {Attr::of("axis", int64_t{1})});
-  const Var side = m.conv(pooled, 0.05F, 0, 16, 16, 1, 1, DType::int8, zeros_i8(16), 0.05F, 8, 15);
+  // A 1x1 in 4 groups of 4 channels (16 -> 24) with uint8 weights of per-channel zero points,
+  // which oneDNN's jit kernels may take only in its dense form, then back to 16.
+  SharedValue grouped_zeros = filled<uint8_t>(DType::uint8, {24}, 6, 120, 136);
+  const Var grouped =
+      m.conv(pooled, 0.05F, 0, 16, 24, 1, 4, DType::uint8, grouped_zeros, 0.045F, 12, 16);
+  const Var side =
+      m.conv(grouped, 0.045F, 12, 24, 16, 1, 1, DType::int8, zeros_i8(16), 0.05F, 8, 15);
   const Var sum = m.ms(
       "QLinearAdd", {cat, m.f(0.05F), m.u8(15), side, m.f(0.05F), m.u8(8), m.f(0.08F), m.u8(30)});
   const Var avg = m.ms("QLinearAveragePool", {sum, m.f(0.08F), m.u8(30), m.f(0.06F), m.u8(25)},
@@ -124,8 +131,8 @@ TEST(QLinearChannelsLast, AQuantizedChainRunsChannelsLastWithThePlainOutputs) {
     if (last.prepared.channels_last_nodes == 0) {
       GTEST_SKIP() << "this CPU has no VNNI: QLinearConv stays on the plain loops";
     }
-    // 5 convolutions, the pool, the concat, the add, both average pools and the DequantizeLinear.
-    EXPECT_EQ(last.prepared.channels_last_nodes, 11u);
+    // 6 convolutions, the pool, the concat, the add, both average pools and the DequantizeLinear.
+    EXPECT_EQ(last.prepared.channels_last_nodes, 12u);
     EXPECT_EQ(last.prepared.layout_changes, 2u);  // after Q, after the DequantizeLinear
     EXPECT_EQ(plain.prepared.channels_last_nodes, 0u);
     EXPECT_EQ(last.obtained, last.prepared.planned_arena_bytes);

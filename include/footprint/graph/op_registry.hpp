@@ -116,8 +116,9 @@ struct OpSchema {
   // With channels_last: the row reads channels-last every input of rank 4 instead (QLinearConcat's
   // tensors, not their scales and zero points).
   bool channels_last_rank4_inputs = false;
-  // With channels_last: the inputs (a bit each) that must be constants for the node to move
-  // (QLinearConv's w: its channels-last kernel runs only on weights packed once).
+  // With channels_last: the inputs (a bit each) that must be constants, where given, for the node
+  // to move (QLinearConv's w and its zero points: its channels-last kernel runs only on weights
+  // packed once).
   uint32_t channels_last_constant_inputs = 0;
   // With channels_last: whether this node's attributes let that row's kernel run it; for an
   // elementwise op, whether they let its own kernel run on channels-last tensors (a blocked

@@ -105,7 +105,7 @@ class Plan {
       if (n.schema->channels_last_runs != nullptr && !n.schema->channels_last_runs(n)) return false;
       for (size_t i = 0; i < n.inputs.size() && i < 32; ++i) {
         const bool needs = ((n.schema->channels_last_constant_inputs >> i) & 1U) != 0;
-        if (needs && (n.inputs[i] == kNoValue || !g_.value(n.inputs[i]).constant)) return false;
+        if (needs && n.inputs[i] != kNoValue && !g_.value(n.inputs[i]).constant) return false;
       }
       bool any = false;
       for (size_t i = 0; i < n.inputs.size(); ++i) {

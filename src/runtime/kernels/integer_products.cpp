@@ -38,6 +38,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -139,6 +140,7 @@ struct DnnlConv {
   dnnl::reorder::primitive_desc pack, to_channels_last;
   int32_t w_shift = 0;
   bool channels_last = false;  // x and Y [N, H, W, C]: no reorder, no x in the workspace
+  int64_t group = 1;           // the convolution's groups, or 1 where it runs dense (dnnl_conv)
   // The workspace: scratch (the primitive's or the reorder's), x channels-last (plain x only),
   // the int32 sums, the window sums.
   uint64_t src_offset = 0, dst_offset = 0, window_offset = 0, total = 0;
@@ -824,24 +826,18 @@ void run_dnnl_typed(graph::KernelContext& ctx, ProductState& s) {
 
 // The oneDNN plan of a 2-D convolution, or nullopt where the plain loops run it. Only oneDNN's
 // jit kernels: its gemm-based int8 convolution runs a gemm that may take memory of its own.
-std::optional<DnnlConv> dnnl_conv(const graph::Node& node, int32_t node_id, IntegerProduct op,
-                                  const Extents& e, bool channels_last) {
-  const IntegerProductInputs in = IntegerProductInputs::of(op);
-  const auto a = static_cast<size_t>(in.a);
-  const auto b = static_cast<size_t>(in.b);
-  if (!in.conv() || !int8_products_exact() || !all_positive(e) || !e.has_in(a) || !e.has_in(b) ||
-      e.in[a].size() != 4 || !graph::ops::integer_operand_dtype(e.in_dtype[a]) ||
-      !graph::ops::integer_operand_dtype(e.in_dtype[b])) {
-    return std::nullopt;
-  }
-  const ConvShape c = conv_shape(node, node_id, e.in[a], e.in[b], e.out[0]);
+// The plan of convolution c in `group` groups (c.group, or 1 for its dense form), or nullopt
+// where oneDNN has no jit kernel for it.
+std::optional<DnnlConv> dnnl_conv_in(const ConvShape& c, const Extents& e, size_t a, size_t b,
+                                     int64_t group, bool channels_last) {
   DnnlConv d;
   d.w_shift = e.in_dtype[b] == DType::uint8 ? 128 : 0;
   d.channels_last = channels_last;
-  const int64_t cg = c.c / c.group;
-  const memory::dims w_dims =
-      c.group == 1 ? memory::dims{c.m, cg, c.kernel[1], c.kernel[2]}
-                   : memory::dims{c.group, c.m / c.group, cg, c.kernel[1], c.kernel[2]};
+  d.group = group;
+  const int64_t cg = c.c / group;
+  const memory::dims w_dims = group == 1
+                                  ? memory::dims{c.m, cg, c.kernel[1], c.kernel[2]}
+                                  : memory::dims{group, c.m / group, cg, c.kernel[1], c.kernel[2]};
   try {
     const memory::dims x_dims{c.n, c.c, c.in[1], c.in[2]};
     const memory::desc src(x_dims, int8_type(e.in_dtype[a]), memory::format_tag::nhwc);
@@ -859,7 +855,7 @@ std::optional<DnnlConv> dnnl_conv(const graph::Node& node, int32_t node_id, Inte
     const std::string impl = d.pd.impl_info_str();
     if (impl.rfind("jit", 0) != 0 && impl.rfind("brg", 0) != 0) return std::nullopt;
     const memory::desc plain_w(w_dims, memory::data_type::s8,
-                               c.group == 1 ? memory::format_tag::oihw : memory::format_tag::goihw);
+                               group == 1 ? memory::format_tag::oihw : memory::format_tag::goihw);
     d.pack =
         dnnl::reorder::primitive_desc(cpu_engine(), plain_w, cpu_engine(), d.pd.weights_desc());
     if (!channels_last) {
@@ -876,16 +872,68 @@ std::optional<DnnlConv> dnnl_conv(const graph::Node& node, int32_t node_id, Inte
   d.dst_offset = d.src_offset + (channels_last ? 0 : aligned(d.pd.src_desc().get_size()));
   d.window_offset = d.dst_offset + aligned(d.pd.dst_desc().get_size());
   d.total = d.window_offset +
-            aligned(static_cast<uint64_t>(c.n * c.group * c.out_plane()) * sizeof(int32_t));
+            aligned(static_cast<uint64_t>(c.n * group * c.out_plane()) * sizeof(int32_t));
   d.weights_bytes = aligned(d.pd.weights_desc().get_size());
   return d;
 }
 
-void prepare_dnnl_conv(ProductState& s, const DnnlConv& d, const void* w) {
+// The most groups a grouped convolution oneDNN takes in no jit kernel is run dense with: the
+// products it computes grow with the groups (zeros outside each group's block).
+constexpr int64_t kMaxDenseGroups = 8;
+
+std::optional<DnnlConv> dnnl_conv(const graph::Node& node, int32_t node_id, IntegerProduct op,
+                                  const Extents& e, bool channels_last) {
+  const IntegerProductInputs in = IntegerProductInputs::of(op);
+  const auto a = static_cast<size_t>(in.a);
+  const auto b = static_cast<size_t>(in.b);
+  if (!in.conv() || !int8_products_exact() || !all_positive(e) || !e.has_in(a) || !e.has_in(b) ||
+      e.in[a].size() != 4 || !graph::ops::integer_operand_dtype(e.in_dtype[a]) ||
+      !graph::ops::integer_operand_dtype(e.in_dtype[b])) {
+    return std::nullopt;
+  }
+  const ConvShape c = conv_shape(node, node_id, e.in[a], e.in[b], e.out[0]);
+  if (auto d = dnnl_conv_in(c, e, a, b, c.group, channels_last)) return d;
+  // oneDNN's int8 jit kernels take a grouped convolution only for some channels a group
+  // (ShuffleNet's 1x1 of 6 input channels a group has none): channels-last, a few groups run as
+  // one dense convolution whose weights outside their group's block are w's zero point, so they
+  // add nothing (prepare_dnnl_conv); the window sums then run over every channel.
+  if (channels_last && c.group > 1 && c.group <= kMaxDenseGroups) {
+    return dnnl_conv_in(c, e, a, b, 1, channels_last);
+  }
+  return std::nullopt;
+}
+
+// The dense form of grouped weights w [M, C / group, kh, kw]: [M, C, kh, kw], each output
+// channel's weights in its group's block and its zero point (`zero`, w's bytes) elsewhere.
+std::vector<uint8_t> dense_weights(const ConvShape& c, const uint8_t* w,
+                                   const std::function<uint8_t(int64_t)>& zero) {
+  const int64_t cg = c.c / c.group;
+  const int64_t per_group = c.m / c.group;
+  const int64_t ks = c.kernel_size();
+  std::vector<uint8_t> dense(static_cast<size_t>(c.m * c.c * ks));
+  for (int64_t oc = 0; oc < c.m; ++oc) {
+    const int64_t g = oc / per_group;
+    uint8_t* row = dense.data() + oc * c.c * ks;
+    std::fill_n(row, c.c * ks, zero(oc));
+    std::copy_n(w + oc * cg * ks, cg * ks, row + g * cg * ks);
+  }
+  return dense;
+}
+
+// w_zero: w's zero points (nullptr: none, 0).
+void prepare_dnnl_conv(ProductState& s, const DnnlConv& d, const void* w, const void* w_zero) {
   s.packed = AlignedBuffer(d.weights_bytes);
   const ConvShape& c = s.conv;
-  pack_weights(d.pack, w, static_cast<size_t>(c.m * (c.c / c.group) * c.kernel_size()), d.w_shift,
-               s.packed.data());
+  if (d.group != c.group) {
+    const auto* zeros = static_cast<const uint8_t*>(w_zero);
+    const std::vector<uint8_t> dense = dense_weights(
+        c, static_cast<const uint8_t*>(w),
+        [&](int64_t oc) -> uint8_t { return zeros == nullptr ? 0 : zeros[s.b_zero.index(0, oc)]; });
+    pack_weights(d.pack, dense.data(), dense.size(), d.w_shift, s.packed.data());
+  } else {
+    pack_weights(d.pack, w, static_cast<size_t>(c.m * (c.c / c.group) * c.kernel_size()), d.w_shift,
+                 s.packed.data());
+  }
   const memory::desc zero_point({1}, memory::data_type::s32, memory::dims{1});
   s.primitive.emplace(d.pd, dnnl::convolution_forward(d.pd),
                       std::vector<std::pair<int, memory::desc>>{
@@ -1034,7 +1082,7 @@ void nhwc_window_sums(const graph::KernelContext& ctx, const ProductState& s, in
                       uint32_t* sums) {
   const ConvShape& c = s.conv;
   const TX* x = ctx.input(static_cast<size_t>(s.in.a)).as<const TX>();
-  const int64_t cg = c.c / c.group;
+  const int64_t cg = c.c / s.dnnl_conv->group;
   const int32_t zx = zero_at<TX>(ctx, s.a_zero, 0, 0);
   for (int64_t oh = 0; oh < c.out[1]; ++oh) {
     for (int64_t ow = 0; ow < c.out[2]; ++ow) {
@@ -1063,7 +1111,7 @@ void finish_nhwc_rows(graph::KernelContext& ctx, const ProductState& s, const in
   const DnnlConv& d = *s.dnnl_conv;
   const ConvShape& c = s.conv;
   const int64_t plane = c.out_plane();
-  const int64_t per_group = c.m / c.group;
+  const int64_t per_group = c.m / d.group;
   const auto w_zero = values_of<TW>(ctx, s.b_zero);
   [[maybe_unused]] const auto w_scale = values_of<float>(ctx, s.b_scale);
   const int32_t* bias = s.in.bias >= 0 && ctx.has_input(static_cast<size_t>(s.in.bias))
@@ -1096,7 +1144,7 @@ void finish_nhwc_rows(graph::KernelContext& ctx, const ProductState& s, const in
       for (int64_t k = 0; k < nc; ++k) acc[k] = static_cast<uint32_t>(row[k]) + b[k];
       if (any_zero_point) {
         const int64_t n = p / plane;
-        const uint32_t* win = window + n * c.group * plane + p % plane;
+        const uint32_t* win = window + n * d.group * plane + p % plane;
         for (int64_t k = 0; k < nc; ++k) acc[k] -= zw[k] * win[(oc0 + k) / per_group * plane];
       }
       if constexpr (std::is_same_v<TY, int32_t>) {
@@ -1135,7 +1183,7 @@ void run_dnnl_conv_typed(graph::KernelContext& ctx, ProductState& s) {
   s.primitive->bind(DNNL_ARG_DST, sums);
   s.primitive->execute(ctx);
   // w's zero points (less the shift), and the window sums where one is not 0.
-  const int64_t per_group = c.m / c.group;
+  const int64_t per_group = c.m / d.group;
   const int64_t plane = c.out_plane();
   bool any_zero_point = false;
   for (int64_t oc = 0; oc < c.m; ++oc) {
@@ -1143,16 +1191,16 @@ void run_dnnl_conv_typed(graph::KernelContext& ctx, ProductState& s) {
   }
   if (any_zero_point) {
     parallel_for(
-        ctx.threads(), static_cast<size_t>(c.n * c.group),
+        ctx.threads(), static_cast<size_t>(c.n * d.group),
         [&](size_t begin, size_t end) {
           for (size_t p = begin; p < end; ++p) {
             const auto i = static_cast<int64_t>(p);
             if (d.channels_last) {
-              nhwc_window_sums<TX>(ctx, s, i / c.group, i % c.group, window + i * plane);
+              nhwc_window_sums<TX>(ctx, s, i / d.group, i % d.group, window + i * plane);
               continue;
             }
             with_wide_vectors([&] {
-              conv_plane<TX, TW, true>(ctx, s, i / c.group, i % c.group * per_group,
+              conv_plane<TX, TW, true>(ctx, s, i / d.group, i % d.group * per_group,
                                        window + i * plane);
             });
           }
@@ -1339,7 +1387,13 @@ std::unique_ptr<graph::KernelState> prepare_product(const graph::KernelContext& 
   if (weights != nullptr) {
     if (const auto d = dnnl_product(node, op, e)) prepare_dnnl(*s, *d, weights);
     if (const auto d = dnnl_conv(node, ctx.node_id(), op, e, channels_last)) {
-      prepare_dnnl_conv(*s, *d, weights);
+      const graph::TensorRef* w_zero =
+          has(in.b_zero) ? ctx.input_or_null(static_cast<size_t>(in.b_zero)) : nullptr;
+      if (d->group != s->conv.group && w_zero != nullptr && w_zero->data == nullptr) {
+        node_fail(node, "input '" + in.name(in.b_zero) +
+                            "' must be a constant to run this grouped convolution channels-last");
+      }
+      prepare_dnnl_conv(*s, *d, weights, w_zero != nullptr ? w_zero->data : nullptr);
     }
   }
   s->channels_last = channels_last;
@@ -1649,7 +1703,10 @@ void register_integer_products(graph::OpRegistry& r) {
   qconv.channels_last = "NhwcQLinearConv";
   qconv.channels_last_alone = true;
   qconv.channels_last_runs = qlinear_conv_runs_channels_last;
-  qconv.channels_last_constant_inputs = qconv.packed_inputs;  // w
+  // w, and its zero points where given (a dense grouped convolution's weights hold them).
+  qconv.channels_last_constant_inputs =
+      qconv.packed_inputs |
+      1U << static_cast<unsigned>(IntegerProductInputs::of(Op::qlinear_conv).b_zero);
   graph::OpSchema& nhwc = r.row("footprint", "NhwcQLinearConv");
   nhwc.kernel = run_product;
   nhwc.prepare = prepare_nhwc_conv;
