@@ -43,6 +43,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "dnnl_util.hpp"
@@ -1102,6 +1104,78 @@ void nhwc_window_sums(const graph::KernelContext& ctx, const ProductState& s, in
   }
 }
 
+#if defined(FOOTPRINT_WIDE_VECTORS)
+// requantize(in + b, m, zy) for n elements, 16 to an AVX-512 vector, the last ones masked: the
+// same bytes as the loop. GCC vectorised that loop at 256 bits with blends for its clamps; here
+// the product is held within +-2^30 (past every byte range, so it clamps the same), rounded half
+// to even by the conversion (the default rounding mode, as nearbyint), offset by the zero point
+// in int32 and narrowed with saturation. GCC 12 warns that its intrinsics' headers read an
+// undefined vector (as for transpose_16x16): off around this function alone.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+template <class TY>
+__attribute__((target("avx512f"))) void requantize_avx512(const int32_t* in, const uint32_t* b,
+                                                          const float* m, int32_t zy, TY* out,
+                                                          int64_t n) {
+  const __m512 lo = _mm512_set1_ps(-1073741824.0F);
+  const __m512 hi = _mm512_set1_ps(1073741824.0F);
+  const __m512i zero = _mm512_set1_epi32(zy);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 k = n - j >= 16
+                            ? __mmask16{0xFFFF}
+                            : static_cast<__mmask16>((1U << static_cast<unsigned>(n - j)) - 1);
+    const __m512i acc =
+        _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, in + j), _mm512_maskz_loadu_epi32(k, b + j));
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), _mm512_maskz_loadu_ps(k, m + j));
+    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    const __m512i r = _mm512_add_epi32(_mm512_cvtps_epi32(v), zero);
+    if constexpr (std::is_same_v<TY, uint8_t>) {
+      _mm512_mask_cvtusepi32_storeu_epi8(out + j, k, _mm512_max_epi32(r, _mm512_setzero_si512()));
+    } else {
+      _mm512_mask_cvtsepi32_storeu_epi8(out + j, k, r);
+    }
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
+// The most elements requantize_rows takes its constants for at once (16 KiB of each on the
+// stack): a row of that many channels at most.
+constexpr int64_t kRowBlock = 4096;
+
+// `count` channels-last sums (whole rows of `channels`) plus their channel's bias, requantized by
+// their channel's multiplier, into Y. The constants (`constants(oc)`: bias and multiplier) are
+// laid out for as many whole rows as make about 256 elements, so one vectorised loop runs over
+// rows of a few channels too (MobileNet's 16 and 24), with no remainder but the last.
+template <class TY, class Constants>
+void requantize_rows(const int32_t* sums, TY* y, int64_t count, int64_t channels,
+                     const Constants& constants, int32_t zy) {
+  const int64_t block = std::max<int64_t>(1, 256 / channels) * channels;  // <= kRowBlock
+  std::array<uint32_t, kRowBlock> b;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+  std::array<float, kRowBlock> m;     // NOLINT(cppcoreguidelines-pro-type-member-init)
+  for (int64_t k = 0; k < channels; ++k) std::tie(b[k], m[k]) = constants(k);
+  for (int64_t k = channels; k < block; ++k) {
+    b[k] = b[k - channels];
+    m[k] = m[k - channels];
+  }
+  for (int64_t i0 = 0; i0 < count; i0 += block) {
+    const int64_t n = std::min(block, count - i0);
+    const int32_t* __restrict in = sums + i0;
+    TY* __restrict out = y + i0;
+#if defined(FOOTPRINT_WIDE_VECTORS)
+    if (wide::host_isa() == wide::Isa::avx512) {
+      requantize_avx512(in, b.data(), m.data(), zy, out, n);
+      continue;
+    }
+#endif
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) {
+      out[j] = requantize<TY>(static_cast<int32_t>(static_cast<uint32_t>(in[j]) + b[j]), m[j], zy);
+    }
+  }
+}
+
 // Pixels [begin, end) (over the batch) of channels-last Y from oneDNN's channels-last sums, a
 // row of output channels at a time: w's zero points taken off through the window sums, the
 // bias added, requantized. Each block of kTile channels takes its constants onto the stack first.
@@ -1125,6 +1199,17 @@ void finish_nhwc_rows(graph::KernelContext& ctx, const ProductState& s, const in
     zy = zero_at<TY>(ctx, s.y_zero, 0, 0);
   }
   TY* y = ctx.output(0).as<TY>();
+  if constexpr (!std::is_same_v<TY, int32_t>) {
+    if (!any_zero_point && c.m <= kRowBlock) {
+      return requantize_rows(
+          sums + begin * c.m, y + begin * c.m, (end - begin) * c.m, c.m,
+          [&](int64_t oc) {
+            return std::pair{bias == nullptr ? 0U : static_cast<uint32_t>(bias[oc]),
+                             multiplier(x_scale, w_scale.at(0, oc), y_scale)};
+          },
+          zy);
+    }
+  }
   std::array<uint32_t, kTile> zw{}, b{};
   std::array<float, kTile> m{};
   for (int64_t oc0 = 0; oc0 < c.m; oc0 += kTile) {
