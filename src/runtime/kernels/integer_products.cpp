@@ -398,6 +398,42 @@ TY requantize(int32_t acc, float multiplier, int32_t zero) {
   return static_cast<TY>(v);
 }
 
+#if defined(FOOTPRINT_WIDE_VECTORS)
+// requantize(in + b, m, zy) for n elements (b nullptr: none), 16 to an AVX-512 vector, the last
+// ones masked: the same bytes as the loop. GCC vectorised that loop at 256 bits with blends for its
+// clamps; here the product is held within +-2^30 (past every byte range, so it clamps the same),
+// rounded half to even by the conversion (the default rounding mode, as nearbyint), offset by the
+// zero point in int32 and narrowed with saturation. GCC 12 warns that its intrinsics' headers read
+// an undefined vector (as for transpose_16x16): off around this function alone.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+template <class TY>
+__attribute__((target("avx512f"))) void requantize_avx512(const int32_t* in, const uint32_t* b,
+                                                          const float* m, int32_t zy, TY* out,
+                                                          int64_t n) {
+  const __m512 lo = _mm512_set1_ps(-1073741824.0F);
+  const __m512 hi = _mm512_set1_ps(1073741824.0F);
+  const __m512i zero = _mm512_set1_epi32(zy);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 k = n - j >= 16
+                            ? __mmask16{0xFFFF}
+                            : static_cast<__mmask16>((1U << static_cast<unsigned>(n - j)) - 1);
+    __m512i acc = _mm512_maskz_loadu_epi32(k, in + j);
+    if (b != nullptr) acc = _mm512_add_epi32(acc, _mm512_maskz_loadu_epi32(k, b + j));
+    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), _mm512_maskz_loadu_ps(k, m + j));
+    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
+    const __m512i r = _mm512_add_epi32(_mm512_cvtps_epi32(v), zero);
+    if constexpr (std::is_same_v<TY, uint8_t>) {
+      _mm512_mask_cvtusepi32_storeu_epi8(out + j, k, _mm512_max_epi32(r, _mm512_setzero_si512()));
+    } else {
+      _mm512_mask_cvtsepi32_storeu_epi8(out + j, k, r);
+    }
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
 // ---- matrix products
 
 // Where one block of a row of Y goes: row m of Y's matrix `batch` (A's matrix am, B's bm), its
@@ -445,6 +481,13 @@ void store_sums(const graph::KernelContext& ctx, const ProductState& s, const ui
       for (int64_t j = 0; j < r.count; ++j) {
         multipliers[j] = multiplier(sa, b_scale.at(r.bm, r.n0 + j), sy);
       }
+#if defined(FOOTPRINT_WIDE_VECTORS)
+      if (wide::host_isa() == wide::Isa::avx512) {
+        requantize_avx512(reinterpret_cast<const int32_t*>(from), nullptr, multipliers.data(), zy,
+                          y, r.count);
+        return;
+      }
+#endif
       for (int64_t j = 0; j < r.count; ++j) {
         y[j] = requantize<TY>(static_cast<int32_t>(from[j]), multipliers[j], zy);
       }
@@ -1103,42 +1146,6 @@ void nhwc_window_sums(const graph::KernelContext& ctx, const ProductState& s, in
     }
   }
 }
-
-#if defined(FOOTPRINT_WIDE_VECTORS)
-// requantize(in + b, m, zy) for n elements, 16 to an AVX-512 vector, the last ones masked: the
-// same bytes as the loop. GCC vectorised that loop at 256 bits with blends for its clamps; here
-// the product is held within +-2^30 (past every byte range, so it clamps the same), rounded half
-// to even by the conversion (the default rounding mode, as nearbyint), offset by the zero point
-// in int32 and narrowed with saturation. GCC 12 warns that its intrinsics' headers read an
-// undefined vector (as for transpose_16x16): off around this function alone.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-template <class TY>
-__attribute__((target("avx512f"))) void requantize_avx512(const int32_t* in, const uint32_t* b,
-                                                          const float* m, int32_t zy, TY* out,
-                                                          int64_t n) {
-  const __m512 lo = _mm512_set1_ps(-1073741824.0F);
-  const __m512 hi = _mm512_set1_ps(1073741824.0F);
-  const __m512i zero = _mm512_set1_epi32(zy);
-  for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 k = n - j >= 16
-                            ? __mmask16{0xFFFF}
-                            : static_cast<__mmask16>((1U << static_cast<unsigned>(n - j)) - 1);
-    const __m512i acc =
-        _mm512_add_epi32(_mm512_maskz_loadu_epi32(k, in + j), _mm512_maskz_loadu_epi32(k, b + j));
-    __m512 v = _mm512_mul_ps(_mm512_cvtepi32_ps(acc), _mm512_maskz_loadu_ps(k, m + j));
-    v = _mm512_min_ps(_mm512_max_ps(v, lo), hi);
-    const __m512i r = _mm512_add_epi32(_mm512_cvtps_epi32(v), zero);
-    if constexpr (std::is_same_v<TY, uint8_t>) {
-      _mm512_mask_cvtusepi32_storeu_epi8(out + j, k, _mm512_max_epi32(r, _mm512_setzero_si512()));
-    } else {
-      _mm512_mask_cvtsepi32_storeu_epi8(out + j, k, r);
-    }
-  }
-}
-#pragma GCC diagnostic pop
-#endif
 
 // The most elements requantize_rows takes its constants for at once (16 KiB of each on the
 // stack): a row of that many channels at most.
