@@ -514,7 +514,7 @@ void register_elementwise(OpRegistry& r) {
                      op("QLinearSigmoid", 4, 5, infer_qlinear_unary<QLinearOp::sigmoid>),
                      op("QLinearLeakyRelu", 4, 5, infer_qlinear_unary<QLinearOp::leaky_relu>)}) {
     s.elementwise = true;
-    r.add(contrib(std::move(s)));
+    r.add(contrib(s));
   }
   r.add(contrib(op("QLinearSoftmax", 4, 5, infer_qlinear_unary<QLinearOp::softmax>)));
   const std::pair<std::string_view, EpilogueFn> epilogues[] = {

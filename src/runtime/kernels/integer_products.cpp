@@ -1183,6 +1183,16 @@ void requantize_rows(const int32_t* sums, TY* y, int64_t count, int64_t channels
   }
 }
 
+// A sum as Y holds it: itself (int32 Y), or requantized.
+template <class TY>
+TY finished(uint32_t acc, float multiplier, int32_t zero) {
+  if constexpr (std::is_same_v<TY, int32_t>) {
+    return static_cast<int32_t>(acc);
+  } else {
+    return requantize<TY>(static_cast<int32_t>(acc), multiplier, zero);
+  }
+}
+
 // Pixels [begin, end) (over the batch) of channels-last Y from oneDNN's channels-last sums, a
 // row of output channels at a time: w's zero points taken off through the window sums, the
 // bias added, requantized. Each block of kTile channels takes its constants onto the stack first.
@@ -1239,14 +1249,8 @@ void finish_nhwc_rows(graph::KernelContext& ctx, const ProductState& s, const in
         const uint32_t* win = window + n * d.group * plane + p % plane;
         for (int64_t k = 0; k < nc; ++k) acc[k] -= zw[k] * win[(oc0 + k) / per_group * plane];
       }
-      if constexpr (std::is_same_v<TY, int32_t>) {
 #pragma omp simd
-        for (int64_t k = 0; k < nc; ++k) out[k] = static_cast<int32_t>(acc[k]);
-      } else {
-#pragma omp simd
-        for (int64_t k = 0; k < nc; ++k)
-          out[k] = requantize<TY>(static_cast<int32_t>(acc[k]), m[k], zy);
-      }
+      for (int64_t k = 0; k < nc; ++k) out[k] = finished<TY>(acc[k], m[k], zy);
     }
   }
 }

@@ -180,7 +180,8 @@ std::unique_ptr<QLinearState> prepare_operands(const KernelContext& ctx, QLinear
     q.check_input(ctx.node(), ctx.node_id(), i, in != nullptr ? in->dtype : DType::undefined,
                   s->type, extents);
     // check_input has made every scale and zero point one element.
-    if (q.role(i) == QLinearRole::scale && in->data == nullptr) all_known = false;
+    if (q.role(i) == QLinearRole::scale && (in == nullptr || in->data == nullptr))
+      all_known = false;
   }
   if (all_known) {
     check_scales(ctx, q);
@@ -233,7 +234,8 @@ void add_row(RowConstants k, const T* a, int64_t sa, const T* b, int64_t sb, T* 
   const float ra = k.ra, rb = k.rb, fixed = k.fixed, lo = k.lo, hi = k.hi;
   if (sb == 0) {
     const float base = fixed + rounded_product(b[0], rb);
-    if (sa == 1) {
+    // The branches differ in their strides only: each loop vectorises for its own.
+    if (sa == 1) {  // NOLINT(bugprone-branch-clone)
 #pragma omp simd
       for (size_t i = 0; i < len; ++i)
         y[i] = static_cast<T>(round_clamped(fused(a[i], ra, base), lo, hi));
@@ -242,7 +244,7 @@ void add_row(RowConstants k, const T* a, int64_t sa, const T* b, int64_t sb, T* 
       for (size_t i = 0; i < len; ++i)
         y[i] = static_cast<T>(round_clamped(fused(a[i * sa], ra, base), lo, hi));
     }
-  } else if (sa == 1 && sb == 1) {
+  } else if (sa == 1 && sb == 1) {  // NOLINT(bugprone-branch-clone): as above
 #pragma omp simd
     for (size_t i = 0; i < len; ++i)
       y[i] = static_cast<T>(round_clamped(fused(a[i], ra, fused(b[i], rb, fixed)), lo, hi));
@@ -308,6 +310,8 @@ void mul_row(const RowConstants k, const T* a, int64_t sa, const T* b, int64_t s
              size_t len) {
   const int32_t za = k.za, zb = k.zb;
   const float ratio = k.ra, zero_c = k.fixed, lo = k.lo, hi = k.hi;
+  // The branches differ in their strides only: each loop vectorises for its own.
+  // NOLINTNEXTLINE(bugprone-branch-clone)
   if (sa == 1 && sb == 1) {
 #pragma omp simd
     for (size_t i = 0; i < len; ++i) y[i] = mul_value(a[i], b[i], za, zb, ratio, zero_c, lo, hi);
