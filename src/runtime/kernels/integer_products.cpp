@@ -1061,28 +1061,50 @@ void fill_tile(const int32_t* rows, int64_t stride, int64_t np, int64_t nc, uint
   }
 }
 
+// What the passes finishing a convolution on oneDNN read per output channel: w's zero point less
+// the shift, the int32 bias and the multiplier requantizing the sums (an 8-bit Y's), and Y's
+// zero point.
+template <class TW, class TY>
+struct ConvChannels {
+  ConvChannels(const graph::KernelContext& ctx, const ProductState& s)
+      : w_zeros(values_of<TW>(ctx, s.b_zero)),
+        w_scales(values_of<float>(ctx, s.b_scale)),
+        biases(s.in.bias >= 0 && ctx.has_input(static_cast<size_t>(s.in.bias))
+                   ? ctx.input(static_cast<size_t>(s.in.bias)).as<const int32_t>()
+                   : nullptr),
+        w_shift(s.dnnl_conv->w_shift) {
+    if constexpr (!std::is_same_v<TY, int32_t>) {
+      x_scale = scale_at(ctx, s.a_scale, 0, 0);
+      y_scale = scale_at(ctx, s.y_scale, 0, 0);
+      y_zero = zero_at<TY>(ctx, s.y_zero, 0, 0);
+    }
+  }
+  uint32_t w_zero(int64_t oc) const {
+    return static_cast<uint32_t>(static_cast<int32_t>(w_zeros.at(0, oc)) - w_shift);
+  }
+  uint32_t bias(int64_t oc) const {
+    return biases == nullptr ? 0U : static_cast<uint32_t>(biases[oc]);
+  }
+  float scale(int64_t oc) const { return multiplier(x_scale, w_scales.at(0, oc), y_scale); }
+
+  ParamValues<TW> w_zeros;
+  ParamValues<float> w_scales;
+  const int32_t* biases;
+  int32_t w_shift;
+  float x_scale = 0, y_scale = 0;
+  int32_t y_zero = 0;
+};
+
 // Tiles [begin, end) of Y (image, block of kTile pixels) from oneDNN's channels-last int32 sums:
 // w's zero points taken off through the window sums, the bias added, requantized.
 template <class TW, class TY>
 void finish_conv_tiles(graph::KernelContext& ctx, const ProductState& s, const int32_t* sums,
                        const uint32_t* window, bool any_zero_point, int64_t begin, int64_t end) {
-  const DnnlConv& d = *s.dnnl_conv;
   const ConvShape& c = s.conv;
   const int64_t plane = c.out_plane();
   const int64_t blocks = (plane + kTile - 1) / kTile;
   const int64_t per_group = c.m / c.group;
-  const auto w_zero = values_of<TW>(ctx, s.b_zero);
-  [[maybe_unused]] const auto w_scale = values_of<float>(ctx, s.b_scale);
-  const int32_t* bias = s.in.bias >= 0 && ctx.has_input(static_cast<size_t>(s.in.bias))
-                            ? ctx.input(static_cast<size_t>(s.in.bias)).as<const int32_t>()
-                            : nullptr;
-  float x_scale = 0, y_scale = 0;
-  int32_t zy = 0;
-  if constexpr (!std::is_same_v<TY, int32_t>) {
-    x_scale = scale_at(ctx, s.a_scale, 0, 0);
-    y_scale = scale_at(ctx, s.y_scale, 0, 0);
-    zy = zero_at<TY>(ctx, s.y_zero, 0, 0);
-  }
+  const ConvChannels<TW, TY> ch(ctx, s);
   std::array<uint32_t, kTile * kTile> tile{};  // [channel][pixel]
   for (int64_t t = begin; t < end; ++t) {
     const int64_t n = t / blocks;
@@ -1097,7 +1119,7 @@ void finish_conv_tiles(graph::KernelContext& ctx, const ProductState& s, const i
         const int64_t oc = oc0 + k;
         uint32_t* __restrict acc = tile.data() + k * kTile;
         if (any_zero_point) {
-          const auto zw = static_cast<uint32_t>(static_cast<int32_t>(w_zero.at(0, oc)) - d.w_shift);
+          const uint32_t zw = ch.w_zero(oc);
           const uint32_t* __restrict win = window + (n * c.group + oc / per_group) * plane + p0;
 #pragma omp simd
           for (int64_t j = 0; j < np; ++j) acc[j] -= zw * win[j];
@@ -1107,8 +1129,9 @@ void finish_conv_tiles(graph::KernelContext& ctx, const ProductState& s, const i
 #pragma omp simd
           for (int64_t j = 0; j < np; ++j) y[j] = static_cast<int32_t>(acc[j]);
         } else {
-          const uint32_t b = bias == nullptr ? 0U : static_cast<uint32_t>(bias[oc]);
-          const float m = multiplier(x_scale, w_scale.at(0, oc), y_scale);
+          const uint32_t b = ch.bias(oc);
+          const float m = ch.scale(oc);
+          const int32_t zy = ch.y_zero;
 #pragma omp simd
           for (int64_t j = 0; j < np; ++j) {
             y[j] = requantize<TY>(static_cast<int32_t>(acc[j] + b), m, zy);
@@ -1203,40 +1226,28 @@ void finish_nhwc_rows(graph::KernelContext& ctx, const ProductState& s, const in
   const ConvShape& c = s.conv;
   const int64_t plane = c.out_plane();
   const int64_t per_group = c.m / d.group;
-  const auto w_zero = values_of<TW>(ctx, s.b_zero);
-  [[maybe_unused]] const auto w_scale = values_of<float>(ctx, s.b_scale);
-  const int32_t* bias = s.in.bias >= 0 && ctx.has_input(static_cast<size_t>(s.in.bias))
-                            ? ctx.input(static_cast<size_t>(s.in.bias)).as<const int32_t>()
-                            : nullptr;
-  float x_scale = 0, y_scale = 0;
-  int32_t zy = 0;
-  if constexpr (!std::is_same_v<TY, int32_t>) {
-    x_scale = scale_at(ctx, s.a_scale, 0, 0);
-    y_scale = scale_at(ctx, s.y_scale, 0, 0);
-    zy = zero_at<TY>(ctx, s.y_zero, 0, 0);
-  }
+  const ConvChannels<TW, TY> ch(ctx, s);
   TY* y = ctx.output(0).as<TY>();
   if constexpr (!std::is_same_v<TY, int32_t>) {
     if (!any_zero_point && c.m <= kRowBlock) {
       return requantize_rows(
           sums + begin * c.m, y + begin * c.m, (end - begin) * c.m, c.m,
           [&](int64_t oc) {
-            return std::pair{bias == nullptr ? 0U : static_cast<uint32_t>(bias[oc]),
-                             multiplier(x_scale, w_scale.at(0, oc), y_scale)};
+            return std::pair{ch.bias(oc), ch.scale(oc)};
           },
-          zy);
+          ch.y_zero);
     }
   }
   std::array<uint32_t, kTile> zw{}, b{};
   std::array<float, kTile> m{};
+  const int32_t zy = ch.y_zero;
   for (int64_t oc0 = 0; oc0 < c.m; oc0 += kTile) {
     const int64_t nc = std::min(kTile, c.m - oc0);
     for (int64_t k = 0; k < nc; ++k) {
       const int64_t oc = oc0 + k;
-      zw[k] = static_cast<uint32_t>(static_cast<int32_t>(w_zero.at(0, oc)) - d.w_shift);
-      b[k] = bias == nullptr ? 0U : static_cast<uint32_t>(bias[oc]);
-      if constexpr (!std::is_same_v<TY, int32_t>)
-        m[k] = multiplier(x_scale, w_scale.at(0, oc), y_scale);
+      zw[k] = ch.w_zero(oc);
+      b[k] = ch.bias(oc);
+      if constexpr (!std::is_same_v<TY, int32_t>) m[k] = ch.scale(oc);
     }
     for (int64_t p = begin; p < end; ++p) {
       const int32_t* __restrict row = sums + p * c.m + oc0;
