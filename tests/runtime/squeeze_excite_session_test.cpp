@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/core/float16.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/graph/fuse.hpp"
 #include "footprint/graph/node_attributes.hpp"
@@ -31,18 +32,31 @@ using testing::seeded_floats;
 
 using Act = std::function<Var(GraphBuilder&, const Var&)>;
 
-Var conv1x1(GraphBuilder& b, const Var& x, int64_t in, int64_t out, uint32_t seed, bool bias) {
-  return b.conv(x, b.constant(seeded_floats({out, in, 1, 1}, seed, 0.8F)),
-                bias ? b.constant(seeded_floats({out}, seed + 1, 0.5F)) : Var(), {1, 1},
-                {0, 0, 0, 0});
+// A float32 constant as a graph of dtype t stores it (rounded to nearest even).
+SharedValue stored_as(const SharedValue& f, DType t) {
+  if (t == DType::float32) return f;
+  auto v = HostValue::make(t, f->dims());
+  const auto from = f->span<const float>();
+  const auto to = v->span<uint16_t>();
+  for (size_t i = 0; i < from.size(); ++i) {
+    to[i] = t == DType::float16 ? half_from_float(from[i]) : bfloat16_from_float(from[i]);
+  }
+  return v;
+}
+
+Var conv1x1(GraphBuilder& b, const Var& x, int64_t in, int64_t out, uint32_t seed, bool bias,
+            DType t = DType::float32) {
+  return b.conv(x, b.constant(stored_as(seeded_floats({out, in, 1, 1}, seed, 0.8F), t)),
+                bias ? b.constant(stored_as(seeded_floats({out}, seed + 1, 0.5F), t)) : Var(),
+                {1, 1}, {0, 0, 0, 0});
 }
 
 // x * gate(W2 act(W1 mean(x) + B1) + B2), x of C channels, R hidden.
 Var block(GraphBuilder& b, const Var& x, int64_t c, int64_t r, const Act& act, const Act& gate,
-          bool bias, uint32_t seed) {
+          bool bias, uint32_t seed, DType t = DType::float32) {
   const Var pooled = b.op1("GlobalAveragePool", {x});
-  const Var hidden = act(b, conv1x1(b, pooled, c, r, seed, bias));
-  return b.mul(x, gate(b, conv1x1(b, hidden, r, c, seed + 2, bias)));
+  const Var hidden = act(b, conv1x1(b, pooled, c, r, seed, bias, t));
+  return b.mul(x, gate(b, conv1x1(b, hidden, r, c, seed + 2, bias, t)));
 }
 
 struct Form {
@@ -140,6 +154,45 @@ TEST(SqueezeExcite, OnAPlainInputTheBlockRunsPlain) {
     EXPECT_EQ(fused.prepared.steps, 1u) << f.name;
     EXPECT_EQ(fused.prepared.layout_changes, 0u) << f.name;
     expect_same_outputs(fused, apart, 2e-5F, f.name);
+  }
+}
+
+TEST(SqueezeExcite, SixteenBitBlocksRoundWhereTheNodesTheyReplaceStore) {
+  // A float16 and a bfloat16 graph (onnxconverter_common's form: Cast in, Cast out), the block
+  // between convolutions (channels-last) and on the Cast's output (plain). The fused block rounds
+  // the means, the hidden units and the gate into the 16-bit type as the nodes it replaces store
+  // them; its small products add in another order than oneDNN's, which may move a rounding by
+  // one unit of the 16-bit type's last place, so the outputs agree within two of those units.
+  const Form f = forms()[0];
+  for (const DType t : {DType::float16, DType::bfloat16}) {
+    for (const bool between : {true, false}) {
+      GraphBuilder b(runtime::op_registry());
+      const Var x = b.input("x", DType::float32,
+                            {Dim::known(2), Dim::known(8), Dim::known(9), Dim::known(11)});
+      const Var h = b.op1("Cast", {x}, {Attr::of("to", static_cast<int64_t>(t))});
+      const Var a = between ? b.relu(conv1x1(b, h, 8, 24, 41, true, t)) : h;
+      const int64_t c = between ? 24 : 8;
+      Var y = block(b, a, c, 6, f.act, f.gate, f.bias, 43, t);
+      if (between) y = conv1x1(b, y, 24, 5, 47, true, t);
+      b.output(b.op1("Cast", {y}, {Attr::of("to", static_cast<int64_t>(DType::float32))}), "y");
+      const BuiltGraph built = b.to_graph();
+      const std::string what =
+          std::string(dtype_name(t)) + (between ? ", channels-last" : ", plain");
+      const std::vector<runtime::Tensor> in = input({2, 8, 9, 11});
+      const Outcome apart = run_once(*built.model, false, in);
+      for (const int threads : {1, 2}) {
+        const Outcome fused = run_once(*built.model, true, in, threads);
+        bool made = false;
+        for (const std::string& line : fused.prepared.patterns) {
+          made = made || line.rfind("footprint::SqueezeExcite '", 0) == 0;
+        }
+        EXPECT_TRUE(made) << what;
+        EXPECT_EQ(fused.prepared.layout_changes, between ? 2u : 0u) << what;
+        EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes) << what;
+        const float ulp = t == DType::float16 ? 1.0F / 1024 : 1.0F / 128;
+        expect_same_outputs(fused, apart, 2 * ulp, what + ", " + std::to_string(threads));
+      }
+    }
   }
 }
 

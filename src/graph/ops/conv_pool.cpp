@@ -167,8 +167,16 @@ void infer_squeeze_excite(const InferContext& ctx, InferResult& r) {
   const TensorType& x = ctx.input(0);
   const Shape& w1 = ctx.input(1).shape;
   const Shape& w2 = ctx.input(3).shape;
-  if (!x.shape.ranked || x.shape.rank() != 4 || x.dtype != DType::float32) {
-    ctx.fail("X must be float32 of rank 4, not " + x.shape.to_string());
+  const bool real =
+      x.dtype == DType::float32 || x.dtype == DType::float16 || x.dtype == DType::bfloat16;
+  if (!x.shape.ranked || x.shape.rank() != 4 || !real) {
+    ctx.fail("X must be float32, float16 or bfloat16 of rank 4, not " +
+             std::string(dtype_name(x.dtype)) + x.shape.to_string());
+  }
+  for (const size_t i : {size_t{1}, size_t{2}, size_t{3}, size_t{4}}) {
+    if (ctx.has_input(i) && ctx.input(i).dtype != x.dtype) {
+      ctx.fail("W1, B1, W2 and B2 must have X's dtype " + std::string(dtype_name(x.dtype)));
+    }
   }
   const auto one_by_one = [](const Shape& w) {
     return w.ranked && w.rank() == 4 && w.dims[2] == Dim::known(1) && w.dims[3] == Dim::known(1);

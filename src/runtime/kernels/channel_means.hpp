@@ -6,7 +6,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
+#include "float16.hpp"
 #include "parallel_for.hpp"
 #include "wide_vectors.hpp"
 
@@ -38,11 +40,14 @@ double plane_sum(const T* p, size_t n) {
   return total;
 }
 
-// x [N, H, W, C] (`pixels` = H W) -> mean [N, C]. The pixels are rows of C floats, added into
+// x [N, H, W, C] (`pixels` = H W) -> mean [N, C]. The pixels are rows of C values, added into
 // double sums a part of the channels at a time (vectors of doubles, as wide as the CPU has);
 // with several threads the parts are narrower, so that each thread has a share of one image's.
-inline void nhwc_channel_means(int threads, const float* x, int64_t n, int64_t pixels, int64_t c,
-                               float* mean) {
+// T is float or a 16-bit float (each part of a row widened first, F16C where the CPU has it),
+// each mean rounded once into T.
+// Out is T, or float for a reader that computes in float (the mean rounded into T first).
+template <class T, class Out = T>
+void nhwc_channel_means(int threads, const T* x, int64_t n, int64_t pixels, int64_t c, Out* mean) {
   constexpr int64_t kWidest = 64;
   const int64_t share = (c + threads - 1) / std::max(threads, 1);
   const int64_t width =
@@ -57,12 +62,32 @@ inline void nhwc_channel_means(int threads, const float* x, int64_t n, int64_t p
             const int64_t c0 = static_cast<int64_t>(k) % parts * width;
             const int64_t w = std::min(width, c - c0);
             std::array<double, kWidest> sum{};
-            const float* plane = x + image * pixels * c + c0;
-            for (int64_t p = 0; p < pixels; ++p) {
-              for (int64_t j = 0; j < w; ++j) sum[j] += static_cast<double>(plane[p * c + j]);
+            const T* plane = x + image * pixels * c + c0;
+            if constexpr (is_16bit_float<T>) {
+              // Whole rows (w == c: the pixels are contiguous) widen several at a time, so that
+              // narrow rows do not pay a conversion call each.
+              constexpr int64_t kRows = 1024;
+              std::array<float, kRows> rows{};
+              const int64_t step = w == c ? std::max<int64_t>(1, kRows / c) : 1;
+              for (int64_t p = 0; p < pixels; p += step) {
+                const int64_t got = std::min(step, pixels - p);
+                widen_row(plane + p * c, rows.data(), static_cast<size_t>(step == 1 ? w : got * c));
+                for (int64_t q = 0; q < got; ++q) {
+                  for (int64_t j = 0; j < w; ++j) sum[j] += static_cast<double>(rows[q * c + j]);
+                }
+              }
+            } else {
+              for (int64_t p = 0; p < pixels; ++p) {
+                for (int64_t j = 0; j < w; ++j) sum[j] += static_cast<double>(plane[p * c + j]);
+              }
             }
             for (int64_t j = 0; j < w; ++j) {
-              mean[image * c + c0 + j] = static_cast<float>(sum[j] / static_cast<double>(pixels));
+              const T m = narrow<T>(sum[j] / static_cast<double>(pixels));
+              if constexpr (std::is_same_v<Out, T>) {
+                mean[image * c + c0 + j] = m;
+              } else {
+                mean[image * c + c0 + j] = widen(m);
+              }
             }
           }
         });

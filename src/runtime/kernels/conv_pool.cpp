@@ -971,7 +971,98 @@ uint64_t pool_workspace(const graph::Node& n, const std::vector<graph::ConcreteT
   }
 }
 
+// The 16-bit floats channels-last (oneDNN 2.6 pools no float16 without AVX512-FP16): each tap's
+// C values widened into float (F16C where the CPU has it), a block of channels at a time, and
+// combined as pool_plane_2d combines them: the taps in row-major order, the first one kept where
+// a NaN is, the average summed in double and rounded once, so the bytes are the NCHW loop's.
+class NhwcPool16State final : public graph::KernelState {
+ public:
+  NhwcPool16State(const PoolGeometry& g, int64_t n, int64_t c)
+      : geometry(g), images(n), channels(c) {}
+  PoolGeometry geometry;
+  int64_t images = 0, channels = 0;
+};
+
+// One output pixel's C channels, kBlock at a time.
+template <class H>
+void nhwc_pool_pixel_16(const PoolGeometry& g, const H* image, const Taps& th, const Taps& tw,
+                        int64_t h0, int64_t w0, int64_t c, H* out) {
+  constexpr int64_t kBlock = 256;
+  std::array<float, kBlock> in;    // NOLINT(cppcoreguidelines-pro-type-member-init): written first
+  std::array<float, kBlock> best;  // NOLINT(cppcoreguidelines-pro-type-member-init): written first
+  std::array<double, kBlock> sum;  // NOLINT(cppcoreguidelines-pro-type-member-init): zeroed first
+  const int64_t count = g.include_pad ? th.padded * tw.padded : (th.hi - th.lo) * (tw.hi - tw.lo);
+  for (int64_t c0 = 0; c0 < c; c0 += kBlock) {
+    const auto w = static_cast<size_t>(std::min(kBlock, c - c0));
+    bool first = true;
+    std::fill(sum.begin(), sum.begin() + static_cast<ptrdiff_t>(w), 0.0);
+    for (int64_t kh = th.lo; kh < th.hi; ++kh) {
+      const H* row = image + (h0 + kh * g.dilation[0]) * g.in[1] * c;
+      for (int64_t kw = tw.lo; kw < tw.hi; ++kw) {
+        widen_row(row + (w0 + kw * g.dilation[1]) * c + c0, in.data(), w);
+        if (!g.is_max) {
+          for (size_t j = 0; j < w; ++j) sum[j] += static_cast<double>(in[j]);
+        } else if (first) {
+          std::copy(in.begin(), in.begin() + static_cast<ptrdiff_t>(w), best.begin());
+        } else {
+          for (size_t j = 0; j < w; ++j) best[j] = in[j] > best[j] ? in[j] : best[j];
+        }
+        first = false;
+      }
+    }
+    if (!g.is_max) {
+      for (size_t j = 0; j < w; ++j)
+        best[j] = count > 0 ? static_cast<float>(sum[j] / static_cast<double>(count)) : 0.0F;
+    } else if (first) {
+      std::fill(best.begin(), best.begin() + static_cast<ptrdiff_t>(w), 0.0F);  // no input: +0
+    }
+    narrow_row(best.data(), out + c0, w);
+  }
+}
+
+template <class H>
+void nhwc_pool_16(graph::KernelContext& ctx, const NhwcPool16State& st) {
+  const PoolGeometry& g = st.geometry;
+  const int64_t c = st.channels;
+  const H* x = ctx.input(0).as<const H>();
+  H* y = ctx.output(0).as<H>();
+  parallel_for(
+      ctx.threads(), static_cast<size_t>(st.images * g.out[0]),
+      [&](size_t begin, size_t end) {
+        with_wide_vectors([&] {
+          for (size_t r = begin; r < end; ++r) {
+            const int64_t n = static_cast<int64_t>(r) / g.out[0];
+            const int64_t oh = static_cast<int64_t>(r) % g.out[0];
+            const Taps th = taps(g, 0, oh);
+            const int64_t h0 = oh * g.stride[0] - g.pad_begin[0];
+            for (int64_t ow = 0; ow < g.out[1]; ++ow) {
+              nhwc_pool_pixel_16(g, x + n * g.in_size * c, th, taps(g, 1, ow), h0,
+                                 ow * g.stride[1] - g.pad_begin[1], c,
+                                 y + (static_cast<int64_t>(r) * g.out[1] + ow) * c);
+            }
+          }
+        });
+      },
+      1);
+}
+
+void run_nhwc_pool_16(graph::KernelContext& ctx, const NhwcPool16State& st) {
+  switch (ctx.input(0).dtype) {
+    case DType::float16:
+      return nhwc_pool_16<Float16>(ctx, st);
+    case DType::bfloat16:
+      return nhwc_pool_16<BFloat16>(ctx, st);
+    default:
+      ctx.fail("dtype " + dtype_label(ctx.input(0).dtype) + " is not supported");
+  }
+}
+
+bool is_16bit(DType t) {
+  return t == DType::float16 || t == DType::bfloat16;
+}
+
 void run_pool(graph::KernelContext& ctx) {
+  if (auto* h = dynamic_cast<NhwcPool16State*>(ctx.state())) return run_nhwc_pool_16(ctx, *h);
   if (auto* bytes = dynamic_cast<BytePoolState*>(ctx.state())) return bytes->run(ctx);
   if (auto* st = dynamic_cast<DnnlState*>(ctx.state())) {
     st->bind(DNNL_ARG_SRC, ctx.input(0).data);
@@ -1025,6 +1116,15 @@ template <PoolKind kKind>
 std::unique_ptr<graph::KernelState> nhwc_pool_prepare(const graph::KernelContext& ctx) {
   const Extents e = extents_of(ctx);
   if (!all_positive(e)) return nullptr;
+  if (is_16bit(e.in_dtype[0])) {
+    const Extents nchw = channels_first(e);
+    if (nchw.in[0].size() != 4 || e.has_out(1)) {
+      ctx.fail("pools 16-bit floats channels-last in 2-D without indices only");
+    }
+    return std::make_unique<NhwcPool16State>(
+        pool_geometry(ctx.node(), nchw, pooling(ctx.node(), nchw, kKind)), nchw.in[0][0],
+        nchw.in[0][1]);
+  }
   return src_dst_state<dnnl::pooling_v2_forward::primitive_desc, dnnl::pooling_v2_forward>(
       nhwc_pool_pd(ctx.node(), e, kKind));
 }
@@ -1032,6 +1132,7 @@ std::unique_ptr<graph::KernelState> nhwc_pool_prepare(const graph::KernelContext
 template <PoolKind kKind>
 uint64_t nhwc_pool_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
                              const std::vector<graph::ConcreteTensor>& out) {
+  if (!in.empty() && is_16bit(in[0].dtype)) return 0;  // NhwcPool16State needs none
   return scratchpad_of(
       [](const graph::Node& node, const Extents& e) { return nhwc_pool_pd(node, e, kKind); }, n, in,
       out);
@@ -1093,12 +1194,27 @@ void run_global_pool(graph::KernelContext& ctx) {
 }
 
 // NhwcGlobalAveragePool: x [N, H, W, C] -> y [N, 1, 1, C], each channel's mean
-// (channel_means.hpp).
+// (channel_means.hpp), in float32 or a 16-bit float.
+template <class T>
+void nhwc_global_average_pool(graph::KernelContext& ctx) {
+  const graph::TensorRef& x = ctx.input(0);
+  nhwc_channel_means(ctx.threads(), x.as<const T>(), x.dim(0), x.dim(1) * x.dim(2), x.dim(3),
+                     ctx.output(0).as<T>());
+}
+
 void run_nhwc_global_average_pool(graph::KernelContext& ctx) {
   const graph::TensorRef& x = ctx.input(0);
-  if (x.rank() != 4 || x.dtype != DType::float32) ctx.fail("reads float32 [N, H, W, C] tensors");
-  nhwc_channel_means(ctx.threads(), x.as<const float>(), x.dim(0), x.dim(1) * x.dim(2), x.dim(3),
-                     ctx.output(0).as<float>());
+  if (x.rank() != 4) ctx.fail("reads [N, H, W, C] tensors");
+  switch (x.dtype) {
+    case DType::float32:
+      return nhwc_global_average_pool<float>(ctx);
+    case DType::float16:
+      return nhwc_global_average_pool<Float16>(ctx);
+    case DType::bfloat16:
+      return nhwc_global_average_pool<BFloat16>(ctx);
+    default:
+      ctx.fail("dtype " + dtype_label(x.dtype) + " is not supported");
+  }
 }
 
 // ---- LRN across channels: x [N, C, D...] seen as [N, C, prod(D), 1]; the window over channels
@@ -1190,11 +1306,14 @@ void register_conv_pool(graph::OpRegistry& r) {
   // float64, and MaxPool's 8-bit integers (pool_loop_supports).
   const DTypeSet f32{DType::float32};
   for (const char* op : {"Conv", "ConvTranspose", "LRN"}) r.row("", op).kernel_dtypes = f32;
-  for (const char* op : {"NhwcConv", "NhwcMaxPool", "NhwcAveragePool", "NhwcGlobalAveragePool"})
-    r.row("footprint", op).kernel_dtypes = f32;
-  // oneDNN's 8-bit max pooling is a jit kernel channels-last only (BytePool).
-  r.row("footprint", "NhwcMaxPool").kernel_dtypes =
-      DTypeSet{DType::float32, DType::int8, DType::uint8};
+  r.row("footprint", "NhwcConv").kernel_dtypes = f32;
+  // Channels-last pools: oneDNN's on float32, their own loops on the 16-bit floats
+  // (NhwcPool16State, nhwc_channel_means), oneDNN's 8-bit max pooling a jit kernel channels-last
+  // only (BytePool).
+  const DTypeSet f32_16{DType::float32, DType::float16, DType::bfloat16};
+  for (const char* op : {"NhwcAveragePool", "NhwcGlobalAveragePool"})
+    r.row("footprint", op).kernel_dtypes = f32_16;
+  r.row("footprint", "NhwcMaxPool").kernel_dtypes = f32_16 | DTypeSet{DType::int8, DType::uint8};
   const DTypeSet reals = dtypes_with_16bit(RealTypes{});
   for (const char* op : {"AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
     r.row("", op).kernel_dtypes = reals;

@@ -77,12 +77,56 @@ __attribute__((target("avx2,f16c"))) void floats_to_halves_f16c(const float* in,
     std::memcpy(out + i, narrow, (n - i) * sizeof(Float16));
   }
 }
+
+// Sixteen at a time where the CPU has AVX-512 (the same instructions' 512-bit forms, so the same
+// bits and the same NaN rule); the last few through the eight-wide ones. Whole float16 models
+// convert every convolution's input and output (through_float32.hpp): at eight a time with a
+// compare and a mask move each, those took a fifth of MobileNetV3-Small float16's run.
+bool has_avx512() {
+  static const bool yes = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && has_f16c();
+  }();
+  return yes;
+}
+
+__attribute__((target("avx512f,avx2,f16c"))) void halves_to_floats_avx512(const Float16* in,
+                                                                          float* out, size_t n) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v =
+        _mm512_maskz_cvtph_ps(0xFFFF, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + i)));
+    if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0) {
+      halves_to_floats_scalar(in + i, out + i, 16);
+    } else {
+      _mm512_storeu_ps(out + i, v);
+    }
+  }
+  if (i < n) halves_to_floats_f16c(in + i, out + i, n - i);
+}
+
+__attribute__((target("avx512f,avx2,f16c"))) void floats_to_halves_avx512(const float* in,
+                                                                          Float16* out, size_t n) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(in + i);
+    if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) != 0) {
+      floats_to_halves_scalar(in + i, out + i, 16);
+    } else {
+      _mm256_storeu_si256(
+          reinterpret_cast<__m256i*>(out + i),
+          _mm512_maskz_cvtps_ph(0xFFFF, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    }
+  }
+  if (i < n) floats_to_halves_f16c(in + i, out + i, n - i);
+}
 #endif
 
 }  // namespace
 
 void halves_to_floats(const Float16* in, float* out, size_t n) {
 #if defined(FOOTPRINT_F16C)
+  if (has_avx512()) return halves_to_floats_avx512(in, out, n);
   if (has_f16c()) return halves_to_floats_f16c(in, out, n);
 #endif
   halves_to_floats_scalar(in, out, n);
@@ -90,6 +134,7 @@ void halves_to_floats(const Float16* in, float* out, size_t n) {
 
 void floats_to_halves(const float* in, Float16* out, size_t n) {
 #if defined(FOOTPRINT_F16C)
+  if (has_avx512()) return floats_to_halves_avx512(in, out, n);
   if (has_f16c()) return floats_to_halves_f16c(in, out, n);
 #endif
   floats_to_halves_scalar(in, out, n);

@@ -7,10 +7,13 @@
 #include <cstring>
 #include <optional>
 #include <span>
+#include <string>
+#include <type_traits>
 
 #include "channel_means.hpp"
 #include "epilogue.hpp"
 #include "families.hpp"
+#include "float16.hpp"
 #include "footprint/graph/elementwise_program.hpp"
 #include "parallel_for.hpp"
 #include "simd_math.hpp"
@@ -58,15 +61,14 @@ std::optional<graph::Epilogue> epilogue_of(const graph::KernelContext& ctx, std:
   return e;
 }
 
-// y[i] = W[i, :] . x + bias[i] for rows [begin, end) of W [rows, cols], at the widest vectors,
-// in float as oneDNN's 1x1 convolutions are (a sum in double cost the zoo's MobileNetV3-Small 9 %
-// more instructions per run for no closer match).
-void product_rows(const float* w, const float* x, const float* bias, float* y, size_t cols,
-                  size_t begin, size_t end) {
+// y[r] = W[r, :] . x for the `rows` rows of W [rows, cols], at the widest vectors, in float as
+// oneDNN's 1x1 convolutions are (a sum in double cost the zoo's MobileNetV3-Small 9 % more
+// instructions per run for no closer match).
+void dot_rows(const float* w, const float* x, float* y, size_t cols, size_t rows) {
   simd::with_widest([&](auto tag) {
     using V = decltype(tag);
     constexpr size_t lanes = sizeof(V) / sizeof(float);
-    for (size_t i = begin; i < end; ++i) {
+    for (size_t i = 0; i < rows; ++i) {
       const float* row = w + i * cols;
       V acc{};
       size_t k = 0;
@@ -80,16 +82,54 @@ void product_rows(const float* w, const float* x, const float* bias, float* y, s
       float sum = 0;
       for (size_t l = 0; l < lanes; ++l) sum += acc[l];
       for (; k < cols; ++k) sum += row[k] * x[k];
-      y[i] = sum + (bias != nullptr ? bias[i] : 0.0F);
+      y[i] = sum;
     }
   });
 }
 
-// Each channel's mean over the pixels (channel_means.hpp, as the pooling kernels take it).
-template <bool kNhwc>
-void channel_means(const graph::KernelContext& ctx, const float* x, const Extents& e, float* mean) {
+// y[i] = W[i, :] . x + bias[i] for rows [begin, end) of W [rows, cols]. 16-bit weights are
+// widened several rows at a time (one conversion call for the narrow rows of W2), a row in parts
+// where one is longer than the buffer.
+template <class W>
+void product_rows(const W* w, const float* x, const W* bias, float* y, size_t cols, size_t begin,
+                  size_t end) {
+  if constexpr (std::is_same_v<W, float>) {
+    dot_rows(w + begin * cols, x, y + begin, cols, end - begin);
+  } else {
+    constexpr size_t kBuf = 4096;
+    std::array<float, kBuf> wide;  // NOLINT(cppcoreguidelines-pro-type-member-init): written first
+    if (cols <= kBuf) {
+      const size_t per = kBuf / std::max<size_t>(cols, 1);
+      for (size_t i = begin; i < end;) {
+        const size_t stop = std::min(end, i + per);
+        widen_row(w + i * cols, wide.data(), (stop - i) * cols);
+        dot_rows(wide.data(), x, y + i, cols, stop - i);
+        i = stop;
+      }
+    } else {
+      for (size_t i = begin; i < end; ++i) {
+        y[i] = 0;
+        for (size_t k = 0; k < cols; k += kBuf) {
+          const size_t n = std::min(kBuf, cols - k);
+          float part = 0;
+          widen_row(w + i * cols + k, wide.data(), n);
+          dot_rows(wide.data(), x + k, &part, n, 1);
+          y[i] += part;
+        }
+      }
+    }
+  }
+  if (bias != nullptr) {
+    for (size_t i = begin; i < end; ++i) y[i] += widen(bias[i]);
+  }
+}
+
+// Each channel's mean over the pixels (channel_means.hpp, as the pooling kernels take it), as
+// float, rounded into T first (what the GlobalAveragePool it replaces stores).
+template <bool kNhwc, class T>
+void channel_means(const graph::KernelContext& ctx, const T* x, const Extents& e, float* mean) {
   if constexpr (kNhwc) {
-    nhwc_channel_means(ctx.threads(), x, e.n, e.pixels, e.c, mean);
+    nhwc_channel_means<T, float>(ctx.threads(), x, e.n, e.pixels, e.c, mean);
   } else {
     const auto size = static_cast<size_t>(e.pixels);
     parallel_for(
@@ -97,8 +137,20 @@ void channel_means(const graph::KernelContext& ctx, const float* x, const Extent
         [&](size_t begin, size_t end) {
           with_wide_vectors([&] {
             for (size_t plane = begin; plane < end; ++plane) {
-              mean[plane] =
-                  static_cast<float>(plane_sum(x + plane * size, size) / static_cast<double>(size));
+              double sum = 0;
+              if constexpr (is_16bit_float<T>) {
+                // As the 16-bit GlobalAveragePool sums a plane: a widened chunk at a time.
+                constexpr size_t kChunk = 1024;
+                std::array<float, kChunk> row{};
+                for (size_t i = 0; i < size; i += kChunk) {
+                  const size_t n = std::min(kChunk, size - i);
+                  widen_row(x + plane * size + i, row.data(), n);
+                  sum += plane_sum(row.data(), n);
+                }
+              } else {
+                sum = plane_sum(x + plane * size, size);
+              }
+              mean[plane] = widen(narrow<T>(sum / static_cast<double>(size)));
             }
           });
         },
@@ -106,25 +158,82 @@ void channel_means(const graph::KernelContext& ctx, const float* x, const Extent
   }
 }
 
+// The values a 16-bit convolution stores (rounded once after its epilogue), back in float.
+template <class T>
+void round_through(float* v, size_t n) {
+  if constexpr (is_16bit_float<T>) {
+    constexpr size_t kChunk = 256;
+    std::array<T, kChunk> stored;  // NOLINT(cppcoreguidelines-pro-type-member-init): written first
+    for (size_t i = 0; i < n; i += kChunk) {
+      const size_t m = std::min(kChunk, n - i);
+      narrow_row(v + i, stored.data(), m);
+      widen_row(stored.data(), v + i, m);
+    }
+  }
+}
+
+// out[i] = in[i] * g[i] (or * g[0] where kOne), n elements; 16-bit ones widened a chunk at a time
+// and each product rounded once into T. `out` may be `in`.
+template <class T, bool kOne>
+void scale_row(const T* in, const float* g, T* out, size_t n) {
+  if constexpr (is_16bit_float<T>) {
+    constexpr size_t kChunk = 256;
+    std::array<float, kChunk> wide;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+    for (size_t i0 = 0; i0 < n; i0 += kChunk) {
+      const size_t m = std::min(kChunk, n - i0);
+      widen_row(in + i0, wide.data(), m);
+      for (size_t i = 0; i < m; ++i) wide[i] *= kOne ? g[0] : g[i0 + i];
+      narrow_row(wide.data(), out + i0, m);
+    }
+  } else {
+    for (size_t i = 0; i < n; ++i) out[i] = in[i] * (kOne ? g[0] : g[i]);
+  }
+}
+
+// Channels-last 16-bit rows [begin, end) no longer than kScaleChunk: several rows of an image
+// widened at a time, so that narrow rows (MobileNetV3's first block: 16 channels) do not pay a
+// conversion call each.
+constexpr size_t kScaleChunk = 1024;
+
+template <class T>
+void scale_rows_16(const T* x, const float* gate, const Extents& e, T* y, size_t begin,
+                   size_t end) {
+  const auto len = static_cast<size_t>(e.c);
+  const auto pixels = static_cast<size_t>(e.pixels);
+  const size_t per = kScaleChunk / len;
+  std::array<float, kScaleChunk> wide;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+  for (size_t row = begin; row < end;) {
+    const size_t image = row / pixels;
+    const size_t stop = std::min({end, row + per, (image + 1) * pixels});
+    const size_t n = (stop - row) * len;
+    const float* g = gate + image * len;
+    widen_row(x + row * len, wide.data(), n);
+    for (size_t r = 0; r < n; r += len) {
+      for (size_t j = 0; j < len; ++j) wide[r + j] *= g[j];
+    }
+    narrow_row(wide.data(), y + row * len, n);
+    row = stop;
+  }
+}
+
 // y = x * gate, the gate per image and channel.
-template <bool kNhwc>
-void scale(const graph::KernelContext& ctx, const float* x, const float* gate, const Extents& e,
-           float* y) {
+template <bool kNhwc, class T>
+void scale(const graph::KernelContext& ctx, const T* x, const float* gate, const Extents& e, T* y) {
   const auto rows = static_cast<size_t>(kNhwc ? e.n * e.pixels : e.n * e.c);
   const auto len = static_cast<size_t>(kNhwc ? e.c : e.pixels);
   parallel_for(
       ctx.threads(), rows,
       [&](size_t begin, size_t end) {
         with_wide_vectors([&] {
+          if constexpr (kNhwc && is_16bit_float<T>) {
+            if (len <= kScaleChunk) return scale_rows_16(x, gate, e, y, begin, end);
+          }
           for (size_t row = begin; row < end; ++row) {
-            const float* in = x + row * len;
-            float* out = y + row * len;
             if constexpr (kNhwc) {
-              const float* g = gate + row / static_cast<size_t>(e.pixels) * len;
-              for (size_t i = 0; i < len; ++i) out[i] = in[i] * g[i];
+              scale_row<T, false>(x + row * len, gate + row / static_cast<size_t>(e.pixels) * len,
+                                  y + row * len, len);
             } else {
-              const float g = gate[row];
-              for (size_t i = 0; i < len; ++i) out[i] = in[i] * g;
+              scale_row<T, true>(x + row * len, gate + row, y + row * len, len);
             }
           }
         });
@@ -132,24 +241,22 @@ void scale(const graph::KernelContext& ctx, const float* x, const float* gate, c
       std::max<size_t>(1, 16384 / std::max<size_t>(len, 1)));
 }
 
-template <bool kNhwc>
-void run_squeeze_excite(graph::KernelContext& ctx) {
+// As the nodes it replaces compute in T: the means, the hidden units after their activation and
+// the gate each rounded into T, every product in float.
+template <bool kNhwc, class T>
+void squeeze_excite(graph::KernelContext& ctx) {
   const graph::TensorRef& x = ctx.input(0);
   const graph::TensorRef& w1 = ctx.input(1);
   const graph::TensorRef* b1 = ctx.input_or_null(2);
   const graph::TensorRef& w2 = ctx.input(3);
   const graph::TensorRef* b2 = ctx.input_or_null(4);
-  for (const graph::TensorRef* t : {&x, &w1, b1, &w2, b2}) {
-    if (t != nullptr && t->dtype != DType::float32) ctx.fail("runs on float32 only");
-  }
-  if (x.rank() != 4 || w1.rank() != 4) ctx.fail("X and W1 must have rank 4");
   const Extents e = extents_of<kNhwc>(x.dims, w1.dims);
   const std::span<std::byte> scratch = ctx.workspace();
   if (scratch.size() < workspace_floats(e) * sizeof(float)) ctx.fail("the workspace is too small");
   auto* mean = reinterpret_cast<float*>(scratch.data());
   float* hidden = mean + e.n * e.c;
   float* gate = mean;  // an image's means are read into its hidden units before its gate is made
-  channel_means<kNhwc>(ctx, x.as<const float>(), e, mean);
+  channel_means<kNhwc>(ctx, x.as<const T>(), e, mean);
   const std::optional<graph::Epilogue> activation =
       epilogue_of(ctx, "activation", "activation_alpha", "activation_beta");
   const std::optional<graph::Epilogue> gate_op =
@@ -163,21 +270,42 @@ void run_squeeze_excite(graph::KernelContext& ctx) {
     parallel_for(
         ctx.threads(), r,
         [&](size_t begin, size_t end) {
-          product_rows(w1.as<const float>(), mean + image * e.c,
-                       b1 ? b1->as<const float>() : nullptr, h, c, begin, end);
+          product_rows(w1.as<const T>(), mean + image * e.c, b1 ? b1->as<const T>() : nullptr, h, c,
+                       begin, end);
         },
         64);
     if (activation) apply_epilogues(std::span(&*activation, 1), h, r);
+    round_through<T>(h, r);
     parallel_for(
         ctx.threads(), c,
         [&](size_t begin, size_t end) {
-          product_rows(w2.as<const float>(), h, b2 ? b2->as<const float>() : nullptr, g, r, begin,
-                       end);
+          product_rows(w2.as<const T>(), h, b2 ? b2->as<const T>() : nullptr, g, r, begin, end);
         },
         256);
     apply_epilogues(std::span(&*gate_op, 1), g, c);
+    round_through<T>(g, c);
   }
-  scale<kNhwc>(ctx, x.as<const float>(), gate, e, ctx.output(0).as<float>());
+  scale<kNhwc>(ctx, x.as<const T>(), gate, e, ctx.output(0).as<T>());
+}
+
+template <bool kNhwc>
+void run_squeeze_excite(graph::KernelContext& ctx) {
+  const graph::TensorRef& x = ctx.input(0);
+  for (const graph::TensorRef* t :
+       {&ctx.input(1), ctx.input_or_null(2), &ctx.input(3), ctx.input_or_null(4)}) {
+    if (t != nullptr && t->dtype != x.dtype) ctx.fail("W and B must have X's dtype");
+  }
+  if (x.rank() != 4 || ctx.input(1).rank() != 4) ctx.fail("X and W1 must have rank 4");
+  switch (x.dtype) {
+    case DType::float32:
+      return squeeze_excite<kNhwc, float>(ctx);
+    case DType::float16:
+      return squeeze_excite<kNhwc, Float16>(ctx);
+    case DType::bfloat16:
+      return squeeze_excite<kNhwc, BFloat16>(ctx);
+    default:
+      ctx.fail("dtype " + std::string(dtype_name(x.dtype)) + " is not supported");
+  }
 }
 
 }  // namespace
@@ -198,7 +326,8 @@ void register_squeeze_excite(graph::OpRegistry& r) {
   // Between convolutions that run channels-last, so does the block (no layout change around
   // it).
   plain.channels_last = "NhwcSqueezeExcite";
-  plain.kernel_dtypes = nhwc.kernel_dtypes = DTypeSet{DType::float32};
+  plain.kernel_dtypes = nhwc.kernel_dtypes =
+      DTypeSet{DType::float32, DType::float16, DType::bfloat16};
 }
 
 }  // namespace footprint::runtime::kernels
