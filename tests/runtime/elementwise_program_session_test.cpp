@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "footprint/core/float16.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/session.hpp"
@@ -114,6 +115,87 @@ TEST(ElementwiseProgramSession, FusedRunsGiveWhatTheOpsGiveApart) {
       EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes) << what;
       EXPECT_LE(fused.obtained, apart.obtained) << what;
       expect_same_outputs(fused, apart, 1e-6F, what);
+    }
+  }
+}
+
+// A float32 constant as a graph of dtype t stores it.
+Var constant_as(GraphBuilder& b, const SharedValue& f, DType t) {
+  auto v = HostValue::make(t, f->dims());
+  const auto from = f->span<const float>();
+  const auto to = v->span<uint16_t>();
+  for (size_t i = 0; i < from.size(); ++i) {
+    to[i] = t == DType::float16 ? half_from_float(from[i]) : bfloat16_from_float(from[i]);
+  }
+  return b.constant(v);
+}
+
+TEST(ElementwiseProgramSession, SixteenBitRunsRoundEachStepAsItsNodeStored) {
+  // A float16 or bfloat16 graph (Cast in, Cast out): the program widens its inputs and rounds
+  // every step's result into the 16-bit type, as the node it replaces stored it, so where the
+  // steps are the same float arithmetic as the 16-bit kernels' (add, sub, mul, div, Relu) the
+  // outputs are the unfused graph's bytes; Tanh's vector form may end one unit of the last place
+  // away.
+  struct Case16 {
+    std::string name;
+    std::vector<std::vector<int64_t>> inputs;
+    std::function<Var(GraphBuilder&, const std::vector<Var>&, DType)> ops;
+    bool exact;
+  };
+  const std::vector<Case16> cases16 = {
+      {"Add, Relu over 2 x 64 x 40 x 40 (one row, split between threads)",
+       {{2, 64, 40, 40}, {2, 64, 40, 40}},
+       [](GraphBuilder& b, const std::vector<Var>& x, DType) { return b.relu(b.add(x[0], x[1])); },
+       true},
+      {"columns against rows, squared, over a full-size divisor",
+       {{6, 1}, {1, 301}, {6, 301}},
+       [](GraphBuilder& b, const std::vector<Var>& x, DType t) {
+         const Var d = b.sub(x[0], x[1]);
+         auto four = HostValue::make(DType::float32, {});
+         four->span<float>()[0] = 4.0F;
+         return b.div(b.mul(d, d), b.add(x[2], constant_as(b, four, t)));
+       },
+       true},
+      {"a layer scale over channels-last pixels, the residual, Tanh (short rows)",
+       {{1, 7, 9, 24}, {1, 7, 9, 24}},
+       [](GraphBuilder& b, const std::vector<Var>& x, DType t) {
+         const Var gamma = constant_as(b, seeded_floats({24}, 22, 2.0F), t);
+         return b.op1("Tanh", {b.add(x[1], b.mul(x[0], gamma))});
+       },
+       false},
+  };
+  for (const DType t : {DType::float16, DType::bfloat16}) {
+    for (const Case16& c : cases16) {
+      GraphBuilder b(runtime::op_registry());
+      std::vector<Var> x;
+      std::vector<runtime::Tensor> in;
+      for (size_t i = 0; i < c.inputs.size(); ++i) {
+        std::vector<Dim> dims;
+        for (const int64_t d : c.inputs[i]) dims.push_back(Dim::known(d));
+        const std::string name = "i" + std::to_string(i);
+        x.push_back(b.op1("Cast", {b.input(name, DType::float32, dims)},
+                          {Attr::of("to", static_cast<int64_t>(t))}));
+        in.emplace_back(name, DType::float32, c.inputs[i]);
+        seeded(in.back(), 31 + static_cast<uint32_t>(i), 6.0F);
+      }
+      b.output(
+          b.op1("Cast", {c.ops(b, x, t)}, {Attr::of("to", static_cast<int64_t>(DType::float32))}),
+          "y");
+      const BuiltGraph built = b.to_graph();
+      const Outcome apart = run_once(*built.model, false, in);
+      for (const int threads : {1, 2}) {
+        const std::string what = std::string(dtype_name(t)) + ": " + c.name + ", " +
+                                 std::to_string(threads) + " thread(s)";
+        const Outcome fused = run_once(*built.model, true, in, threads);
+        bool made = false;
+        for (const std::string& line : fused.prepared.patterns) {
+          made = made || line.rfind("footprint::Elementwise '", 0) == 0;
+        }
+        EXPECT_TRUE(made) << what;
+        EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes) << what;
+        const float ulp = t == DType::float16 ? 1.0F / 1024 : 1.0F / 128;
+        expect_same_outputs(fused, apart, c.exact ? 0.0F : ulp, what);
+      }
     }
   }
 }

@@ -411,18 +411,24 @@ void infer_cast_like(const InferContext& ctx, InferResult& r) {
 }
 
 // footprint::Elementwise (graph::fuse): its program's steps all compute over the output's index
-// space, which is its float32 inputs' broadcast.
+// space, which is its inputs' broadcast; the inputs and the output share one dtype (float32,
+// float16 or bfloat16), as the ops of the run did.
 void infer_elementwise_program(const InferContext& ctx, InferResult& r) {
   ChainProgram program;
   if (const char* e = parse_chain(ctx.attr_string("program", ""), ctx.input_count(), program)) {
     ctx.fail(std::string("attribute 'program': ") + e);
   }
+  if (ctx.input_count() == 0) ctx.fail("has no inputs");
+  const DType t = ctx.input(0).dtype;
+  if (t != DType::float32 && t != DType::float16 && t != DType::bfloat16) {
+    ctx.fail("runs on float32, float16 or bfloat16 inputs, not " + std::string(dtype_name(t)));
+  }
   std::vector<const Shape*> shapes;
   for (size_t i = 0; i < ctx.input_count(); ++i) {
-    if (ctx.input(i).dtype != DType::float32) ctx.fail("runs on float32 inputs only");
+    if (ctx.input(i).dtype != t) ctx.fail("every input must have input 0's dtype");
     shapes.push_back(&ctx.input(i).shape);
   }
-  set_output(r, 0, DType::float32, broadcast(ctx, shapes));
+  set_output(r, 0, t, broadcast(ctx, shapes));
 }
 
 // ---- As epilogues of the node before (graph::fuse)

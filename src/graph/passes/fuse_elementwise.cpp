@@ -169,9 +169,12 @@ std::optional<Rewrite> elementwise_chain(const Graph& g, NodeId id) {
   // computes it: a Resize's scales may be read from it.
   const Value& out = g.value(n.outputs[0]);
   if (!step_of(g, n) || out.constant || out.known) return std::nullopt;
-  // Not the run's end when the one node reading the output takes it in.
+  // Not the run's end when the one node reading the output takes it in (a step itself: a Cast
+  // or a Softmax of the same shape reading it ends the run here).
   const std::vector<NodeId>& readers = g.value(n.outputs[0]).consumers;
-  if (!readers.empty() && joins(g, id, readers.front())) return std::nullopt;
+  if (!readers.empty() && step_of(g, g.node(readers.front())) && joins(g, id, readers.front())) {
+    return std::nullopt;
+  }
   // A run reading more inputs than a node takes (a sum of many tensors) is cut shorter until it
   // reads few enough.
   for (size_t max_steps = kMaxChainSteps; max_steps >= 2; --max_steps) {

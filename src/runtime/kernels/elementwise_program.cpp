@@ -7,16 +7,23 @@
 // are short (a per-channel scale over channels-last pixels: rows of C), several rows, with each
 // input that is not contiguous over them gathered into a tile of its own first: a step's loop
 // then runs over a tile whatever the rows' length.
+//
+// Float16 and bfloat16 programs compute in float as well: each tile's inputs widened, each step's
+// result rounded into the 16-bit type (the node it replaces stored it so), the last narrowed into
+// the output.
 #include "footprint/graph/elementwise_program.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstring>
 #include <span>
+#include <string>
+#include <type_traits>
 
 #include "broadcast.hpp"
 #include "epilogue.hpp"
 #include "families.hpp"
+#include "float16.hpp"
 #include "parallel_for.hpp"
 #include "simd_math.hpp"
 
@@ -37,11 +44,14 @@ struct Prepared {
   size_t inputs = 0;
 };
 
-// One operand over a tile: `n` floats at p, or p[0] for all of them.
-struct Operand {
-  const float* p;
+// One operand over a tile: `n` elements at p, or p[0] for all of them. The steps compute on
+// float ones; a 16-bit program's inputs are widened a tile at a time (run_tile_16).
+template <class T>
+struct Source {
+  const T* p;
   bool scalar;
 };
+using Operand = Source<float>;
 
 template <class V>
 V load(const float* p) {
@@ -89,47 +99,93 @@ void binary(Operand a, Operand b, float* out, size_t n, const F& f) {
 }
 
 // The node's inputs over one tile.
-using TileInputs = std::array<Operand, kMaxChainInputs>;
+template <class T>
+using TileInputs = std::array<Source<T>, kMaxChainInputs>;
+
+using Results = float[kMaxChainSteps - 1][kTile];
+
+// The program's steps over the t elements of a tile, the inputs `j` elements on (scalars
+// excepted), the last step into `last`. In a 16-bit program (T Float16 or BFloat16) each step's
+// result is rounded into T, as the node it replaces stored it.
+template <class V, class T>
+void run_steps(const graph::ChainProgram& program, const TileInputs<float>& in, size_t j,
+               float* last, size_t t, Results& results) {
+  const auto operand = [&](ChainOperand o) {
+    if (o.step) return Operand{results[o.index], false};
+    const Operand& x = in[o.index];
+    return x.scalar ? x : Operand{x.p + j, false};
+  };
+  for (size_t k = 0; k < program.size; ++k) {
+    const graph::ChainStep& s = program.steps[k];
+    float* out = k + 1 == program.size ? last : results[k];
+    const Operand a = operand(s.operands[0]);
+    const Operand b = operand(s.operands[1]);
+    switch (s.op) {
+      case ChainOp::add:
+        binary<V>(a, b, out, t, [](V u, V v) { return u + v; });
+        break;
+      case ChainOp::sub:
+        binary<V>(a, b, out, t, [](V u, V v) { return u - v; });
+        break;
+      case ChainOp::mul:
+        binary<V>(a, b, out, t, [](V u, V v) { return u * v; });
+        break;
+      case ChainOp::div:
+        binary<V>(a, b, out, t, [](V u, V v) { return u / v; });
+        break;
+      case ChainOp::unary:
+        with_epilogue_op(s.unary, [&, alpha = s.alpha, beta = s.beta](auto op) {
+          binary<V>(a, a, out, t,
+                    [&](V u, V /*same*/) { return apply_epilogue_as<op.value>(u, alpha, beta); });
+        });
+        break;
+    }
+    if constexpr (is_16bit_float<T>) {
+      if (k + 1 < program.size) round_through<T>(out, t);
+    }
+  }
+}
 
 // The program over n elements (a tile of gathered inputs, or a row of any length whose inputs
 // are contiguous or scalars).
 template <class V>
-void run_tile(const Prepared& prepared, const TileInputs& in, float* y, size_t n) {
-  const graph::ChainProgram& program = prepared.program;
-  alignas(64) float results[kMaxChainSteps - 1][kTile];
+void run_tile(const Prepared& prepared, const TileInputs<float>& in, float* y, size_t n) {
+  alignas(64) Results results;
+  for (size_t j = 0; j < n; j += kTile) {
+    run_steps<V, float>(prepared.program, in, j, y + j, std::min(kTile, n - j), results);
+  }
+}
+
+// The same on 16-bit inputs and output: each tile's inputs widened, the last step's result
+// rounded into y.
+template <class V, class T>
+void run_tile_16(const Prepared& prepared, const TileInputs<T>& in, T* y, size_t n) {
+  alignas(64) Results results;
+  alignas(64) float wide[kMaxChainInputs][kTile];
+  alignas(64) float last[kTile];
+  TileInputs<float> tile{};
   for (size_t j = 0; j < n; j += kTile) {
     const size_t t = std::min(kTile, n - j);
-    const auto operand = [&](ChainOperand o) {
-      if (o.step) return Operand{results[o.index], false};
-      const Operand& x = in[o.index];
-      return x.scalar ? x : Operand{x.p + j, false};
-    };
-    for (size_t k = 0; k < program.size; ++k) {
-      const graph::ChainStep& s = program.steps[k];
-      float* out = k + 1 == program.size ? y + j : results[k];
-      const Operand a = operand(s.operands[0]);
-      const Operand b = operand(s.operands[1]);
-      switch (s.op) {
-        case ChainOp::add:
-          binary<V>(a, b, out, t, [](V u, V v) { return u + v; });
-          break;
-        case ChainOp::sub:
-          binary<V>(a, b, out, t, [](V u, V v) { return u - v; });
-          break;
-        case ChainOp::mul:
-          binary<V>(a, b, out, t, [](V u, V v) { return u * v; });
-          break;
-        case ChainOp::div:
-          binary<V>(a, b, out, t, [](V u, V v) { return u / v; });
-          break;
-        case ChainOp::unary:
-          with_epilogue_op(s.unary, [&, alpha = s.alpha, beta = s.beta](auto op) {
-            binary<V>(a, a, out, t,
-                      [&](V u, V /*same*/) { return apply_epilogue_as<op.value>(u, alpha, beta); });
-          });
-          break;
+    for (size_t i = 0; i < prepared.inputs; ++i) {
+      if (in[i].scalar) {
+        wide[i][0] = widen(in[i].p[0]);
+      } else {
+        widen_row(in[i].p + j, wide[i], t);
       }
+      tile[i] = {wide[i], in[i].scalar};
     }
+    run_steps<V, T>(prepared.program, tile, 0, last, t, results);
+    narrow_row(last, y + j, t);
+  }
+}
+
+// Either of the two for the storage type T.
+template <class V, class T>
+void run_tile_of(const Prepared& prepared, const TileInputs<T>& in, T* y, size_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    run_tile<V>(prepared, in, y, n);
+  } else {
+    run_tile_16<V, T>(prepared, in, y, n);
   }
 }
 
@@ -166,23 +222,23 @@ void for_each_block(const BroadcastPlan<N>& p, size_t begin, size_t end, size_t 
 
 // Rows [begin, end) of a plan of several rows at the widest vectors the CPU has (one dispatch
 // for them all).
+template <class T>
 void run_rows(const Prepared& prepared, const BroadcastPlan<kMaxChainInputs>& plan,
-              const std::array<const float*, kMaxChainInputs>& base, float* y, size_t begin,
-              size_t end) {
+              const std::array<const T*, kMaxChainInputs>& base, T* y, size_t begin, size_t end) {
   const size_t len = plan.row_length();
   const size_t max_rows = len >= kTile ? 1 : kTile / len;
   const size_t outer = plan.rank - 2;
   simd::with_widest([&](auto tag) {
     using V = decltype(tag);
-    alignas(64) float gathered[kMaxChainInputs][kTile];
+    alignas(64) T gathered[kMaxChainInputs][kTile];
     // What each input's tile was last gathered from: a per-channel input is the same rows for
     // every block of pixels.
-    std::array<const float*, kMaxChainInputs> gathered_from{};
+    std::array<const T*, kMaxChainInputs> gathered_from{};
     std::array<size_t, kMaxChainInputs> gathered_rows{};
     auto block = [&](const std::array<int64_t, kMaxChainInputs>& off, size_t o, size_t rows) {
-      TileInputs in{};
+      TileInputs<T> in{};
       for (size_t i = 0; i < prepared.inputs; ++i) {
-        const float* p = base[i] + off[i];
+        const T* p = base[i] + off[i];
         const int64_t along = plan.inner_stride(i);
         const int64_t across = plan.strides[i][outer];
         if (rows == 1 || (along == 1 && across == static_cast<int64_t>(len))) {
@@ -192,8 +248,8 @@ void run_rows(const Prepared& prepared, const BroadcastPlan<kMaxChainInputs>& pl
         } else {
           if (gathered_from[i] != p || gathered_rows[i] != rows || across != 0) {
             for (size_t r = 0; r < rows; ++r) {
-              const float* src = p + static_cast<int64_t>(r) * across;
-              float* dst = gathered[i] + r * len;
+              const T* src = p + static_cast<int64_t>(r) * across;
+              T* dst = gathered[i] + r * len;
               if (along == 0) {
                 std::fill_n(dst, len, *src);
               } else {
@@ -206,53 +262,67 @@ void run_rows(const Prepared& prepared, const BroadcastPlan<kMaxChainInputs>& pl
           in[i] = {gathered[i], false};
         }
       }
-      run_tile<V>(prepared, in, y + o, rows * len);
+      run_tile_of<V, T>(prepared, in, y + o, rows * len);
     };
     for_each_block<kMaxChainInputs>(plan, begin, end, max_rows, block);
   });
 }
 
-void run_program(graph::KernelContext& ctx) {
-  Prepared prepared;
-  graph::ChainProgram& program = prepared.program;
-  if (const char* e =
-          graph::parse_chain(ctx.attr_string("program", ""), ctx.input_count(), program)) {
-    ctx.fail(std::string("attribute 'program': ") + e);
-  }
-  prepared.inputs = ctx.input_count();
+template <class T>
+void run_program_on(graph::KernelContext& ctx, const Prepared& prepared) {
   graph::TensorRef& y = ctx.output(0);
   std::array<std::span<const int64_t>, kMaxChainInputs> dims{};  // absent inputs: scalars
-  std::array<const float*, kMaxChainInputs> base{};
+  std::array<const T*, kMaxChainInputs> base{};
   for (size_t i = 0; i < ctx.input_count(); ++i) {
     const graph::TensorRef& x = ctx.input(i);
-    if (x.dtype != DType::float32 || y.dtype != DType::float32) ctx.fail("runs on float32 only");
+    if (x.dtype != y.dtype) ctx.fail("every input must have the output's dtype");
     dims[i] = x.dims;
-    base[i] = x.as<const float>();
+    base[i] = x.as<const T>();
   }
   BroadcastPlan<kMaxChainInputs> plan;
   if (!plan_broadcast<kMaxChainInputs>(y.dims, dims, plan)) {
     ctx.fail("the inputs do not broadcast to the output");
   }
   if (y.numel() == 0) return;
-  float* out = y.as<float>();
+  T* out = y.as<T>();
   if (plan.rows() == 1) {
     // One row (inputs of the output's shape, or scalars): broadcast_rows gives each thread a
     // part of it, as it does for any elementwise op.
     broadcast_rows<kMaxChainInputs>(
         plan, ctx.threads(),
         [&](const std::array<int64_t, kMaxChainInputs>& off, size_t o, size_t n) {
-          TileInputs in{};
+          TileInputs<T> in{};
           for (size_t i = 0; i < prepared.inputs; ++i) {
             in[i] = {base[i] + off[i], plan.inner_stride(i) == 0};
           }
-          simd::with_widest([&](auto tag) { run_tile<decltype(tag)>(prepared, in, out + o, n); });
+          simd::with_widest(
+              [&](auto tag) { run_tile_of<decltype(tag), T>(prepared, in, out + o, n); });
         });
     return;
   }
   parallel_for(
       ctx.threads(), plan.rows(),
-      [&](size_t begin, size_t end) { run_rows(prepared, plan, base, out, begin, end); },
+      [&](size_t begin, size_t end) { run_rows<T>(prepared, plan, base, out, begin, end); },
       std::max<size_t>(1, kSplitRow / std::max<size_t>(plan.row_length(), 1)));
+}
+
+void run_program(graph::KernelContext& ctx) {
+  Prepared prepared;
+  if (const char* e =
+          graph::parse_chain(ctx.attr_string("program", ""), ctx.input_count(), prepared.program)) {
+    ctx.fail(std::string("attribute 'program': ") + e);
+  }
+  prepared.inputs = ctx.input_count();
+  switch (ctx.output(0).dtype) {
+    case DType::float32:
+      return run_program_on<float>(ctx, prepared);
+    case DType::float16:
+      return run_program_on<Float16>(ctx, prepared);
+    case DType::bfloat16:
+      return run_program_on<BFloat16>(ctx, prepared);
+    default:
+      ctx.fail("dtype " + std::string(dtype_name(ctx.output(0).dtype)) + " is not supported");
+  }
 }
 
 }  // namespace
@@ -262,7 +332,8 @@ void register_elementwise_program(graph::OpRegistry& r) {
   row.kernel = run_program;
   // Each tile's inputs are read before the last step writes its output there.
   row.in_place = true;
-  row.kernel_dtypes = DTypeSet{DType::float32};
+  // Float16 and bfloat16 widened a tile at a time, each step rounded as its node stored it.
+  row.kernel_dtypes = DTypeSet{DType::float32, DType::float16, DType::bfloat16};
 }
 
 }  // namespace footprint::runtime::kernels

@@ -4,6 +4,7 @@
 //
 //   const float f = to_float(t.as<const Float16>()[i]);
 //   out.as<BFloat16>()[i] = to_bfloat16(f);
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -92,6 +93,19 @@ void narrow_row(const float* in, H* out, size_t n) {
     floats_to_halves(in, out, n);
   } else {
     for (size_t i = 0; i < n; ++i) out[i] = to_bfloat16(in[i]);
+  }
+}
+
+// Rounds n floats in place to the values H (Float16 or BFloat16) holds, nearest even: what a
+// kernel computing several nodes in float stores between them, where each node stored H.
+template <class H>
+void round_through(float* v, size_t n) {
+  constexpr size_t kChunk = 256;
+  std::array<H, kChunk> stored;  // NOLINT(cppcoreguidelines-pro-type-member-init): written first
+  for (size_t i = 0; i < n; i += kChunk) {
+    const size_t m = n - i < kChunk ? n - i : kChunk;
+    narrow_row(v + i, stored.data(), m);
+    widen_row(stored.data(), v + i, m);
   }
 }
 

@@ -158,20 +158,6 @@ void channel_means(const graph::KernelContext& ctx, const T* x, const Extents& e
   }
 }
 
-// The values a 16-bit convolution stores (rounded once after its epilogue), back in float.
-template <class T>
-void round_through(float* v, size_t n) {
-  if constexpr (is_16bit_float<T>) {
-    constexpr size_t kChunk = 256;
-    std::array<T, kChunk> stored;  // NOLINT(cppcoreguidelines-pro-type-member-init): written first
-    for (size_t i = 0; i < n; i += kChunk) {
-      const size_t m = std::min(kChunk, n - i);
-      narrow_row(v + i, stored.data(), m);
-      widen_row(stored.data(), v + i, m);
-    }
-  }
-}
-
 // out[i] = in[i] * g[i] (or * g[0] where kOne), n elements; 16-bit ones widened a chunk at a time
 // and each product rounded once into T. `out` may be `in`.
 template <class T, bool kOne>
@@ -275,7 +261,7 @@ void squeeze_excite(graph::KernelContext& ctx) {
         },
         64);
     if (activation) apply_epilogues(std::span(&*activation, 1), h, r);
-    round_through<T>(h, r);
+    if constexpr (is_16bit_float<T>) round_through<T>(h, r);
     parallel_for(
         ctx.threads(), c,
         [&](size_t begin, size_t end) {
@@ -283,7 +269,7 @@ void squeeze_excite(graph::KernelContext& ctx) {
         },
         256);
     apply_epilogues(std::span(&*gate_op, 1), g, c);
-    round_through<T>(g, c);
+    if constexpr (is_16bit_float<T>) round_through<T>(g, c);
   }
   scale<kNhwc>(ctx, x.as<const T>(), gate, e, ctx.output(0).as<T>());
 }
