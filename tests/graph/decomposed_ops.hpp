@@ -8,6 +8,7 @@
 #include <numbers>
 #include <vector>
 
+#include "footprint/core/float16.hpp"
 #include "footprint/graph/builder.hpp"
 
 namespace footprint::testing {
@@ -18,6 +19,19 @@ inline graph::SharedValue seeded_floats(std::vector<int64_t> dims, uint32_t seed
   for (float& e : v->span<float>()) {
     s = s * 1664525U + 1013904223U;
     e = (static_cast<float>(s >> 8) / 16777216.0F - 0.5F) * scale;
+  }
+  return v;
+}
+
+// A float32 constant as a graph of dtype t (float32, float16 or bfloat16) stores it, rounded to
+// nearest even.
+inline graph::SharedValue stored_as(const graph::SharedValue& f, DType t) {
+  if (t == DType::float32) return f;
+  auto v = graph::HostValue::make(t, f->dims());
+  const auto from = f->span<const float>();
+  const auto to = v->span<uint16_t>();
+  for (size_t i = 0; i < from.size(); ++i) {
+    to[i] = t == DType::float16 ? half_from_float(from[i]) : bfloat16_from_float(from[i]);
   }
   return v;
 }

@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "footprint/core/float16.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/session.hpp"
@@ -22,6 +21,7 @@ namespace {
 
 using testing::expect_same_outputs;
 using testing::float_scalar;
+using testing::made_pattern;
 using testing::Outcome;
 using testing::run_once;
 using testing::seeded;
@@ -107,11 +107,7 @@ TEST(ElementwiseProgramSession, FusedRunsGiveWhatTheOpsGiveApart) {
     for (const int threads : {1, 2}) {
       const std::string what = c.name + ", " + std::to_string(threads) + " thread(s)";
       const Outcome fused = run_once(*built.model, true, in, threads);
-      bool made = false;
-      for (const std::string& line : fused.prepared.patterns) {
-        made = made || line.rfind("footprint::Elementwise '", 0) == 0;
-      }
-      EXPECT_TRUE(made) << what;
+      EXPECT_TRUE(made_pattern(fused, "footprint::Elementwise")) << what;
       EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes) << what;
       EXPECT_LE(fused.obtained, apart.obtained) << what;
       expect_same_outputs(fused, apart, 1e-6F, what);
@@ -119,15 +115,8 @@ TEST(ElementwiseProgramSession, FusedRunsGiveWhatTheOpsGiveApart) {
   }
 }
 
-// A float32 constant as a graph of dtype t stores it.
 Var constant_as(GraphBuilder& b, const SharedValue& f, DType t) {
-  auto v = HostValue::make(t, f->dims());
-  const auto from = f->span<const float>();
-  const auto to = v->span<uint16_t>();
-  for (size_t i = 0; i < from.size(); ++i) {
-    to[i] = t == DType::float16 ? half_from_float(from[i]) : bfloat16_from_float(from[i]);
-  }
-  return b.constant(v);
+  return b.constant(testing::stored_as(f, t));
 }
 
 TEST(ElementwiseProgramSession, SixteenBitRunsRoundEachStepAsItsNodeStored) {
@@ -187,11 +176,7 @@ TEST(ElementwiseProgramSession, SixteenBitRunsRoundEachStepAsItsNodeStored) {
         const std::string what = std::string(dtype_name(t)) + ": " + c.name + ", " +
                                  std::to_string(threads) + " thread(s)";
         const Outcome fused = run_once(*built.model, true, in, threads);
-        bool made = false;
-        for (const std::string& line : fused.prepared.patterns) {
-          made = made || line.rfind("footprint::Elementwise '", 0) == 0;
-        }
-        EXPECT_TRUE(made) << what;
+        EXPECT_TRUE(made_pattern(fused, "footprint::Elementwise")) << what;
         EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes) << what;
         const float ulp = t == DType::float16 ? 1.0F / 1024 : 1.0F / 128;
         expect_same_outputs(fused, apart, c.exact ? 0.0F : ulp, what);

@@ -3,6 +3,7 @@
 // what every test of a fusion that the runtime runs compares.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -41,6 +42,12 @@ inline Outcome run_once(const graph::Model& model, bool fuse,
   const auto y = out.at(0).ref().span<const float>();
   o.y.assign(y.begin(), y.end());
   return o;
+}
+
+// Whether the run made a node of `op` (a "footprint::Elementwise" line of PreparedStats::patterns).
+inline bool made_pattern(const Outcome& o, const std::string& op) {
+  return std::any_of(o.prepared.patterns.begin(), o.prepared.patterns.end(),
+                     [&](const std::string& line) { return line.rfind(op + " '", 0) == 0; });
 }
 
 // The fused run gives the unfused run's output 0, within `rtol` (relative to 1 + |value|: the

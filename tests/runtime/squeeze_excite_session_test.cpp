@@ -12,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "footprint/core/float16.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/graph/fuse.hpp"
 #include "footprint/graph/node_attributes.hpp"
@@ -25,24 +24,14 @@ namespace footprint::graph {
 namespace {
 
 using testing::expect_same_outputs;
+using testing::made_pattern;
 using testing::Outcome;
 using testing::run_once;
 using testing::seeded;
 using testing::seeded_floats;
+using testing::stored_as;
 
 using Act = std::function<Var(GraphBuilder&, const Var&)>;
-
-// A float32 constant as a graph of dtype t stores it (rounded to nearest even).
-SharedValue stored_as(const SharedValue& f, DType t) {
-  if (t == DType::float32) return f;
-  auto v = HostValue::make(t, f->dims());
-  const auto from = f->span<const float>();
-  const auto to = v->span<uint16_t>();
-  for (size_t i = 0; i < from.size(); ++i) {
-    to[i] = t == DType::float16 ? half_from_float(from[i]) : bfloat16_from_float(from[i]);
-  }
-  return v;
-}
 
 Var conv1x1(GraphBuilder& b, const Var& x, int64_t in, int64_t out, uint32_t seed, bool bias,
             DType t = DType::float32) {
@@ -127,11 +116,7 @@ TEST(SqueezeExcite, EveryExportedFormBecomesOneNodeAndGivesTheSameOutputs) {
     const Outcome apart = run_once(*built.model, false, in);
     for (const int threads : {1, 2}) {
       const Outcome fused = run_once(*built.model, true, in, threads);
-      bool made = false;
-      for (const std::string& line : fused.prepared.patterns) {
-        made = made || line.rfind("footprint::SqueezeExcite '", 0) == 0;
-      }
-      EXPECT_TRUE(made) << f.name;
+      EXPECT_TRUE(made_pattern(fused, "footprint::SqueezeExcite")) << f.name;
       EXPECT_EQ(fused.prepared.layout_changes, 2u) << f.name << ": x in and y out only";
       EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes) << f.name;
       expect_same_outputs(fused, apart, 2e-5F,
@@ -182,11 +167,7 @@ TEST(SqueezeExcite, SixteenBitBlocksRoundWhereTheNodesTheyReplaceStore) {
       const Outcome apart = run_once(*built.model, false, in);
       for (const int threads : {1, 2}) {
         const Outcome fused = run_once(*built.model, true, in, threads);
-        bool made = false;
-        for (const std::string& line : fused.prepared.patterns) {
-          made = made || line.rfind("footprint::SqueezeExcite '", 0) == 0;
-        }
-        EXPECT_TRUE(made) << what;
+        EXPECT_TRUE(made_pattern(fused, "footprint::SqueezeExcite")) << what;
         EXPECT_EQ(fused.prepared.layout_changes, between ? 2u : 0u) << what;
         EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes) << what;
         const float ulp = t == DType::float16 ? 1.0F / 1024 : 1.0F / 128;

@@ -1047,14 +1047,10 @@ void nhwc_pool_16(graph::KernelContext& ctx, const NhwcPool16State& st) {
 }
 
 void run_nhwc_pool_16(graph::KernelContext& ctx, const NhwcPool16State& st) {
-  switch (ctx.input(0).dtype) {
-    case DType::float16:
-      return nhwc_pool_16<Float16>(ctx, st);
-    case DType::bfloat16:
-      return nhwc_pool_16<BFloat16>(ctx, st);
-    default:
-      ctx.fail("dtype " + dtype_label(ctx.input(0).dtype) + " is not supported");
-  }
+  const DType t = ctx.input(0).dtype;
+  if (t == DType::float16) return nhwc_pool_16<Float16>(ctx, st);
+  if (t == DType::bfloat16) return nhwc_pool_16<BFloat16>(ctx, st);
+  fail_dtype(ctx, t);
 }
 
 bool is_16bit(DType t) {
@@ -1205,16 +1201,8 @@ void nhwc_global_average_pool(graph::KernelContext& ctx) {
 void run_nhwc_global_average_pool(graph::KernelContext& ctx) {
   const graph::TensorRef& x = ctx.input(0);
   if (x.rank() != 4) ctx.fail("reads [N, H, W, C] tensors");
-  switch (x.dtype) {
-    case DType::float32:
-      return nhwc_global_average_pool<float>(ctx);
-    case DType::float16:
-      return nhwc_global_average_pool<Float16>(ctx);
-    case DType::bfloat16:
-      return nhwc_global_average_pool<BFloat16>(ctx);
-    default:
-      ctx.fail("dtype " + dtype_label(x.dtype) + " is not supported");
-  }
+  dispatch_with_16bit<Float32Types>(
+      ctx, x.dtype, [&](auto tag) { nhwc_global_average_pool<decltype(tag)>(ctx); });
 }
 
 // ---- LRN across channels: x [N, C, D...] seen as [N, C, prod(D), 1]; the window over channels
@@ -1310,7 +1298,7 @@ void register_conv_pool(graph::OpRegistry& r) {
   // Channels-last pools: oneDNN's on float32, their own loops on the 16-bit floats
   // (NhwcPool16State, nhwc_channel_means), oneDNN's 8-bit max pooling a jit kernel channels-last
   // only (BytePool).
-  const DTypeSet f32_16{DType::float32, DType::float16, DType::bfloat16};
+  const DTypeSet f32_16 = dtypes_with_16bit(Float32Types{});
   for (const char* op : {"NhwcAveragePool", "NhwcGlobalAveragePool"})
     r.row("footprint", op).kernel_dtypes = f32_16;
   r.row("footprint", "NhwcMaxPool").kernel_dtypes = f32_16 | DTypeSet{DType::int8, DType::uint8};

@@ -36,6 +36,9 @@ template <class... Ts>
 struct TypeList {};
 
 using RealTypes = TypeList<float, double>;
+// float alone: with dispatch_with_16bit, the kernels that compute float32 and the 16-bit floats
+// in float registers (the channels-last pools, fused elementwise runs and blocks).
+using Float32Types = TypeList<float>;
 using SignedTypes = TypeList<float, double, int8_t, int16_t, int32_t, int64_t>;
 using IntTypes = TypeList<int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t, uint64_t>;
 using UnsignedTypes = TypeList<uint8_t, uint16_t, uint32_t, uint64_t>;

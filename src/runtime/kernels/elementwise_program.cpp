@@ -21,6 +21,7 @@
 #include <type_traits>
 
 #include "broadcast.hpp"
+#include "dtype_dispatch.hpp"
 #include "epilogue.hpp"
 #include "families.hpp"
 #include "float16.hpp"
@@ -313,16 +314,8 @@ void run_program(graph::KernelContext& ctx) {
     ctx.fail(std::string("attribute 'program': ") + e);
   }
   prepared.inputs = ctx.input_count();
-  switch (ctx.output(0).dtype) {
-    case DType::float32:
-      return run_program_on<float>(ctx, prepared);
-    case DType::float16:
-      return run_program_on<Float16>(ctx, prepared);
-    case DType::bfloat16:
-      return run_program_on<BFloat16>(ctx, prepared);
-    default:
-      ctx.fail("dtype " + std::string(dtype_name(ctx.output(0).dtype)) + " is not supported");
-  }
+  dispatch_with_16bit<Float32Types>(
+      ctx, ctx.output(0).dtype, [&](auto tag) { run_program_on<decltype(tag)>(ctx, prepared); });
 }
 
 }  // namespace
@@ -333,7 +326,7 @@ void register_elementwise_program(graph::OpRegistry& r) {
   // Each tile's inputs are read before the last step writes its output there.
   row.in_place = true;
   // Float16 and bfloat16 widened a tile at a time, each step rounded as its node stored it.
-  row.kernel_dtypes = DTypeSet{DType::float32, DType::float16, DType::bfloat16};
+  row.kernel_dtypes = dtypes_with_16bit(Float32Types{});
 }
 
 }  // namespace footprint::runtime::kernels

@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "channel_means.hpp"
+#include "dtype_dispatch.hpp"
 #include "epilogue.hpp"
 #include "families.hpp"
 #include "float16.hpp"
@@ -282,16 +283,8 @@ void run_squeeze_excite(graph::KernelContext& ctx) {
     if (t != nullptr && t->dtype != x.dtype) ctx.fail("W and B must have X's dtype");
   }
   if (x.rank() != 4 || ctx.input(1).rank() != 4) ctx.fail("X and W1 must have rank 4");
-  switch (x.dtype) {
-    case DType::float32:
-      return squeeze_excite<kNhwc, float>(ctx);
-    case DType::float16:
-      return squeeze_excite<kNhwc, Float16>(ctx);
-    case DType::bfloat16:
-      return squeeze_excite<kNhwc, BFloat16>(ctx);
-    default:
-      ctx.fail("dtype " + std::string(dtype_name(x.dtype)) + " is not supported");
-  }
+  dispatch_with_16bit<Float32Types>(ctx, x.dtype,
+                                    [&](auto tag) { squeeze_excite<kNhwc, decltype(tag)>(ctx); });
 }
 
 }  // namespace
@@ -312,8 +305,7 @@ void register_squeeze_excite(graph::OpRegistry& r) {
   // Between convolutions that run channels-last, so does the block (no layout change around
   // it).
   plain.channels_last = "NhwcSqueezeExcite";
-  plain.kernel_dtypes = nhwc.kernel_dtypes =
-      DTypeSet{DType::float32, DType::float16, DType::bfloat16};
+  plain.kernel_dtypes = nhwc.kernel_dtypes = dtypes_with_16bit(Float32Types{});
 }
 
 }  // namespace footprint::runtime::kernels
