@@ -106,7 +106,7 @@ TEST(Float16Kernels, ConvWeightsComputedWhileRunningAreNamed) {
   EXPECT_NE(e.find("input 1 is float16 computed while running"), std::string::npos) << e;
 }
 
-TEST(Float16Kernels, GemmAndMatMulRunThroughFloat32) {
+TEST(Float16Kernels, GemmAndMatMulRoundOnceAfterAFloatSum) {
   // [1 + 2^-10, 1] . [1, 2^-11]: 1 + 2^-10 + 2^-11 = 1 + 3 * 2^-11, a tie to the even 1 + 2^-9;
   // a sum rounded to half after its first product would keep 1 + 2^-10.
   const Tensor a = halves({1, 2}, {0x3c01, 0x3c00});
@@ -124,6 +124,91 @@ TEST(Float16Kernels, GemmAndMatMulRunThroughFloat32) {
   mm32.run();
   EXPECT_EQ(mm.workspace_bytes(), mm32.workspace_bytes() + uint64_t{3} * 64);  // A, B and Y
   EXPECT_EQ(mm.allocations(), mm32.allocations());
+}
+
+// n 16-bit floats of dtype t spread over (-1, 1), seeded.
+Tensor spread_16(DType t, Ints dims, uint32_t seed) {
+  size_t n = 1;
+  for (const int64_t d : dims) n *= static_cast<size_t>(d);
+  Halves v(n);
+  uint32_t s = seed;
+  for (uint16_t& e : v) {
+    s = s * 1664525U + 1013904223U;
+    const float f = static_cast<float>(s >> 8) / 8388608.0F - 1.0F;
+    e = t == DType::float16 ? half_from_float(f) : bfloat16_from_float(f);
+  }
+  return Tensor::of(t, std::move(dims), v);
+}
+
+float widen_bits(DType t, uint16_t b) {
+  return t == DType::float16 ? float_from_half(b) : float_from_bfloat16(b);
+}
+
+TEST(Float16Kernels, GemmOfFewRowsStreamsItsSixteenBitWeights) {
+  // A classifier head's shape, odd: 3 rows of K = 600 (longer than a widened chunk, not a
+  // multiple of any vector) by N = 70 columns (not a multiple of a block), B either way round, C
+  // or none. Each output is the float sum rounded once: within one unit of the last place of the
+  // double sum. B stays 16-bit in the state (N K 2 bytes, C widened), A's rows are widened into
+  // the workspace, and two threads give the bytes one does.
+  constexpr int64_t m = 3, k = 600, n = 70;
+  for (const DType t : {DType::float16, DType::bfloat16}) {
+    for (const bool trans_b : {false, true}) {
+      for (const bool with_c : {false, true}) {
+        const Tensor a = spread_16(t, {m, k}, 3);
+        const Tensor b = spread_16(t, trans_b ? Ints{n, k} : Ints{k, n}, 4);
+        const Tensor c = spread_16(t, {n}, 5);
+        std::vector<std::optional<Tensor>> in{a, b};
+        if (with_c) in.emplace_back(c);
+        const std::string what =
+            std::string(dtype_name(t)) + (trans_b ? ", transB" : "") + (with_c ? ", C" : "");
+        PreparedRun one("Gemm", in, {attr("transB", int64_t{trans_b ? 1 : 0})});
+        one.constants({1, 2});
+        one.run();
+        const auto y = one.out(0).values<uint16_t>();
+        const auto av = a.values<uint16_t>();
+        const auto bv = b.values<uint16_t>();
+        const auto cv = c.values<uint16_t>();
+        const double ulp = t == DType::float16 ? 1.0 / 1024 : 1.0 / 128;
+        for (int64_t i = 0; i < m; ++i) {
+          for (int64_t j = 0; j < n; ++j) {
+            double ref = with_c ? widen_bits(t, cv[static_cast<size_t>(j)]) : 0.0;
+            for (int64_t p = 0; p < k; ++p) {
+              const size_t bi = static_cast<size_t>(trans_b ? j * k + p : p * n + j);
+              ref += static_cast<double>(widen_bits(t, av[static_cast<size_t>(i * k + p)])) *
+                     widen_bits(t, bv[bi]);
+            }
+            const float got = widen_bits(t, y[static_cast<size_t>(i * n + j)]);
+            ASSERT_NEAR(got, ref, ulp * std::max(std::abs(ref), 1e-2))
+                << what << " " << i << "," << j;
+          }
+        }
+        EXPECT_EQ(one.workspace_bytes(), static_cast<uint64_t>(m * k) * sizeof(float)) << what;
+        ASSERT_TRUE(one.has_state()) << what;
+        const uint64_t kept = static_cast<uint64_t>(n * k) * 2 + (with_c ? n * sizeof(float) : 0);
+        EXPECT_EQ(one.state()->owned_bytes(), kept) << what;
+        std::vector<graph::ConcreteTensor> ins{{t, a.dims}, {t, b.dims}};
+        if (with_c) ins.push_back({t, c.dims});
+        const graph::OpSchema* row = runtime::op_registry().find("", "Gemm");
+        EXPECT_EQ(row->packed(one.node(), ins, {{t, {m, n}}}, {false, true, true}), kept) << what;
+        PreparedRun two("Gemm", in, {attr("transB", int64_t{trans_b ? 1 : 0})});
+        two.constants({1, 2}).threads(2).run();
+        EXPECT_EQ(two.out(0).values<uint16_t>(), y) << what;
+      }
+    }
+  }
+  // B computed while running: no copy of it was planned, and preparing says so.
+  PreparedRun computed(
+      "Gemm", {spread_16(DType::float16, {1, 4}, 8), spread_16(DType::float16, {4, 2}, 9)});
+  computed.constants({});
+  const std::string e = computed.run_error();
+  EXPECT_NE(e.find("'n0' (Gemm)"), std::string::npos) << e;
+  EXPECT_NE(e.find("computed while running"), std::string::npos) << e;
+  // Nine rows: the float32 copies (B widened: N K 4 bytes at least).
+  PreparedRun nine("Gemm",
+                   {spread_16(DType::float16, {9, k}, 6), spread_16(DType::float16, {k, n}, 7)});
+  nine.constants({1});
+  nine.run();
+  EXPECT_GE(nine.state()->owned_bytes(), static_cast<uint64_t>(n * k) * sizeof(float));
 }
 
 TEST(Float16Kernels, BFloat16ProductsRunToo) {

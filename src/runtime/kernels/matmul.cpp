@@ -23,6 +23,7 @@
 #include "epilogue.hpp"
 #include "families.hpp"
 #include "float_matmul.hpp"
+#include "half_gemv.hpp"
 #include "through_float32.hpp"
 
 namespace footprint::runtime::kernels {
@@ -393,6 +394,34 @@ void run_matmul(graph::KernelContext& ctx) {
   finish_epilogues(ctx, st->applies_epilogues);
 }
 
+// A 16-bit Gemm of a few rows streams its 16-bit weights (half_gemv.hpp); every other 16-bit
+// Gemm runs the float32 kernel on float32 copies (through_float32.hpp), float32 ones as they are.
+namespace float32_copies = through_float32_detail;
+
+void run_gemm_any(graph::KernelContext& ctx) {
+  if (half_gemv::prepared(ctx)) return half_gemv::run(ctx);
+  float32_copies::kernel<run_gemm>(ctx);
+}
+
+std::unique_ptr<graph::KernelState> gemm_prepare_any(const graph::KernelContext& ctx) {
+  if (half_gemv::takes(ctx)) return half_gemv::prepare(ctx);
+  return float32_copies::prepare_hook<gemm_prepare, 0b110>(ctx);
+}
+
+uint64_t gemm_workspace_any(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                            const std::vector<graph::ConcreteTensor>& out) {
+  if (half_gemv::takes(n, in, out)) return half_gemv::workspace(n, in, out);
+  return float32_copies::workspace_hook<product_workspace<gemm_as_conv, gemm_pd>, 0b110>(n, in,
+                                                                                         out);
+}
+
+uint64_t gemm_packed_any(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                         const std::vector<graph::ConcreteTensor>& out,
+                         const std::vector<bool>& constant) {
+  if (half_gemv::takes(n, in, out)) return half_gemv::packed(n, in, out);
+  return float32_copies::packed_hook<product_packed<gemm_as_conv>>(n, in, out, constant);
+}
+
 void set(graph::OpSchema& row, graph::KernelFn kernel, graph::PrepareFn prepare,
          graph::WorkspaceFn workspace) {
   row.kernel = kernel;
@@ -444,8 +473,11 @@ void register_matmul(graph::OpRegistry& r) {
   // (through_float32.hpp: oneDNN 2.6 has no float16 matmul without AVX512-FP16). Gemm's B and C
   // must be constants, converted once when preparing; MatMul's B may be computed (attention's
   // keys), so it has a float32 copy in the step's scratch unless it is a constant.
+  graph::OpSchema& gemm = r.row("", "Gemm");
   through_float32<run_gemm, gemm_prepare, product_workspace<gemm_as_conv, gemm_pd>,
-                  product_packed<gemm_as_conv>, 0b110>(r.row("", "Gemm"));
+                  product_packed<gemm_as_conv>, 0b110>(gemm);
+  set(gemm, run_gemm_any, gemm_prepare_any, gemm_workspace_any);
+  gemm.packed = gemm_packed_any;
   for (graph::OpSchema* row : {&r.row("", "MatMul"), &r.row("footprint", "MatMulAdd")}) {
     through_float32<run_matmul, matmul_prepare, product_workspace<matmul_as_conv, matmul_pd>,
                     product_packed<matmul_as_conv>, 0>(*row);
