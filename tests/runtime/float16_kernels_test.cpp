@@ -211,6 +211,34 @@ TEST(Float16Kernels, GemmOfFewRowsStreamsItsSixteenBitWeights) {
   EXPECT_GE(nine.state()->owned_bytes(), static_cast<uint64_t>(n * k) * sizeof(float));
 }
 
+TEST(Float16Kernels, SoftmaxRowsWidenedOrNotRoundOnce) {
+  // A row short enough to be widened on the stack (37, and 4096 exactly), one longer (5000) and
+  // a strided one (axis 0 of [37, 3]): each output the float softmax rounded once, so within one
+  // unit of the last place of the double one.
+  for (const auto& [dims, axis] :
+       {std::pair{Ints{2, 37}, int64_t{-1}}, std::pair{Ints{1, 4096}, int64_t{-1}},
+        std::pair{Ints{1, 5000}, int64_t{-1}}, std::pair{Ints{37, 3}, int64_t{0}}}) {
+    const Tensor x = spread_16(DType::float16, dims, 11);
+    PreparedRun soft("Softmax", {x}, {attr("axis", axis)});
+    soft.run();
+    const auto xv = x.values<uint16_t>();
+    const auto yv = soft.out(0).values<uint16_t>();
+    const size_t rows = static_cast<size_t>(axis == 0 ? dims[1] : dims[0]);
+    const size_t len = static_cast<size_t>(axis == 0 ? dims[0] : dims[1]);
+    const size_t step = axis == 0 ? rows : 1;
+    for (size_t r = 0; r < rows; ++r) {
+      const size_t base = axis == 0 ? r : r * len;
+      double sum = 0;
+      for (size_t i = 0; i < len; ++i)
+        sum += std::exp(double{float_from_half(xv[base + i * step])});
+      for (size_t i = 0; i < len; ++i) {
+        const double ref = std::exp(double{float_from_half(xv[base + i * step])}) / sum;
+        ASSERT_NEAR(float_from_half(yv[base + i * step]), ref, ref / 1024) << len << " at " << i;
+      }
+    }
+  }
+}
+
 TEST(Float16Kernels, BFloat16ProductsRunToo) {
   // bfloat16 1.5 (0x3fc0) times 3 (0x4040) is 4.5 (0x4090).
   const Tensor a = Tensor::of(DType::bfloat16, {1, 1}, Halves{0x3fc0});
