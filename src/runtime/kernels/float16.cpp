@@ -19,6 +19,10 @@ void floats_to_halves_scalar(const float* in, Float16* out, size_t n) {
   for (size_t i = 0; i < n; ++i) out[i] = to_float16(in[i]);
 }
 
+void round_through_halves_scalar(float* v, size_t n) {
+  for (size_t i = 0; i < n; ++i) v[i] = to_float(to_float16(v[i]));
+}
+
 #if defined(FOOTPRINT_F16C)
 // F16C is CPUID leaf 1, ECX bit 29 (asked directly: not every compiler's __builtin_cpu_supports
 // knows it).
@@ -120,9 +124,32 @@ __attribute__((target("avx512f,avx2,f16c"))) void floats_to_halves_avx512(const 
   }
   if (i < n) floats_to_halves_f16c(in + i, out + i, n - i);
 }
+
+// Both conversions in registers, sixteen at a time; a group holding a NaN through core's.
+__attribute__((target("avx512f,avx2,f16c"))) void round_through_halves_avx512(float* v, size_t n) {
+  size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 x = _mm512_loadu_ps(v + i);
+    if (_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q) != 0) {
+      round_through_halves_scalar(v + i, 16);
+    } else {
+      const __m256i h =
+          _mm512_maskz_cvtps_ph(0xFFFF, x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      _mm512_storeu_ps(v + i, _mm512_maskz_cvtph_ps(0xFFFF, h));
+    }
+  }
+  round_through_halves_scalar(v + i, n - i);
+}
 #endif
 
 }  // namespace
+
+void round_through_halves(float* v, size_t n) {
+#if defined(FOOTPRINT_F16C)
+  if (has_avx512()) return round_through_halves_avx512(v, n);
+#endif
+  round_through_halves_scalar(v, n);
+}
 
 void halves_to_floats(const Float16* in, float* out, size_t n) {
 #if defined(FOOTPRINT_F16C)

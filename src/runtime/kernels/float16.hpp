@@ -4,7 +4,6 @@
 //
 //   const float f = to_float(t.as<const Float16>()[i]);
 //   out.as<BFloat16>()[i] = to_bfloat16(f);
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -78,6 +77,10 @@ T narrow(C v) {
 void halves_to_floats(const Float16* in, float* out, size_t n);
 void floats_to_halves(const float* in, Float16* out, size_t n);
 
+// Each of n floats rounded to the nearest half and back, in place (the same bits as
+// to_float(to_float16(x))).
+void round_through_halves(float* v, size_t n);
+
 // A row of H (Float16 or BFloat16) as floats and back.
 template <class H>
 void widen_row(const H* in, float* out, size_t n) {
@@ -100,12 +103,10 @@ void narrow_row(const float* in, H* out, size_t n) {
 // kernel computing several nodes in float stores between them, where each node stored H.
 template <class H>
 void round_through(float* v, size_t n) {
-  constexpr size_t kChunk = 256;
-  std::array<H, kChunk> stored;  // NOLINT(cppcoreguidelines-pro-type-member-init): written first
-  for (size_t i = 0; i < n; i += kChunk) {
-    const size_t m = n - i < kChunk ? n - i : kChunk;
-    narrow_row(v + i, stored.data(), m);
-    widen_row(stored.data(), v + i, m);
+  if constexpr (std::is_same_v<H, Float16>) {
+    round_through_halves(v, n);
+  } else {
+    for (size_t i = 0; i < n; ++i) v[i] = to_float(to_bfloat16(v[i]));
   }
 }
 
