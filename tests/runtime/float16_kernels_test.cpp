@@ -239,6 +239,32 @@ TEST(Float16Kernels, SoftmaxRowsWidenedOrNotRoundOnce) {
   }
 }
 
+TEST(Float16Kernels, LayoutChangesMoveTheTwoBytesOfEachElement) {
+  // A few channels (an input image: pixel by pixel) and many (channel by channel), over more
+  // pixels than a block: channels-last is [N, H, W, C] of the same elements, and back.
+  for (const int64_t c : {int64_t{3}, int64_t{20}}) {
+    const Ints nchw{2, c, 17, 19};
+    const Tensor x = spread_16(DType::float16, nchw, 12);
+    PreparedRun to("footprint::ToChannelsLast", {x});
+    to.run();
+    const auto xv = x.values<uint16_t>();
+    const auto last = to.out(0).values<uint16_t>();
+    const int64_t pixels = 17 * 19;
+    for (int64_t n = 0; n < 2; ++n) {
+      for (int64_t ch = 0; ch < c; ++ch) {
+        for (int64_t p = 0; p < pixels; ++p) {
+          ASSERT_EQ(last[static_cast<size_t>((n * pixels + p) * c + ch)],
+                    xv[static_cast<size_t>((n * c + ch) * pixels + p)])
+              << c << " channels";
+        }
+      }
+    }
+    PreparedRun back("footprint::FromChannelsLast", {to.out(0)});
+    back.run();
+    EXPECT_EQ(back.out(0).values<uint16_t>(), xv) << c << " channels";
+  }
+}
+
 TEST(Float16Kernels, BFloat16ProductsRunToo) {
   // bfloat16 1.5 (0x3fc0) times 3 (0x4040) is 4.5 (0x4090).
   const Tensor a = Tensor::of(DType::bfloat16, {1, 1}, Halves{0x3fc0});
