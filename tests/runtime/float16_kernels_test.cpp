@@ -249,7 +249,7 @@ TEST(Float16Kernels, LayoutChangesMoveTheTwoBytesOfEachElement) {
     to.run();
     const auto xv = x.values<uint16_t>();
     const auto last = to.out(0).values<uint16_t>();
-    const int64_t pixels = 17 * 19;
+    const int64_t pixels = int64_t{17} * 19;
     for (int64_t n = 0; n < 2; ++n) {
       for (int64_t ch = 0; ch < c; ++ch) {
         for (int64_t p = 0; p < pixels; ++p) {
