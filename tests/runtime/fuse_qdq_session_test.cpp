@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "footprint/graph/builder.hpp"
@@ -17,6 +18,7 @@
 namespace footprint::graph {
 namespace {
 
+using testing::expect_same_varied_outputs;
 using testing::Outcome;
 using testing::run_once;
 using testing::seeded;
@@ -39,7 +41,8 @@ struct QuantWeights {
 };
 
 QuantWeights weights(std::vector<int64_t> dims, int64_t channels, uint32_t seed) {
-  QuantWeights w{HostValue::make(DType::int8, dims), HostValue::make(DType::float32, {channels}),
+  QuantWeights w{HostValue::make(DType::int8, std::move(dims)),
+                 HostValue::make(DType::float32, {channels}),
                  HostValue::zeros(DType::int8, {channels})};
   uint32_t s = seed;
   for (int8_t& e : w.q->span<int8_t>()) {
@@ -103,18 +106,6 @@ bool made(const Outcome& o, const std::string& op) {
     if (line.rfind(op + " ", 0) == 0) return true;
   }
   return false;
-}
-
-// The fused graph's outputs are the nodes' as written, element for element, and vary (not a
-// saturated, constant output that any kernel would match).
-void expect_same_varied_outputs(const Outcome& fused, const Outcome& apart) {
-  ASSERT_EQ(fused.y.size(), apart.y.size());
-  size_t steps = 0;
-  for (size_t i = 0; i < fused.y.size(); ++i) {
-    EXPECT_EQ(fused.y[i], apart.y[i]) << i;
-    steps += fused.y[i] != fused.y[0] ? 1 : 0;
-  }
-  EXPECT_GT(steps, fused.y.size() / 2);
 }
 
 TEST(FuseQdqSession, AConvGroupRunsAsQLinearConvWithTheSameOutputs) {

@@ -50,6 +50,19 @@ inline bool made_pattern(const Outcome& o, const std::string& op) {
                      [&](const std::string& line) { return line.rfind(op + " '", 0) == 0; });
 }
 
+// The two runs give output 0 element for element, and it varies (not a saturated, constant
+// output that any kernel would match).
+inline void expect_same_varied_outputs(const Outcome& a, const Outcome& b,
+                                       const std::string& what = "") {
+  ASSERT_EQ(a.y.size(), b.y.size()) << what;
+  size_t varied = 0;
+  for (size_t i = 0; i < a.y.size(); ++i) {
+    EXPECT_EQ(a.y[i], b.y[i]) << i << " " << what;
+    varied += a.y[i] != a.y[0] ? 1 : 0;
+  }
+  EXPECT_GT(varied, a.y.size() / 2) << what;
+}
+
 // The fused run gives the unfused run's output 0, within `rtol` (relative to 1 + |value|: the
 // fused kernels sum in another order).
 inline void expect_same_outputs(const Outcome& fused, const Outcome& apart, float rtol,

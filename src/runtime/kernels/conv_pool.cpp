@@ -977,10 +977,8 @@ uint64_t pool_workspace(const graph::Node& n, const std::vector<graph::ConcreteT
 // a NaN is, the average summed in double and rounded once, so the bytes are the NCHW loop's.
 class NhwcPool16State final : public graph::KernelState {
  public:
-  NhwcPool16State(const PoolGeometry& g, int64_t n, int64_t c)
-      : geometry(g), images(n), channels(c) {}
+  explicit NhwcPool16State(const PoolGeometry& g) : geometry(g) {}
   PoolGeometry geometry;
-  int64_t images = 0, channels = 0;
 };
 
 // One output pixel's C channels, kBlock at a time.
@@ -1023,11 +1021,12 @@ void nhwc_pool_pixel_16(const PoolGeometry& g, const H* image, const Taps& th, c
 template <class H>
 void nhwc_pool_16(graph::KernelContext& ctx, const NhwcPool16State& st) {
   const PoolGeometry& g = st.geometry;
-  const int64_t c = st.channels;
-  const H* x = ctx.input(0).as<const H>();
+  const graph::TensorRef& xt = ctx.input(0);  // [N, H, W, C]
+  const int64_t c = xt.dim(3);
+  const H* x = xt.as<const H>();
   H* y = ctx.output(0).as<H>();
   parallel_for(
-      ctx.threads(), static_cast<size_t>(st.images * g.out[0]),
+      ctx.threads(), static_cast<size_t>(xt.dim(0) * g.out[0]),
       [&](size_t begin, size_t end) {
         with_wide_vectors([&] {
           for (size_t r = begin; r < end; ++r) {
@@ -1051,10 +1050,6 @@ void run_nhwc_pool_16(graph::KernelContext& ctx, const NhwcPool16State& st) {
   if (t == DType::float16) return nhwc_pool_16<Float16>(ctx, st);
   if (t == DType::bfloat16) return nhwc_pool_16<BFloat16>(ctx, st);
   fail_dtype(ctx, t);
-}
-
-bool is_16bit(DType t) {
-  return t == DType::float16 || t == DType::bfloat16;
 }
 
 void run_pool(graph::KernelContext& ctx) {
@@ -1118,8 +1113,7 @@ std::unique_ptr<graph::KernelState> nhwc_pool_prepare(const graph::KernelContext
       ctx.fail("pools 16-bit floats channels-last in 2-D without indices only");
     }
     return std::make_unique<NhwcPool16State>(
-        pool_geometry(ctx.node(), nchw, pooling(ctx.node(), nchw, kKind)), nchw.in[0][0],
-        nchw.in[0][1]);
+        pool_geometry(ctx.node(), nchw, pooling(ctx.node(), nchw, kKind)));
   }
   return src_dst_state<dnnl::pooling_v2_forward::primitive_desc, dnnl::pooling_v2_forward>(
       nhwc_pool_pd(ctx.node(), e, kKind));
@@ -1155,30 +1149,13 @@ void global_pool(graph::KernelContext& ctx, bool is_max) {
           }
           return;
         }
-        if constexpr (is_16bit_float<T>) {
-          // Each plane widened a chunk at a time (F16C where the CPU has it) and summed as the
-          // float32 planes are, the mean rounded once.
-          constexpr size_t kChunk = 1024;
-          std::array<float, kChunk> row{};
-          with_wide_vectors([&] {
-            for (size_t p = begin; p < end; ++p) {
-              double sum = 0;
-              for (size_t i = 0; i < size; i += kChunk) {
-                const size_t n = std::min(kChunk, size - i);
-                widen_row(in + p * size + i, row.data(), n);
-                sum += plane_sum(row.data(), n);
-              }
-              out[p] = size == 0 ? T{} : narrow<T>(sum / static_cast<double>(size));
-            }
-          });
-        } else {
-          with_wide_vectors([&] {
-            for (size_t p = begin; p < end; ++p) {
-              const double sum = plane_sum(in + p * size, size);
-              out[p] = size == 0 ? T{} : static_cast<T>(sum / static_cast<double>(size));
-            }
-          });
-        }
+        // Each mean rounded once (channel_means.hpp's plane_total).
+        with_wide_vectors([&] {
+          for (size_t p = begin; p < end; ++p) {
+            const double sum = plane_total(in + p * size, size);
+            out[p] = size == 0 ? T{} : narrow<T>(sum / static_cast<double>(size));
+          }
+        });
       },
       1);
 }

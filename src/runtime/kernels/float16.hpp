@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "footprint/core/dtype.hpp"
 #include "footprint/core/float16.hpp"
 
 namespace footprint::runtime::kernels {
@@ -36,6 +37,11 @@ inline BFloat16 to_bfloat16(float f) {
 
 template <class T>
 constexpr bool is_16bit_float = std::is_same_v<T, Float16> || std::is_same_v<T, BFloat16>;
+
+// The same for a tensor's dtype.
+inline bool is_16bit(DType t) {
+  return t == DType::float16 || t == DType::bfloat16;
+}
 
 // The type a kernel computes T in: float for the 16-bit floats (their arithmetic, sums included,
 // runs in float registers and rounds once on store), T itself otherwise.

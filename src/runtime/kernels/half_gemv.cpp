@@ -22,10 +22,6 @@ constexpr int64_t kMaxRows = 8;
 constexpr size_t kColumns = 32;
 constexpr size_t kChunk = 512;
 
-bool is_16bit(DType t) {
-  return t == DType::float16 || t == DType::bfloat16;
-}
-
 struct Shape {
   int64_t m = 0, k = 0, n = 0;
   bool trans_b = false, has_c = false;

@@ -14,6 +14,7 @@
 #include "dnnl_util.hpp"
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
+#include "float16.hpp"
 #include "footprint/graph/node_attributes.hpp"
 #include "index_space.hpp"
 #include "strided_copy.hpp"
@@ -213,10 +214,6 @@ void reorder_kernel(graph::KernelContext& ctx) {
 // pixels of one image at a time (every channel of it): oneDNN 2.6's reorder of byte pairs
 // (layout_desc) took 0.075 ms for the 3-channel input of a 224x224 image, where float32's
 // reorder takes 0.046 (`footprint run --profile`, the float16 variants of the quantized zoo).
-bool is_16bit_float(DType t) {
-  return t == DType::float16 || t == DType::bfloat16;
-}
-
 template <bool kToChannelsLast>
 void transpose_16bit(graph::KernelContext& ctx) {
   const graph::TensorRef& x = ctx.input(0);
@@ -239,27 +236,22 @@ void transpose_16bit(graph::KernelContext& ctx) {
           const int64_t p1 = std::min(pixels, p0 + kPixels);
           const uint16_t* src = in + image * c * pixels;
           uint16_t* dst = out + image * c * pixels;
+          const auto move = [&](int64_t p, int64_t ch) {
+            if constexpr (kToChannelsLast) {
+              dst[p * c + ch] = src[ch * pixels + p];
+            } else {
+              dst[ch * pixels + p] = src[p * c + ch];
+            }
+          };
           // Pixel by pixel, its channels inner, so the channels-last side is read or written in
           // order (with a few channels: the input image), or channel by channel.
           if (c <= kFewChannels) {
             for (int64_t p = p0; p < p1; ++p) {
-              for (int64_t ch = 0; ch < c; ++ch) {
-                if constexpr (kToChannelsLast) {
-                  dst[p * c + ch] = src[ch * pixels + p];
-                } else {
-                  dst[ch * pixels + p] = src[p * c + ch];
-                }
-              }
+              for (int64_t ch = 0; ch < c; ++ch) move(p, ch);
             }
-            continue;
-          }
-          for (int64_t ch = 0; ch < c; ++ch) {
-            for (int64_t p = p0; p < p1; ++p) {
-              if constexpr (kToChannelsLast) {
-                dst[p * c + ch] = src[ch * pixels + p];
-              } else {
-                dst[ch * pixels + p] = src[p * c + ch];
-              }
+          } else {
+            for (int64_t ch = 0; ch < c; ++ch) {
+              for (int64_t p = p0; p < p1; ++p) move(p, ch);
             }
           }
         }
@@ -269,20 +261,20 @@ void transpose_16bit(graph::KernelContext& ctx) {
 
 template <bool kToChannelsLast>
 void layout_change_kernel(graph::KernelContext& ctx) {
-  if (is_16bit_float(ctx.input(0).dtype)) return transpose_16bit<kToChannelsLast>(ctx);
+  if (is_16bit(ctx.input(0).dtype)) return transpose_16bit<kToChannelsLast>(ctx);
   reorder_kernel(ctx);
 }
 
 template <bool kToChannelsLast>
 std::unique_ptr<graph::KernelState> layout_change_prepare(const graph::KernelContext& ctx) {
-  if (is_16bit_float(ctx.input(0).dtype)) return nullptr;  // the transpose needs no state
+  if (is_16bit(ctx.input(0).dtype)) return nullptr;  // the transpose needs no state
   return reorder_prepare<layout_change_pd<kToChannelsLast>>(ctx);
 }
 
 template <bool kToChannelsLast>
 uint64_t layout_change_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
                                  const std::vector<graph::ConcreteTensor>& out) {
-  if (!in.empty() && is_16bit_float(in[0].dtype)) return 0;
+  if (!in.empty() && is_16bit(in[0].dtype)) return 0;
   return reorder_workspace<layout_change_pd<kToChannelsLast>>(n, in, out);
 }
 

@@ -138,19 +138,7 @@ void channel_means(const graph::KernelContext& ctx, const T* x, const Extents& e
         [&](size_t begin, size_t end) {
           with_wide_vectors([&] {
             for (size_t plane = begin; plane < end; ++plane) {
-              double sum = 0;
-              if constexpr (is_16bit_float<T>) {
-                // As the 16-bit GlobalAveragePool sums a plane: a widened chunk at a time.
-                constexpr size_t kChunk = 1024;
-                std::array<float, kChunk> row{};
-                for (size_t i = 0; i < size; i += kChunk) {
-                  const size_t n = std::min(kChunk, size - i);
-                  widen_row(x + plane * size + i, row.data(), n);
-                  sum += plane_sum(row.data(), n);
-                }
-              } else {
-                sum = plane_sum(x + plane * size, size);
-              }
+              const double sum = plane_total(x + plane * size, size);
               mean[plane] = widen(narrow<T>(sum / static_cast<double>(size)));
             }
           });

@@ -38,10 +38,6 @@ namespace footprint::runtime::kernels {
 
 namespace through_float32_detail {
 
-inline bool is_16bit(DType t) {
-  return t == DType::float16 || t == DType::bfloat16;
-}
-
 inline uint64_t round_up_64(uint64_t bytes) {
   return (bytes + 63) / 64 * 64;
 }
