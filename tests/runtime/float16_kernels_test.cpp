@@ -389,6 +389,59 @@ TEST(Float16Kernels, MaxPoolPicksTheElementTheFloatLoopDoes) {
   EXPECT_EQ(h.out(0).values<uint16_t>(), rounded(f.out(0).values<float>()));
 }
 
+TEST(Float16Kernels, ChannelsLastMaxPoolComparesThePatternsAsTheFloatLoop) {
+  // The channels-last max pool compares 16-bit patterns without widening them: it must keep
+  // the element the NCHW loop keeps (which compares floats, `x > best`), bit for bit, with
+  // NaNs first, later and everywhere in a window, both zeros side by side, both infinities and
+  // negatives; 40 channels are two vectors of sixteen and a tail.
+  const Ints nchw{2, 40, 9, 8};
+  const int64_t c = 40;
+  const int64_t pixels = int64_t{9} * 8;
+  for (const DType t : {DType::float16, DType::bfloat16}) {
+    const uint16_t nan = t == DType::float16 ? 0x7e01 : 0x7fc1;
+    const uint16_t inf = t == DType::float16 ? 0x7c00 : 0x7f80;
+    Tensor x = spread_16(t, nchw, 31);
+    std::vector<uint16_t> v = x.values<uint16_t>();
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (i % 7 == 0) v[i] = nan;
+      if (i % 11 == 0) v[i] = static_cast<uint16_t>(nan | 0x8000);
+      if (i % 5 == 1) v[i] = 0x8000;
+      if (i % 5 == 2) v[i] = 0;
+      if (i % 13 == 3) v[i] = inf;
+      if (i % 17 == 4) v[i] = static_cast<uint16_t>(inf | 0x8000);
+    }
+    std::vector<uint16_t> last(v.size());
+    for (int64_t n = 0; n < 2; ++n) {
+      for (int64_t ch = 0; ch < c; ++ch) {
+        for (int64_t p = 0; p < pixels; ++p) {
+          last[static_cast<size_t>((n * pixels + p) * c + ch)] =
+              v[static_cast<size_t>((n * c + ch) * pixels + p)];
+        }
+      }
+    }
+    const std::vector<testing::Wire> attrs{attr("kernel_shape", Ints{3, 3}),
+                                           attr("strides", Ints{2, 1}),
+                                           attr("pads", Ints{1, 1, 1, 0})};
+    PreparedRun plain("MaxPool", {Tensor::of(t, nchw, v)}, attrs);
+    plain.run();
+    PreparedRun nhwc("footprint::NhwcMaxPool", {Tensor::of(t, Ints{2, 9, 8, c}, last)}, attrs);
+    nhwc.run();
+    const std::vector<uint16_t> want = plain.out(0).values<uint16_t>();
+    const std::vector<uint16_t> got = nhwc.out(0).values<uint16_t>();
+    ASSERT_EQ(got.size(), want.size());
+    const int64_t out_pixels = int64_t{5} * 7;
+    for (int64_t n = 0; n < 2; ++n) {
+      for (int64_t ch = 0; ch < c; ++ch) {
+        for (int64_t p = 0; p < out_pixels; ++p) {
+          ASSERT_EQ(got[static_cast<size_t>((n * out_pixels + p) * c + ch)],
+                    want[static_cast<size_t>((n * c + ch) * out_pixels + p)])
+              << dtype_name(t) << " image " << n << " channel " << ch << " pixel " << p;
+        }
+      }
+    }
+  }
+}
+
 TEST(Float16Kernels, TheProductRowsDeclareTheirSixteenBitFloats) {
   const graph::OpRegistry& r = runtime::op_registry();
   for (const auto& [domain, op] :

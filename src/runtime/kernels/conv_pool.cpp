@@ -971,15 +971,103 @@ uint64_t pool_workspace(const graph::Node& n, const std::vector<graph::ConcreteT
   }
 }
 
-// The 16-bit floats channels-last (oneDNN 2.6 pools no float16 without AVX512-FP16): each tap's
-// C values widened into float (F16C where the CPU has it), a block of channels at a time, and
+// The 16-bit floats channels-last (oneDNN 2.6 pools no float16): a block of channels at a time,
 // combined as pool_plane_2d combines them: the taps in row-major order, the first one kept where
-// a NaN is, the average summed in double and rounded once, so the bytes are the NCHW loop's.
+// a NaN is (max compares the 16-bit patterns, which it need not widen), the average widened and
+// summed in double and rounded once, so the bytes are the NCHW loop's.
 class NhwcPool16State final : public graph::KernelState {
  public:
   explicit NhwcPool16State(const PoolGeometry& g) : geometry(g) {}
   PoolGeometry geometry;
 };
+
+// `x > best ? x : best` for the 16-bit floats, on their patterns (exact, so nothing to widen):
+// the magnitudes order as integers, a negative one below the positives (-magnitude), the two
+// zeros alike, and a NaN (a magnitude above the infinity's) neither greater nor smaller than
+// anything, so the earlier element stays. Sixteen lanes as a vector of the compiler's (two of
+// SSE2's, one of AVX2's, whatever the copy): a loop over plain integers vectorised into 32-bit
+// lanes.
+using HalfLanes = int16_t __attribute__((vector_size(32)));
+
+template <class H>
+HalfLanes max_patterns(HalfLanes x, HalfLanes best) {
+  constexpr int16_t kInfinity = std::is_same_v<H, Float16> ? 0x7C00 : 0x7F80;
+  const HalfLanes mx = x & 0x7FFF;
+  const HalfLanes mb = best & 0x7FFF;
+  const HalfLanes kx = x < 0 ? -mx : mx;
+  const HalfLanes kb = best < 0 ? -mb : mb;
+  return (mx <= kInfinity) & (mb <= kInfinity) & (kx > kb) ? x : best;
+}
+
+template <class H>
+uint16_t max_patterns(uint16_t x, uint16_t best) {
+  constexpr int kInfinity = std::is_same_v<H, Float16> ? 0x7C00 : 0x7F80;
+  const int mx = x & 0x7FFF;
+  const int mb = best & 0x7FFF;
+  const int kx = (x & 0x8000) != 0 ? -mx : mx;
+  const int kb = (best & 0x8000) != 0 ? -mb : mb;
+  return mx <= kInfinity && mb <= kInfinity && kx > kb ? x : best;
+}
+
+// A kept NaN as the widening loop stores it (core's conversions: float16's one quiet NaN of
+// that sign, bfloat16's pattern with the quiet bit set), any other element as it is.
+template <class H>
+HalfLanes stored(HalfLanes x) {
+  constexpr int16_t kInfinity = std::is_same_v<H, Float16> ? 0x7C00 : 0x7F80;
+  const HalfLanes quiet = std::is_same_v<H, Float16>
+                              ? HalfLanes((x & static_cast<int16_t>(0x8000)) | 0x7E00)
+                              : HalfLanes(x | 0x0040);
+  return (x & 0x7FFF) > kInfinity ? quiet : x;
+}
+
+template <class H>
+uint16_t stored(uint16_t x) {
+  constexpr int kInfinity = std::is_same_v<H, Float16> ? 0x7C00 : 0x7F80;
+  if ((x & 0x7FFF) <= kInfinity) return x;
+  return std::is_same_v<H, Float16> ? static_cast<uint16_t>((x & 0x8000) | 0x7E00)
+                                    : static_cast<uint16_t>(x | 0x0040);
+}
+
+// One output pixel's C channels of a max pool: sixteen channels at a time over every tap (the
+// running maximum in a register), in the taps' row-major order. False where the window has more
+// taps than the list holds (the widening loop takes those).
+template <class H>
+bool nhwc_max_pixel_16(const PoolGeometry& g, const H* image, const Taps& th, const Taps& tw,
+                       int64_t h0, int64_t w0, int64_t c, H* out) {
+  std::array<const uint16_t*, 64> tap;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+  size_t taps = 0;
+  if ((th.hi - th.lo) * (tw.hi - tw.lo) > static_cast<int64_t>(tap.size())) return false;
+  for (int64_t kh = th.lo; kh < th.hi; ++kh) {
+    const H* row = image + (h0 + kh * g.dilation[0]) * g.in[1] * c;
+    for (int64_t kw = tw.lo; kw < tw.hi; ++kw) {
+      tap[taps++] = &row[(w0 + kw * g.dilation[1]) * c].bits;
+    }
+  }
+  auto* y = &out->bits;
+  if (taps == 0) {  // no input: +0
+    std::fill(y, y + c, uint16_t{0});
+    return true;
+  }
+  constexpr int64_t kLanes = sizeof(HalfLanes) / sizeof(int16_t);
+  int64_t j = 0;
+  for (; j + kLanes <= c; j += kLanes) {
+    HalfLanes best;
+    std::memcpy(&best, tap[0] + j, sizeof best);
+    for (size_t t = 1; t < taps; ++t) {
+      HalfLanes x;
+      std::memcpy(&x, tap[t] + j, sizeof x);
+      best = max_patterns<H>(x, best);
+    }
+    best = stored<H>(best);
+    std::memcpy(y + j, &best, sizeof best);
+  }
+  for (; j < c; ++j) {
+    uint16_t best = tap[0][j];
+    for (size_t t = 1; t < taps; ++t) best = max_patterns<H>(tap[t][j], best);
+    y[j] = stored<H>(best);
+  }
+  return true;
+}
 
 // One output pixel's C channels, kBlock at a time.
 template <class H>
@@ -1035,9 +1123,14 @@ void nhwc_pool_16(graph::KernelContext& ctx, const NhwcPool16State& st) {
             const Taps th = taps(g, 0, oh);
             const int64_t h0 = oh * g.stride[0] - g.pad_begin[0];
             for (int64_t ow = 0; ow < g.out[1]; ++ow) {
-              nhwc_pool_pixel_16(g, x + n * g.in_size * c, th, taps(g, 1, ow), h0,
-                                 ow * g.stride[1] - g.pad_begin[1], c,
-                                 y + (static_cast<int64_t>(r) * g.out[1] + ow) * c);
+              const H* image = x + n * g.in_size * c;
+              const Taps tw = taps(g, 1, ow);
+              const int64_t w0 = ow * g.stride[1] - g.pad_begin[1];
+              H* out = y + (static_cast<int64_t>(r) * g.out[1] + ow) * c;
+              // Direct calls, which `flatten` inlines into the wide copies.
+              if (!g.is_max || !nhwc_max_pixel_16(g, image, th, tw, h0, w0, c, out)) {
+                nhwc_pool_pixel_16(g, image, th, tw, h0, w0, c, out);
+              }
             }
           }
         });

@@ -11,16 +11,14 @@
 #include "float16.hpp"
 #include "footprint/graph/node_attributes.hpp"
 #include "parallel_for.hpp"
-#include "simd_math.hpp"
+#include "row_dots.hpp"
 
 namespace footprint::runtime::kernels::half_gemv {
 namespace {
 
 constexpr int64_t kMaxRows = 8;
-// Columns of B (rows of the [N, K] copy) a step of the loop computes, and K's chunk: one chunk
-// of a B row widened at a time, in the first-level cache.
+// Columns of B (rows of the [N, K] copy) a step of the loop computes.
 constexpr size_t kColumns = 32;
-constexpr size_t kChunk = 512;
 
 struct Shape {
   int64_t m = 0, k = 0, n = 0;
@@ -106,41 +104,17 @@ class State final : public graph::KernelState {
   std::vector<float> c;     // [N] or empty
 };
 
-// Columns [n0, n0 + cols) of every row of Y, as floats in `out` [M][kColumns]: each B row's chunk
-// widened once and multiplied into all M rows of A, lanes summed at the end.
-template <class V, class H>
+// Columns [n0, n0 + cols) of every row of Y, as floats in `out` [M][kColumns]: B's rows widened
+// as they are loaded (row_dots.hpp); past the first row of A they come from the cache.
+template <class H>
 void columns(const State& st, const float* a, size_t n0, size_t cols,
              std::array<std::array<float, kColumns>, kMaxRows>& out) {
-  constexpr size_t lanes = sizeof(V) / sizeof(float);
   const auto k = static_cast<size_t>(st.shape.k);
-  const auto m = static_cast<size_t>(st.shape.m);
-  std::array<float, kChunk> wide;  // NOLINT(cppcoreguidelines-pro-type-member-init): written first
-  for (size_t j = 0; j < cols; ++j) {
-    const auto* row = reinterpret_cast<const H*>(st.b.data() + (n0 + j) * k);
-    std::array<V, kMaxRows> acc{};
-    std::array<float, kMaxRows> tail{};
-    for (size_t k0 = 0; k0 < k; k0 += kChunk) {
-      const size_t len = std::min(kChunk, k - k0);
-      widen_row(row + k0, wide.data(), len);
-      const size_t whole = len - len % lanes;
-      for (size_t r = 0; r < m; ++r) {
-        const float* x = a + r * k + k0;
-        V sum = acc[r];
-        for (size_t i = 0; i < whole; i += lanes) {
-          V w;
-          V v;
-          std::memcpy(&w, wide.data() + i, sizeof w);
-          std::memcpy(&v, x + i, sizeof v);
-          sum += w * v;
-        }
-        acc[r] = sum;
-        for (size_t i = whole; i < len; ++i) tail[r] += wide[i] * x[i];
-      }
-    }
-    for (size_t r = 0; r < m; ++r) {
-      float total = tail[r];
-      for (size_t l = 0; l < lanes; ++l) total += acc[r][l];
-      out[r][j] = total + (st.c.empty() ? 0.0F : st.c[n0 + j]);
+  const auto* b = reinterpret_cast<const H*>(st.b.data() + n0 * k);
+  for (size_t r = 0; r < static_cast<size_t>(st.shape.m); ++r) {
+    row_dots(b, k, a + r * k, out[r].data(), k, cols);
+    if (!st.c.empty()) {
+      for (size_t j = 0; j < cols; ++j) out[r][j] += st.c[n0 + j];
     }
   }
 }
@@ -165,7 +139,7 @@ void run_typed(graph::KernelContext& ctx, const State& st) {
         for (size_t block = begin; block < end; ++block) {
           const size_t n0 = block * kColumns;
           const size_t cols = std::min(kColumns, n - n0);
-          simd::with_widest([&](auto tag) { columns<decltype(tag), H>(st, a, n0, cols, out); });
+          columns<H>(st, a, n0, cols, out);
           for (size_t r = 0; r < m; ++r) {
             apply_epilogues(epilogues, out[r].data(), cols);
             narrow_row(out[r].data(), y + r * n + n0, cols);

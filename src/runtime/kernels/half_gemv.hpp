@@ -1,6 +1,6 @@
 #pragma once
 // A float16 or bfloat16 Gemm of a few rows (a classifier's head on one image, M <= 8): the
-// weights stay 16-bit, widened a chunk at a time as each row of them streams past, instead of the
+// weights stay 16-bit, widened in registers as each row of them streams past, instead of the
 // float32 copy through_float32 gives every 16-bit product. At a few rows a product reads each
 // weight once, so its time is the bytes of B: half of the float32 copy's.
 //

@@ -17,6 +17,7 @@
 #include "float16.hpp"
 #include "footprint/graph/elementwise_program.hpp"
 #include "parallel_for.hpp"
+#include "row_dots.hpp"
 #include "simd_math.hpp"
 #include "wide_vectors.hpp"
 
@@ -62,64 +63,13 @@ std::optional<graph::Epilogue> epilogue_of(const graph::KernelContext& ctx, std:
   return e;
 }
 
-// y[r] = W[r, :] . x for the `rows` rows of W [rows, cols], at the widest vectors, in float as
-// oneDNN's 1x1 convolutions are (a sum in double cost the zoo's MobileNetV3-Small 9 % more
-// instructions per run for no closer match).
-void dot_rows(const float* w, const float* x, float* y, size_t cols, size_t rows) {
-  simd::with_widest([&](auto tag) {
-    using V = decltype(tag);
-    constexpr size_t lanes = sizeof(V) / sizeof(float);
-    for (size_t i = 0; i < rows; ++i) {
-      const float* row = w + i * cols;
-      V acc{};
-      size_t k = 0;
-      for (; k + lanes <= cols; k += lanes) {
-        V a;
-        V b;
-        std::memcpy(&a, row + k, sizeof a);
-        std::memcpy(&b, x + k, sizeof b);
-        acc += a * b;
-      }
-      float sum = 0;
-      for (size_t l = 0; l < lanes; ++l) sum += acc[l];
-      for (; k < cols; ++k) sum += row[k] * x[k];
-      y[i] = sum;
-    }
-  });
-}
-
-// y[i] = W[i, :] . x + bias[i] for rows [begin, end) of W [rows, cols]. 16-bit weights are
-// widened several rows at a time (one conversion call for the narrow rows of W2), a row in parts
-// where one is longer than the buffer.
+// y[i] = W[i, :] . x + bias[i] for rows [begin, end) of W [rows, cols], in float as oneDNN's 1x1
+// convolutions are (a sum in double cost the zoo's MobileNetV3-Small 9 % more instructions per run
+// for no closer match); 16-bit weights widened as they are loaded (row_dots.hpp).
 template <class W>
 void product_rows(const W* w, const float* x, const W* bias, float* y, size_t cols, size_t begin,
                   size_t end) {
-  if constexpr (std::is_same_v<W, float>) {
-    dot_rows(w + begin * cols, x, y + begin, cols, end - begin);
-  } else {
-    constexpr size_t kBuf = 4096;
-    std::array<float, kBuf> wide;  // NOLINT(cppcoreguidelines-pro-type-member-init): written first
-    if (cols <= kBuf) {
-      const size_t per = kBuf / std::max<size_t>(cols, 1);
-      for (size_t i = begin; i < end;) {
-        const size_t stop = std::min(end, i + per);
-        widen_row(w + i * cols, wide.data(), (stop - i) * cols);
-        dot_rows(wide.data(), x, y + i, cols, stop - i);
-        i = stop;
-      }
-    } else {
-      for (size_t i = begin; i < end; ++i) {
-        y[i] = 0;
-        for (size_t k = 0; k < cols; k += kBuf) {
-          const size_t n = std::min(kBuf, cols - k);
-          float part = 0;
-          widen_row(w + i * cols + k, wide.data(), n);
-          dot_rows(wide.data(), x + k, &part, n, 1);
-          y[i] += part;
-        }
-      }
-    }
-  }
+  row_dots(w + begin * cols, cols, x, y + begin, cols, end - begin);
   if (bias != nullptr) {
     for (size_t i = begin; i < end; ++i) y[i] += widen(bias[i]);
   }
