@@ -37,7 +37,7 @@ from . import _bytes as _byte_count
 from ._heap import heap_counter as _heap_counter
 from .errors import UsageError
 
-__all__ = ["Recording", "fit", "measure", "predict", "record"]
+__all__ = ["Recording", "device", "fit", "measure", "meta", "predict", "record"]
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
 _SKIP_DIRS = (_TORCH_DIR, os.path.dirname(os.path.abspath(__file__)),
@@ -110,6 +110,8 @@ class Recording:
         self._meta = _meta_kernels()
         self._params = []  # (name, weak reference) of every leaf tensor an op read
         self._before = set()  # storages of the tensors Python could reach when recording began
+        self._assume = {}  # "file.py:line" -> the value a data-dependent question there gets
+        self.assumptions = []  # each value given: {"line", "tensor", "value"}
 
     # -- storages -----------------------------------------------------------------------------
 
@@ -187,6 +189,63 @@ class Recording:
                        (f"the node of {self.ops[op]['op']}" if op >= 0 else "an autograd node"))
         self._pending_saved = keep
 
+    def _assumed(self, func, t, line):
+        """The kernel of a data-dependent op on a meta tensor (``.item()``, ``bool(t)``,
+        ``x in t``, ``nonzero``): the value the user gave for ``line`` (noted in
+        ``assumptions``), or a UsageError naming the line and the tensor. Meta tensors hold no
+        data, and a guessed value would silently change what the program does."""
+        made_by = self._existing(t).op
+        what = _describe(t) + (f" from {made_by}" if made_by else "")
+        if func is not _LOCAL_SCALAR:
+            raise UsageError(
+                f"{line}: {str(func).replace('aten.', '').replace('.default', '')} of {what} makes "
+                "a tensor whose size its data decides, which a meta tensor does not hold; make "
+                "the step not depend on it, or record() it on the CPU")
+        if line not in self._assume:
+            raise UsageError(
+                f"{line}: the program asks the value of {what} (.item(), bool(), `in`), which a "
+                f"meta tensor does not hold; give it, predict(..., assume={{'{line}': value}}), "
+                "or make the step not depend on it (transformers: pass an attention_mask)")
+        value = self._assume[line]
+        self.assumptions.append({"line": line, "tensor": _describe(t), "value": value})
+        return lambda *args, **kwargs: value
+
+    def _note_returned(self, value):
+        """Names the storages of the tensors ``value`` holds (a tensor, containers of them, or an
+        object such as a KV cache whose attributes hold them) as returned by the function."""
+        found, todo, seen = [], [value], set()
+        while todo:
+            v = todo.pop()
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            if isinstance(v, torch.Tensor):
+                found.append(v)
+            elif isinstance(v, dict):
+                todo.extend(v.values())
+            elif isinstance(v, (list, tuple)):
+                todo.extend(v)
+            elif hasattr(v, "__dict__") and not isinstance(v, (type, torch.nn.Module)):
+                todo.extend(vars(v).values())
+        for t in found:
+            st = self.storages.get(_storage(t)._cdata)
+            if st is not None:
+                st.note("returned by the function")
+
+    def _made_on_meta(self, cpu):
+        """A meta tensor in place of ``cpu`` (made from Python data as the CPU run makes it),
+        keeping its storage's record: the trace is the CPU run's."""
+        self._muted += 1
+        try:
+            m = torch.empty_like(cpu, device="meta").requires_grad_(cpu.requires_grad)
+        finally:
+            self._muted -= 1
+        s = self.storages.pop(_storage(cpu)._cdata, None)
+        if s is not None:
+            s.weak = StorageWeakRef(_storage(m))
+            self.storages[_storage(m)._cdata] = s
+        return m
+
     # -- ops ----------------------------------------------------------------------------------
 
     def _on_op(self, func, args, kwargs):
@@ -202,10 +261,22 @@ class Recording:
         impl = func
         if flat_in and flat_in[0].is_meta:
             impl = self._meta.get(func, func)
+            if func in _DATA_DEPENDENT:
+                impl = self._assumed(func, flat_in[0], line)
         began = time.time_ns() // 1000
         out = impl(*args, **kwargs)
         self._windows.append((began, time.time_ns() // 1000))
+        self._muted += 1  # a 0-d tensor made for a number the op returned is the op's output
+        try:
+            out = _tensor_result(func, args, out)
+        finally:
+            self._muted -= 1
         flat_out = [t for t in tree_flatten(out)[0] if isinstance(t, torch.Tensor)]
+        if not flat_in and not flat_out:
+            # No tensor in or out (torchvision's _cuda_version, asked when it is first
+            # imported): nothing to place, and it would make the first run's trace differ.
+            self._windows.pop()
+            return out
         index = len(self.ops)
         name = str(func).replace("aten.", "").replace(".default", "")
         module = self._modules[-1] if self._modules else ""
@@ -395,6 +466,35 @@ class Recording:
                 "after_above_start": after - start}
 
 
+def _tensor_result(func, args, out):
+    """``out`` as the Tensor ``func``'s schema returns. PyTorch 1.13 hands an op's result on a
+    wrapped number (the 0-d tensor a Python number becomes, ``x * 2.5``) back to a dispatch mode
+    as a Python number, which the dispatcher then refuses where the schema returns a Tensor:
+    autograd detaching a number it saved for backward failed every transformers training step
+    ("detach returned invalid type float"). The result of an alias (detach, a view) is the
+    argument itself, whose storage it shares; any other is a 0-d tensor of the argument's dtype,
+    as the op made."""
+    if isinstance(out, torch.Tensor) or not isinstance(out, (bool, int, float, complex)):
+        return out
+    returns = func._schema.returns
+    if len(returns) != 1 or str(returns[0].type) != "Tensor":
+        return out
+    first = next((a for a in args if isinstance(a, torch.Tensor)), None)
+    if first is None:
+        return out
+    if returns[0].alias_info is not None:
+        return first
+    return torch.scalar_tensor(out, dtype=first.dtype, device=first.device)
+
+
+_LOCAL_SCALAR = torch.ops.aten._local_scalar_dense.default
+# Ops whose result depends on the tensor's data (a Python value, or an output whose size the
+# data decides), which meta tensors cannot compute.
+_DATA_DEPENDENT = {_LOCAL_SCALAR, torch.ops.aten.nonzero.default,
+                   torch.ops.aten.masked_select.default, torch.ops.aten.unique_dim.default,
+                   torch.ops.aten._unique2.default}
+
+
 class _Mode(TorchDispatchMode):
     def __init__(self, rec):
         super().__init__()
@@ -405,7 +505,7 @@ class _Mode(TorchDispatchMode):
         # The profiler's ops (1.13's record_function handle, a tensor over a C++ object that
         # c10's allocator never made) hold no tensor data.
         if self._rec._muted or func.namespace == "profiler":
-            return func(*args, **kwargs)
+            return _tensor_result(func, args, func(*args, **kwargs))
         return self._rec._on_op(func, args, kwargs)
 
 
@@ -421,7 +521,7 @@ def _optimizer_classes():
 
 
 @contextlib.contextmanager
-def _phases(rec, optimizers):
+def _phases(rec):
     """backward() and optimizer steps mark their ops' phase. 2.x has global optimizer step
     hooks; on 1.13 the step methods of the Optimizer subclasses are wrapped while recording."""
     patched = []
@@ -429,10 +529,14 @@ def _phases(rec, optimizers):
 
     def in_phase(fn, phase, on_self=None):
         def wrapped(*args, **kwargs):
-            if on_self is not None and args and args[0] not in optimizers:
-                optimizers.append(args[0])
             with rec.phase(phase):
-                return fn(*args, **kwargs)
+                out = fn(*args, **kwargs)
+            # The optimizer's state is named as the step leaves it; the recorder keeps no
+            # reference to the optimizer, which would keep its state and the parameters alive
+            # after the program let them go.
+            if on_self is not None and args:
+                rec._note_optimizer(args[0])
+            return out
         wrapped.__wrapped__ = fn
         wrapped.__dict__.update(getattr(fn, "__dict__", {}))
         return wrapped
@@ -518,10 +622,22 @@ def _on_meta(args):
     return bool(args) and getattr(args[0], "device", None) == torch.device("meta")
 
 
+# Functions that make a tensor from Python data: on the CPU its storage is made outside aten
+# (then lift_fresh), on meta by no op at all.
+_FROM_DATA = tuple(getattr(torch, n) for n in ("tensor", "as_tensor", "asarray") if hasattr(torch, n))
+
+
 class _AsOnTheCpu(torch.overrides.TorchFunctionMode):
-    """On meta tensors PyTorch 2.x's scaled_dot_product_attention always takes its math path
-    (its backend choice says "math" off the CPU), while the CPU runs its fused flash kernel,
-    which keeps other tensors for backward: a prediction would count the wrong ones."""
+    """Meta tensors made and used as the CPU makes and uses them:
+
+    - ``torch.tensor(data, device="meta")`` (a buffer of a module built on meta,
+      ``footprint.torch.device``) makes its storage by no op a dispatch mode sees, so an unread
+      one (GPT-2's ``masked_bias``) would be missing where the CPU run has it: it is made on the
+      CPU, as the CPU run makes it (the recorder sees the same ops), then replaced by a meta
+      tensor that keeps the CPU storage's record;
+    - on meta tensors PyTorch 2.x's scaled_dot_product_attention always takes its math path
+      (its backend choice says "math" off the CPU), while the CPU runs its fused flash kernel,
+      which keeps other tensors for backward: a prediction would count the wrong ones."""
 
     def __init__(self, rec):
         super().__init__()
@@ -529,9 +645,33 @@ class _AsOnTheCpu(torch.overrides.TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        if func is _SDPA and _on_meta(args):
+        if func is _SDPA and _SDPA is not None and _on_meta(args):
             return _sdpa_as_on_the_cpu(self._rec, *args, **kwargs)
+        if (func in _FROM_DATA and str(kwargs.get("device")) == "meta" and args
+                and not isinstance(args[0], torch.Tensor)):
+            return self._rec._made_on_meta(func(*args, **dict(kwargs, device="cpu")))
         return func(*args, **kwargs)
+
+
+_REAL_AUTOCAST = torch.autocast
+
+
+class _Autocast(_REAL_AUTOCAST):
+    """``torch.autocast`` that also takes ``device_type="meta"`` (which it refuses: "must be
+    'cuda' or 'cpu'"), as transformers' rotary embeddings ask it on their tensors' device. Off
+    (``enabled=False``) it changes nothing, on meta as anywhere; on, it would cast as the CPU's
+    autocast does, which meta tensors do not take, so it stops (no guessed dtypes)."""
+
+    def __new__(cls, device_type, *args, **kwargs):
+        if str(device_type) != "meta":
+            return super().__new__(cls)
+        enabled = kwargs.get("enabled", args[1] if len(args) > 1 else True)
+        if not enabled:
+            return contextlib.nullcontext()
+        raise UsageError(
+            f"torch.autocast(device_type='meta', enabled=True) at {_user_line()}: footprint.torch "
+            "cannot follow autocast's casts on meta tensors; predict mixed precision with explicit "
+            "casts (model.to(torch.bfloat16), x.to(...)), or record() the step on the CPU")
 
 
 @contextlib.contextmanager
@@ -555,19 +695,21 @@ def _meta_as_the_cpu(rec):
         return _SDPA(*args, **kwargs)
 
     torch.random.fork_rng = fork_rng
+    torch.autocast = _Autocast
     if _SDPA is not None:
         torch.nn.functional.scaled_dot_product_attention = sdpa
     try:
-        with _AsOnTheCpu(rec) if _SDPA is not None else contextlib.nullcontext():
+        with _AsOnTheCpu(rec):
             yield
     finally:
         torch.random.fork_rng = real_fork_rng
+        torch.autocast = _REAL_AUTOCAST
         if _SDPA is not None:
             torch.nn.functional.scaled_dot_product_attention = _SDPA
 
 
 @contextlib.contextmanager
-def record(module=None, name="torch", optimizers=(), saved=True):
+def record(module=None, name="torch", optimizers=(), saved=True, assume=None):
     """Records every aten op run inside the block (forward, backward(), optimizer steps).
 
     ``module`` names module scopes and parameters relative to it (``encoder.layers.3.attn``);
@@ -576,9 +718,12 @@ def record(module=None, name="torch", optimizers=(), saved=True):
     are found by themselves. ``saved=False`` leaves out saved_tensors_hooks: the timeline is
     the same (autograd holds what it saves either way) but no storage says which node saved
     it; on 1.13 a Python number saved for backward (``q / math.sqrt(E)`` in
-    multi_head_attention_forward) makes autograd fail under the hooks. Yields a
-    ``Recording``; its ``trace`` is complete after the block."""
+    multi_head_attention_forward) made autograd fail under the hooks before footprint handled
+    it. ``assume``: the values of data-dependent questions asked of meta tensors, by the
+    "file.py:line" that asks (see ``predict``). Yields a ``Recording``; its ``trace`` is
+    complete after the block."""
     rec = Recording(name)
+    rec._assume = dict(assume or {})
     rec._before = _reachable_storages()
     rec.started_us = time.time_ns() // 1000  # the profiler's clock
     if module is not None:
@@ -591,7 +736,7 @@ def record(module=None, name="torch", optimizers=(), saved=True):
     try:
         hooks = (torch.autograd.graph.saved_tensors_hooks(rec._on_pack, lambda t: t) if saved
                  else contextlib.nullcontext())
-        with _phases(rec, optimizers), _meta_as_the_cpu(rec), hooks, _Mode(rec):
+        with _phases(rec), _meta_as_the_cpu(rec), hooks, _Mode(rec):
             yield rec
     finally:
         pre.remove()
@@ -688,15 +833,70 @@ def _meta_kernels():
     return {torch.ops.aten.convolution_backward.default: _meta_convolution_backward}
 
 
-def predict(fn, *args, name="predicted", **kwargs):
+# The functions that make a tensor from nothing (no tensor argument to take a device from):
+# what 2.x's ``with torch.device(...)`` sends to its device.
+_FACTORIES = ("arange", "as_tensor", "asarray", "bartlett_window", "blackman_window", "empty",
+              "empty_strided", "eye", "full", "hamming_window", "hann_window", "kaiser_window",
+              "linspace", "logspace", "ones", "rand", "randint", "randn", "randperm", "range",
+              "scalar_tensor", "tensor", "tril_indices", "triu_indices", "zeros")
+
+
+class _DeviceMode(torch.overrides.TorchFunctionMode):
+    """1.13's stand-in for 2.x's ``with torch.device(d)``: factory functions called without a
+    device make their tensor on ``d``."""
+
+    def __init__(self, device):
+        super().__init__()
+        self._device = torch.device(device)
+        self._factories = {getattr(torch, n) for n in _FACTORIES if hasattr(torch, n)}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func in self._factories and kwargs.get("device") is None:
+            kwargs = dict(kwargs, device=self._device)
+        return func(*args, **kwargs)
+
+
+def device(d):
+    """A context in which modules and tensors made without a device are made on ``d``: what
+    ``with torch.device(d):`` is on PyTorch 2.x, which 1.13 lacks. On "meta" a model of any size
+    is built without allocating its weights, ``torch.tensor(...)`` buffers of its ``__init__``
+    included (a plain ``.to("meta")`` builds it on the CPU first)::
+
+        def step(device, batch):
+            with footprint.torch.device(device):
+                model = transformers.LlamaForCausalLM(config)
+            ...
+        footprint.torch.predict(step, batch=8)
+    """
+    if hasattr(torch.device, "__enter__"):  # 2.x
+        return torch.device(d)
+    return _DeviceMode(d)
+
+
+def meta():
+    """``device("meta")``: builds modules and tensors on meta (no data) inside the block."""
+    return device("meta")
+
+
+def predict(fn, *args, name="predicted", assume=None, **kwargs):
     """The trace of ``fn(*args, device="meta", **kwargs)`` without running it: ``fn`` builds
     its model and inputs on the device it is given, and on "meta" every aten op computes only
     shapes and dtypes, so storages have their real sizes and lifetimes but no data. (On 1.13
     ``device="meta"`` is what works; FakeTensorMode exists there but needs every tensor
     converted by hand.) Where an op picks its kernel by device (2.x's attention), the CPU's
-    pick is followed (``record`` does that on meta tensors). Returns the Recording."""
-    with record(name=name) as rec:
-        fn(*args, device="meta", **kwargs)
+    pick is followed (``record`` does that on meta tensors). Build the model inside ``fn`` with
+    ``footprint.torch.device(device)`` so that it is made on meta directly.
+
+    A step that asks a value of its tensors' data (``.item()``, ``if mask.all():``,
+    ``pad_id in input_ids``) cannot be predicted without that value: ``predict`` stops with a
+    UsageError naming the line that asks, unless ``assume`` gives it ({"file.py:line": value},
+    the line as the error names it); each value given is listed in the Recording's
+    ``assumptions``. Returns the Recording."""
+    with record(name=name, assume=assume) as rec:
+        returned = fn(*args, device="meta", **kwargs)
+        rec._note_returned(returned)
+    del returned  # held until the recording ended: what fn returns is alive after the run
     return rec
 
 
@@ -758,10 +958,11 @@ def fit(fn, budget, dim="batch", lo=1, hi=1 << 20, verify=False, **kwargs):
     if lo > hi:
         raise UsageError(f"fit: lo ({lo}) is above hi ({hi})")
     predicted = {}
+    assume = kwargs.pop("assume", None)
 
     def fits(n):
         if n not in predicted:
-            predicted[n] = predict(fn, **{dim: n}, **kwargs).figures()["peak"]
+            predicted[n] = predict(fn, **{dim: n}, assume=assume, **kwargs).figures()["peak"]
         return predicted[n] <= budget
 
     n = _largest(fits, lo, hi)

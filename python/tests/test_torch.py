@@ -340,3 +340,101 @@ def test_checkpointed_step_is_predicted_exactly():
     with ft.record() as real:
         step("cpu")
     assert predicted.figures() == real.figures()
+
+
+# -- the front door for transformers-style programs (issue 38) ---------------------------------
+
+
+def mha_step(device="cpu", batch=2):
+    """nn.MultiheadAttention's training step: its forward saves a Python number for backward
+    (``q / math.sqrt(E)``), which 1.13's autograd detached through the recorder and failed."""
+    torch.manual_seed(0)
+    with ft.device(device):
+        mha = torch.nn.MultiheadAttention(16, 2)
+    q = torch.ones(5, batch, 16, device=device)
+    out, _ = mha(q, q, q)
+    (out * 2.5).sum().backward()
+
+
+def test_python_numbers_saved_for_backward():
+    with ft.record() as real:
+        mha_step()
+    ops = [o["op"] for o in real.trace["ops"]]
+    assert "mm" in ops and any(o["phase"] == "backward" for o in real.trace["ops"])
+    assert ft.predict(mha_step).figures() == real.figures()
+
+
+class RotaryLike(torch.nn.Module):
+    """transformers' rotary embeddings: autocast turned off on the tensors' own device, and a
+    buffer made by torch.tensor in __init__ that forward never reads."""
+
+    def __init__(self, enabled=False):
+        super().__init__()
+        self.enabled = enabled
+        self.lin = torch.nn.Linear(8, 8)
+        self.register_buffer("unread", torch.tensor([-1e4] * 3), persistent=False)
+
+    def forward(self, x):
+        with torch.autocast(device_type=x.device.type, enabled=self.enabled):
+            return self.lin(x).cos()
+
+
+def rotary_step(device="cpu", batch=3, enabled=False):
+    with ft.device(device):
+        m = RotaryLike(enabled)
+    x = torch.ones(batch, 8, device=device)
+    m(x).sum().backward()
+
+
+def test_autocast_off_and_tensor_buffers_on_meta():
+    predicted = ft.predict(rotary_step)
+    with ft.record() as real:
+        rotary_step()
+    assert predicted.figures() == real.figures()
+    # The unread torch.tensor buffer is in both traces (made outside aten, 12 bytes).
+    assert [t["bytes"] for t in predicted.trace["tensors"] if t["name"].startswith("outside")] \
+        == [t["bytes"] for t in real.trace["tensors"] if t["name"].startswith("outside")] == [12]
+
+
+def test_autocast_on_meta_stops_instead_of_guessing():
+    with pytest.raises(footprint.UsageError, match=r"test_torch.py:\d+: footprint.torch cannot"):
+        ft.predict(rotary_step, enabled=True)
+    # Off meta, torch.autocast is PyTorch's own.
+    with ft.record() as real:
+        rotary_step(enabled=True)
+    assert real.figures()["peak"] > 0
+
+
+def test_device_builds_on_meta_without_allocating():
+    with ft.meta():
+        m = RotaryLike()
+        t = torch.tensor([1.0, 2.0])
+    assert all(p.is_meta for p in m.parameters()) and m.unread.is_meta and t.is_meta
+    assert not torch.empty(1).is_meta  # only inside the block
+
+
+def branchy_step(device="cpu", batch=2):
+    """A step that looks at its data: a Python branch on a tensor's value."""
+    x = torch.ones(batch, 4, device=device, requires_grad=True)
+    y = x * 3
+    if (y > 0).all():  # the line predict names
+        y = y * 2
+    y.sum().backward()
+
+
+def test_data_dependent_python_stops_naming_the_line_or_takes_the_users_value():
+    with pytest.raises(footprint.UsageError,
+                       match=r"test_torch.py:\d+: the program asks the value of bool\[\] from "
+                             r"all .*assume=\{'test_torch.py:\d+': value\}"):
+        ft.predict(branchy_step)
+    try:
+        ft.predict(branchy_step)
+    except footprint.UsageError as e:
+        line = str(e).split(":")[0] + ":" + str(e).split(":")[1]
+    predicted = ft.predict(branchy_step, assume={line: True})
+    assert predicted.assumptions == [{"line": line, "tensor": "bool[]", "value": True}]
+    with ft.record() as real:
+        branchy_step()
+    assert predicted.figures() == real.figures()
+    with pytest.raises(footprint.UsageError, match=r"nonzero of float32\[2, 4\].*whose size"):
+        ft.predict(lambda device: torch.ones(2, 4, device=device).nonzero())
