@@ -22,6 +22,7 @@ module's ``StorageWeakRef``, all present in both. ``predict`` runs the same reco
 """
 
 import contextlib
+import functools
 import os
 import sys
 import time
@@ -82,6 +83,16 @@ def _describe(t):
     return f"{dtype}[{', '.join(str(d) for d in t.shape)}]"
 
 
+class _Differing:
+    """The values a data-dependent question got at one line, where they differed."""
+
+    def __init__(self, values):
+        self.values = tuple(values)
+
+    def __repr__(self):
+        return " and ".join(repr(v) for v in self.values)
+
+
 class _Storage:
     """One storage the recorder has seen: where it came from and what keeps it."""
 
@@ -131,6 +142,8 @@ class Recording:
         self._full_sweeps = False  # look at every storage before every op (saved=False)
         self._assume = {}  # "file.py:line" -> the value a data-dependent question there gets
         self.assumptions = []  # each value given: {"line", "tensor", "value"}
+        # "file.py:line" -> the value a data-dependent question there got on real tensors
+        self.answers = {}
 
     # -- storages -----------------------------------------------------------------------------
 
@@ -235,6 +248,16 @@ class Recording:
                        (f"the node of {self.ops[op]['op']}" if op >= 0 else "an autograd node"))
         self._pending_saved = keep
 
+    def _answer(self, line, value):
+        """Keeps the value a data-dependent question at ``line`` got on real tensors, for
+        ``answers``; a line that got different values keeps them all."""
+        if line not in self.answers:
+            self.answers[line] = value
+        elif not isinstance(self.answers[line], _Differing) and self.answers[line] != value:
+            self.answers[line] = _Differing((self.answers[line], value))
+        elif isinstance(self.answers[line], _Differing) and value not in self.answers[line].values:
+            self.answers[line] = _Differing(self.answers[line].values + (value,))
+
     def _assumed(self, func, t, line):
         """The kernel of a data-dependent op on a meta tensor (``.item()``, ``bool(t)``,
         ``x in t``, ``nonzero``): the value the user gave for ``line`` (noted in
@@ -253,6 +276,10 @@ class Recording:
                 f"meta tensor does not hold; give it, predict(..., assume={{'{line}': value}}), "
                 "or make the step not depend on it (transformers: pass an attention_mask)")
         value = self._assume[line]
+        if isinstance(value, _Differing):
+            raise UsageError(
+                f"{line}: the program asks the value of {what}, which got {value} on the "
+                "recorded run: no one value to assume there")
         self.assumptions.append({"line": line, "tensor": _describe(t), "value": value})
         return lambda *args, **kwargs: value
 
@@ -311,8 +338,10 @@ class Recording:
             if func in _DATA_DEPENDENT:
                 impl = self._assumed(func, flat_in[0], line)
         began = time.time_ns() // 1000
-        out = impl(*args, **kwargs)
+        out = _call(func, args, kwargs, self, impl)
         self._windows.append((began, time.time_ns() // 1000))
+        if func is _LOCAL_SCALAR and not flat_in[0].is_meta:
+            self._answer(line, out)
         self._muted += 1  # a 0-d tensor made for a number the op returned is the op's output
         try:
             out = _tensor_result(func, args, out)
@@ -515,6 +544,44 @@ class Recording:
                 "after_above_start": after - start}
 
 
+def _tensor_args(func, args):
+    """``args`` with a Python number where ``func``'s schema takes a Tensor made the 0-d tensor
+    it was: PyTorch 1.13 hands a wrapped number (the tensor a Python number becomes) to a
+    dispatch mode as the number, and an op taking only a Tensor there then refuses it (the
+    non-reentrant checkpoint's hooks detaching the 0.5 of ``x * 0.5``). A wrapped number is a
+    CPU tensor of float64, int64, bool or complex128."""
+    schema = func._schema.arguments
+    fixed = None
+    for i, a in enumerate(args):
+        if (isinstance(a, (bool, int, float, complex)) and i < len(schema)
+                and str(schema[i].type) == "Tensor"):
+            fixed = fixed if fixed is not None else list(args)
+            dtype = {bool: torch.bool, int: torch.int64, float: torch.float64,
+                     complex: torch.complex128}[type(a)]
+            fixed[i] = torch.scalar_tensor(a, dtype=dtype)
+    return args if fixed is None else tuple(fixed)
+
+
+def _call(func, args, kwargs, rec=None, impl=None):
+    """``impl`` (by default ``func``) on the arguments; where it refuses a Python number for a
+    Tensor argument of ``func``'s schema (1.13: see _tensor_args), again with the number made a
+    tensor (by no op the recording shows)."""
+    impl = impl or func
+    try:
+        return impl(*args, **kwargs)
+    except RuntimeError as e:
+        if "Expected a value of type 'Tensor'" not in str(e):
+            raise
+    if rec is not None:
+        rec._muted += 1
+    try:
+        args = _tensor_args(func, args)
+    finally:
+        if rec is not None:
+            rec._muted -= 1
+    return impl(*args, **kwargs)
+
+
 def _tensor_result(func, args, out):
     """``out`` as the Tensor ``func``'s schema returns. PyTorch 1.13 hands an op's result on a
     wrapped number (the 0-d tensor a Python number becomes, ``x * 2.5``) back to a dispatch mode
@@ -554,7 +621,7 @@ class _Mode(TorchDispatchMode):
         # The profiler's ops (1.13's record_function handle, a tensor over a C++ object that
         # c10's allocator never made) hold no tensor data.
         if self._rec._muted or func.namespace == "profiler":
-            return _tensor_result(func, args, func(*args, **kwargs))
+            return _tensor_result(func, args, _call(func, args, kwargs))
         return self._rec._on_op(func, args, kwargs)
 
 
@@ -644,27 +711,53 @@ def _sdpa_as_on_the_cpu(rec, query, key, value, attn_mask=None, dropout_p=0.0, i
     tensors = [t for t in (query, key, value, attn_mask) if t is not None]
     small = {n: i + 2 for i, n in enumerate(sorted({n for t in tensors for n in t.shape
                                                      if n > 1}))}
-    rec._muted += 1  # the proxies are not the program's
+    rec._muted += 1  # the proxies (and the probe of the CPU's mask ops) are not the program's
     try:
+        negate = attn_mask is not None and attn_mask.dtype == torch.bool and \
+            _cpu_negates_bool_masks()
         choice = torch._fused_sdp_choice(*(_cpu_proxy(t, small) for t in (query, key, value)),
                                          _cpu_proxy(attn_mask, small), dropout_p, is_causal,
                                          scale=scale, **extra)
     finally:
         rec._muted -= 1
     flash = int(torch.nn.attention.SDPBackend.FLASH_ATTENTION)
-    if choice != flash or enable_gqa:
+    # enable_gqa with as many key heads as query heads (transformers passes it always) changes
+    # nothing; with fewer, the CPU's flash kernel takes no such argument.
+    if choice != flash or (enable_gqa and key.shape[-3] != query.shape[-3]):
         return _SDPA(query, key, value, attn_mask, dropout_p, is_causal, scale=scale, **extra)
     mask = attn_mask
     if mask is not None and mask.dtype == torch.bool:
         zero = torch.scalar_tensor(0.0, dtype=query.dtype, device=query.device)
-        keep = mask.logical_not()
-        minus_inf = torch.scalar_tensor(float("-inf"), dtype=query.dtype, device=query.device)
-        mask = torch.where(keep, minus_inf, zero)
+        if negate:
+            keep = mask.logical_not()
+            minus_inf = torch.scalar_tensor(float("-inf"), dtype=query.dtype, device=query.device)
+            mask = torch.where(keep, minus_inf, zero)
+        else:
+            minus_inf = torch.scalar_tensor(float("-inf"), dtype=query.dtype, device=query.device)
+            mask = torch.where(mask, zero, minus_inf)
     return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
         query, key, value, dropout_p, is_causal, attn_mask=mask, scale=scale)[0]
 
 
 _SDPA = getattr(torch.nn.functional, "scaled_dot_product_attention", None)
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_negates_bool_masks():
+    """Whether this PyTorch's CPU attention makes a bool mask additive through logical_not
+    (2.5: where(not mask, -inf, 0)) or without it (2.7: where(mask, 0, -inf)): asked of the CPU
+    once, on tiny tensors, so that meta runs the same ops."""
+    seen = []
+
+    class Ops(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            seen.append(str(func))
+            return func(*args, **(kwargs or {}))
+
+    q = torch.zeros(1, 1, 2, 8)
+    with Ops():
+        _SDPA(q, q, q, attn_mask=torch.ones(2, 2, dtype=torch.bool))
+    return any("logical_not" in f for f in seen)
 
 
 def _on_meta(args):
@@ -943,7 +1036,9 @@ def predict(fn, *args, name="predicted", assume=None, **kwargs):
     ``pad_id in input_ids``) cannot be predicted without that value: ``predict`` stops with a
     UsageError naming the line that asks, unless ``assume`` gives it ({"file.py:line": value},
     the line as the error names it); each value given is listed in the Recording's
-    ``assumptions``. Returns the Recording."""
+    ``assumptions``. A recording of the step on real tensors (at any size) has the values its
+    questions got in ``answers``, in the form ``assume`` takes: ``predict(step, batch=64,
+    assume=small_run.answers)``. Returns the Recording."""
     with record(name=name, assume=assume) as rec:
         returned = fn(*args, device="meta", **kwargs)
         rec._note_returned(returned)

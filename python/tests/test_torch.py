@@ -203,16 +203,18 @@ def test_fit_finds_the_largest_batch():
     assert f.batch == f.predicted_batch == 10 and not f.measured
     assert f.predicted[10] <= budget < ft.predict(predicted_step, batch=11).figures()["peak"]
     # Verified: the largest batch whose measured peak is within the budget, the next one over
-    # it. The measured peak adds the conv kernel's own scratch, a few kB that depend on the
-    # batch and on PyTorch's oneDNN (none at 10 and 11 on 1.13; 5,888 B at 10 and 7,936 B at 9
-    # on 2.5, which makes 10 measure over the budget and fit step down to 9).
+    # it. The measured peak adds the conv kernel's own scratch, which depends on the batch and
+    # on PyTorch's oneDNN (none at 10 and 11 on 1.13; 5,888 B at 10 and 7,936 B at 9 on 2.5,
+    # which makes 10 measure over the budget and fit step down to 9; 24,416 B at every batch on
+    # 2.7, down to 6).
     v = ft.fit(predicted_step, budget, dim="batch", verify=True)
-    assert v.predicted_batch == 10 and v.batch in (9, 10)
-    assert sorted(v.measured) == [v.batch, v.batch + 1]
-    assert v.measured[v.batch] <= budget < v.measured[v.batch + 1]
+    assert v.predicted_batch == 10 and 1 <= v.batch <= 10
+    # Each batch it stepped down through was measured, and measured over the budget.
+    assert sorted(v.measured) == list(range(v.batch, max(v.batch + 2, 11)))
+    assert v.measured[v.batch] <= budget < min(v.measured[b] for b in v.measured if b > v.batch)
     for b in v.measured:
         scratch = v.measured[b] - ft.predict(predicted_step, batch=b).figures()["peak"]
-        assert 0 <= scratch < 16 * 1024
+        assert 0 <= scratch < 32 * 1024
 
 
 def test_kernel_scratch_from_the_measurement_completes_the_peak():

@@ -90,7 +90,9 @@ def build(arch, device):
 def train(arch, device, checkpointing=False):
     model = build(arch, device)
     if checkpointing:
-        model.gradient_checkpointing_enable()
+        # The non-reentrant form, transformers' advice: the reentrant one fails Whisper's
+        # backward on PyTorch 2.7 (transformers 4.57) without footprint.
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     model(**batch_of(arch, device)).loss.backward()
@@ -108,8 +110,8 @@ def prefill_and_decode(arch, device):
     return out.past_key_values
 
 
-# The small tensors of Python numbers in AdamW's arithmetic (1.13's single-tensor AdamW), made
-# by no aten op, are what the profiler counts at a training step's peak beyond the recording.
+# The small tensors of Python numbers in AdamW's arithmetic, made by no aten op, are what the
+# profiler counts at a training step's peak beyond the recording.
 # (torch.utils.checkpoint's CPU RNG states, 5,056 B each and also made outside aten, are alive
 # while a block is recomputed, below these steps' peak; a step that keeps its outputs to the
 # optimizer moves the peak there, 10,132 B above the recording for GPT-2.)
@@ -141,10 +143,12 @@ def allocating_ops(rec):
 @pytest.mark.parametrize("arch,kind,scratch", list(cases()))
 def test_predict_equals_record_equals_the_profiler(arch, kind, scratch):
     step = step_of(arch, kind)
-    predicted = ft.predict(step)
     with ft.measure() as measured:
         with ft.record() as real:
             kept = step("cpu")
+    # transformers asks its masks questions on 2.x (`if padding_mask.all():`): the CPU run's
+    # answers are the values predict takes for them.
+    predicted = ft.predict(step, assume=real.answers)
     fig = real.figures()
     assert predicted.figures() == fig
     assert allocating_ops(predicted) == allocating_ops(real)
