@@ -158,19 +158,15 @@ def sweep(model, dim, values, dims=None, inputs="caller", order="stored", shapes
     return a.to_json()["sweep"]
 
 
-_UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40}
-
-
 def _bytes(budget):
-    """An int, or the CLI's text: "67108864", "64MiB", "1.5GiB"."""
+    """An int, or text: "67108864", "64MiB", "1.5 GiB", "24 GB" (kB, MB, GB powers of 1000;
+    KiB, MiB, GiB of 1024)."""
     if isinstance(budget, int) and not isinstance(budget, bool) and budget >= 0:
         return budget
-    import fractions
-    import re
-    m = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)(B|KiB|MiB|GiB|TiB)?", str(budget))
-    if not m:
-        raise UsageError(f"budget: {budget!r} is not a byte count (67108864, '64MiB', '1.5GiB')")
-    value = fractions.Fraction(m.group(1)) * _UNITS[m.group(2) or ""]
+    value = None if isinstance(budget, bool) else _args.byte_text(str(budget))
+    if value is None:
+        raise UsageError(f"budget: {budget!r} is not a byte count (67108864, '64MiB', '1.5GiB', "
+                         "'24 GB')")
     if value.denominator != 1:
         raise UsageError(f"budget: {budget!r} is not a whole number of bytes")
     return int(value)

@@ -4,14 +4,30 @@ Each check raises ``UsageError`` naming the argument (``buffers[0] size``, ``lo`
 and saying what it accepts."""
 
 import collections.abc
+import fractions
 import math
 import numbers
+import re
 
 import numpy as np
 
 from .errors import UsageError
 
 _INT64_MAX = (1 << 63) - 1
+
+# Byte units, read without regard to case: kB, MB, GB and TB are powers of 1000 (SI: "24 GB" is
+# a card's 24,000,000,000 B), KiB, MiB, GiB and TiB powers of 1024 ("24 GiB" is 25,769,803,776 B).
+BYTE_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4,
+              "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
+
+
+def byte_text(text):
+    """The bytes a text such as "64 MiB", "1.5GB" or "67108864" says, as a Fraction (the caller
+    refuses a fraction of a byte), or None when it is not a number and a unit."""
+    m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*", text)
+    if not m or m.group(2).lower() not in BYTE_UNITS:
+        return None
+    return fractions.Fraction(m.group(1)) * BYTE_UNITS[m.group(2).lower()]
 
 
 def integer(value, what, minimum=None):

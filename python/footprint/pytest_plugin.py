@@ -22,19 +22,16 @@ error at setup, naming the marker and the value.
 
 import fractions
 import numbers
-import re
 import tracemalloc
 
 import pytest
 
-from . import analyze
+from . import _args, analyze
 from ._heap import heap_in_use, native_peak_sampler
 
-# kB, MB and GB are powers of 1000; KiB, MiB and GiB powers of 1024 (units are read without
-# regard to case). pytest-memray's limit_memory("64MB") means 64 MiB; here "64MB" is
-# 64,000,000 B: write "64 MiB" for 67,108,864 B.
-_UNITS = {"": 1, "b": 1, "kb": 1000, "mb": 1000**2, "gb": 1000**3, "tb": 1000**4, "kib": 1024,
-          "mib": 1024**2, "gib": 1024**3, "tib": 1024**4}
+# kB, MB and GB are powers of 1000; KiB, MiB and GiB powers of 1024 (_args.BYTE_UNITS).
+# pytest-memray's limit_memory("64MB") means 64 MiB; here "64MB" is 64,000,000 B: write
+# "64 MiB" for 67,108,864 B.
 _UNIT_HELP = ("a byte count (an int >= 0) or text such as '64 MiB' (67,108,864 B); kB, MB, GB "
               "are powers of 1000 ('64 MB' is 64,000,000 B, not pytest-memray's 64 MiB), KiB, "
               "MiB, GiB powers of 1024")
@@ -57,10 +54,9 @@ def parse_bytes(text):
         else:
             value = fractions.Fraction(text)
     elif isinstance(text, str):
-        m = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*([A-Za-z]*)\s*", text)
-        if not m or m.group(2).lower() not in _UNITS:
+        value = _args.byte_text(text)
+        if value is None:
             refuse("is not a size")
-        value = fractions.Fraction(m.group(1)) * _UNITS[m.group(2).lower()]
     else:
         refuse(f"is a {type(text).__name__}, not a size")
     if value < 0:

@@ -134,7 +134,9 @@ def test_fit_is_the_cli_fit(tiny_cnn):
     assert got["bytes_at_largest"] <= 65536 < got["bytes_above"]
     assert footprint.fit(tiny_cnn, 65536, "N", figure="arena")["figure"] == "arena lower bound"
     with pytest.raises(footprint.UsageError, match="not a byte count"):
-        footprint.fit(tiny_cnn, "64MB", "N")
+        footprint.fit(tiny_cnn, "64 parsecs", "N")
+    # SI units as the CLI reads them: "64MB" is 64,000,000 B, "64MiB" 67,108,864 B.
+    assert footprint.fit(tiny_cnn, "64MB", "N") == footprint.fit(tiny_cnn, 64_000_000, "N")
     with pytest.raises(footprint.UsageError, match="the dim solved for"):
         footprint.fit(tiny_cnn, 65536, "N", dims={"N": 2})
     with pytest.raises(footprint.UsageError, match="no input of the model has a dim of that name"):

@@ -24,7 +24,7 @@ std::optional<int64_t> parse_int64(const std::string& text) {
 uint64_t parse_bytes(const std::string& text, const char* flag) {
   auto bad = [&] {
     return UsageError(std::string(flag) + ": " + in_quotes(text) +
-                      " is not a byte count (67108864, 64MiB, 1.5GiB)");
+                      " is not a byte count (67108864, 64MiB, 1.5GiB, 24GB)");
   };
   size_t i = 0;
   Wide mantissa = 0;
@@ -44,14 +44,20 @@ uint64_t parse_bytes(const std::string& text, const char* flag) {
     if (mantissa > Wide{1} << 100 || scale > Wide{1} << 60) throw bad();
   }
   if (!digits) throw bad();
+  if (i < text.size() && text[i] == ' ') ++i;  // "64 MiB" as "64MiB"
   const std::string unit = text.substr(i);
+  // KiB, MiB, GiB, TiB are powers of 1024; kB, MB, GB, TB powers of 1000 (SI: a "24 GB" card).
   Wide factor = 0;
   if (unit.empty() || unit == "B") factor = 1;
   if (unit == "KiB") factor = uint64_t{1} << 10;
   if (unit == "MiB") factor = uint64_t{1} << 20;
   if (unit == "GiB") factor = uint64_t{1} << 30;
   if (unit == "TiB") factor = uint64_t{1} << 40;
-  if (factor == 0) throw bad();
+  if (unit == "kB" || unit == "KB") factor = 1000;
+  if (unit == "MB") factor = 1000 * 1000;
+  if (unit == "GB") factor = uint64_t{1000} * 1000 * 1000;
+  if (unit == "TB") factor = uint64_t{1000} * 1000 * 1000 * 1000;
+  if (factor == 0 || (i > 0 && text[i - 1] == ' ' && unit.empty())) throw bad();
   const Wide bytes = mantissa * factor;
   if (bytes % scale != 0 || bytes / scale > Wide{1} << 63) throw bad();
   return static_cast<uint64_t>(bytes / scale);

@@ -43,12 +43,20 @@ TEST(FitCommand, TheAnswerFitsAndOneMoreDoesNot) {
 
 TEST(FitCommand, BadUsageAndNothingFits) {
   const std::string model = FOOTPRINT_EXAMPLE_MODEL;
-  for (const char* budget : {"64MB", "-1", "1.3B", "MiB", "1e6"}) {
+  for (const char* budget : {"'64 parsecs'", "-1", "1.3B", "MiB", "1e6", "64mb", "'64 '"}) {
     const CliRun r = run("fit --budget " + std::string(budget) + " --solve N " + model);
     EXPECT_EQ(r.exit_code, 2) << budget << ": " << r.err;
     EXPECT_NE(r.err.find("is not a byte count"), std::string::npos) << r.err;
   }
   EXPECT_EQ(run("fit --budget 1.5KiB --solve N --dim N=2 " + model).exit_code, 2);
+  // SI units are powers of 1000, as a card's "24 GB" is; the IEC ones powers of 1024.
+  for (const auto& [budget, bytes] :
+       {std::pair{"'64 MB'", "64000000 B"}, std::pair{"0.5GB", "500000000 B"},
+        std::pair{"'2 GiB'", "2147483648 B"}}) {
+    const CliRun si = run("fit --budget " + std::string(budget) + " --solve N " + model);
+    EXPECT_EQ(si.exit_code, 0) << budget << ": " << si.err;
+    EXPECT_NE(si.out.find("budget       " + std::string(bytes)), std::string::npos) << si.out;
+  }
   EXPECT_EQ(run("fit --budget 1GiB " + model).exit_code, 2) << "--solve is required";
   const CliRun stranger = run("fit --budget 1GiB --solve seq " + model);
   EXPECT_EQ(stranger.exit_code, 2) << stranger.err;
