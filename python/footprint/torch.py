@@ -83,6 +83,24 @@ def _describe(t):
     return f"{dtype}[{', '.join(str(d) for d in t.shape)}]"
 
 
+# The roles figures()["by_role"] breaks a peak into, the first that fits a storage.
+ROLES = ("weights", "gradients", "optimizer state", "KV cache", "logits", "saved for backward",
+         "inputs", "temporaries", "kernel scratch")
+
+
+def _role(tensor):
+    """A trace tensor's role, from its kind and the recorder's notes."""
+    note = tensor.get("note", "")
+    if tensor["kind"] == "weight" or "parameter" in note.split("; "):
+        return "weights"
+    for role, mark in (("gradients", "gradient of "), ("optimizer state", "optimizer state"),
+                       ("KV cache", "KV cache"), ("logits", "logits"),
+                       ("saved for backward", "saved for backward")):
+        if mark in note:
+            return role
+    return "inputs" if tensor["kind"] == "input" else "temporaries"
+
+
 class _Differing:
     """The values a data-dependent question got at one line, where they differed."""
 
@@ -167,6 +185,8 @@ class Recording:
         self._watch(t, st._cdata)
         s = self.storages.get(st._cdata)
         if s is not None and not s.weak.expired():
+            if s.kind == "activation" and isinstance(t, torch.nn.Parameter):
+                s.note("parameter")  # made inside the recording (a model built in the step)
             return s
         if s is not None:  # a freed storage's address, reused before a sweep saw the free
             self._close(st._cdata, s, len(self.ops) - 1)
@@ -283,27 +303,41 @@ class Recording:
         self.assumptions.append({"line": line, "tensor": _describe(t), "value": value})
         return lambda *args, **kwargs: value
 
-    def _note_returned(self, value):
+    def _note_returned(self, value, returned=True):
         """Names the storages of the tensors ``value`` holds (a tensor, containers of them, or an
-        object such as a KV cache whose attributes hold them) as returned by the function."""
-        found, todo, seen = [], [value], set()
+        object such as a KV cache whose attributes hold them) as returned by the function (when
+        ``returned``), and those of a KV cache or logits as such."""
+        # (value, role): a tensor held by a cache object (transformers' Cache classes, or what
+        # a result calls past_key_values) is the KV cache; one a result calls logits, logits.
+        found, todo, seen = [], [(value, "")], set()
         while todo:
-            v = todo.pop()
+            v, role = todo.pop()
             if id(v) in seen:
                 continue
             seen.add(id(v))
             if isinstance(v, torch.Tensor):
-                found.append(v)
-            elif isinstance(v, dict):
-                todo.extend(v.values())
+                found.append((v, role))
+                continue
+            if "Cache" in type(v).__name__:
+                role = "KV cache"
+            if isinstance(v, dict) or hasattr(v, "keys") and hasattr(v, "__getitem__"):
+                items = [(k, v[k]) for k in v.keys()]
             elif isinstance(v, (list, tuple)):
-                todo.extend(v)
+                items = [("", x) for x in v]
             elif hasattr(v, "__dict__") and not isinstance(v, (type, torch.nn.Module)):
-                todo.extend(vars(v).values())
-        for t in found:
+                items = list(vars(v).items())
+            else:
+                continue
+            for k, x in items:
+                inner = {"past_key_values": "KV cache", "logits": "logits"}.get(k, role)
+                todo.append((x, inner))
+        for t, role in found:
             st = self.storages.get(_storage(t)._cdata)
             if st is not None:
-                st.note("returned by the function")
+                if returned:
+                    st.note("returned by the function")
+                if role:
+                    st.note(role)
 
     def _made_on_meta(self, cpu):
         """A meta tensor in place of ``cpu`` (made from Python data as the CPU run makes it),
@@ -421,9 +455,17 @@ class Recording:
             self._name_tree(module, type(module).__name__)
         self._modules.append(self._paths[id(module)])
 
-    def _leave_module(self):
+    def _leave_module(self, out):
         if self._modules:
             self._modules.pop()
+        if not self._modules:
+            # What a model returns to the program: its cache and logits are named as it
+            # returns them (a prefill's cache is gone by the end of a decode step).
+            self._muted += 1
+            try:
+                self._note_returned(out, returned=False)
+            finally:
+                self._muted -= 1
 
     @contextlib.contextmanager
     def phase(self, name):
@@ -440,6 +482,10 @@ class Recording:
         for group in opt.param_groups:
             for p in group["params"]:
                 pname = self._param_names.get(_storage(p)._cdata, "a parameter")
+                if p.grad is not None:
+                    g = self.storages.get(_storage(p.grad)._cdata)
+                    if g is not None:
+                        g.note(f"gradient of {pname}")
                 for key, value in opt.state.get(p, {}).items():
                     if isinstance(value, torch.Tensor):
                         s = self.storages.get(_storage(value)._cdata)
@@ -493,9 +539,9 @@ class Recording:
         ``measure`` block around this recording. Op i's window runs from the end of the op
         before it (or the recording's start) to its own end, so it holds what Python did in
         between; its workspace is what makes the trace's level at step i the highest the
-        allocator's count rose in that window: the rise, plus what the trace freed before the
-        step, less the step's outputs (and those of the steps made outside aten just before
-        it). After it the trace's peak is the measured one; without it the trace has only
+        allocator's count rose in that window (after Python's frees that the trace places
+        before the step): the rise, plus what the trace freed before the step, less the step's
+        outputs (and those of the steps made outside aten just before it). After it the trace's peak is the measured one; without it the trace has only
         what aten ops hand to each other."""
         sizes = {s.name: s.bytes for s in self._order}
         freed_after = {}
@@ -512,12 +558,21 @@ class Recording:
             freed += freed_after.get(i - 1, 0) if i > 0 else 0
             while k < len(events) and events[k][0] <= begin:
                 k += 1
-            now = rise = 0
+            # The highest level inside the window, over its events only (the level at its start
+            # is the step before's). Where the trace frees before this step, the levels before
+            # Python's last free ahead of the op (gradients set to None) still hold what it
+            # freed: only those after it count, or the freed bytes would read as this step's
+            # scratch.
+            levels, now = [], 0
+            last_free = -1
             while k < len(events) and events[k][0] <= window[1]:
                 now += events[k][1]
-                rise = max(rise, now)
+                levels.append(now)
+                if events[k][1] < 0 and events[k][0] < window[0]:
+                    last_free = len(levels) - 1
                 k += 1
-            scratch = rise + freed - made
+            counted = levels[last_free + 1:] if freed > 0 else levels
+            scratch = max(counted) + freed - made if counted else 0
             if scratch > 0:
                 self._workspace[i] = scratch
             begin, made, freed = window[1], 0, 0
@@ -541,7 +596,26 @@ class Recording:
         peak = j["bytes"]["total_peak"]  # weights included; after_bytes leaves them out
         after = j["after_bytes"] + j["bytes"]["weights"]
         return {"start": start, "peak": peak, "after": after, "peak_above_start": peak - start,
-                "after_above_start": after - start}
+                "after_above_start": after - start,
+                "by_role": self._roles_at(j["peak_step"]) if self.ops else {}}
+
+    def _roles_at(self, step):
+        """Bytes alive at op ``step`` by role (ROLES), the op's measured scratch as "kernel
+        scratch": what the peak is made of."""
+        trace = self.trace
+        made, freed = {}, {}
+        for i, o in enumerate(trace["ops"]):
+            for n in o["outputs"]:
+                made[n] = i
+            for n in o.get("free", []):
+                freed[n] = i
+        by = dict.fromkeys(ROLES, 0)
+        for t in trace["tensors"]:
+            n = t["name"]
+            if made.get(n, -1) <= step <= freed.get(n, len(trace["ops"])):
+                by[_role(t)] += t["bytes"]
+        by["kernel scratch"] += trace["ops"][step].get("workspace", 0)
+        return {r: b for r, b in by.items() if b}
 
 
 def _tensor_args(func, args):
@@ -645,6 +719,8 @@ def _phases(rec):
 
     def in_phase(fn, phase, on_self=None):
         def wrapped(*args, **kwargs):
+            if on_self is not None and args:
+                rec._note_optimizer(args[0])  # the gradients it reads, before zero_grad drops them
             with rec.phase(phase):
                 out = fn(*args, **kwargs)
             # The optimizer's state is named as the step leaves it; the recorder keeps no
@@ -875,7 +951,7 @@ def record(module=None, name="torch", optimizers=(), saved=True, assume=None):
     optimizers = list(optimizers)
     mod = torch.nn.modules.module
     pre = mod.register_module_forward_pre_hook(lambda m, args: rec._enter_module(m))
-    post = mod.register_module_forward_hook(lambda m, args, out: rec._leave_module())
+    post = mod.register_module_forward_hook(lambda m, args, out: rec._leave_module(out))
     start = time.perf_counter()
     try:
         hooks = (torch.autograd.graph.saved_tensors_hooks(rec._on_pack, lambda t: t) if saved
@@ -1047,16 +1123,25 @@ def predict(fn, *args, name="predicted", assume=None, **kwargs):
 
 
 class Fit:
-    """``fit``'s answer: ``batch`` (verified when ``measured`` has figures), ``predicted_batch``
-    (from predictions alone), ``predicted`` {n: predicted peak} and ``measured`` {n: measured
-    peak} in bytes."""
+    """``fit``'s answer in the dim it searched: ``value`` (verified when ``measured`` has
+    figures), ``predicted_value`` (from predictions alone), ``dim`` (its name), ``predicted``
+    {n: predicted peak} and ``measured`` {n: measured peak} in bytes. ``batch`` and
+    ``predicted_batch`` are the same numbers under their former names."""
 
-    def __init__(self, batch, predicted_batch, predicted, measured):
-        self.batch, self.predicted_batch = batch, predicted_batch
+    def __init__(self, value, predicted_value, predicted, measured, dim="batch"):
+        self.value, self.predicted_value, self.dim = value, predicted_value, dim
         self.predicted, self.measured = predicted, measured
 
+    @property
+    def batch(self):
+        return self.value
+
+    @property
+    def predicted_batch(self):
+        return self.predicted_value
+
     def __repr__(self):
-        return (f"Fit(batch={self.batch}, predicted_batch={self.predicted_batch}, "
+        return (f"Fit({self.dim}={self.value}, predicted {self.dim}={self.predicted_value}, "
                 f"measured={self.measured})")
 
 
@@ -1090,7 +1175,7 @@ def fit(fn, budget, dim="batch", lo=1, hi=1 << 20, verify=False, **kwargs):
     step. The search uses predictions on meta tensors only. ``verify=True`` then runs ``fn``
     on the CPU at the answer and the answer + 1 and measures their peaks (``measure``): while
     the answer's measured peak is over budget (kernels' own scratch, which no aten op shows,
-    see docs/TORCH.md), it steps down by one and runs again. Returns a ``Fit``; ``batch`` is
+    see docs/TORCH.md), it steps down by one and runs again. Returns a ``Fit`` (``value``, in ``dim``); ``value`` is
     lo - 1 when even lo does not fit. ``lo`` and ``hi`` are integers with 1 <= lo <= hi; a
     budget of 0, NaN, a negative or fractional one is a UsageError naming the argument (a
     search over them would answer 0 for a reason it never says)."""
@@ -1124,5 +1209,5 @@ def fit(fn, budget, dim="batch", lo=1, hi=1 << 20, verify=False, **kwargs):
             answer -= 1
         if answer + 1 not in measured:
             run(answer + 1)
-        return Fit(answer, n, predicted, measured)
-    return Fit(n, n, predicted, measured)
+        return Fit(answer, n, predicted, measured, dim)
+    return Fit(n, n, predicted, measured, dim)

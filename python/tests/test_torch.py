@@ -440,3 +440,46 @@ def test_data_dependent_python_stops_naming_the_line_or_takes_the_users_value():
     assert predicted.figures() == real.figures()
     with pytest.raises(footprint.UsageError, match=r"nonzero of float32\[2, 4\].*whose size"):
         ft.predict(lambda device: torch.ones(2, 4, device=device).nonzero())
+
+
+def test_the_peak_by_role_and_fit_in_its_own_dim():
+    def step(device, width=32):
+        with ft.device(device):
+            model = torch.nn.Sequential(torch.nn.Linear(16, width), torch.nn.ReLU(),
+                                        torch.nn.Linear(width, 16))
+        opt = torch.optim.AdamW(model.parameters())
+        model(torch.ones(4, 16, device=device)).sum().backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+
+    fig = ft.predict(step).figures()
+    roles = fig["by_role"]
+    # The parts are the peak; AdamW's step peaks with weights, gradients and two moments each.
+    assert sum(roles.values()) == fig["peak"]
+    weights = (16 * 32 + 32 + 32 * 16 + 16) * F
+    assert roles["weights"] == roles["gradients"] == weights
+    assert roles["optimizer state"] >= 2 * weights
+    with ft.record() as real:
+        step("cpu")
+    assert real.figures() == fig
+    f = ft.fit(step, fig["peak"] * 3, dim="width", hi=4096)
+    assert f.dim == "width" and f.value == f.batch and 32 < f.value < 4096
+    assert repr(f).startswith(f"Fit(width={f.value}, predicted width={f.value}")
+
+
+def test_workspace_never_takes_a_free_python_made_between_ops():
+    # Python frees 256 KiB between two ops, then a view (which allocates nothing) runs: the
+    # measured window of the view goes down, and no scratch may be written for it.
+    x = torch.ones(1 << 16)
+    with ft.measure() as m:
+        with ft.record() as rec:
+            big = x * 3
+            del big
+            v = x.view(-1)
+            y = v + 1
+    rec.add_workspace(m)
+    ops = rec.trace["ops"]
+    assert [o["op"] for o in ops] == ["mul.Tensor", "view", "add.Tensor"]
+    assert "workspace" not in ops[1]
+    assert rec.figures()["peak_above_start"] == m.since(rec)[0]
+    del y

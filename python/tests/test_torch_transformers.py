@@ -156,6 +156,15 @@ def test_predict_equals_record_equals_the_profiler(arch, kind, scratch):
     assert after == fig["after_above_start"]
     if scratch is not None:  # decode: none, or the profiler's own few bytes
         assert peak - fig["peak_above_start"] == scratch
+    # The peak by role: its parts sum to it; a training step's holds the gradients and AdamW's
+    # state, a decode step's the KV cache (what the model returns as past_key_values or in a
+    # Cache object) and the logits.
+    roles = fig["by_role"]
+    assert sum(roles.values()) == fig["peak"]
+    if kind == "decode":
+        assert roles.get("KV cache", 0) > 0, roles
+    else:  # (weights include parameters that get no gradient: CLIP's unused ones)
+        assert 0 < roles["gradients"] <= roles["weights"] and roles["optimizer state"] > 0, roles
     real.add_workspace(measured)
     assert real.figures()["peak_above_start"] == peak
     if kind == "decode":
