@@ -293,8 +293,9 @@ class Recording:
         if line not in self._assume:
             raise UsageError(
                 f"{line}: the program asks the value of {what} (.item(), bool(), `in`), which a "
-                f"meta tensor does not hold; give it, predict(..., assume={{'{line}': value}}), "
-                "or make the step not depend on it (transformers: pass an attention_mask)")
+                f"meta tensor does not hold; give it, predict(..., assume={{'{line}': value}}) "
+                "(a recording of the step on real tensors, at any size, has the values its "
+                "questions got: assume=rec.answers), or make the step not depend on it")
         value = self._assume[line]
         if isinstance(value, _Differing):
             raise UsageError(
