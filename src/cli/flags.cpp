@@ -53,10 +53,11 @@ uint64_t parse_bytes(const std::string& text, const char* flag) {
   if (unit == "MiB") factor = uint64_t{1} << 20;
   if (unit == "GiB") factor = uint64_t{1} << 30;
   if (unit == "TiB") factor = uint64_t{1} << 40;
-  if (unit == "kB" || unit == "KB") factor = 1000;
-  if (unit == "MB") factor = 1000 * 1000;
-  if (unit == "GB") factor = uint64_t{1000} * 1000 * 1000;
-  if (unit == "TB") factor = uint64_t{1000} * 1000 * 1000 * 1000;
+  constexpr uint64_t kKilo = 1000;
+  if (unit == "kB" || unit == "KB") factor = kKilo;
+  if (unit == "MB") factor = Wide{kKilo} * kKilo;
+  if (unit == "GB") factor = Wide{kKilo} * kKilo * kKilo;
+  if (unit == "TB") factor = Wide{kKilo} * kKilo * kKilo * kKilo;
   if (factor == 0 || (i > 0 && text[i - 1] == ' ' && unit.empty())) throw bad();
   const Wide bytes = mantissa * factor;
   if (bytes % scale != 0 || bytes / scale > Wide{1} << 63) throw bad();
