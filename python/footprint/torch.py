@@ -941,6 +941,12 @@ def record(module=None, name="torch", optimizers=(), saved=True, assume=None):
     it. ``assume``: the values of data-dependent questions asked of meta tensors, by the
     "file.py:line" that asks (see ``predict``). Yields a ``Recording``; its ``trace`` is
     complete after the block."""
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+    if any(isinstance(m, _Mode) for m in _get_current_dispatch_mode_stack()):
+        raise UsageError(
+            f"{_user_line()}: record() or predict() inside a recording: the inner one's ops "
+            "(meta tensors, for predict) would be counted as the outer program's; call it "
+            "before or after the record() block")
     rec = Recording(name)
     rec._assume = dict(assume or {})
     # Without the hooks autograd keeps what it saves in tensors of its own, which no watch sees.

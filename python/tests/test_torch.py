@@ -483,3 +483,25 @@ def test_workspace_never_takes_a_free_python_made_between_ops():
     assert "workspace" not in ops[1]
     assert rec.figures()["peak_above_start"] == m.since(rec)[0]
     del y
+
+
+def test_bad_programs_get_an_error_or_a_result():
+    def boom(device):
+        torch.ones(3, device=device)
+        raise ValueError("a bug of the program")
+
+    autocast = torch.autocast
+    with pytest.raises(ValueError, match="a bug of the program"):
+        ft.predict(boom)
+    assert torch.autocast is autocast  # everything record patched is put back
+    with ft.record():
+        with pytest.raises(footprint.UsageError, match=r"test_torch.py:\d+: record\(\) or "
+                                                       r"predict\(\) inside a recording"):
+            ft.predict(lambda device: torch.ones(4, device=device))
+    # No parameters, and a program that never frees what it makes.
+    assert ft.predict(lambda device: torch.relu(torch.ones(3, device=device))).figures()[
+        "peak"] == 24
+    kept = []
+    fig = ft.predict(lambda device: kept.extend(torch.ones(100, device=device)
+                                                for _ in range(10))).figures()
+    assert fig["after"] == fig["peak"] == 10 * 100 * F
