@@ -45,10 +45,11 @@ _SKIP_DIRS = (_TORCH_DIR, os.path.dirname(os.path.abspath(__file__)),
 
 
 def _storage(t):
-    """The untyped storage of ``t`` (2.x: untyped_storage(); 1.13: TypedStorage._storage)."""
+    """The untyped storage of ``t`` (2.x: untyped_storage(); 1.13: the C method _storage(),
+    which Tensor.storage() wraps in a TypedStorage after asking every torch function mode)."""
     if hasattr(t, "untyped_storage"):
         return t.untyped_storage()
-    return t.storage()._storage
+    return t._storage()
 
 
 def _user_line():
