@@ -222,7 +222,7 @@ class Recording:
         goes; each tensor the recorder sees (every op's inputs and outputs, what autograd saves)
         is watched, and a sweep looks at the storages of the tensors that went since the last
         one instead of at every live storage (which made recording quadratic in the program's
-        length: 5.4 million looks for a GPT-2 training step)."""
+        length)."""
         i = id(t)
         if i in self._watched:
             return
@@ -272,12 +272,11 @@ class Recording:
     def _answer(self, line, value):
         """Keeps the value a data-dependent question at ``line`` got on real tensors, for
         ``answers``; a line that got different values keeps them all."""
-        if line not in self.answers:
-            self.answers[line] = value
-        elif not isinstance(self.answers[line], _Differing) and self.answers[line] != value:
-            self.answers[line] = _Differing((self.answers[line], value))
-        elif isinstance(self.answers[line], _Differing) and value not in self.answers[line].values:
-            self.answers[line] = _Differing(self.answers[line].values + (value,))
+        old = self.answers.get(line, _Differing(()))
+        values = old.values if isinstance(old, _Differing) else (old,)
+        if value not in values:
+            values += (value,)
+        self.answers[line] = values[0] if len(values) == 1 else _Differing(values)
 
     def _assumed(self, func, t, line):
         """The kernel of a data-dependent op on a meta tensor (``.item()``, ``bool(t)``,
@@ -344,11 +343,8 @@ class Recording:
     def _made_on_meta(self, cpu):
         """A meta tensor in place of ``cpu`` (made from Python data as the CPU run makes it),
         keeping its storage's record: the trace is the CPU run's."""
-        self._muted += 1
-        try:
+        with _muted(self):
             m = torch.empty_like(cpu, device="meta").requires_grad_(cpu.requires_grad)
-        finally:
-            self._muted -= 1
         s = self.storages.pop(_storage(cpu)._cdata, None)
         if s is not None:
             s.weak = StorageWeakRef(_storage(m))
@@ -378,11 +374,7 @@ class Recording:
         self._windows.append((began, time.time_ns() // 1000))
         if func is _LOCAL_SCALAR and not flat_in[0].is_meta:
             self._answer(line, out)
-        self._muted += 1  # a 0-d tensor made for a number the op returned is the op's output
-        try:
-            out = _tensor_result(func, args, out)
-        finally:
-            self._muted -= 1
+        out = _tensor_result(func, args, out, self)
         flat_out = _tensors_in(out)
         if not flat_in and not flat_out:
             # No tensor in or out (torchvision's _cuda_version, asked when it is first
@@ -463,11 +455,8 @@ class Recording:
         if not self._modules:
             # What a model returns to the program: its cache and logits are named as it
             # returns them (a prefill's cache is gone by the end of a decode step).
-            self._muted += 1
-            try:
+            with _muted(self):
                 self._note_returned(out, returned=False)
-            finally:
-                self._muted -= 1
 
     @contextlib.contextmanager
     def phase(self, name):
@@ -620,6 +609,18 @@ class Recording:
         return {r: b for r, b in by.items() if b}
 
 
+@contextlib.contextmanager
+def _muted(rec):
+    """A block whose ops are the recorder's own, not the program's (none without a recorder)."""
+    if rec is not None:
+        rec._muted += 1
+    try:
+        yield
+    finally:
+        if rec is not None:
+            rec._muted -= 1
+
+
 def _tensor_args(func, args):
     """``args`` with a Python number where ``func``'s schema takes a Tensor made the 0-d tensor
     it was: PyTorch 1.13 hands a wrapped number (the tensor a Python number becomes) to a
@@ -648,24 +649,19 @@ def _call(func, args, kwargs, rec=None, impl=None):
     except RuntimeError as e:
         if "Expected a value of type 'Tensor'" not in str(e):
             raise
-    if rec is not None:
-        rec._muted += 1
-    try:
+    with _muted(rec):
         args = _tensor_args(func, args)
-    finally:
-        if rec is not None:
-            rec._muted -= 1
     return impl(*args, **kwargs)
 
 
-def _tensor_result(func, args, out):
+def _tensor_result(func, args, out, rec=None):
     """``out`` as the Tensor ``func``'s schema returns. PyTorch 1.13 hands an op's result on a
     wrapped number (the 0-d tensor a Python number becomes, ``x * 2.5``) back to a dispatch mode
     as a Python number, which the dispatcher then refuses where the schema returns a Tensor:
     autograd detaching a number it saved for backward failed every transformers training step
     ("detach returned invalid type float"). The result of an alias (detach, a view) is the
     argument itself, whose storage it shares; any other is a 0-d tensor of the argument's dtype,
-    as the op made."""
+    as the op made (by no op the recording shows: it is the op's output)."""
     if isinstance(out, torch.Tensor) or not isinstance(out, (bool, int, float, complex)):
         return out
     returns = func._schema.returns
@@ -676,7 +672,8 @@ def _tensor_result(func, args, out):
         return out
     if returns[0].alias_info is not None:
         return first
-    return torch.scalar_tensor(out, dtype=first.dtype, device=first.device)
+    with _muted(rec):
+        return torch.scalar_tensor(out, dtype=first.dtype, device=first.device)
 
 
 _LOCAL_SCALAR = torch.ops.aten._local_scalar_dense.default
@@ -789,15 +786,12 @@ def _sdpa_as_on_the_cpu(rec, query, key, value, attn_mask=None, dropout_p=0.0, i
     tensors = [t for t in (query, key, value, attn_mask) if t is not None]
     small = {n: i + 2 for i, n in enumerate(sorted({n for t in tensors for n in t.shape
                                                      if n > 1}))}
-    rec._muted += 1  # the proxies (and the probe of the CPU's mask ops) are not the program's
-    try:
+    with _muted(rec):  # the proxies (and the probe of the CPU's mask ops) are not the program's
         negate = attn_mask is not None and attn_mask.dtype == torch.bool and \
             _cpu_negates_bool_masks()
         choice = torch._fused_sdp_choice(*(_cpu_proxy(t, small) for t in (query, key, value)),
                                          _cpu_proxy(attn_mask, small), dropout_p, is_causal,
                                          scale=scale, **extra)
-    finally:
-        rec._muted -= 1
     flash = int(torch.nn.attention.SDPBackend.FLASH_ATTENTION)
     # enable_gqa with as many key heads as query heads (transformers passes it always) changes
     # nothing; with fewer, the CPU's flash kernel takes no such argument.
@@ -806,13 +800,9 @@ def _sdpa_as_on_the_cpu(rec, query, key, value, attn_mask=None, dropout_p=0.0, i
     mask = attn_mask
     if mask is not None and mask.dtype == torch.bool:
         zero = torch.scalar_tensor(0.0, dtype=query.dtype, device=query.device)
-        if negate:
-            keep = mask.logical_not()
-            minus_inf = torch.scalar_tensor(float("-inf"), dtype=query.dtype, device=query.device)
-            mask = torch.where(keep, minus_inf, zero)
-        else:
-            minus_inf = torch.scalar_tensor(float("-inf"), dtype=query.dtype, device=query.device)
-            mask = torch.where(mask, zero, minus_inf)
+        keep = mask.logical_not() if negate else None  # in the CPU's order of ops
+        minus_inf = torch.scalar_tensor(float("-inf"), dtype=query.dtype, device=query.device)
+        mask = torch.where(keep, minus_inf, zero) if negate else torch.where(mask, zero, minus_inf)
     return torch.ops.aten._scaled_dot_product_flash_attention_for_cpu(
         query, key, value, dropout_p, is_causal, attn_mask=mask, scale=scale)[0]
 

@@ -140,6 +140,20 @@ Tensor spread_16(DType t, Ints dims, uint32_t seed) {
   return Tensor::of(t, std::move(dims), v);
 }
 
+// The elements of [n, c, pixels] laid out [n, pixels, c] (channels-last).
+Halves channels_last(const Halves& v, int64_t n, int64_t c, int64_t pixels) {
+  Halves last(v.size());
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t p = 0; p < pixels; ++p) {
+        last[static_cast<size_t>((i * pixels + p) * c + ch)] =
+            v[static_cast<size_t>((i * c + ch) * pixels + p)];
+      }
+    }
+  }
+  return last;
+}
+
 float widen_bits(DType t, uint16_t b) {
   return t == DType::float16 ? float_from_half(b) : float_from_bfloat16(b);
 }
@@ -248,17 +262,8 @@ TEST(Float16Kernels, LayoutChangesMoveTheTwoBytesOfEachElement) {
     PreparedRun to("footprint::ToChannelsLast", {x});
     to.run();
     const auto xv = x.values<uint16_t>();
-    const auto last = to.out(0).values<uint16_t>();
-    const int64_t pixels = int64_t{17} * 19;
-    for (int64_t n = 0; n < 2; ++n) {
-      for (int64_t ch = 0; ch < c; ++ch) {
-        for (int64_t p = 0; p < pixels; ++p) {
-          ASSERT_EQ(last[static_cast<size_t>((n * pixels + p) * c + ch)],
-                    xv[static_cast<size_t>((n * c + ch) * pixels + p)])
-              << c << " channels";
-        }
-      }
-    }
+    EXPECT_EQ(to.out(0).values<uint16_t>(), channels_last(xv, 2, c, int64_t{17} * 19))
+        << c << " channels";
     PreparedRun back("footprint::FromChannelsLast", {to.out(0)});
     back.run();
     EXPECT_EQ(back.out(0).values<uint16_t>(), xv) << c << " channels";
@@ -410,15 +415,7 @@ TEST(Float16Kernels, ChannelsLastMaxPoolComparesThePatternsAsTheFloatLoop) {
       if (i % 13 == 3) v[i] = inf;
       if (i % 17 == 4) v[i] = static_cast<uint16_t>(inf | 0x8000);
     }
-    std::vector<uint16_t> last(v.size());
-    for (int64_t n = 0; n < 2; ++n) {
-      for (int64_t ch = 0; ch < c; ++ch) {
-        for (int64_t p = 0; p < pixels; ++p) {
-          last[static_cast<size_t>((n * pixels + p) * c + ch)] =
-              v[static_cast<size_t>((n * c + ch) * pixels + p)];
-        }
-      }
-    }
+    const Halves last = channels_last(v, 2, c, pixels);
     const std::vector<testing::Wire> attrs{attr("kernel_shape", Ints{3, 3}),
                                            attr("strides", Ints{2, 1}),
                                            attr("pads", Ints{1, 1, 1, 0})};
@@ -426,19 +423,9 @@ TEST(Float16Kernels, ChannelsLastMaxPoolComparesThePatternsAsTheFloatLoop) {
     plain.run();
     PreparedRun nhwc("footprint::NhwcMaxPool", {Tensor::of(t, Ints{2, 9, 8, c}, last)}, attrs);
     nhwc.run();
-    const std::vector<uint16_t> want = plain.out(0).values<uint16_t>();
-    const std::vector<uint16_t> got = nhwc.out(0).values<uint16_t>();
-    ASSERT_EQ(got.size(), want.size());
-    const int64_t out_pixels = int64_t{5} * 7;
-    for (int64_t n = 0; n < 2; ++n) {
-      for (int64_t ch = 0; ch < c; ++ch) {
-        for (int64_t p = 0; p < out_pixels; ++p) {
-          ASSERT_EQ(got[static_cast<size_t>((n * out_pixels + p) * c + ch)],
-                    want[static_cast<size_t>((n * c + ch) * out_pixels + p)])
-              << dtype_name(t) << " image " << n << " channel " << ch << " pixel " << p;
-        }
-      }
-    }
+    EXPECT_EQ(nhwc.out(0).values<uint16_t>(),
+              channels_last(plain.out(0).values<uint16_t>(), 2, c, int64_t{5} * 7))
+        << dtype_name(t);
   }
 }
 
