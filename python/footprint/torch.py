@@ -33,6 +33,7 @@ from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import _args
+from . import _autocast
 from . import _bytes as _byte_count
 from ._heap import heap_counter as _heap_counter
 from .errors import UsageError
@@ -163,6 +164,8 @@ class Recording:
         self.assumptions = []  # each value given: {"line", "tensor", "value"}
         # "file.py:line" -> the value a data-dependent question there got on real tensors
         self.answers = {}
+        # CPU autocast's casts, made on meta tensors as the CPU makes them
+        self.autocast = _autocast.Emulation(_tensors_in, lambda: _muted(self), _user_line)
 
     # -- storages -----------------------------------------------------------------------------
 
@@ -366,6 +369,8 @@ class Recording:
         line = _user_line()
         impl = func
         if flat_in and flat_in[0].is_meta:
+            if self.autocast.on():
+                self.autocast.check(func, args, kwargs)
             impl = self._meta.get(func, func)
             if func in _DATA_DEPENDENT:
                 impl = self._assumed(func, flat_in[0], line)
@@ -855,6 +860,20 @@ class _AsOnTheCpu(torch.overrides.TorchFunctionMode):
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
+        if func is torch.Tensor.backward:
+            return self._backward(*args, **kwargs)
+        if _autocast.enabled() and any(t.is_meta for t in _tensors_in((args, kwargs))):
+            return self._rec.autocast.call(func, args, kwargs, self._run)
+        return self._run(func, args, kwargs)
+
+    def _backward(self, tensor, gradient=None, retain_graph=None, create_graph=False,
+                  inputs=None):
+        """``Tensor.backward`` with this mode kept on: a torch function the mode hands on runs
+        without it, and so would what backward runs, checkpoint's recomputed forward too."""
+        with self:
+            torch.autograd.backward(tensor, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def _run(self, func, args, kwargs):
         if func is _SDPA and _SDPA is not None and _on_meta(args):
             return _sdpa_as_on_the_cpu(self._rec, *args, **kwargs)
         if (func in _FROM_DATA and str(kwargs.get("device")) == "meta" and args
@@ -868,20 +887,14 @@ _REAL_AUTOCAST = torch.autocast
 
 class _Autocast(_REAL_AUTOCAST):
     """``torch.autocast`` that also takes ``device_type="meta"`` (which it refuses: "must be
-    'cuda' or 'cpu'"), as transformers' rotary embeddings ask it on their tensors' device. Off
-    (``enabled=False``) it changes nothing, on meta as anywhere; on, it would cast as the CPU's
-    autocast does, which meta tensors do not take, so it stops (no guessed dtypes)."""
+    'cuda' or 'cpu'"), as transformers' rotary embeddings ask it on their tensors' device: the
+    prediction is the CPU's run, where that device is the CPU, so it is the CPU's autocast
+    (which footprint.torch follows on meta tensors, see _autocast)."""
 
     def __new__(cls, device_type, *args, **kwargs):
         if str(device_type) != "meta":
             return super().__new__(cls)
-        enabled = kwargs.get("enabled", args[1] if len(args) > 1 else True)
-        if not enabled:
-            return contextlib.nullcontext()
-        raise UsageError(
-            f"torch.autocast(device_type='meta', enabled=True) at {_user_line()}: footprint.torch "
-            "cannot follow autocast's casts on meta tensors; predict mixed precision with explicit "
-            "casts (model.to(torch.bfloat16), x.to(...)), or record() the step on the CPU")
+        return _REAL_AUTOCAST("cpu", *args, **kwargs)
 
 
 @contextlib.contextmanager
@@ -901,7 +914,8 @@ def _meta_as_the_cpu(rec):
     # forward) runs without it, and reaches attention through torch.nn.functional's name.
     def sdpa(*args, **kwargs):
         if _on_meta(args):
-            return _sdpa_as_on_the_cpu(rec, *args, **kwargs)
+            return rec.autocast.call(_SDPA, args, kwargs,
+                                     lambda _f, a, k: _sdpa_as_on_the_cpu(rec, *a, **k))
         return _SDPA(*args, **kwargs)
 
     torch.random.fork_rng = fork_rng
@@ -909,7 +923,7 @@ def _meta_as_the_cpu(rec):
     if _SDPA is not None:
         torch.nn.functional.scaled_dot_product_attention = sdpa
     try:
-        with _AsOnTheCpu(rec):
+        with _AsOnTheCpu(rec), _autocast.following(rec.autocast):
             yield
     finally:
         torch.random.fork_rng = real_fork_rng
@@ -1046,9 +1060,46 @@ def _meta_convolution_backward(grad_output, input, weight, bias_sizes, stride, p
     return tuple(out)
 
 
+def _meta_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight,
+                                     bias, output_mask):
+    """The CPU's gradients of layer_norm: of the input in its type, contiguous, and of the
+    weight and the bias in theirs (2.x's meta kernel makes all three in the input's type, so a
+    bfloat16 input under autocast, with float32 weights, had autograd cast them after it)."""
+    del grad_out, normalized_shape, mean, rstd
+    return (input.new_empty(input.shape) if output_mask[0] else None,
+            weight.new_empty(weight.shape) if output_mask[1] and weight is not None else None,
+            bias.new_empty(bias.shape) if output_mask[2] and bias is not None else None)
+
+
+@functools.lru_cache(maxsize=None)
+def _cpu_layer_norm_refusal(dtypes):
+    """The error the CPU's layer_norm gives for an input, weight and bias of these dtypes
+    (1.13 refuses a bfloat16 input with float32 weights, which autocast makes), or None: asked
+    of one-element tensors, once per combination."""
+    inp, weight, bias = (None if d is None else torch.zeros(1, dtype=d) for d in dtypes)
+    try:
+        torch.ops.aten.native_layer_norm.default(inp, [1], weight, bias, 1e-5)
+    except RuntimeError as e:
+        return str(e)
+    return None
+
+
+def _meta_native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """layer_norm on meta tensors, refusing what the CPU refuses (1.13's meta kernel takes
+    mixed types the CPU's does not: a prediction of a step the CPU cannot run)."""
+    refusal = _cpu_layer_norm_refusal(tuple(None if t is None else t.dtype
+                                            for t in (input, weight, bias)))
+    if refusal is not None:
+        raise RuntimeError(refusal)
+    return torch.ops.aten.native_layer_norm.default(input, normalized_shape, weight, bias, eps)
+
+
 def _meta_kernels():
-    """Meta kernels 1.13 lacks (2.x has them), called in place of the op on meta tensors."""
-    return {torch.ops.aten.convolution_backward.default: _meta_convolution_backward}
+    """Meta kernels called in place of the op on meta tensors: ones 1.13 lacks (2.x has them)
+    and ones whose outputs are not the CPU's."""
+    return {torch.ops.aten.convolution_backward.default: _meta_convolution_backward,
+            torch.ops.aten.native_layer_norm_backward.default: _meta_native_layer_norm_backward,
+            torch.ops.aten.native_layer_norm.default: _meta_native_layer_norm}
 
 
 # The functions that make a tensor from nothing (no tensor argument to take a device from):

@@ -398,13 +398,71 @@ def test_autocast_off_and_tensor_buffers_on_meta():
         == [t["bytes"] for t in real.trace["tensors"] if t["name"].startswith("outside")] == [12]
 
 
-def test_autocast_on_meta_stops_instead_of_guessing():
-    with pytest.raises(footprint.UsageError, match=r"test_torch.py:\d+: footprint.torch cannot"):
-        ft.predict(rotary_step, enabled=True)
-    # Off meta, torch.autocast is PyTorch's own.
+def test_autocast_on_the_tensors_device_is_the_cpus_on_meta():
+    # transformers asks autocast of x.device.type: "meta" is the CPU the prediction is of.
     with ft.record() as real:
         rotary_step(enabled=True)
-    assert real.figures()["peak"] > 0
+    predicted = ft.predict(rotary_step, enabled=True)
+    assert predicted.figures() == real.figures()
+    assert "_to_copy" in [o["op"] for o in predicted.trace["ops"]]  # the casts to bfloat16
+
+
+def amp_step(device="cpu", batch=4):
+    """A mixed-precision step as people write it: float32 weights (the masters), the forward
+    under CPU autocast (linear and matmul cast to bfloat16, the weights' casts cached for the
+    block, cat promoting on 2.x, the loss in float32, a checkpointed block recomputed under
+    the autocast it ran in), backward and AdamW outside it."""
+    import torch.utils.checkpoint
+    torch.manual_seed(0)
+    with ft.device(device):
+        lin = torch.nn.Linear(16, 16)
+        head = torch.nn.Linear(32, 5)
+    x = torch.ones(batch, 16, device=device)
+    labels = torch.zeros(batch, dtype=torch.long, device=device)
+    opt = torch.optim.AdamW([*lin.parameters(), *head.parameters()])
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        h = lin(x)
+        h = lin(h) @ torch.ones(16, 16, device=device)  # the same weights: one cast
+        h = torch.utils.checkpoint.checkpoint(lambda t: lin(t).relu(), h, use_reentrant=False)
+        h = torch.cat([h, x], dim=1)  # bfloat16 with float32
+        loss = torch.nn.functional.cross_entropy(head(h), labels)
+    loss.backward()
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+
+
+def test_autocast_on_meta_casts_as_the_cpu_casts():
+    with ft.record() as real:
+        amp_step()
+    predicted = ft.predict(amp_step)
+    assert predicted.figures() == real.figures()
+
+    def tensors(rec):
+        return [(t["bytes"], t.get("note", "")) for t in rec.trace["tensors"]]
+
+    assert tensors(predicted) == tensors(real)
+    ops = [o["op"] for o in real.trace["ops"]]
+    assert [o["op"] for o in predicted.trace["ops"]] == ops
+    # lin's weight and bias cast once in the forward (cached), again when recomputed
+    forward = [o for o in real.trace["ops"] if o["phase"] == "forward" and o["op"] == "_to_copy"]
+    assert len(forward) >= 3
+
+
+def einsum_step(device="cpu"):
+    a = torch.ones(4, 8, device=device)
+    b = torch.ones(8, 4, device=device)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        return torch.einsum("ij,jk->ik", a, b)  # bmm inside einsum, cast by autocast
+
+
+def test_autocast_casts_footprint_cannot_follow_stop_naming_the_op_and_line():
+    with ft.record() as real:
+        einsum_step()
+    assert "_to_copy" in [o["op"] for o in real.trace["ops"]]
+    with pytest.raises(footprint.UsageError,
+                       match=r"torch.autocast\('cpu'\) would cast the arguments of bmm at "
+                             r"test_torch.py:\d+"):
+        ft.predict(einsum_step)
 
 
 def test_device_builds_on_meta_without_allocating():

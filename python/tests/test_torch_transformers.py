@@ -87,7 +87,9 @@ def build(arch, device):
         return cls(config)
 
 
-def train(arch, device, checkpointing=False):
+def train(arch, device, checkpointing=False, amp=False):
+    """A training step; ``amp``: mixed precision as transformers' Trainer runs it on the CPU
+    (bf16=True): float32 weights (the masters AdamW steps), the forward under autocast."""
     model = build(arch, device)
     if checkpointing:
         # The non-reentrant form, transformers' advice: the reentrant one fails Whisper's
@@ -95,7 +97,9 @@ def train(arch, device, checkpointing=False):
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    model(**batch_of(arch, device)).loss.backward()
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+        loss = model(**batch_of(arch, device)).loss
+    loss.backward()
     opt.step()
     opt.zero_grad(set_to_none=True)
 
@@ -118,9 +122,12 @@ def prefill_and_decode(arch, device):
 OPTIMIZER_NUMBERS = 20
 
 
+KINDS = ("train", "checkpointed", "amp", "amp-checkpointed")
+
+
 def cases():
     for arch in configs():
-        for kind in ("train", "checkpointed"):
+        for kind in KINDS:
             yield pytest.param(arch, kind, OPTIMIZER_NUMBERS, id=f"{arch}-{kind}")
         if arch in CAUSAL:
             yield pytest.param(arch, "decode", None, id=f"{arch}-decode")
@@ -129,7 +136,8 @@ def cases():
 def step_of(arch, kind):
     if kind == "decode":
         return lambda device: prefill_and_decode(arch, device)
-    return lambda device: train(arch, device, checkpointing=kind == "checkpointed")
+    return lambda device: train(arch, device, checkpointing=kind.endswith("checkpointed"),
+                                amp=kind.startswith("amp"))
 
 
 def allocating_ops(rec):
@@ -143,9 +151,17 @@ def allocating_ops(rec):
 @pytest.mark.parametrize("arch,kind,scratch", list(cases()))
 def test_predict_equals_record_equals_the_profiler(arch, kind, scratch):
     step = step_of(arch, kind)
-    with ft.measure() as measured:
-        with ft.record() as real:
-            kept = step("cpu")
+    try:
+        with ft.measure() as measured:
+            with ft.record() as real:
+                kept = step("cpu")
+    except RuntimeError as refused:
+        # PyTorch 1.13's CPU layer_norm takes no bfloat16 input with float32 weights (BERT and
+        # RoBERTa under autocast): predict refuses the step as the CPU does, never a number.
+        assert kind.startswith("amp") and torch.__version__ < "2", refused
+        with pytest.raises(RuntimeError, match=str(refused)):
+            ft.predict(step)
+        return
     # transformers asks its masks questions on 2.x (`if padding_mask.all():`): the CPU run's
     # answers are the values predict takes for them.
     predicted = ft.predict(step, assume=real.answers)
