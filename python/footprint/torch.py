@@ -86,14 +86,16 @@ def _describe(t):
 
 
 # The roles figures()["by_role"] breaks a peak into, the first that fits a storage.
-ROLES = ("weights", "gradients", "optimizer state", "KV cache", "logits", "saved for backward",
-         "inputs", "temporaries", "kernel scratch")
+ROLES = ("weights", "fp32 masters", "gradients", "optimizer state", "KV cache", "logits",
+         "saved for backward", "inputs", "temporaries", "kernel scratch")
 
 
 def _role(tensor):
     """A trace tensor's role, from its kind and the recorder's notes."""
     note = tensor.get("note", "")
-    if tensor["kind"] == "weight" or "parameter" in note.split("; "):
+    if "fp32 master" in note:
+        return "fp32 masters"
+    if tensor["kind"] == "weight" or "parameter" in note.split("; ") or "16-bit copy of " in note:
         return "weights"
     for role, mark in (("gradients", "gradient of "), ("optimizer state", "optimizer state"),
                        ("KV cache", "KV cache"), ("logits", "logits"),
@@ -236,6 +238,16 @@ class Recording:
 
         self._watched[i] = weakref.ref(t, gone)
 
+    def _set_data(self, set_data, t, value):
+        """``t.data = value`` (``module.to(dtype)``, ``half()``): ``t``'s storage is replaced
+        while ``t`` lives on, so the old one may go with no tensor going; it is looked at in
+        the next sweep, and ``t`` is watched over its new storage."""
+        old = _storage(t)._cdata
+        set_data(t, value)
+        self._dirty.add(old)
+        if self._watched.pop(id(t), None) is not None:
+            self._watch(t, _storage(t)._cdata)
+
     def _sweep(self, full=False):
         """Frees since the last op, placed after it (the trace releases after an op)."""
         if full or self._full_sweeps:
@@ -361,9 +373,10 @@ class Recording:
         self._sweep()
         self._resolve_saved()
         flat_in = _tensors_in((args, kwargs))
-        reads = []
+        reads, read = [], []
         for t in flat_in:
             s = self._existing(t)
+            read.append(s)
             if s.name not in reads:
                 reads.append(s.name)
         line = _user_line()
@@ -409,6 +422,10 @@ class Recording:
             s = self._open(self._label(name.split(".")[0]), st, "activation", t)
             s.op, s.line = name, line
             writes.append(s.name)
+            if func in _CASTS and read:
+                _note_precision_copy(read[0], flat_in[0], s, t)
+        if func in _COPIES and len(read) > 1:
+            _note_precision_copy(read[1], flat_in[1], read[0], flat_in[0])
         kind = ""
         if any(r.alias_info is not None for r in returns):
             kind = " (in place)" if any(
@@ -612,6 +629,29 @@ class Recording:
                 by[_role(t)] += t["bytes"]
         by["kernel scratch"] += trace["ops"][step].get("workspace", 0)
         return {r: b for r, b in by.items() if b}
+
+
+_CASTS = (torch.ops.aten._to_copy.default, torch.ops.aten.to.dtype)
+_COPIES = (torch.ops.aten.copy_.default,)
+_HALF = (torch.float16, torch.bfloat16)
+
+
+def _is_parameter(s):
+    return s.kind == "weight" or "parameter" in s.notes
+
+
+def _note_precision_copy(src, src_t, dst, dst_t):
+    """Mixed precision's two copies of a weight, named where one is made from the other (a
+    cast, or a copy_ into it): float32 parameters cast to 16 bits (autocast's casts, or
+    model.half() kept beside its masters) are the fp32 masters, their casts the 16-bit weights
+    the step computes with; the float32 tensor copied back into a 16-bit parameter (an
+    optimizer stepping masters of a bfloat16 model) is its fp32 master. (A float32 cast of a
+    16-bit parameter is not one: models upcast weights for a norm's arithmetic.)"""
+    if _is_parameter(src) and src_t.dtype == torch.float32 and dst_t.dtype in _HALF:
+        src.note("fp32 master")
+        dst.note(f"16-bit copy of {src.name}")
+    elif _is_parameter(dst) and dst_t.dtype in _HALF and src_t.dtype == torch.float32:
+        src.note(f"fp32 master of {dst.name}")
 
 
 @contextlib.contextmanager
@@ -862,6 +902,8 @@ class _AsOnTheCpu(torch.overrides.TorchFunctionMode):
         kwargs = kwargs or {}
         if func is torch.Tensor.backward:
             return self._backward(*args, **kwargs)
+        if func == _SET_DATA:
+            return self._rec._set_data(func, *args)
         if _autocast.enabled() and any(t.is_meta for t in _tensors_in((args, kwargs))):
             return self._rec.autocast.call(func, args, kwargs, self._run)
         return self._run(func, args, kwargs)
@@ -882,6 +924,7 @@ class _AsOnTheCpu(torch.overrides.TorchFunctionMode):
         return func(*args, **kwargs)
 
 
+_SET_DATA = torch.Tensor.data.__set__
 _REAL_AUTOCAST = torch.autocast
 
 

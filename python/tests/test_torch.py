@@ -448,6 +448,45 @@ def test_autocast_on_meta_casts_as_the_cpu_casts():
     assert len(forward) >= 3
 
 
+def masters_step(device="cpu"):
+    """Mixed precision by hand: the model cast to bfloat16 inside the step (module.to replaces
+    each parameter's storage, freeing the float32 one with no tensor object going), AdamW
+    stepping float32 masters, copied back into the model's weights."""
+    torch.manual_seed(0)
+    with ft.device(device):
+        model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(),
+                                    torch.nn.Linear(64, 8))
+    masters = [p.detach().clone().requires_grad_() for p in model.parameters()]
+    model.to(torch.bfloat16)
+    opt = torch.optim.AdamW(masters)
+    model(torch.ones(16, 64, device=device, dtype=torch.bfloat16)).float().sum().backward()
+    for m, p in zip(masters, model.parameters()):
+        m.grad = p.grad.float()
+    opt.step()
+    with torch.no_grad():
+        for m, p in zip(masters, model.parameters()):
+            p.copy_(m)
+
+
+def test_fp32_masters_are_a_role_and_swapped_weights_are_freed_where_they_go():
+    with ft.measure() as measured, ft.record() as real:
+        masters_step()
+    fig = real.figures()
+    # The profiler's peak is the recording's plus AdamW's Python numbers (20 B): the float32
+    # weights module.to(bfloat16) replaced are freed there, not at the end.
+    assert measured.since(real)[0] - fig["peak_above_start"] == 20
+    params = 64 * 64 + 64 + 64 * 8 + 8
+    roles = fig["by_role"]
+    assert roles["fp32 masters"] == 4 * params and roles["weights"] == 2 * params, roles
+    assert ft.predict(masters_step).figures() == fig
+    # Under autocast the float32 parameters are the masters of the bfloat16 copies it makes.
+    with ft.record() as amp:
+        amp_step()
+    assert amp.figures()["by_role"]["fp32 masters"] == 4 * (16 * 16 + 16 + 32 * 5 + 5)
+    notes = [t.get("note", "") for t in amp.trace["tensors"]]
+    assert any(n.startswith("16-bit copy of ") for n in notes)
+
+
 def einsum_step(device="cpu"):
     a = torch.ones(4, 8, device=device)
     b = torch.ones(8, 4, device=device)
