@@ -13,6 +13,8 @@ Prints a markdown section for docs/BENCHMARKS.md ("## footprint.torch on transfo
   meta: a prefill of 2,048 and 8,192 tokens that returns its cache and last logits, the peak by
   role, and the time and memory (VmHWM growth, measured first: the CPU run below raises it)
   the prediction takes;
+- the same step in mixed precision (the forward under CPU autocast to bfloat16): predict vs
+  record vs the profiler, and the peak by role (the float32 weights as fp32 masters);
 - the largest GPT-2 124M training batch (256 tokens) whose predicted peak fits "8 GB" and
   "8 GiB" (footprint.torch.fit on meta only).
 
@@ -45,12 +47,16 @@ def vm_hwm():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def gpt2_step(device, batch=4, seq=256):
+def gpt2_step(device, batch=4, seq=256, amp=False):
+    """A training step; ``amp``: the forward under CPU autocast to bfloat16 (transformers'
+    Trainer with bf16=True on the CPU), float32 weights as the masters."""
     with ft.device(device):
         model = GPT2(T.GPT2Config())  # 124M
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     ids = torch.ones((batch, seq), dtype=torch.long, device=device)
-    model(input_ids=ids, attention_mask=torch.ones_like(ids), labels=ids).loss.backward()
+    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=amp):
+        loss = model(input_ids=ids, attention_mask=torch.ones_like(ids), labels=ids).loss
+    loss.backward()
     opt.step()
     opt.zero_grad(set_to_none=True)
 
@@ -149,6 +155,20 @@ def main():
              if plain_s else "plain meta run: none (transformers asks its mask's data, which "
              "meta tensors cannot answer; predict takes the CPU run's answers)")
           + f", the CPU run under record {cpu_s:.1f} s.\n")
+
+    amp = lambda device: gpt2_step(device, batch, seq, amp=True)  # noqa: E731
+    with ft.measure() as m:
+        with ft.record() as real_amp:
+            amp("cpu")
+    fp, fr = ft.predict(amp, assume=real_amp.answers).figures(), real_amp.figures()
+    peak, after = m.since(real_amp)
+    print(f"### The same step in mixed precision (CPU autocast to bfloat16)\n")
+    print("| figure | predict (meta) | record (CPU run) | PyTorch's profiler |")
+    print("| --- | ---: | ---: | ---: |")
+    print(f"| peak | {fp['peak']:,} | {fr['peak']:,} | {peak:,} |")
+    print(f"| after the run | {fp['after']:,} | {fr['after']:,} | {after:,} |")
+    print(f"\nPredicted equals recorded: {fp == fr}; the profiler's peak is "
+          f"{peak - fr['peak']:,} B above the recording. Peak by role (GB): {roles(fp)}.\n")
 
     print("### The largest GPT-2 124M training batch (256 tokens) within a budget\n")
     print("| budget | batch | predicted peak at it | at batch + 1 |")
