@@ -55,12 +55,13 @@ def _cpu_dtype():
     return torch.get_autocast_cpu_dtype()
 
 
-def enabled():
-    """Whether any autocast is on (one call per torch function on meta tensors). Inside a
-    dispatch mode's handler autocast always reads as off: ask ``Emulation.on`` there."""
-    if hasattr(torch._C, "_is_any_autocast_enabled"):
-        return torch._C._is_any_autocast_enabled()
+def _any_enabled():
     return torch.is_autocast_cpu_enabled() or torch.is_autocast_enabled()
+
+
+# Whether any autocast is on (asked per torch function: 2.x's one call where it has it). Inside
+# a dispatch mode's handler autocast always reads as off: ask ``Emulation.on`` there.
+enabled = getattr(torch._C, "_is_any_autocast_enabled", _any_enabled)
 
 
 def _states():
@@ -204,6 +205,7 @@ class Emulation:
         # a dispatch mode's handler cannot read it), and whether an op it casts runs now
         self._states = [_states()]
         self._inside = 0
+        self.used = any(self._states[0])  # whether the program has been in an autocast block
 
     def on(self):
         """Whether the program is in an autocast block (outside the ops it casts)."""
@@ -325,6 +327,7 @@ def following(emulation):
     def enter(self):
         out = real_enter(self)
         emulation._states.append(_states())
+        emulation.used = emulation.used or any(emulation._states[-1])
         return out
 
     def exit_(self, *exc):
