@@ -604,18 +604,19 @@ class Recording:
         """start, peak and after bytes of the recorded trace (footprint's timeline), and the
         same above ``start`` (what existed when the recording began and an op read), which is
         what ``measure`` sees."""
-        j = self.analyze().to_json()
-        start = sum(t["bytes"] for t in self.trace["tensors"] if t["kind"] in ("input", "weight"))
-        peak = j["bytes"]["total_peak"]  # weights included; after_bytes leaves them out
-        after = j["after_bytes"] + j["bytes"]["weights"]
+        import footprint
+        trace = self.trace  # built once: a 10^6-op program's is 600 MB of Python objects
+        timeline = footprint.analyze(trace)  # its figures, not its per-step JSON
+        start = sum(t["bytes"] for t in trace["tensors"] if t["kind"] in ("input", "weight"))
+        peak = timeline.total_peak  # weights included; after leaves them out
+        after = timeline.after + timeline.weights
         return {"start": start, "peak": peak, "after": after, "peak_above_start": peak - start,
                 "after_above_start": after - start,
-                "by_role": self._roles_at(j["peak_step"]) if self.ops else {}}
+                "by_role": self._roles_at(timeline.peak_step, trace) if self.ops else {}}
 
-    def _roles_at(self, step):
-        """Bytes alive at op ``step`` by role (ROLES), the op's measured scratch as "kernel
-        scratch": what the peak is made of."""
-        trace = self.trace
+    def _roles_at(self, step, trace):
+        """Bytes alive at op ``step`` of ``trace`` by role (ROLES), the op's measured scratch as
+        "kernel scratch": what the peak is made of."""
         made, freed = {}, {}
         for i, o in enumerate(trace["ops"]):
             for n in o["outputs"]:
