@@ -28,6 +28,7 @@ const OpRegistry& OpRegistry::builtin() {
     ops::register_control_flow(r);
     ops::register_detection(r);
     ops::register_losses(r);
+    ops::register_rotary(r);
     ops::register_signal(r);
     return r;
   }();

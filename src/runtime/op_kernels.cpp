@@ -46,6 +46,7 @@ const graph::OpRegistry& op_registry() {
     kernels::register_integer_products(r);
     kernels::register_matmul_nbits(r);
     kernels::register_normalization(r);
+    kernels::register_rotary(r);
     kernels::register_reshape(r);
     kernels::register_indexing(r);
     kernels::register_resize(r);

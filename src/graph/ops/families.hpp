@@ -20,6 +20,7 @@ void register_control_flow(OpRegistry& r);   // If, Loop, Scan
 void register_detection(OpRegistry& r);      // NonMaxSuppression, RoiAlign, GridSample
 void register_losses(OpRegistry& r);         // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void register_signal(OpRegistry& r);         // windows, MelWeightMatrix, DFT, STFT
+void register_rotary(OpRegistry& r);         // RotaryEmbedding
 // MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
 void register_integer_products(OpRegistry& r);
 

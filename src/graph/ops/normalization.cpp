@@ -1,4 +1,4 @@
-// Normalisations (Batch, Instance, Layer, Group, Lp, MeanVariance), the Softmax family and
+// Normalisations (Batch, Instance, Layer, RMS, Group, Lp, MeanVariance), the Softmax family and
 // Dropout: the main output keeps the input's type and shape; statistics outputs are per channel.
 #include "families.hpp"
 #include "footprint/graph/ops/dropout_mode.hpp"
@@ -42,6 +42,14 @@ void infer_layer_norm(const InferContext& ctx, InferResult& r) {
   }
   set_output(r, 1, stash, stats);
   set_output(r, 2, stash, stats);
+}
+
+// RMSNormalization (opset 23): Y has X's shape and Scale's type (ONNX's V, which may differ
+// from X's T); the axis must be one of X's.
+void infer_rms_norm(const InferContext& ctx, InferResult& r) {
+  const Shape& x = ctx.input(0).shape;
+  if (x.ranked) normalize_axis(ctx, ctx.attr_int("axis", -1), x.rank());
+  set_output(r, 0, ctx.input(1).dtype, x);
 }
 
 // Output, then the mask: bool from opset 10, the input's dtype before.
@@ -93,6 +101,7 @@ void register_normalization(OpRegistry& r) {
   r.add(affine);
   r.add(op("InstanceNormalization", 3, 3, infer_same));
   r.add(op("LayerNormalization", 2, 3, infer_layer_norm, 1, 3));
+  r.add(op("RMSNormalization", 2, 2, infer_rms_norm));
   r.add(op("GroupNormalization", 3, 3, infer_same));
   r.add(op("LpNormalization", 1, 1, infer_same));
   r.add(op("MeanVarianceNormalization", 1, 1, infer_same));

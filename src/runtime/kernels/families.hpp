@@ -24,6 +24,7 @@ void register_integer_products(graph::OpRegistry& r);
 // matmul_nbits.cpp.
 void register_matmul_nbits(graph::OpRegistry& r);
 void register_normalization(graph::OpRegistry& r);
+void register_rotary(graph::OpRegistry& r);
 void register_reshape(graph::OpRegistry& r);
 void register_indexing(graph::OpRegistry& r);
 void register_resize(graph::OpRegistry& r);

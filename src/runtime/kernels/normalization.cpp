@@ -576,6 +576,108 @@ void run_layer_norm(graph::KernelContext& ctx) {
   });
 }
 
+// ---- RMSNormalization (opset 23): x seen as [rows, cols] split at `axis`, each row divided by
+// its root mean square, times Scale (covering the normalised dims, a trailing part of them, or a
+// scalar). The mean square is computed in the stash type S; 16-bit rows compute as float32 ones
+// and round once on store, as onnxruntime does (ONNX's function rounds the normalised row to X's
+// type before the scale: within the tests' tolerance of each other).
+
+// One float row whose Scale covers it whole: the sum of squares a vector at a time.
+void rms_norm_float_row(const float* src, float* dst, size_t n, const float* scale, float epsilon) {
+  simd::with_widest([&](auto tag) {
+    using V = decltype(tag);
+    const float mean_square =
+        simd::squared_deviation_sum_as<V>(src, n, 0.0f) / static_cast<float>(n);
+    const float inv = 1.0f / std::sqrt(mean_square + epsilon);
+    for (size_t j = 0; j < n; ++j) dst[j] = src[j] * inv * scale[j];
+  });
+}
+
+template <class T, class S>
+void rms_norm(graph::KernelContext& ctx, size_t axis) {
+  const graph::TensorRef& x = ctx.input(0);
+  int64_t rows = 1;
+  for (size_t i = 0; i < axis; ++i) rows *= x.dim(i);
+  if (rows == 0) return;
+  const int64_t cols = static_cast<int64_t>(x.numel()) / rows;
+  const graph::TensorRef& scale_t = ctx.input(1);
+  const int64_t period = trailing_period(scale_t, x, axis);
+  if (period == 0) ctx.fail("Scale must broadcast over the normalised dims");
+  const T* in = x.as<const T>();
+  const T* scale = scale_t.as<const T>();
+  T* out = ctx.output(0).as<T>();
+  const auto epsilon = static_cast<S>(ctx.attr_float("epsilon", 1e-5f));
+  constexpr bool kFloatRows =
+      std::is_same_v<S, float> && (std::is_same_v<T, float> || is_16bit_float<T>);
+  // Rows of up to kRow elements whose Scale spans them run as float32 rows (16-bit ones widened
+  // into a buffer, Scale widened once); other layouts, and double stashes, element by element.
+  constexpr int64_t kRow = 4096;
+  const bool float_rows = kFloatRows && cols > 0 && period == cols && cols <= kRow;
+  std::array<float, is_16bit_float<T> ? kRow : 1> wide_scale{};
+  if constexpr (is_16bit_float<T>) {
+    if (float_rows) widen_row(scale, wide_scale.data(), static_cast<size_t>(cols));
+  }
+  parallel_for(
+      ctx.threads(), static_cast<size_t>(rows),
+      [&](size_t begin, size_t end) {
+        for (size_t ru = begin; ru < end; ++ru) {
+          const auto r = static_cast<int64_t>(ru);
+          const T* src = in + r * cols;
+          T* dst = out + r * cols;
+          const auto n = static_cast<size_t>(cols);
+          if constexpr (kFloatRows) {
+            if (float_rows) {
+              if constexpr (is_16bit_float<T>) {
+                std::array<float, kRow> row;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+                widen_row(src, row.data(), n);
+                rms_norm_float_row(row.data(), row.data(), n, wide_scale.data(), epsilon);
+                narrow_row(row.data(), dst, n);
+              } else {
+                rms_norm_float_row(src, dst, n, scale, epsilon);
+              }
+              continue;
+            }
+          }
+          S squares = 0;
+          for (size_t j = 0; j < n; ++j) {
+            const auto v = static_cast<S>(widen(src[j]));
+            squares += v * v;
+          }
+          const S inv = S(1) / std::sqrt(squares / static_cast<S>(n) + epsilon);
+          for (size_t j = 0; j < n; ++j) {
+            const auto a = static_cast<S>(widen(scale[j % static_cast<size_t>(period)]));
+            dst[j] = narrow<T>(static_cast<S>(widen(src[j])) * inv * a);
+          }
+        }
+      },
+      1);
+}
+
+void run_rms_norm(graph::KernelContext& ctx) {
+  const graph::TensorRef& x = ctx.input(0);
+  const auto rank = static_cast<int64_t>(x.rank());
+  int64_t axis = ctx.attr_int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) ctx.fail("axis is out of range for rank " + std::to_string(rank));
+  if (ctx.input(1).dtype != x.dtype) {
+    ctx.fail("X (" + dtype_label(x.dtype) + ") and Scale (" + dtype_label(ctx.input(1).dtype) +
+             ") of different types are not supported");
+  }
+  const int64_t stash = ctx.attr_int("stash_type", 1);
+  if (stash != static_cast<int64_t>(DType::float32) &&
+      stash != static_cast<int64_t>(DType::float64)) {
+    ctx.fail("stash_type " + std::to_string(stash) + " is not supported (float or double)");
+  }
+  dispatch_with_16bit<RealTypes>(ctx, x.dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if (stash == static_cast<int64_t>(DType::float64)) {
+      rms_norm<T, double>(ctx, static_cast<size_t>(axis));
+    } else {
+      rms_norm<T, float>(ctx, static_cast<size_t>(axis));
+    }
+  });
+}
+
 // ---- Softmax, LogSoftmax, Hardmax
 
 enum class Normalize { softmax, log_softmax, hardmax };
@@ -772,6 +874,7 @@ void register_normalization(graph::OpRegistry& r) {
   r.row("footprint", "ChannelAffine").kernel = run_channel_affine;
   r.row("", "InstanceNormalization").kernel = run_instance_norm;
   r.row("", "LayerNormalization").kernel = run_layer_norm;
+  r.row("", "RMSNormalization").kernel = run_rms_norm;
   r.row("", "Softmax").kernel = normalize_kernel<Normalize::softmax>;
   r.row("", "LogSoftmax").kernel = normalize_kernel<Normalize::log_softmax>;
   r.row("", "Hardmax").kernel = normalize_kernel<Normalize::hardmax>;
@@ -782,7 +885,8 @@ void register_normalization(graph::OpRegistry& r) {
   for (const char* op : {"BatchNormalization", "InstanceNormalization"})
     r.row("", op).kernel_dtypes = reals;
   // These compute 16-bit floats in float (or double) and round once on store.
-  for (const char* op : {"LayerNormalization", "Softmax", "LogSoftmax", "Hardmax"})
+  for (const char* op :
+       {"LayerNormalization", "RMSNormalization", "Softmax", "LogSoftmax", "Hardmax"})
     r.row("", op).kernel_dtypes = dtypes_with_16bit(RealTypes{});
   for (const char* op : {"NhwcBatchNormalization", "FoldBatchNorm", "ChannelAffine"})
     r.row("footprint", op).kernel_dtypes = f32;

@@ -1,0 +1,101 @@
+"""Opset 23's RMSNormalization and RotaryEmbedding (issue 39) as a Llama block uses them: built
+with footprint.GraphBuilder, run by footprint.Session against numpy's reading of the ONNX spec
+(ONNX's own node tests of both ops run in Conformance.Opset23OpsPassTheNewerOnnxNodeTests), in
+float32 and float16, and the bad inputs a one-line error names."""
+
+import numpy as np
+import pytest
+
+import footprint
+
+HEADS, HEAD, SEQ, BATCH = 4, 16, 6, 2
+
+
+def rms_norm(x, scale, axis=-1, eps=1e-5):
+    x64 = x.astype(np.float64)
+    axes = tuple(range(axis % x.ndim, x.ndim))
+    return x64 / np.sqrt((x64 * x64).mean(axis=axes, keepdims=True) + eps) * scale
+
+
+def rotary(x, cos, sin, pos, rotary_dim, interleaved):
+    """x [batch, heads, seq, head]; cos/sin [positions, rotary_dim / 2]; pos [batch, seq]."""
+    x = x.astype(np.float64)
+    c, s = cos[pos][:, None], sin[pos][:, None]  # [batch, 1, seq, half]
+    rot, rest = x[..., :rotary_dim], x[..., rotary_dim:]
+    if interleaved:
+        a, b = rot[..., 0::2], rot[..., 1::2]
+    else:
+        a, b = np.split(rot, 2, axis=-1)
+    real, imag = a * c - b * s, a * s + b * c
+    if interleaved:
+        rot = np.stack([real, imag], axis=-1).reshape(rot.shape)
+    else:
+        rot = np.concatenate([real, imag], axis=-1)
+    return np.concatenate([rot, rest], axis=-1)
+
+
+def caches(rotary_dim, positions=32):
+    inv = 1.0 / (10000 ** (np.arange(0, rotary_dim, 2) / rotary_dim))
+    angles = np.arange(positions)[:, None] * inv[None]
+    return np.cos(angles), np.sin(angles)
+
+
+def block(dtype, rotary_dim, interleaved):
+    """q = rotary(rms_norm(x) reshaped to heads): x [batch, seq, heads * head]."""
+    b = footprint.GraphBuilder(opset=23)
+    x = b.input("x", dtype, [BATCH, SEQ, HEADS * HEAD])
+    pos = b.input("pos", "int64", [BATCH, SEQ])
+    scale = b.const(np.linspace(0.5, 1.5, HEADS * HEAD).astype(dtype))
+    cos, sin = caches(rotary_dim)
+    normed = b.op("RMSNormalization", [x, scale], {"epsilon": 1e-5})[0]
+    heads = b.op("Transpose", [b.reshape(normed, b.const(np.array([BATCH, SEQ, HEADS, HEAD])))],
+                 {"perm": [0, 2, 1, 3]})[0]
+    q = b.op("RotaryEmbedding", [heads, b.const(cos.astype(dtype)), b.const(sin.astype(dtype)),
+                                 pos],
+             {"rotary_embedding_dim": rotary_dim, "interleaved": int(interleaved)})[0]
+    b.output(q, "q")
+    return b.to_model()
+
+
+@pytest.mark.parametrize("rotary_dim,interleaved", [(HEAD, False), (HEAD, True), (8, False)])
+@pytest.mark.parametrize("dtype,tol", [("float32", 1e-5), ("float16", 2e-3)])
+def test_a_llama_block_matches_the_spec(dtype, tol, rotary_dim, interleaved):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((BATCH, SEQ, HEADS * HEAD)).astype(dtype)
+    pos = np.array([[0, 1, 2, 3, 4, 5], [7, 9, 11, 13, 15, 31]], dtype=np.int64)
+    model = block(dtype, rotary_dim, interleaved)
+    q = footprint.Session(model).run({"x": x, "pos": pos})["q"]
+    scale = np.linspace(0.5, 1.5, HEADS * HEAD).astype(dtype).astype(np.float64)
+    normed = rms_norm(x, scale).astype(dtype)  # each node's output stored in dtype
+    heads = normed.reshape(BATCH, SEQ, HEADS, HEAD).transpose(0, 2, 1, 3)
+    cos, sin = (c.astype(dtype).astype(np.float64) for c in caches(rotary_dim))
+    want = rotary(heads, cos, sin, pos, rotary_dim, interleaved)
+    assert q.dtype == np.dtype(dtype) and q.shape == (BATCH, HEADS, SEQ, HEAD)
+    np.testing.assert_allclose(q.astype(np.float64), want, rtol=tol, atol=tol)
+    # Counted in the types they are stored in: no float32 copy of a float16 model.
+    fig = footprint.analyze(model).to_json()
+    assert not [w for w in fig["warnings"] if "will refuse" in w], fig["warnings"]
+
+
+def test_bad_inputs_are_one_line_errors_naming_the_node():
+    model = block("float32", HEAD, False)
+    x = np.zeros((BATCH, SEQ, HEADS * HEAD), dtype=np.float32)
+    pos = np.zeros((BATCH, SEQ), dtype=np.int64)
+    pos[1, 2] = 32  # the caches hold positions 0..31
+    with pytest.raises(footprint.FootprintError,
+                       match=r"RotaryEmbedding.*position_ids\[8\] = 32 is outside the caches' "
+                             r"32 positions") as e:
+        footprint.Session(model).run({"x": x, "pos": pos})
+    assert "\n" not in str(e.value)
+    b = footprint.GraphBuilder(opset=23)
+    x = b.input("x", "float32", [1, 3, 10])  # 10 is not 4 heads of one size
+    c = b.const(np.zeros((4, 1), dtype=np.float32))
+    with pytest.raises(footprint.FootprintError, match=r"X's last axis \(10\) is not num_heads"):
+        b.op("RotaryEmbedding", [x, c, c, b.const(np.zeros((1, 3), dtype=np.int64))],
+             {"num_heads": 4})
+    with pytest.raises(footprint.FootprintError, match=r"rotary_embedding_dim 12 is above"):
+        b.op("RotaryEmbedding", [b.input("h", "float32", [1, 2, 3, 8]), c, c],
+             {"rotary_embedding_dim": 12})
+    with pytest.raises(footprint.FootprintError, match=r"axis 2 is out of range|axis"):
+        b.op("RMSNormalization", [b.input("r", "float32", [2, 2]),
+                                  b.const(np.ones(2, dtype=np.float32))], {"axis": 2})

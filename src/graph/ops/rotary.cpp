@@ -1,0 +1,74 @@
+// RotaryEmbedding (opset 23): rotary position embeddings applied to the heads of X, which keeps
+// its type and shape. X is [batch, heads, sequence, head] or [batch, sequence, heads * head]
+// (then num_heads says how many); the caches hold cos and sin of each position's angles, half
+// the rotated part wide: [positions, half] read through position_ids, or [batch, sequence, half]
+// without them.
+#include "families.hpp"
+#include "infer_util.hpp"
+
+namespace footprint::graph::ops {
+namespace {
+
+// The extents the caches' last axis must have: half the rotated part of a head.
+std::optional<int64_t> rotated_half(const InferContext& ctx, const Shape& x) {
+  const int64_t heads = ctx.attr_int("num_heads", 0);
+  const int64_t rotary = ctx.attr_int("rotary_embedding_dim", 0);
+  std::optional<int64_t> head;
+  if (x.rank() == 4) {
+    head = x.dims[3].value();
+  } else if (heads <= 0) {
+    ctx.fail("a 3-D X needs num_heads (its last axis holds them all)");
+  } else if (const auto hidden = x.dims[2].value()) {
+    if (*hidden % heads != 0) {
+      ctx.fail("X's last axis (" + std::to_string(*hidden) + ") is not num_heads (" +
+               std::to_string(heads) + ") heads of one size");
+    }
+    head = *hidden / heads;
+  }
+  if (rotary < 0) ctx.fail("rotary_embedding_dim is negative");
+  if (head && rotary > *head) {
+    ctx.fail("rotary_embedding_dim " + std::to_string(rotary) + " is above the head size " +
+             std::to_string(*head));
+  }
+  const std::optional<int64_t> rotated = rotary > 0 ? std::optional(rotary) : head;
+  if (rotated && *rotated % 2 != 0) {
+    ctx.fail("the rotated part of a head (" + std::to_string(*rotated) + ") is not even");
+  }
+  if (!rotated) return std::nullopt;
+  return *rotated / 2;
+}
+
+void infer_rotary_embedding(const InferContext& ctx, InferResult& r) {
+  const Shape& x = ctx.input(0).shape;
+  same_as_input(ctx, r);
+  if (!x.ranked) return;
+  if (x.rank() != 3 && x.rank() != 4) {
+    ctx.fail("X has rank " + std::to_string(x.rank()) + "; RotaryEmbedding takes 3 or 4");
+  }
+  const std::optional<int64_t> half = rotated_half(ctx, x);
+  const bool positions = ctx.has_input(3);
+  for (size_t i = 1; i <= 2; ++i) {
+    const Shape& cache = ctx.input(i).shape;
+    if (!cache.ranked) continue;
+    const size_t want = positions ? 2 : 3;
+    const char* name = i == 1 ? "cos_cache" : "sin_cache";
+    if (cache.rank() != want) {
+      ctx.fail(std::string(name) + " has rank " + std::to_string(cache.rank()) + "; it is " +
+               (positions ? "[positions, half] with position_ids"
+                          : "[batch, sequence, half] without position_ids"));
+    }
+    const auto last = cache.dims.back().value();
+    if (half && last && *last != *half) {
+      ctx.fail(std::string(name) + "'s last axis is " + std::to_string(*last) +
+               ", not half the rotated part of a head (" + std::to_string(*half) + ")");
+    }
+  }
+}
+
+}  // namespace
+
+void register_rotary(OpRegistry& r) {
+  r.add(op("RotaryEmbedding", 3, 4, infer_rotary_embedding));
+}
+
+}  // namespace footprint::graph::ops
