@@ -99,3 +99,29 @@ def test_bad_inputs_are_one_line_errors_naming_the_node():
     with pytest.raises(footprint.FootprintError, match=r"axis 2 is out of range|axis"):
         b.op("RMSNormalization", [b.input("r", "float32", [2, 2]),
                                   b.const(np.ones(2, dtype=np.float32))], {"axis": 2})
+
+
+def test_models_of_opset_23_are_read_without_the_newer_opset_warning():
+    fig = footprint.analyze(block("float32", HEAD, False)).to_json()
+    assert not [w for w in fig["warnings"] if "knows opsets" in w], fig["warnings"]
+
+
+@pytest.mark.parametrize("opset,attrs,inputs,shape", [
+    # opset 17: the axis an attribute, default 1
+    (17, {"onesided": 1}, 0, [2, 5, 6, 2]),
+    # opset 20: the axis an input, default -2 (the last signal axis)
+    (20, {"onesided": 1}, 0, [2, 8, 4, 2]),
+    (20, {}, 2, [2, 10, 6, 2]),  # dft_length 10 along axis 1, given as input 2
+    # opset 20's inverse onesided transform (IRFFT): real, dft_length along the axis
+    (20, {"onesided": 1, "inverse": 1}, 1, [2, 8, 10, 1]),
+])
+def test_dft_reads_its_axis_as_its_opset_defines_it(opset, attrs, inputs, shape):
+    b = footprint.GraphBuilder(opset=opset)
+    x = b.input("x", "float32", [2, 8, 6, 1])
+    args = [x]
+    if inputs >= 1:
+        args.append(b.const(np.array(10, dtype=np.int64)))
+    if inputs >= 2:
+        args.append(b.const(np.array(1, dtype=np.int64)))
+    y = b.op("DFT", args, attrs)[0]
+    assert y.shape == "[" + ",".join(map(str, shape)) + "]"

@@ -255,8 +255,9 @@ SubgraphResult NodeSubgraphs::infer(std::string_view attribute,
 
 ShapeInferenceReport infer_shapes(Graph& g, const ShapeInferenceOptions& options) {
   ShapeInferenceReport report;
-  // Inference hooks know the operator sets up to kNewestOpset; a newer import is read as that,
-  // which the user must hear about (an op may have changed meaning since).
+  // Inference hooks know the operator sets up to kNewestOpset (each op's changes through opset
+  // 23 are followed, or the op is refused by name); a newer import is read as that, which the
+  // user must hear about (an op may have changed meaning since).
   const int64_t opset = g.opset("");
   if (opset > kNewestOpset) {
     report.warnings.push_back("the model imports ai.onnx opset " + std::to_string(opset) +

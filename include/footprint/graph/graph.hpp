@@ -36,7 +36,7 @@ class Graph;
 // The opset a node is read at when the model imports none for its domain (or the graph was built
 // without a model): the newest the op registry's hooks know. A newer import is passed through
 // as stored; hooks compare against the versions they know, so it reads as this one.
-inline constexpr int64_t kNewestOpset = 18;
+inline constexpr int64_t kNewestOpset = 23;
 
 using ValueId = int32_t;
 using NodeId = int32_t;

@@ -1,5 +1,5 @@
-// Signal processing (opset 17): window generators, MelWeightMatrix, DFT and STFT. Their sizes
-// come from scalar inputs, known when those are constants.
+// Signal processing (opsets 17 and 20): window generators, MelWeightMatrix, DFT and STFT. Their
+// sizes come from scalar inputs, known when those are constants.
 #include "families.hpp"
 #include "infer_util.hpp"
 
@@ -29,8 +29,10 @@ void infer_mel_weight_matrix(const InferContext& ctx, InferResult& r) {
   set_output(r, 0, output_datatype(ctx), ranked({bins, scalar_dim(ctx, 0)}));
 }
 
-// DFT(input [batch, n..., 1 or 2], dft_length): the axis becomes dft_length (halved plus one
-// when onesided) and the last dim holds real and imaginary parts.
+// DFT(input [batch, n..., 1 or 2], dft_length, axis): the axis becomes dft_length (halved plus
+// one when onesided) and the last dim holds real and imaginary parts. Opset 20 made the axis an
+// input (default -2, the last signal axis; before, an attribute, default 1) and gave onesided
+// inverse transforms (IRFFT) a real output of dft_length along the axis.
 void infer_dft(const InferContext& ctx, InferResult& r) {
   const TensorType& x = ctx.input(0);
   if (!x.shape.ranked || x.shape.rank() < 3) {
@@ -38,11 +40,31 @@ void infer_dft(const InferContext& ctx, InferResult& r) {
     return;
   }
   std::vector<Dim> dims = x.shape.dims;
-  const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 1), dims.size());
-  Dim n = ctx.has_input(1) ? scalar_dim(ctx, 1) : dims[axis];
-  if (ctx.attr_int("onesided", 0) != 0) n = floor_div(n, Dim::known(2)) + Dim::known(1);
-  dims[axis] = n;
-  dims.back() = Dim::known(2);
+  const size_t rank = dims.size();
+  int64_t axis = ctx.attr_int("axis", 1);
+  if (ctx.opset >= 20) {
+    axis = -2;
+    if (ctx.has_input(2)) {
+      const auto given = ctx.input_ints(2);
+      if (!given || given->size() != 1) {  // an axis known only when running
+        set_output(r, 0, x.dtype, unknown_dims(rank));
+        return;
+      }
+      axis = (*given)[0];
+    }
+  }
+  const size_t a = normalize_axis(ctx, axis, rank);
+  if (a == rank - 1) ctx.fail("the last axis holds real and imaginary parts; it is no DFT axis");
+  Dim n = ctx.has_input(1) ? scalar_dim(ctx, 1) : dims[a];
+  const bool onesided = ctx.attr_int("onesided", 0) != 0;
+  const bool inverse = ctx.attr_int("inverse", 0) != 0;
+  if (onesided && inverse && ctx.opset >= 20) {
+    dims[a] = n;
+    dims.back() = Dim::known(1);
+  } else {
+    dims[a] = onesided ? floor_div(n, Dim::known(2)) + Dim::known(1) : n;
+    dims.back() = Dim::known(2);
+  }
   set_output(r, 0, x.dtype, ranked(std::move(dims)));
 }
 
@@ -72,7 +94,7 @@ void register_signal(OpRegistry& r) {
   r.add(op("HammingWindow", 1, 1, infer_window));
   r.add(op("BlackmanWindow", 1, 1, infer_window));
   r.add(op("MelWeightMatrix", 5, 5, infer_mel_weight_matrix));
-  r.add(op("DFT", 1, 2, infer_dft));
+  r.add(op("DFT", 1, 3, infer_dft));
   r.add(op("STFT", 2, 4, infer_stft));
 }
 
