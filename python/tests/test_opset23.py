@@ -125,3 +125,68 @@ def test_dft_reads_its_axis_as_its_opset_defines_it(opset, attrs, inputs, shape)
         args.append(b.const(np.array(1, dtype=np.int64)))
     y = b.op("DFT", args, attrs)[0]
     assert y.shape == "[" + ",".join(map(str, shape)) + "]"
+
+
+def attention_ref(q, k, v, past_k=None, past_v=None, causal=False, softcap=0.0):
+    """The current ONNX spec (and onnxruntime 1.32) on 4-D Q [b, hq, s, d], K/V [b, hkv, s, d]:
+    grouped heads, the cache before the keys, softcap before the causal mask."""
+    q, k, v = (t.astype(np.float64) for t in (q, k, v))
+    if past_k is not None:
+        k = np.concatenate([past_k.astype(np.float64), k], axis=2)
+        v = np.concatenate([past_v.astype(np.float64), v], axis=2)
+    group = q.shape[1] // k.shape[1]
+    k, v = np.repeat(k, group, axis=1), np.repeat(v, group, axis=1)
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(q.shape[-1])
+    if softcap:
+        s = softcap * np.tanh(s / softcap)
+    if causal:
+        past = k.shape[2] - q.shape[2]
+        i, j = np.arange(q.shape[2])[:, None], np.arange(k.shape[2])[None]
+        s = np.where(j <= i + past, s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return (p / p.sum(-1, keepdims=True)) @ v, k[:, ::group], v[:, ::group]
+
+
+@pytest.mark.parametrize("dtype,tol", [("float32", 1e-5), ("float16", 2e-3)])
+def test_attention_decodes_with_grouped_heads_a_cache_and_the_causal_mask(dtype, tol):
+    """A GQA decode step as exporters write it at opset 23: 3-D Q, K and V (8 query heads over
+    2 key/value heads), a 5-token cache, 3 new tokens, causal, softcap."""
+    rng = np.random.default_rng(0)
+    b_, hq, hkv, d, past, s = 2, 8, 2, 16, 5, 3
+    q = rng.standard_normal((b_, s, hq * d)).astype(dtype)
+    k = rng.standard_normal((b_, s, hkv * d)).astype(dtype)
+    v = rng.standard_normal((b_, s, hkv * d)).astype(dtype)
+    pk = rng.standard_normal((b_, hkv, past, d)).astype(dtype)
+    pv = rng.standard_normal((b_, hkv, past, d)).astype(dtype)
+    b = footprint.GraphBuilder(opset=23)
+    ins = [b.input(n, dtype, list(a.shape)) for n, a in
+           (("q", q), ("k", k), ("v", v))]
+    caches = [b.input(n, dtype, list(a.shape)) for n, a in (("pk", pk), ("pv", pv))]
+    y, present_k, present_v = b.op("Attention", ins + [None] + caches,
+                                   {"q_num_heads": hq, "kv_num_heads": hkv, "is_causal": 1,
+                                    "softcap": 3.0}, outputs=3)
+    for var, name in ((y, "y"), (present_k, "present_k"), (present_v, "present_v")):
+        b.output(var, name)
+    got = footprint.Session(b.to_model()).run({"q": q, "k": k, "v": v, "pk": pk, "pv": pv})
+    heads = lambda t, h: t.reshape(b_, s, h, d).transpose(0, 2, 1, 3)  # noqa: E731
+    want_y, want_k, want_v = attention_ref(heads(q, hq), heads(k, hkv), heads(v, hkv), pk, pv,
+                                           causal=True, softcap=3.0)
+    want_y = want_y.transpose(0, 2, 1, 3).reshape(b_, s, hq * d)
+    assert got["y"].dtype == np.dtype(dtype) and got["y"].shape == (b_, s, hq * d)
+    np.testing.assert_allclose(got["y"].astype(np.float64), want_y, rtol=tol, atol=tol)
+    np.testing.assert_array_equal(got["present_k"].astype(np.float64), want_k)  # copies
+    np.testing.assert_array_equal(got["present_v"].astype(np.float64), want_v)
+
+
+def test_attention_bad_inputs_are_one_line_errors_naming_the_node():
+    b = footprint.GraphBuilder(opset=23)
+    q = b.input("q", "float32", [1, 6, 3, 8])
+    k = b.input("k", "float32", [1, 4, 3, 8])  # 6 query heads over 4 key/value heads
+    with pytest.raises(footprint.FootprintError, match=r"q heads \(6\) are not a multiple of kv "
+                                                       r"heads \(4\)"):
+        b.op("Attention", [q, k, k])
+    with pytest.raises(footprint.FootprintError, match=r"Attention takes all 3-D or all 4-D"):
+        b.op("Attention", [q, b.input("k3", "float32", [1, 3, 32]), k])
+    with pytest.raises(footprint.FootprintError, match=r"past_key and past_value are given "
+                                                       r"together"):
+        b.op("Attention", [q, q, q, None, b.input("pk", "float32", [1, 6, 2, 8])])

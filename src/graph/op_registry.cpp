@@ -29,6 +29,7 @@ const OpRegistry& OpRegistry::builtin() {
     ops::register_detection(r);
     ops::register_losses(r);
     ops::register_rotary(r);
+    ops::register_attention(r);
     ops::register_signal(r);
     return r;
   }();

@@ -43,6 +43,7 @@ const graph::OpRegistry& op_registry() {
     kernels::register_squeeze_excite(r);
     kernels::register_matmul(r);
     kernels::register_attention(r);
+    kernels::register_onnx_attention(r);
     kernels::register_integer_products(r);
     kernels::register_matmul_nbits(r);
     kernels::register_normalization(r);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The ONNX backend node tests of ops as a newer onnx than Debian's defines them: the
 # quantization ops (opsets 19 to 25: blocked scales, int4/uint4, int16/uint16, float8, float4,
-# 2-bit) and opset 23's RMSNormalization and RotaryEmbedding: unpacked from PyPI's onnx wheel
+# 2-bit) and opset 23's RMSNormalization, RotaryEmbedding and Attention: unpacked from PyPI's onnx wheel
 # (the last release that ships its node tests' data, pinned below) into
 # ~/.cache/footprint/onnx_node_tests/onnx-VERSION-HASH once (HASH: this script's, so that a
 # change of the cases it keeps unpacks again), and the folder of test_* cases printed on stdout.
@@ -34,7 +34,7 @@ out = sys.argv[1]
 wheel = glob.glob(os.path.join(out, "wheel", "onnx-*.whl"))[0]
 prefix = "onnx/backend/test/data/node/"
 wanted = re.compile(r"test_[a-z0-9_]*(quantizelinear|qlinear|matmulinteger|convinteger"
-                    r"|rms_normalization|rotary_embedding)[a-z0-9_]*/")
+                    r"|rms_normalization|rotary_embedding|attention)[a-z0-9_]*/")
 n = 0
 with zipfile.ZipFile(wheel) as z:
     for name in z.namelist():

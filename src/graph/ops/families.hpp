@@ -21,6 +21,7 @@ void register_detection(OpRegistry& r);      // NonMaxSuppression, RoiAlign, Gri
 void register_losses(OpRegistry& r);         // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void register_signal(OpRegistry& r);         // windows, MelWeightMatrix, DFT, STFT
 void register_rotary(OpRegistry& r);         // RotaryEmbedding
+void register_attention(OpRegistry& r);      // Attention (opset 23)
 // MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
 void register_integer_products(OpRegistry& r);
 

@@ -19,6 +19,8 @@ void register_squeeze_excite(graph::OpRegistry& r);
 void register_matmul(graph::OpRegistry& r);
 // footprint::Attention, a row of the matmul family (graph/ops/matmul.cpp), in attention.cpp.
 void register_attention(graph::OpRegistry& r);
+// Attention of opset 23 (graph/ops/attention.cpp), in onnx_attention.cpp.
+void register_onnx_attention(graph::OpRegistry& r);
 void register_integer_products(graph::OpRegistry& r);
 // com.microsoft MatMulNBits, a row of the matmul family (graph/ops/matmul.cpp), in
 // matmul_nbits.cpp.
