@@ -30,6 +30,7 @@ const OpRegistry& OpRegistry::builtin() {
     ops::register_losses(r);
     ops::register_rotary(r);
     ops::register_attention(r);
+    ops::register_contrib_transformer(r);
     ops::register_signal(r);
     return r;
   }();

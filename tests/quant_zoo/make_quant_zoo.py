@@ -15,6 +15,11 @@ The variants are made as a user makes them, with onnxruntime's own tools from Py
   fp16io   the same with keep_io_types=True (float32 inputs and outputs, Casts at the edges)
   int4     weight-only 4-bit MatMulNBits (com.microsoft) by
            onnxruntime.quantization.matmul_nbits_quantizer, on MatMuls with constant weights
+  ortopt   float32 still, fused by onnxruntime's transformers optimizer
+           (onnxruntime.transformers.optimizer.optimize_model, what users run before deploying
+           on CPU): com.microsoft SkipLayerNormalization, BiasGelu and FastGelu; its Attention
+           and EmbedLayerNormalization fusions are left off (footprint has no rows for those
+           com.microsoft ops yet)
 
 Static quantization is calibrated on seeded random inputs of the model's shapes (MinMax over
 CALIBRATION_SAMPLES of them): float inputs drawn from a normal distribution with the mean and
@@ -102,6 +107,9 @@ VARIANTS = [
     ("vit_s16_4l", "dyn", dict(weight_type="QInt8")),
     ("vit_s16_4l", "qdq", dict(per_channel=False, activation_type="QUInt8", weight_type="QInt8")),
     ("vit_s16_4l", "int4", dict(block_size=64, is_symmetric=False)),
+    ("bert_mini", "ortopt", dict(model_type="bert", num_heads=4, hidden_size=256)),
+    ("gpt2_mini", "ortopt", dict(model_type="gpt2", num_heads=4, hidden_size=256)),
+    ("vit_s16_4l", "ortopt", dict(model_type="vit", num_heads=6, hidden_size=384)),
 ]
 
 KIND_NOTES = {
@@ -111,6 +119,7 @@ KIND_NOTES = {
     "fp16": "float16, keep_io_types=False",
     "fp16io": "float16, keep_io_types=True",
     "int4": "MatMulNBits 4-bit weight-only",
+    "ortopt": "onnxruntime's transformers optimizer: SkipLayerNormalization, BiasGelu, FastGelu",
 }
 
 
@@ -235,20 +244,35 @@ def make_int4(src, dst, opts, inputs):
     q.model.save_model_to_file(dst, False)
 
 
+def make_ort_optimized(src, dst, opts, inputs):
+    # (opt_level 0: the optimizer's own fusions, not onnxruntime's graph optimizations, which it
+    # would run through a session that imports torch.)
+    from onnxruntime.transformers.fusion_options import FusionOptions
+    from onnxruntime.transformers.optimizer import optimize_model
+    fusions = FusionOptions(opts["model_type"])
+    fusions.enable_attention = False
+    fusions.enable_embed_layer_norm = False
+    optimize_model(src, model_type=opts["model_type"], num_heads=opts["num_heads"],
+                   hidden_size=opts["hidden_size"], opt_level=0,
+                   optimization_options=fusions).save_model_to_file(dst)
+
+
 MAKERS = {"dyn": make_dyn, "qdq": make_static(QuantFormat.QDQ),
           "qop": make_static(QuantFormat.QOperator), "fp16": make_fp16(False),
-          "fp16io": make_fp16(True), "int4": make_int4}
+          "fp16io": make_fp16(True), "int4": make_int4, "ortopt": make_ort_optimized}
 
 
 def tolerances(kind, peak):
     """The output check's rtol and atol. As the float zoo (tests/zoo/make_zoo.py): rtol and an
     atol scaled to the largest reference output, so that large logits and small ones are
     checked alike. int4 weight-only MatMulNBits computes in float32 (accuracy level 0), so it
-    gets the float zoo's 1e-4 x peak; float16 carries about 1e-3 relative error per op; an int8
+    gets the float zoo's 1e-4 x peak, as does a float32 graph fused by onnxruntime's optimizer
+    (ortopt); float16 carries about 1e-3 relative error per op; an int8
     graph whose intermediate rounds one unit differently moves its float outputs by about one
     output quantization step, 2 x peak / 255 for an 8-bit range: 1e-2 x peak allows one unit.
     The kernels that make these run can tighten them; they must not need looser ones."""
-    scale = {"int4": (1e-3, 1e-4), "fp16": (1e-2, 5e-3), "fp16io": (1e-2, 5e-3)}.get(
+    scale = {"int4": (1e-3, 1e-4), "ortopt": (1e-3, 1e-4), "fp16": (1e-2, 5e-3),
+             "fp16io": (1e-2, 5e-3)}.get(
         kind, (1e-2, 1e-2))
     return scale[0], max(1e-5, scale[1] * peak)
 

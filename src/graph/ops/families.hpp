@@ -22,6 +22,8 @@ void register_losses(OpRegistry& r);         // NegativeLogLikelihoodLoss, Softm
 void register_signal(OpRegistry& r);         // windows, MelWeightMatrix, DFT, STFT
 void register_rotary(OpRegistry& r);         // RotaryEmbedding
 void register_attention(OpRegistry& r);      // Attention (opset 23)
+// com.microsoft SkipLayerNormalization, BiasGelu, FastGelu, ...; SimplifiedLayerNormalization
+void register_contrib_transformer(OpRegistry& r);
 // MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv
 void register_integer_products(OpRegistry& r);
 

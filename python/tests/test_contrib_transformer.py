@@ -1,0 +1,87 @@
+"""com.microsoft's fused transformer pieces that onnxruntime's transformers optimizer writes
+(SkipLayerNormalization, SkipSimplifiedLayerNormalization, BiasGelu, FastGelu, Gelu, QuickGelu)
+and SimplifiedLayerNormalization, run by footprint against numpy's reading of onnxruntime's
+contrib op documentation. Whole models fused by the optimizer (the zoo's BERT, GPT-2 and ViT)
+are checked against onnxruntime in the quantized zoo's `ortopt` variants."""
+
+import math
+
+import numpy as np
+import pytest
+
+import footprint
+
+MS = "com.microsoft"
+B, S, H = 2, 5, 64
+
+
+def run(op, inputs, attrs=None, outputs=1, domain=MS):
+    b = footprint.GraphBuilder(opset=17)
+    vs = [b.input(f"i{k}", a.dtype, list(a.shape)) if a is not None else None
+          for k, a in enumerate(inputs)]
+    outs = b.op(op, vs, attrs or {}, outputs=outputs, domain=domain)
+    for k, o in enumerate(outs):
+        b.output(o, f"o{k}")
+    feeds = {f"i{k}": a for k, a in enumerate(inputs) if a is not None}
+    got = footprint.Session(b.to_model()).run(feeds)
+    return [got[f"o{k}"] for k in range(outputs)]
+
+
+def erf_gelu(x):
+    return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+
+
+def tanh_gelu(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+@pytest.mark.parametrize("dtype,tol", [("float32", 2e-5), ("float16", 2e-3)])
+def test_skip_layer_norms_and_the_gelus_match_their_definitions(dtype, tol):
+    rng = np.random.default_rng(0)
+    x, skip = (rng.standard_normal((B, S, H)).astype(dtype) for _ in range(2))
+    gamma, beta, bias = (rng.standard_normal(H).astype(dtype) for _ in range(3))
+    f = lambda *a: [t.astype(np.float64) for t in a]  # noqa: E731
+    x64, skip64, g64, be64, bi64 = f(x, skip, gamma, beta, bias)
+
+    s = x64 + skip64 + bi64
+    mean = s.mean(-1, keepdims=True)
+    inv = 1 / np.sqrt(((s - mean) ** 2).mean(-1, keepdims=True) + 1e-5)
+    y, m, iv, total = run("SkipLayerNormalization", [x, skip, gamma, beta, bias],
+                          {"epsilon": 1e-5}, outputs=4)
+    np.testing.assert_allclose(y.astype(np.float64), (s - mean) * inv * g64 + be64, rtol=tol,
+                               atol=tol)
+    np.testing.assert_allclose(m, mean, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(iv, inv, rtol=1e-4)
+    np.testing.assert_allclose(total.astype(np.float64), s, rtol=tol, atol=tol)
+
+    # RMS form, skip [S, H] repeated over the batch
+    s = x64 + skip64[0] + bi64
+    inv = 1 / np.sqrt((s * s).mean(-1, keepdims=True) + 1e-6)
+    (y,) = run("SkipSimplifiedLayerNormalization", [x, skip[0], gamma, bias], {"epsilon": 1e-6})
+    np.testing.assert_allclose(y.astype(np.float64), s * inv * g64, rtol=tol, atol=tol)
+    (y,) = run("SimplifiedLayerNormalization", [x, gamma], {"epsilon": 1e-6}, domain="")
+    inv = 1 / np.sqrt((x64 * x64).mean(-1, keepdims=True) + 1e-6)
+    np.testing.assert_allclose(y.astype(np.float64), x64 * inv * g64, rtol=tol, atol=tol)
+
+    for op, inputs, want in (("BiasGelu", [x, bias], erf_gelu(x64 + bi64)),
+                             ("FastGelu", [x, bias], tanh_gelu(x64 + bi64)),
+                             ("FastGelu", [x], tanh_gelu(x64)),
+                             ("Gelu", [x], erf_gelu(x64))):
+        (y,) = run(op, inputs)
+        np.testing.assert_allclose(y.astype(np.float64), want, rtol=tol, atol=tol, err_msg=op)
+    (y,) = run("QuickGelu", [x], {"alpha": 1.5})
+    np.testing.assert_allclose(y.astype(np.float64), x64 / (1 + np.exp(-1.5 * x64)), rtol=tol,
+                               atol=tol)
+
+
+def test_bad_inputs_are_one_line_errors_naming_the_node():
+    x = np.zeros((B, S, H), dtype=np.float32)
+    with pytest.raises(footprint.FootprintError,
+                       match=r"SkipLayerNormalization.*gamma, beta and bias hold one value per "
+                             r"element of the last axis \(64\)"):
+        run("SkipLayerNormalization", [x, x, np.ones(63, dtype=np.float32)])
+    with pytest.raises(footprint.FootprintError, match=r"skip \(30 elements\) does not repeat"):
+        run("SkipLayerNormalization", [x, np.zeros((5, 6), dtype=np.float32),
+                                       np.ones(64, dtype=np.float32)])
+    with pytest.raises(footprint.FootprintError, match=r"BiasGelu.*the bias holds one value"):
+        run("BiasGelu", [x, np.zeros(3, dtype=np.float32)])
