@@ -59,9 +59,13 @@ def test_skip_layer_norms_and_the_gelus_match_their_definitions(dtype, tol):
     inv = 1 / np.sqrt((s * s).mean(-1, keepdims=True) + 1e-6)
     (y,) = run("SkipSimplifiedLayerNormalization", [x, skip[0], gamma, bias], {"epsilon": 1e-6})
     np.testing.assert_allclose(y.astype(np.float64), s * inv * g64, rtol=tol, atol=tol)
-    (y,) = run("SimplifiedLayerNormalization", [x, gamma], {"epsilon": 1e-6}, domain="")
+    # RMSNormalization's kernel, with the inverse root mean square as output 1
+    y, iv = run("SimplifiedLayerNormalization", [x, gamma], {"epsilon": 1e-6}, outputs=2,
+                domain="")
     inv = 1 / np.sqrt((x64 * x64).mean(-1, keepdims=True) + 1e-6)
     np.testing.assert_allclose(y.astype(np.float64), x64 * inv * g64, rtol=tol, atol=tol)
+    assert iv.dtype == np.float32 and iv.shape == (B, S, 1)
+    np.testing.assert_allclose(iv, inv, rtol=1e-4)
 
     for op, inputs, want in (("BiasGelu", [x, bias], erf_gelu(x64 + bi64)),
                              ("FastGelu", [x, bias], tanh_gelu(x64 + bi64)),

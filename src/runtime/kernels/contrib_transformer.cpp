@@ -1,8 +1,8 @@
 // com.microsoft's fused transformer pieces (rows and inference in
-// graph/ops/contrib_transformer.cpp), each over rows of input 0's last axis:
+// graph/ops/contrib_transformer.cpp; SimplifiedLayerNormalization runs as RMSNormalization, in
+// normalization.cpp), each over rows of input 0's last axis:
 //   SkipLayerNormalization          s = input + skip + bias, then LayerNorm(s) * gamma + beta
 //   SkipSimplifiedLayerNormalization  the same with RMS norm (no mean, no beta)
-//   SimplifiedLayerNormalization    RMS norm of X over the axes from `axis`, times scale
 //   BiasGelu, FastGelu, Gelu, QuickGelu  an activation of input + bias (erf Gelu; tanh Gelu;
 //                                   erf Gelu; x * sigmoid(alpha x))
 // skip broadcasts over the leading axes (onnxruntime takes [batch, seq, hidden] or [seq, hidden]);
@@ -115,58 +115,6 @@ void run_skip_norm(graph::KernelContext& ctx) {
                                     [&](auto tag) { skip_norm<decltype(tag), N>(ctx); });
 }
 
-// SimplifiedLayerNormalization: X as [rows, cols] split at `axis`, each row over its root mean
-// square, times scale (one value per element of a row).
-template <class T>
-void simplified_norm(graph::KernelContext& ctx) {
-  const graph::TensorRef& x_t = ctx.input(0);
-  const graph::TensorRef& scale_t = ctx.input(1);
-  const auto rank = static_cast<int64_t>(x_t.rank());
-  int64_t axis = ctx.attr_int("axis", -1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) ctx.fail("axis is out of range for rank " + std::to_string(rank));
-  int64_t rows = 1;
-  for (int64_t i = 0; i < axis; ++i) rows *= x_t.dim(static_cast<size_t>(i));
-  if (rows == 0) return;
-  const int64_t cols = static_cast<int64_t>(x_t.numel()) / rows;
-  if (scale_t.numel() != static_cast<size_t>(cols) || scale_t.dtype != x_t.dtype) {
-    ctx.fail("scale holds one value of X's dtype per element of a row (" + std::to_string(cols) +
-             ")");
-  }
-  graph::TensorRef* inv_t = ctx.output_or_null(1);
-  if (inv_t != nullptr && inv_t->dtype != DType::float32) ctx.fail("inv_std_var is float");
-  const float epsilon = ctx.attr_float("epsilon", 1e-5f);
-  const T* x = x_t.as<const T>();
-  const T* scale = scale_t.as<const T>();
-  T* y = ctx.output(0).as<T>();
-  parallel_for(
-      ctx.threads(), static_cast<size_t>(rows),
-      [&](size_t begin, size_t end) {
-        for (size_t ru = begin; ru < end; ++ru) {
-          const auto r = static_cast<int64_t>(ru);
-          const T* xr = x + r * cols;
-          float squares = 0;
-          for (int64_t j = 0; j < cols; ++j) {
-            const auto v = static_cast<float>(widen(xr[j]));
-            squares += v * v;
-          }
-          const float inv = 1.0f / std::sqrt(squares / static_cast<float>(cols) + epsilon);
-          T* yr = y + r * cols;
-          for (int64_t j = 0; j < cols; ++j) {
-            yr[j] = narrow<T>(static_cast<float>(widen(xr[j])) * inv *
-                              static_cast<float>(widen(scale[j])));
-          }
-          if (inv_t != nullptr) inv_t->as<float>()[r] = inv;
-        }
-      },
-      1);
-}
-
-void run_simplified_norm(graph::KernelContext& ctx) {
-  dispatch_with_16bit<Float32Types>(ctx, ctx.input(0).dtype,
-                                    [&](auto tag) { simplified_norm<decltype(tag)>(ctx); });
-}
-
 enum class Act { erf_gelu, tanh_gelu, quick_gelu };
 
 float activate(Act a, float x, float alpha) {
@@ -229,7 +177,6 @@ void register_contrib_transformer(graph::OpRegistry& r) {
   const std::string_view ms = "com.microsoft";
   set(ms, "SkipLayerNormalization", run_skip_norm<Norm::layer>);
   set(ms, "SkipSimplifiedLayerNormalization", run_skip_norm<Norm::rms>);
-  set("", "SimplifiedLayerNormalization", run_simplified_norm);
   set(ms, "BiasGelu", run_activation<Act::erf_gelu>);
   set(ms, "FastGelu", run_activation<Act::tanh_gelu>);
   set(ms, "Gelu", run_activation<Act::erf_gelu>);

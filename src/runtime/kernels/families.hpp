@@ -21,8 +21,8 @@ void register_matmul(graph::OpRegistry& r);
 void register_attention(graph::OpRegistry& r);
 // Attention of opset 23 (graph/ops/attention.cpp), in onnx_attention.cpp.
 void register_onnx_attention(graph::OpRegistry& r);
-// com.microsoft's SkipLayerNormalization, BiasGelu, FastGelu, ... and SimplifiedLayerNormalization
-// (graph/ops/contrib_transformer.cpp), in contrib_transformer.cpp.
+// com.microsoft's SkipLayerNormalization, BiasGelu, FastGelu, ... (graph/ops/
+// contrib_transformer.cpp), in contrib_transformer.cpp.
 void register_contrib_transformer(graph::OpRegistry& r);
 void register_integer_products(graph::OpRegistry& r);
 // com.microsoft MatMulNBits, a row of the matmul family (graph/ops/matmul.cpp), in

@@ -582,15 +582,19 @@ void run_layer_norm(graph::KernelContext& ctx) {
 // and round once on store, as onnxruntime does (ONNX's function rounds the normalised row to X's
 // type before the scale: within the tests' tolerance of each other).
 
-// One float row whose Scale covers it whole: the sum of squares a vector at a time.
-void rms_norm_float_row(const float* src, float* dst, size_t n, const float* scale, float epsilon) {
+// One float row whose Scale covers it whole, the sum of squares a vector at a time; returns the
+// inverse root mean square.
+float rms_norm_float_row(const float* src, float* dst, size_t n, const float* scale,
+                         float epsilon) {
+  float inv = 0;
   simd::with_widest([&](auto tag) {
     using V = decltype(tag);
     const float mean_square =
         simd::squared_deviation_sum_as<V>(src, n, 0.0f) / static_cast<float>(n);
-    const float inv = 1.0f / std::sqrt(mean_square + epsilon);
+    inv = 1.0f / std::sqrt(mean_square + epsilon);
     for (size_t j = 0; j < n; ++j) dst[j] = src[j] * inv * scale[j];
   });
+  return inv;
 }
 
 template <class T, class S>
@@ -606,6 +610,7 @@ void rms_norm(graph::KernelContext& ctx, size_t axis) {
   const T* in = x.as<const T>();
   const T* scale = scale_t.as<const T>();
   T* out = ctx.output(0).as<T>();
+  graph::TensorRef* inv_t = ctx.output_or_null(1);  // SimplifiedLayerNormalization's
   const auto epsilon = static_cast<S>(ctx.attr_float("epsilon", 1e-5f));
   constexpr bool kFloatRows =
       std::is_same_v<S, float> && (std::is_same_v<T, float> || is_16bit_float<T>);
@@ -627,14 +632,16 @@ void rms_norm(graph::KernelContext& ctx, size_t axis) {
           const auto n = static_cast<size_t>(cols);
           if constexpr (kFloatRows) {
             if (float_rows) {
+              float inv = 0;
               if constexpr (is_16bit_float<T>) {
                 std::array<float, kRow> row;  // NOLINT(cppcoreguidelines-pro-type-member-init)
                 widen_row(src, row.data(), n);
-                rms_norm_float_row(row.data(), row.data(), n, wide_scale.data(), epsilon);
+                inv = rms_norm_float_row(row.data(), row.data(), n, wide_scale.data(), epsilon);
                 narrow_row(row.data(), dst, n);
               } else {
-                rms_norm_float_row(src, dst, n, scale, epsilon);
+                inv = rms_norm_float_row(src, dst, n, scale, epsilon);
               }
+              if (inv_t != nullptr) inv_t->as<S>()[r] = inv;
               continue;
             }
           }
@@ -648,6 +655,7 @@ void rms_norm(graph::KernelContext& ctx, size_t axis) {
             const auto a = static_cast<S>(widen(scale[j % static_cast<size_t>(period)]));
             dst[j] = narrow<T>(static_cast<S>(widen(src[j])) * inv * a);
           }
+          if (inv_t != nullptr) inv_t->as<S>()[r] = inv;
         }
       },
       1);
@@ -875,6 +883,9 @@ void register_normalization(graph::OpRegistry& r) {
   r.row("", "InstanceNormalization").kernel = run_instance_norm;
   r.row("", "LayerNormalization").kernel = run_layer_norm;
   r.row("", "RMSNormalization").kernel = run_rms_norm;
+  // onnxruntime's RMS norm before ONNX had one (its optimizer and model builder write it in the
+  // ONNX domain): the same attributes, and the inverse root mean square as output 1.
+  r.row("", "SimplifiedLayerNormalization").kernel = run_rms_norm;
   r.row("", "Softmax").kernel = normalize_kernel<Normalize::softmax>;
   r.row("", "LogSoftmax").kernel = normalize_kernel<Normalize::log_softmax>;
   r.row("", "Hardmax").kernel = normalize_kernel<Normalize::hardmax>;
@@ -885,8 +896,8 @@ void register_normalization(graph::OpRegistry& r) {
   for (const char* op : {"BatchNormalization", "InstanceNormalization"})
     r.row("", op).kernel_dtypes = reals;
   // These compute 16-bit floats in float (or double) and round once on store.
-  for (const char* op :
-       {"LayerNormalization", "RMSNormalization", "Softmax", "LogSoftmax", "Hardmax"})
+  for (const char* op : {"LayerNormalization", "RMSNormalization", "SimplifiedLayerNormalization",
+                         "Softmax", "LogSoftmax", "Hardmax"})
     r.row("", op).kernel_dtypes = dtypes_with_16bit(RealTypes{});
   for (const char* op : {"NhwcBatchNormalization", "FoldBatchNorm", "ChannelAffine"})
     r.row("footprint", op).kernel_dtypes = f32;
