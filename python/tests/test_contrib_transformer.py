@@ -1,6 +1,6 @@
 """com.microsoft's fused transformer pieces that onnxruntime's transformers optimizer writes
-(SkipLayerNormalization, SkipSimplifiedLayerNormalization, BiasGelu, FastGelu, Gelu, QuickGelu)
-and SimplifiedLayerNormalization, run by footprint against numpy's reading of onnxruntime's
+(SkipLayerNormalization, SkipSimplifiedLayerNormalization, BiasGelu, FastGelu, Gelu, QuickGelu,
+EmbedLayerNormalization, Attention) and SimplifiedLayerNormalization, run by footprint against numpy's reading of onnxruntime's
 contrib op documentation. Whole models fused by the optimizer (the zoo's BERT, GPT-2 and ViT)
 are checked against onnxruntime in the quantized zoo's `ortopt` variants."""
 
@@ -89,3 +89,53 @@ def test_bad_inputs_are_one_line_errors_naming_the_node():
                                        np.ones(64, dtype=np.float32)])
     with pytest.raises(footprint.FootprintError, match=r"BiasGelu.*the bias holds one value"):
         run("BiasGelu", [x, np.zeros(3, dtype=np.float32)])
+
+
+def test_bert_embeddings_and_attention_as_onnxruntime_fuses_them():
+    """EmbedLayerNormalization then com.microsoft Attention on its mask_index, against numpy
+    (the zoo's BERT fused by onnxruntime's optimizer is checked against onnxruntime itself)."""
+    rng = np.random.default_rng(1)
+    vocab, positions, heads, seq = 30, 16, 4, 6
+    ids = rng.integers(0, vocab, (B, seq)).astype(np.int32)
+    mask = np.array([[1] * seq, [1] * 4 + [0] * 2], dtype=np.int32)  # right-padded
+    words, pos = (rng.standard_normal(s).astype(np.float32) for s in ((vocab, H), (positions, H)))
+    gamma, beta = rng.standard_normal(H).astype(np.float32), rng.standard_normal(H).astype(np.float32)
+    w = (rng.standard_normal((H, 3 * H)) / 8).astype(np.float32)
+    bias = rng.standard_normal(3 * H).astype(np.float32)
+    b = footprint.GraphBuilder(opset=17)
+    i_ids, i_mask = b.input("ids", "int32", [B, seq]), b.input("mask", "int32", [B, seq])
+    c = b.const
+    emb, index = b.op("EmbedLayerNormalization",
+                      [i_ids, None, c(words), c(pos), None, c(gamma), c(beta), i_mask],
+                      {"epsilon": 1e-12}, outputs=2, domain=MS)
+    y = b.op("Attention", [emb, c(w), c(bias), index], {"num_heads": heads}, domain=MS)[0]
+    b.output(y, "y")
+    b.output(index, "index")
+    got = footprint.Session(b.to_model()).run({"ids": ids, "mask": mask})
+
+    e = (words[ids] + pos[np.arange(seq)][None]).astype(np.float64)
+    e = (e - e.mean(-1, keepdims=True)) / np.sqrt(e.var(-1, keepdims=True) + 1e-12) * gamma + beta
+    qkv = e @ w.astype(np.float64) + bias
+    d = H // heads
+    q, k, v = (qkv[..., i * H:(i + 1) * H].reshape(B, seq, heads, d).transpose(0, 2, 1, 3)
+               for i in range(3))
+    s = q @ k.transpose(0, 1, 3, 2) / np.sqrt(d) + np.where(mask == 0, -10000.0, 0)[:, None, None]
+    p = np.exp(s - s.max(-1, keepdims=True))
+    want = ((p / p.sum(-1, keepdims=True)) @ v).transpose(0, 2, 1, 3).reshape(B, seq, H)
+    np.testing.assert_array_equal(got["index"], mask.sum(1))
+    np.testing.assert_allclose(got["y"], want, rtol=1e-4, atol=1e-4)
+
+
+def test_embeddings_and_attention_refusals_name_the_node():
+    ids = np.array([[0, 3]], dtype=np.int32)
+    with pytest.raises(footprint.FootprintError,
+                       match=r"EmbedLayerNormalization.*input_ids 3 is outside its table's 3 rows"):
+        t = np.ones((3, 4), dtype=np.float32)
+        g = np.ones(4, dtype=np.float32)
+        run("EmbedLayerNormalization", [ids, None, t, t, None, g, g])
+    x = np.zeros((1, 2, 8), dtype=np.float32)
+    with pytest.raises(footprint.FootprintError, match=r"num_heads is required"):
+        run("Attention", [x, np.zeros((8, 24), dtype=np.float32)])
+    with pytest.raises(footprint.FootprintError, match=r"mask_index is int32 \[batch\]"):
+        run("Attention", [x, np.zeros((8, 24), dtype=np.float32), None,
+                          np.zeros((1, 2, 2), dtype=np.int32)], {"num_heads": 2})

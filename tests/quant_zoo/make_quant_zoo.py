@@ -17,9 +17,8 @@ The variants are made as a user makes them, with onnxruntime's own tools from Py
            onnxruntime.quantization.matmul_nbits_quantizer, on MatMuls with constant weights
   ortopt   float32 still, fused by onnxruntime's transformers optimizer
            (onnxruntime.transformers.optimizer.optimize_model, what users run before deploying
-           on CPU): com.microsoft SkipLayerNormalization, BiasGelu and FastGelu; its Attention
-           and EmbedLayerNormalization fusions are left off (footprint has no rows for those
-           com.microsoft ops yet)
+           on CPU): com.microsoft EmbedLayerNormalization, Attention, SkipLayerNormalization,
+           BiasGelu and FastGelu, as the optimizer fuses each model
 
 Static quantization is calibrated on seeded random inputs of the model's shapes (MinMax over
 CALIBRATION_SAMPLES of them): float inputs drawn from a normal distribution with the mean and
@@ -119,7 +118,8 @@ KIND_NOTES = {
     "fp16": "float16, keep_io_types=False",
     "fp16io": "float16, keep_io_types=True",
     "int4": "MatMulNBits 4-bit weight-only",
-    "ortopt": "onnxruntime's transformers optimizer: SkipLayerNormalization, BiasGelu, FastGelu",
+    "ortopt": "onnxruntime's transformers optimizer: EmbedLayerNormalization, Attention, "
+              "SkipLayerNormalization, BiasGelu, FastGelu",
 }
 
 
@@ -247,14 +247,9 @@ def make_int4(src, dst, opts, inputs):
 def make_ort_optimized(src, dst, opts, inputs):
     # (opt_level 0: the optimizer's own fusions, not onnxruntime's graph optimizations, which it
     # would run through a session that imports torch.)
-    from onnxruntime.transformers.fusion_options import FusionOptions
     from onnxruntime.transformers.optimizer import optimize_model
-    fusions = FusionOptions(opts["model_type"])
-    fusions.enable_attention = False
-    fusions.enable_embed_layer_norm = False
     optimize_model(src, model_type=opts["model_type"], num_heads=opts["num_heads"],
-                   hidden_size=opts["hidden_size"], opt_level=0,
-                   optimization_options=fusions).save_model_to_file(dst)
+                   hidden_size=opts["hidden_size"], opt_level=0).save_model_to_file(dst)
 
 
 MAKERS = {"dyn": make_dyn, "qdq": make_static(QuantFormat.QDQ),

@@ -7,13 +7,18 @@
 //                                   erf Gelu; x * sigmoid(alpha x))
 // skip broadcasts over the leading axes (onnxruntime takes [batch, seq, hidden] or [seq, hidden]);
 // rows compute in float (16-bit ones widened, rounded once on store), as onnxruntime does.
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
+#include "footprint/graph/node_attributes.hpp"
 #include "parallel_for.hpp"
 
 namespace footprint::runtime::kernels {
@@ -165,6 +170,249 @@ void run_activation(graph::KernelContext& ctx) {
                                     [&](auto tag) { biased_activation<decltype(tag), A>(ctx); });
 }
 
+// EmbedLayerNormalization: the word, position and segment embeddings of each token summed, then
+// layer-normalised; mask_index counts each batch's non-zero mask entries (zeros without a mask).
+int64_t checked_id(const graph::KernelContext& ctx, int32_t id, int64_t rows, const char* what) {
+  if (id < 0 || id >= rows) {
+    ctx.fail(std::string(what) + " " + std::to_string(id) + " is outside its table's " +
+             std::to_string(rows) + " rows");
+  }
+  return id;
+}
+
+template <class T>
+void embed_layer_norm(graph::KernelContext& ctx) {
+  const graph::TensorRef& ids_t = ctx.input(0);
+  const graph::TensorRef* seg_t = ctx.input_or_null(1);
+  const graph::TensorRef& words_t = ctx.input(2);
+  const graph::TensorRef& pos_table_t = ctx.input(3);
+  const graph::TensorRef* seg_table_t = ctx.input_or_null(4);
+  const graph::TensorRef& gamma_t = ctx.input(5);
+  const graph::TensorRef& beta_t = ctx.input(6);
+  const graph::TensorRef* mask_t = ctx.input_or_null(7);
+  const graph::TensorRef* pos_t = ctx.input_or_null(8);
+  if (ids_t.rank() != 2 || ids_t.dtype != DType::int32)
+    ctx.fail("input_ids is int32 [batch, sequence]");
+  const int64_t batch = ids_t.dim(0), seq = ids_t.dim(1);
+  const int64_t width = words_t.rank() == 2 ? words_t.dim(1) : 0;
+  if (width == 0 || width > kMaxRow || pos_table_t.rank() != 2 || pos_table_t.dim(1) != width ||
+      gamma_t.numel() != static_cast<size_t>(width) ||
+      beta_t.numel() != static_cast<size_t>(width)) {
+    ctx.fail("the embeddings, gamma and beta must share the hidden size (at most 16384)");
+  }
+  if ((seg_t == nullptr) != (seg_table_t == nullptr)) {
+    ctx.fail("segment_ids and segment_embedding are given together or not at all");
+  }
+  for (const graph::TensorRef* t : {seg_t, mask_t, pos_t}) {
+    if (t != nullptr &&
+        (t->dtype != DType::int32 || (t->numel() != ids_t.numel() &&
+                                      !(t == pos_t && t->numel() == static_cast<size_t>(seq))))) {
+      ctx.fail("segment_ids, mask and position_ids are int32 [batch, sequence]");
+    }
+  }
+  const int32_t* ids = ids_t.as<const int32_t>();
+  const T* words = words_t.as<const T>();
+  const T* pos_table = pos_table_t.as<const T>();
+  const T* seg_table = seg_table_t != nullptr ? seg_table_t->as<const T>() : nullptr;
+  const T* gamma = gamma_t.as<const T>();
+  const T* beta = beta_t.as<const T>();
+  const float epsilon = ctx.attr_float("epsilon", 1e-12f);
+  T* y = ctx.output(0).as<T>();
+  graph::TensorRef* sum_t = ctx.output_or_null(2);
+  std::array<float, kMaxRow> s;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+  for (int64_t t = 0; t < batch * seq; ++t) {
+    const int64_t w = checked_id(ctx, ids[t], words_t.dim(0), "input_ids");
+    const int64_t p = checked_id(
+        ctx,
+        pos_t != nullptr ? pos_t->as<const int32_t>()[pos_t->numel() == ids_t.numel() ? t : t % seq]
+                         : static_cast<int32_t>(t % seq),
+        pos_table_t.dim(0), "position");
+    const int64_t g = seg_t != nullptr ? checked_id(ctx, seg_t->as<const int32_t>()[t],
+                                                    seg_table_t->dim(0), "segment_ids")
+                                       : 0;
+    float total = 0;
+    for (int64_t j = 0; j < width; ++j) {
+      float v = static_cast<float>(widen(words[w * width + j])) +
+                static_cast<float>(widen(pos_table[p * width + j]));
+      if (seg_table != nullptr) v += static_cast<float>(widen(seg_table[g * width + j]));
+      s[static_cast<size_t>(j)] = v;
+      total += v;
+    }
+    if (sum_t != nullptr) {
+      for (int64_t j = 0; j < width; ++j)
+        sum_t->as<T>()[t * width + j] = narrow<T>(s[static_cast<size_t>(j)]);
+    }
+    const float mean = total / static_cast<float>(width);
+    float squares = 0;
+    for (int64_t j = 0; j < width; ++j) {
+      const float d = s[static_cast<size_t>(j)] - mean;
+      squares += d * d;
+    }
+    const float inv = 1.0f / std::sqrt(squares / static_cast<float>(width) + epsilon);
+    for (int64_t j = 0; j < width; ++j) {
+      y[t * width + j] =
+          narrow<T>((s[static_cast<size_t>(j)] - mean) * inv * static_cast<float>(widen(gamma[j])) +
+                    static_cast<float>(widen(beta[j])));
+    }
+  }
+  if (graph::TensorRef* index = ctx.output_or_null(1)) {
+    for (int64_t b = 0; b < batch; ++b) {
+      int32_t count = 0;
+      for (int64_t j = 0; mask_t != nullptr && j < seq; ++j) {
+        count += mask_t->as<const int32_t>()[b * seq + j] != 0 ? 1 : 0;
+      }
+      index->as<int32_t>()[b] = count;
+    }
+  }
+}
+
+void run_embed_layer_norm(graph::KernelContext& ctx) {
+  dispatch_with_16bit<Float32Types>(ctx, ctx.input(2).dtype,
+                                    [&](auto tag) { embed_layer_norm<decltype(tag)>(ctx); });
+}
+
+// com.microsoft Attention without a cache: Q, K and V of every token from one product with the
+// packed weights (and bias), into the step's workspace; then per head and query row the scores,
+// masked by mask_index (1-D: each batch's end position; 2-D: 1 keeps a key, 0 adds
+// mask_filter_value) and, when unidirectional, causally; softmax; the weighted values.
+struct MsAttentionSizes {
+  int64_t batch = 0, seq = 0, in = 0, q = 0, k = 0, v = 0;
+  int64_t cols() const { return q + k + v; }
+};
+
+MsAttentionSizes ms_attention_sizes(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
+                                    const std::optional<std::vector<int64_t>>& hidden) {
+  MsAttentionSizes z;
+  if (x.size() != 3 || w.size() != 2) return z;
+  z.batch = x[0];
+  z.seq = x[1];
+  z.in = x[2];
+  if (hidden && hidden->size() == 3) {
+    z.q = (*hidden)[0];
+    z.k = (*hidden)[1];
+    z.v = (*hidden)[2];
+  } else {
+    z.q = z.k = z.v = w[1] / 3;
+  }
+  return z;
+}
+
+// The projected tokens, then one row of scores.
+uint64_t ms_attention_floats(const MsAttentionSizes& z) {
+  return static_cast<uint64_t>(z.batch * z.seq * z.cols() + z.seq);
+}
+
+uint64_t ms_attention_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                                const std::vector<graph::ConcreteTensor>& /*out*/) {
+  if (in.size() < 2) return 0;
+  const auto z =
+      ms_attention_sizes(in[0].dims, in[1].dims, graph::attr_ints(n, "qkv_hidden_sizes"));
+  return ms_attention_floats(z) * sizeof(float);
+}
+
+template <class T>
+void ms_attention(graph::KernelContext& ctx) {
+  const graph::TensorRef& x_t = ctx.input(0);
+  const graph::TensorRef& w_t = ctx.input(1);
+  const graph::TensorRef* bias_t = ctx.input_or_null(2);
+  const graph::TensorRef* mask_t = ctx.input_or_null(3);
+  const auto z =
+      ms_attention_sizes({x_t.dims.begin(), x_t.dims.end()}, {w_t.dims.begin(), w_t.dims.end()},
+                         ctx.attr_ints("qkv_hidden_sizes"));
+  const int64_t heads = ctx.attr_int("num_heads", 0);
+  if (x_t.rank() != 3 || w_t.rank() != 2 || w_t.dim(0) != z.in || w_t.dim(1) != z.cols()) {
+    ctx.fail("input is [batch, sequence, hidden] and the weights [hidden, Q + K + V]");
+  }
+  if (heads <= 0 || z.q != z.k || z.q % heads != 0 || z.v % heads != 0) {
+    ctx.fail("Q and K of one size and Q, K and V of num_heads heads each");
+  }
+  if (bias_t != nullptr && bias_t->numel() != static_cast<size_t>(z.cols())) {
+    ctx.fail("the bias holds one value per column of the weights");
+  }
+  for (const graph::TensorRef* t : {&w_t, bias_t}) {
+    if (t != nullptr && t->dtype != x_t.dtype) ctx.fail("the weights and bias have input's dtype");
+  }
+  const bool index_mask = mask_t != nullptr && mask_t->rank() == 1;
+  if (mask_t != nullptr && (mask_t->dtype != DType::int32 ||
+                            (index_mask ? mask_t->dim(0) != z.batch
+                                        : mask_t->rank() != 2 || mask_t->dim(0) != z.batch ||
+                                              mask_t->dim(1) != z.seq))) {
+    ctx.fail(
+        "mask_index is int32 [batch] (end positions) or [batch, sequence] (a 0/1 mask); "
+        "other forms are not supported yet");
+  }
+  const std::span<std::byte> ws = ctx.workspace();
+  if (ws.size() < ms_attention_floats(z) * sizeof(float)) ctx.fail("the step's workspace is short");
+  auto* qkv = reinterpret_cast<float*>(ws.data());
+  float* scores = qkv + z.batch * z.seq * z.cols();
+  const T* x = x_t.as<const T>();
+  const T* w = w_t.as<const T>();
+  const int64_t cols = z.cols();
+  parallel_for(
+      ctx.threads(), static_cast<size_t>(z.batch * z.seq),
+      [&](size_t begin, size_t end) {
+        for (size_t tu = begin; tu < end; ++tu) {
+          const auto t = static_cast<int64_t>(tu);
+          float* row = qkv + t * cols;
+          for (int64_t c = 0; c < cols; ++c) {
+            row[c] = bias_t != nullptr ? static_cast<float>(widen(bias_t->as<const T>()[c])) : 0.0f;
+          }
+          for (int64_t i = 0; i < z.in; ++i) {
+            const auto xi = static_cast<float>(widen(x[t * z.in + i]));
+            const T* wr = w + i * cols;
+            for (int64_t c = 0; c < cols; ++c) row[c] += xi * static_cast<float>(widen(wr[c]));
+          }
+        }
+      },
+      1);
+  const int64_t hd = z.q / heads, vd = z.v / heads;
+  const float scale = ctx.attribute("scale") != nullptr ? ctx.attr_float("scale", 1.0f)
+                                                        : 1.0f / std::sqrt(static_cast<float>(hd));
+  const float filter = ctx.attr_float("mask_filter_value", -10000.0f);
+  const bool causal = ctx.attr_int("unidirectional", 0) != 0;
+  T* y = ctx.output(0).as<T>();
+  for (int64_t b = 0; b < z.batch; ++b) {
+    for (int64_t n = 0; n < heads; ++n) {
+      for (int64_t i = 0; i < z.seq; ++i) {
+        const float* q = qkv + (b * z.seq + i) * cols + n * hd;
+        float best = -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j < z.seq; ++j) {
+          const float* k = qkv + (b * z.seq + j) * cols + z.q + n * hd;
+          float dot = 0;
+          for (int64_t c = 0; c < hd; ++c) dot += q[c] * k[c];
+          float s = dot * scale;
+          if (mask_t != nullptr) {
+            const int32_t* m = mask_t->as<const int32_t>();
+            const bool keep = index_mask ? j < m[b] : m[b * z.seq + j] != 0;
+            if (!keep) s += filter;
+          }
+          if (causal && j > i) s = -std::numeric_limits<float>::infinity();
+          scores[j] = s;
+          best = std::max(best, s);
+        }
+        float sum = 0;
+        for (int64_t j = 0; j < z.seq; ++j) {
+          scores[j] = std::exp(scores[j] - best);
+          sum += scores[j];
+        }
+        T* out = y + (b * z.seq + i) * z.v + n * vd;
+        for (int64_t c = 0; c < vd; ++c) {
+          float acc = 0;
+          for (int64_t j = 0; j < z.seq; ++j) {
+            acc += scores[j] * qkv[(b * z.seq + j) * cols + z.q + z.k + n * vd + c];
+          }
+          out[c] = narrow<T>(acc / sum);
+        }
+      }
+    }
+  }
+}
+
+void run_ms_attention(graph::KernelContext& ctx) {
+  dispatch_with_16bit<Float32Types>(ctx, ctx.input(0).dtype,
+                                    [&](auto tag) { ms_attention<decltype(tag)>(ctx); });
+}
+
 }  // namespace
 
 void register_contrib_transformer(graph::OpRegistry& r) {
@@ -181,6 +429,10 @@ void register_contrib_transformer(graph::OpRegistry& r) {
   set(ms, "FastGelu", run_activation<Act::tanh_gelu>);
   set(ms, "Gelu", run_activation<Act::erf_gelu>);
   set(ms, "QuickGelu", run_activation<Act::quick_gelu>);
+  set(ms, "EmbedLayerNormalization", run_embed_layer_norm);
+  r.row(ms, "EmbedLayerNormalization").kernel_dtype_of = 2;  // the embeddings' dtype
+  set(ms, "Attention", run_ms_attention);
+  r.row(ms, "Attention").workspace = ms_attention_workspace;
 }
 
 }  // namespace footprint::runtime::kernels
