@@ -14,12 +14,14 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
 #include "footprint/graph/node_attributes.hpp"
 #include "parallel_for.hpp"
+#include "row_dots.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -297,9 +299,14 @@ MsAttentionSizes ms_attention_sizes(const std::vector<int64_t>& x, const std::ve
   return z;
 }
 
-// The projected tokens, then one row of scores.
+// The projected tokens, then one row of scores and one head of weighted values (at most V wide).
 uint64_t ms_attention_floats(const MsAttentionSizes& z) {
-  return static_cast<uint64_t>(z.batch * z.seq * z.cols() + z.seq);
+  return static_cast<uint64_t>(z.batch * z.seq * z.cols() + z.seq + z.v);
+}
+
+// y += a x over n floats (no aliasing: the compiler vectorises it).
+void axpy(float a, const float* __restrict x, float* __restrict y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] += a * x[i];
 }
 
 uint64_t ms_attention_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
@@ -359,8 +366,12 @@ void ms_attention(graph::KernelContext& ctx) {
           }
           for (int64_t i = 0; i < z.in; ++i) {
             const auto xi = static_cast<float>(widen(x[t * z.in + i]));
-            const T* wr = w + i * cols;
-            for (int64_t c = 0; c < cols; ++c) row[c] += xi * static_cast<float>(widen(wr[c]));
+            if constexpr (std::is_same_v<T, float>) {
+              axpy(xi, w + i * cols, row, static_cast<size_t>(cols));
+            } else {
+              const T* wr = w + i * cols;
+              for (int64_t c = 0; c < cols; ++c) row[c] += xi * static_cast<float>(widen(wr[c]));
+            }
           }
         }
       },
@@ -375,12 +386,12 @@ void ms_attention(graph::KernelContext& ctx) {
     for (int64_t n = 0; n < heads; ++n) {
       for (int64_t i = 0; i < z.seq; ++i) {
         const float* q = qkv + (b * z.seq + i) * cols + n * hd;
+        // The head's keys are rows `cols` apart: their dot products with q at once.
+        row_dots(qkv + b * z.seq * cols + z.q + n * hd, static_cast<size_t>(cols), q, scores,
+                 static_cast<size_t>(hd), static_cast<size_t>(z.seq));
         float best = -std::numeric_limits<float>::infinity();
         for (int64_t j = 0; j < z.seq; ++j) {
-          const float* k = qkv + (b * z.seq + j) * cols + z.q + n * hd;
-          float dot = 0;
-          for (int64_t c = 0; c < hd; ++c) dot += q[c] * k[c];
-          float s = dot * scale;
+          float s = scores[j] * scale;
           if (mask_t != nullptr) {
             const int32_t* m = mask_t->as<const int32_t>();
             const bool keep = index_mask ? j < m[b] : m[b * z.seq + j] != 0;
@@ -395,14 +406,14 @@ void ms_attention(graph::KernelContext& ctx) {
           scores[j] = std::exp(scores[j] - best);
           sum += scores[j];
         }
-        T* out = y + (b * z.seq + i) * z.v + n * vd;
-        for (int64_t c = 0; c < vd; ++c) {
-          float acc = 0;
-          for (int64_t j = 0; j < z.seq; ++j) {
-            acc += scores[j] * qkv[(b * z.seq + j) * cols + z.q + z.k + n * vd + c];
-          }
-          out[c] = narrow<T>(acc / sum);
+        float* acc = scores + z.seq;  // the weighted values, one head wide
+        std::fill(acc, acc + vd, 0.0f);
+        for (int64_t j = 0; j < z.seq; ++j) {
+          axpy(scores[j] / sum, qkv + (b * z.seq + j) * cols + z.q + z.k + n * vd, acc,
+               static_cast<size_t>(vd));
         }
+        T* out = y + (b * z.seq + i) * z.v + n * vd;
+        for (int64_t c = 0; c < vd; ++c) out[c] = narrow<T>(acc[c]);
       }
     }
   }
