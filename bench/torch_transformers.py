@@ -103,6 +103,14 @@ def roles(fig, unit=GB):
     return ", ".join(f"{k} {v / unit:.3f}" for k, v in fig["by_role"].items())
 
 
+def three_counts(predicted, recorded, peak, after):
+    """The table of a step's peak and after-run bytes: predicted, recorded, the profiler's."""
+    print("| figure | predict (meta) | record (CPU run) | PyTorch's profiler |")
+    print("| --- | ---: | ---: | ---: |")
+    print(f"| peak | {predicted['peak']:,} | {recorded['peak']:,} | {peak:,} |")
+    print(f"| after the run | {predicted['after']:,} | {recorded['after']:,} | {after:,} |")
+
+
 def main():
     batch, seq = (1, 32) if QUICK else (2, 128)
     print("## footprint.torch on transformers models\n")
@@ -144,10 +152,7 @@ def main():
     fp, fr = pred.figures(), real.figures()
     peak, after = m.since(real)
     print(f"### GPT-2 124M training step (AdamW, batch {batch} x {seq} tokens)\n")
-    print("| figure | predict (meta) | record (CPU run) | PyTorch's profiler |")
-    print("| --- | ---: | ---: | ---: |")
-    print(f"| peak | {fp['peak']:,} | {fr['peak']:,} | {peak:,} |")
-    print(f"| after the run | {fp['after']:,} | {fr['after']:,} | {after:,} |")
+    three_counts(fp, fr, peak, after)
     print(f"\nPredicted equals recorded: {fp == fr}; the profiler's peak is {peak - fr['peak']:,} B "
           "above the recording (the small tensors of Python numbers no dispatch mode sees). "
           f"Peak by role (GB): {roles(fp)}. Time: predict {predict_s:.2f} s (median of 3), the "
@@ -162,11 +167,8 @@ def main():
             amp("cpu")
     fp, fr = ft.predict(amp, assume=real_amp.answers).figures(), real_amp.figures()
     peak, after = m.since(real_amp)
-    print(f"### The same step in mixed precision (CPU autocast to bfloat16)\n")
-    print("| figure | predict (meta) | record (CPU run) | PyTorch's profiler |")
-    print("| --- | ---: | ---: | ---: |")
-    print(f"| peak | {fp['peak']:,} | {fr['peak']:,} | {peak:,} |")
-    print(f"| after the run | {fp['after']:,} | {fr['after']:,} | {after:,} |")
+    print("### The same step in mixed precision (CPU autocast to bfloat16)\n")
+    three_counts(fp, fr, peak, after)
     print(f"\nPredicted equals recorded: {fp == fr}; the profiler's peak is "
           f"{peak - fr['peak']:,} B above the recording. Peak by role (GB): {roles(fp)}.\n")
 

@@ -247,36 +247,43 @@ TEST(Conformance, RegisteredOpsPassTheOnnxNodeTests) {
 // The quantization ops' cases of a newer ONNX than Debian's (opsets 19 to 25: blocked scales,
 // the 4-bit and 16-bit types, float8 and float4), from PyPI's onnx wheel, which
 // tests/quant_zoo/node_tests.sh unpacks; FOOTPRINT_ONNX_NODE_TESTS names the folder.
-TEST(Conformance, QuantizationOpsPassTheNewerOnnxNodeTests) {
+namespace {
+
+// The folder of the newer onnx's node tests (FOOTPRINT_ONNX_NODE_TESTS), or null.
+const char* newer_node_tests() {
   const char* dir = std::getenv("FOOTPRINT_ONNX_NODE_TESTS");
-  if (dir == nullptr || !fs::exists(dir)) {
-    GTEST_SKIP() << "FOOTPRINT_ONNX_NODE_TESTS names no folder (tests/quant_zoo/node_tests.sh "
-                    "makes one; scripts/test runs this with it)";
-  }
-  const auto quantization = [](const std::string& name) {
-    for (const char* op :
-         {"quantizelinear", "dequantizelinear", "qlinear", "matmulinteger", "convinteger"}) {
-      if (name.find(op) != std::string::npos) return true;
-    }
-    return false;
+  return dir != nullptr && fs::exists(dir) ? dir : nullptr;
+}
+constexpr const char* kNoNewerNodeTests =
+    "FOOTPRINT_ONNX_NODE_TESTS names no folder (tests/quant_zoo/node_tests.sh makes one; "
+    "scripts/test runs this with it)";
+
+// The cases whose folder name holds one of `parts`.
+std::function<bool(const std::string&)> named(std::vector<std::string> parts) {
+  return [parts = std::move(parts)](const std::string& name) {
+    return std::any_of(parts.begin(), parts.end(),
+                       [&](const std::string& p) { return name.find(p) != std::string::npos; });
   };
-  const auto results = run_suite({dir, quantization, "conformance_newer_known_failures.txt"});
+}
+
+}  // namespace
+
+TEST(Conformance, QuantizationOpsPassTheNewerOnnxNodeTests) {
+  const char* dir = newer_node_tests();
+  if (dir == nullptr) GTEST_SKIP() << kNoNewerNodeTests;
+  const auto results = run_suite(
+      {dir,
+       named({"quantizelinear", "dequantizelinear", "qlinear", "matmulinteger", "convinteger"}),
+       "conformance_newer_known_failures.txt"});
   EXPECT_GT(results.size(), 20U) << "too few quantization cases in " << dir;
 }
 
 // Opset 23's RMSNormalization, RotaryEmbedding and Attention, from the same folder: each case as
 // the op, and as ONNX's function of it expanded into the ops it is made of (the _expanded cases).
 TEST(Conformance, Opset23OpsPassTheNewerOnnxNodeTests) {
-  const char* dir = std::getenv("FOOTPRINT_ONNX_NODE_TESTS");
-  if (dir == nullptr || !fs::exists(dir)) {
-    GTEST_SKIP() << "FOOTPRINT_ONNX_NODE_TESTS names no folder (tests/quant_zoo/node_tests.sh "
-                    "makes one; scripts/test runs this with it)";
-  }
-  const auto opset23 = [](const std::string& name) {
-    return name.find("rms_normalization") != std::string::npos ||
-           name.find("rotary_embedding") != std::string::npos ||
-           name.find("test_attention") != std::string::npos;
-  };
+  const char* dir = newer_node_tests();
+  if (dir == nullptr) GTEST_SKIP() << kNoNewerNodeTests;
+  const auto opset23 = named({"rms_normalization", "rotary_embedding", "test_attention"});
   // 10 of onnx 1.20.1's 62 Attention cases encode its reading of softcap and
   // qk_matmul_output_mode, since corrected by ONNX (known failures, each with its reason): 94%.
   const auto results = run_suite({dir, opset23, "conformance_newer_known_failures.txt", 0.94});

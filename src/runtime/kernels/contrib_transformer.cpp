@@ -38,8 +38,8 @@ void skip_norm(graph::KernelContext& ctx) {
   const graph::TensorRef& x_t = ctx.input(0);
   const graph::TensorRef& skip_t = ctx.input(1);
   const graph::TensorRef& gamma_t = ctx.input(2);
-  const size_t beta_at = N == Norm::layer ? 3 : 99;
-  const graph::TensorRef* beta_t = N == Norm::layer ? ctx.input_or_null(beta_at) : nullptr;
+  // Layer norm: gamma, beta, bias; RMS norm: gamma, bias.
+  const graph::TensorRef* beta_t = N == Norm::layer ? ctx.input_or_null(3) : nullptr;
   const graph::TensorRef* bias_t = ctx.input_or_null(N == Norm::layer ? 4 : 3);
   if (x_t.rank() == 0) ctx.fail("input is a scalar; the norm is over its last axis");
   const int64_t width = x_t.dim(x_t.rank() - 1);

@@ -466,13 +466,32 @@ void layer_norm_float_row(const float* src, float* dst, size_t n, const float* s
   });
 }
 
+// The `axis` attribute (default -1) in [0, rank): where the normalised dims begin.
+size_t norm_axis(const graph::KernelContext& ctx, size_t rank) {
+  const auto r = static_cast<int64_t>(rank);
+  int64_t axis = ctx.attr_int("axis", -1);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) ctx.fail("axis is out of range for rank " + std::to_string(r));
+  return static_cast<size_t>(axis);
+}
+
+// x seen as [rows, cols] split at `axis`.
+struct Rows {
+  int64_t rows = 1, cols = 0;
+};
+Rows rows_at(const graph::TensorRef& x, size_t axis) {
+  Rows r;
+  for (size_t i = 0; i < axis; ++i) r.rows *= x.dim(i);
+  r.cols = r.rows == 0 ? 0 : static_cast<int64_t>(x.numel()) / r.rows;
+  return r;
+}
+
 template <class T, class S>
 void layer_norm(graph::KernelContext& ctx, size_t axis) {
   const graph::TensorRef& x = ctx.input(0);
-  int64_t rows = 1;
-  for (size_t i = 0; i < axis; ++i) rows *= x.dim(i);
+  const Rows split = rows_at(x, axis);
+  const int64_t rows = split.rows, cols = split.cols;
   if (rows == 0) return;
-  const int64_t cols = static_cast<int64_t>(x.numel()) / rows;
   const graph::TensorRef& scale_t = ctx.input(1);
   const graph::TensorRef* shift_t = ctx.input_or_null(2);
   const int64_t scale_period = trailing_period(scale_t, x, axis);
@@ -560,10 +579,7 @@ void layer_norm_stash(graph::KernelContext& ctx, size_t axis) {
 
 void run_layer_norm(graph::KernelContext& ctx) {
   const graph::TensorRef& x = ctx.input(0);
-  const auto rank = static_cast<int64_t>(x.rank());
-  int64_t axis = ctx.attr_int("axis", -1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) ctx.fail("axis is out of range for rank " + std::to_string(rank));
+  const size_t axis = norm_axis(ctx, x.rank());
   for (size_t i = 1; i < ctx.input_count(); ++i) {
     if (ctx.has_input(i) && ctx.input(i).dtype != x.dtype) {
       ctx.fail("Scale and B must have the input's dtype");
@@ -571,9 +587,8 @@ void run_layer_norm(graph::KernelContext& ctx) {
   }
   // 16-bit floats compute as float32 rows where Scale and B span them (below 4096 elements),
   // elsewhere in double as the other rare layouts; either rounds once on store.
-  dispatch_with_16bit<RealTypes>(ctx, x.dtype, [&](auto tag) {
-    layer_norm_stash<decltype(tag)>(ctx, static_cast<size_t>(axis));
-  });
+  dispatch_with_16bit<RealTypes>(ctx, x.dtype,
+                                 [&](auto tag) { layer_norm_stash<decltype(tag)>(ctx, axis); });
 }
 
 // ---- RMSNormalization (opset 23): x seen as [rows, cols] split at `axis`, each row divided by
@@ -600,10 +615,9 @@ float rms_norm_float_row(const float* src, float* dst, size_t n, const float* sc
 template <class T, class S>
 void rms_norm(graph::KernelContext& ctx, size_t axis) {
   const graph::TensorRef& x = ctx.input(0);
-  int64_t rows = 1;
-  for (size_t i = 0; i < axis; ++i) rows *= x.dim(i);
+  const Rows split = rows_at(x, axis);
+  const int64_t rows = split.rows, cols = split.cols;
   if (rows == 0) return;
-  const int64_t cols = static_cast<int64_t>(x.numel()) / rows;
   const graph::TensorRef& scale_t = ctx.input(1);
   const int64_t period = trailing_period(scale_t, x, axis);
   if (period == 0) ctx.fail("Scale must broadcast over the normalised dims");
@@ -663,10 +677,7 @@ void rms_norm(graph::KernelContext& ctx, size_t axis) {
 
 void run_rms_norm(graph::KernelContext& ctx) {
   const graph::TensorRef& x = ctx.input(0);
-  const auto rank = static_cast<int64_t>(x.rank());
-  int64_t axis = ctx.attr_int("axis", -1);
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) ctx.fail("axis is out of range for rank " + std::to_string(rank));
+  const size_t axis = norm_axis(ctx, x.rank());
   if (ctx.input(1).dtype != x.dtype) {
     ctx.fail("X (" + dtype_label(x.dtype) + ") and Scale (" + dtype_label(ctx.input(1).dtype) +
              ") of different types are not supported");
@@ -679,9 +690,9 @@ void run_rms_norm(graph::KernelContext& ctx) {
   dispatch_with_16bit<RealTypes>(ctx, x.dtype, [&](auto tag) {
     using T = decltype(tag);
     if (stash == static_cast<int64_t>(DType::float64)) {
-      rms_norm<T, double>(ctx, static_cast<size_t>(axis));
+      rms_norm<T, double>(ctx, axis);
     } else {
-      rms_norm<T, float>(ctx, static_cast<size_t>(axis));
+      rms_norm<T, float>(ctx, axis);
     }
   });
 }

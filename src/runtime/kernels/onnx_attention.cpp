@@ -70,11 +70,11 @@ Dims dims_of(const graph::KernelContext& ctx) {
   return d;
 }
 
-uint64_t attention_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+uint64_t attention_workspace(const graph::Node& /*node*/,
+                             const std::vector<graph::ConcreteTensor>& in,
                              const std::vector<graph::ConcreteTensor>& /*out*/) {
   if (in.size() < 3) return 0;
   const bool has_past = in.size() > 4 && in[4].dims.size() == 4;
-  (void)n;
   const Dims d = dims_of(in[0].dims, in[1].dims, in[2].dims, has_past ? &in[4].dims : nullptr, 1,
                          1);  // the head counts do not change the block's size
   if (d.q_seq <= 0 || d.total() <= 0 || in[2].dims.empty()) return 0;
