@@ -36,10 +36,10 @@ inline graph::SharedValue stored_as(const graph::SharedValue& f, DType t) {
   return v;
 }
 
-inline graph::Var float_scalar(graph::GraphBuilder& b, double x) {
+inline graph::Var float_scalar(graph::GraphBuilder& b, double x, DType t = DType::float32) {
   auto v = graph::HostValue::make(DType::float32, {});
   v->span<float>()[0] = static_cast<float>(x);
-  return b.constant(v);
+  return b.constant(stored_as(v, t));
 }
 
 // ReduceMean over the last axis, kept: axes as an attribute before opset 18, an input from it on.
@@ -108,7 +108,9 @@ namespace footprint::testing {
 struct AttentionForm {
   enum class Scale { none, div, mul } scale = Scale::div;
   enum class Mask { none, add, where } mask = Mask::add;
-  bool dropout = false;  // an inference Dropout (ratio 0, training on) after the Softmax
+  bool dropout = false;          // an inference Dropout (ratio 0, training on) after the Softmax
+  double divisor = 8;            // the scores are divided by it, or multiplied by its inverse
+  DType dtype = DType::float32;  // of the scale's and the fill's constants (the graph's floats)
 };
 
 // softmax(q kt [/ or *] c, masked) v over the last axis. `mask` is an additive float mask or a
@@ -119,10 +121,10 @@ inline graph::Var decomposed_attention(graph::GraphBuilder& b, const graph::Var&
   using Scale = AttentionForm::Scale;
   using Mask = AttentionForm::Mask;
   graph::Var s = b.matmul(q, kt);
-  if (f.scale == Scale::div) s = b.div(s, float_scalar(b, 8));
-  if (f.scale == Scale::mul) s = b.mul(float_scalar(b, 0.125), s);
+  if (f.scale == Scale::div) s = b.div(s, float_scalar(b, f.divisor, f.dtype));
+  if (f.scale == Scale::mul) s = b.mul(float_scalar(b, 1 / f.divisor, f.dtype), s);
   if (f.mask == Mask::add) s = b.add(s, mask);
-  if (f.mask == Mask::where) s = b.op1("Where", {mask, s, float_scalar(b, -1e4)});
+  if (f.mask == Mask::where) s = b.op1("Where", {mask, s, float_scalar(b, -1e4, f.dtype)});
   graph::Var p = b.op1("Softmax", {s}, {graph::Attr::of("axis", int64_t{-1})});
   if (f.dropout) {
     auto on = graph::HostValue::make(DType::boolean, {});

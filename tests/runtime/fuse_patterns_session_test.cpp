@@ -132,6 +132,65 @@ TEST(FusedPatternsSession, AttentionInBlocksGivesTheUnfusedOutputs) {
   }
 }
 
+// A float16 or bfloat16 attention (Cast in, Cast out) fused rounds where each node it replaces
+// stored 16 bits: after the product, the scale, the mask and the softmax, so it gives the
+// unfused graph's outputs, in one scores block and in several (without the rounding after the
+// product, 8 of the 12 cases differ).
+TEST(FusedPatternsSession, SixteenBitAttentionRoundsAsItsNodesStored) {
+  using F = testing::AttentionForm;
+  constexpr int64_t kHeads = 4, kDepth = 24, kValues = 16;
+  for (const DType t : {DType::float16, DType::bfloat16}) {
+    for (const int64_t rows : {12, 300}) {
+      const std::vector<std::pair<std::string, F>> forms = {
+          {"/ sqrt(24), + mask", {F::Scale::div, F::Mask::add, false, 4.898979485566356, t}},
+          {"/ sqrt(24), Where", {F::Scale::div, F::Mask::where, false, 4.898979485566356, t}},
+          {"* 1 / 8, Dropout", {F::Scale::mul, F::Mask::none, true, 8, t}}};
+      for (const auto& [form_name, form] : forms) {
+        const std::string what =
+            std::string(dtype_name(t)) + ", " + std::to_string(rows) + " rows: " + form_name;
+        GraphBuilder b(runtime::op_registry());
+        auto input = [&](const std::string& name, std::vector<int64_t> d) {
+          std::vector<Dim> dims;
+          for (const int64_t e : d) dims.push_back(Dim::known(e));
+          return b.op1("Cast", {b.input(name, DType::float32, dims)},
+                       {Attr::of("to", static_cast<int64_t>(t))});
+        };
+        const Var q = input("q", {1, kHeads, rows, kDepth});
+        const Var kt = input("kt", {1, kHeads, kDepth, rows});
+        const Var v = input("v", {1, kHeads, rows, kValues});
+        Var mask;
+        if (form.mask == F::Mask::add) {
+          mask =
+              b.constant(testing::stored_as(testing::seeded_floats({1, 1, 1, rows}, 9, 4.0F), t));
+        } else if (form.mask == F::Mask::where) {
+          auto keep = HostValue::make(DType::boolean, {1, 1, rows, rows});
+          auto k = keep->span<bool>();
+          for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t c = 0; c < rows; ++c) k[static_cast<size_t>(r * rows + c)] = c <= r;
+          }
+          mask = b.constant(keep);
+        }
+        b.output(b.op1("Cast", {testing::decomposed_attention(b, q, kt, v, mask, form)},
+                       {Attr::of("to", static_cast<int64_t>(DType::float32))}),
+                 "y");
+        const BuiltGraph built = b.to_graph();
+        std::vector<runtime::Tensor> in;
+        in.emplace_back("q", DType::float32, std::vector<int64_t>{1, kHeads, rows, kDepth});
+        in.emplace_back("kt", DType::float32, std::vector<int64_t>{1, kHeads, kDepth, rows});
+        in.emplace_back("v", DType::float32, std::vector<int64_t>{1, kHeads, rows, kValues});
+        for (size_t i = 0; i < in.size(); ++i) seeded(in[i], static_cast<uint32_t>(3 + i), 4.0F);
+        const Outcome apart = run_once(*built.model, false, in);
+        for (const int threads : {1, 2}) {
+          const Outcome fused = run_once(*built.model, true, in, threads);
+          EXPECT_TRUE(testing::made_pattern(fused, "footprint::Attention")) << what;
+          EXPECT_EQ(fused.obtained, fused.prepared.planned_arena_bytes) << what;
+          testing::expect_same_varied_outputs(fused, apart, what);
+        }
+      }
+    }
+  }
+}
+
 // A channel shuffle between convolutions runs channels-last (NhwcChannelShuffle), one on the
 // graph's input plain (ChannelShuffle): both permute the channels exactly as the Reshape,
 // Transpose and Reshape did.

@@ -551,6 +551,7 @@ std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
     p = producer_reading(chain);
   }
   double scale = 1;
+  std::optional<double> divisor;  // a Div's constant: a 16-bit kernel divides as the Div did
   if (p >= 0 && (is_op(g.node(p), "Div") || is_op(g.node(p), "Mul")) &&
       g.node(p).inputs.size() == 2) {
     const Node& d = g.node(p);
@@ -560,6 +561,7 @@ std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
     const std::optional<double> c = scalar(g, d.inputs[1 - k]);
     if (!c || *c == 0 || (div && k != 0)) return std::nullopt;
     scale = div ? 1 / *c : *c;
+    if (div) divisor = *c;
     chain = d.inputs[k];
     hidden.push_back(chain);
     nodes.push_back(p);
@@ -592,6 +594,7 @@ std::optional<Rewrite> attention(const Graph& g, NodeId sm) {
             std::move(inputs),
             g.node(next).outputs[0],
             {float_attribute("scale", static_cast<float>(scale))}};
+  if (divisor) r.attributes.push_back(float_attribute("divisor", static_cast<float>(*divisor)));
   for (const ValueId h : hidden) {
     for (const NodeId c : g.value(h).consumers) {
       if (!whole_shape(g.node(c))) continue;

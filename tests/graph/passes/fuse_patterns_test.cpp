@@ -265,6 +265,11 @@ TEST(FusePatterns, EveryAttentionFormBecomesOneAttention) {
       EXPECT_EQ(it->inputs[4], g.find("keep"));
     }
     EXPECT_FLOAT_EQ(attr_float(*it, "scale", 0), c.scale) << c.name;
+    // A Div's constant is kept too: a 16-bit kernel divides by it, as the Div rounded.
+    EXPECT_EQ(it->attribute("divisor") != nullptr, c.form.scale == F::Scale::div) << c.name;
+    if (c.form.scale == F::Scale::div) {
+      EXPECT_FLOAT_EQ(attr_float(*it, "divisor", 0), 8.0F) << c.name;
+    }
     EXPECT_EQ(g.value(it->outputs[0]).name, "y");
     EXPECT_EQ(g.value(it->outputs[0]).shape.to_string(), "[N,2,6,3]");
     expect_consistent(g);
