@@ -48,7 +48,7 @@ BlockedState::Layout BlockedState::layout_of(const dnnl::convolution_forward::pr
     src_bytes = aligned(pd.src_desc().get_size());
   }
   if (pd.weights_desc() != plain_weights) {
-    l.scratch = std::max(l.scratch, scratch_of(reorder_pd(plain_weights, pd.weights_desc())));
+    l.scratch = std::max(l.scratch, PackedWeights::scratch_bytes(plain_weights, pd.weights_desc()));
   }
   if (pd.dst_desc() != plain_dst) {
     l.scratch = std::max(l.scratch, scratch_of(reorder_pd(pd.dst_desc(), plain_dst)));
@@ -73,22 +73,38 @@ BlockedState::BlockedState(const dnnl::convolution_forward::primitive_desc& pd,
     : layout_(layout_of(pd, plain_src, plain_weights, plain_dst)),
       reorder_src_(pd.src_desc() != plain_src),
       reorder_dst_(pd.dst_desc() != plain_dst),
-      packed_weights_(pd.weights_desc().get_size()),
+      weights_(plain_weights, pd.weights_desc(), weights),
       primitive_(pd, dnnl::convolution_forward(pd), conv_args(pd, has_bias)) {
   if (reorder_src_) to_blocked_.emplace(reorder_state(plain_src, pd.src_desc()));
   if (reorder_dst_) to_plain_.emplace(reorder_state(pd.dst_desc(), plain_dst));
-  primitive_.bind(DNNL_ARG_WEIGHTS, packed_weights_.data());
-  if (weights == nullptr) {
-    pack_weights_.emplace(reorder_state(plain_weights, pd.weights_desc()));
-    pack_weights_->bind(DNNL_ARG_TO, packed_weights_.data());
+}
+
+PackedWeights::PackedWeights(const memory::desc& plain, const memory::desc& packed,
+                             const void* constant)
+    : buffer_(packed.get_size()) {
+  if (constant == nullptr) {
+    pack_.emplace(reorder_state(plain, packed));
+    pack_->bind(DNNL_ARG_TO, buffer_.data());
     return;
   }
   // Packed once, with oneDNN's own scratch: this runs while preparing, not inside the plan.
-  memory from(plain_weights, cpu_engine(), const_cast<void*>(weights));
-  memory to(pd.weights_desc(), cpu_engine(), packed_weights_.data());
+  memory from(plain, cpu_engine(), const_cast<void*>(constant));
+  memory to(packed, cpu_engine(), buffer_.data());
   dnnl::stream stream(cpu_engine());
   dnnl::reorder(from, to).execute(stream, from, to);
   stream.wait();
+}
+
+uint64_t PackedWeights::scratch_bytes(const memory::desc& plain, const memory::desc& packed) {
+  return scratch_of(reorder_pd(plain, packed));
+}
+
+const void* PackedWeights::weights(graph::KernelContext& ctx, const void* b) {
+  if (pack_) {
+    pack_->bind(DNNL_ARG_FROM, b);
+    pack_->execute(ctx);
+  }
+  return buffer_.data();
 }
 
 void BlockedState::run(graph::KernelContext& ctx) {
@@ -100,10 +116,7 @@ void BlockedState::run(graph::KernelContext& ctx) {
   }
   std::byte* src = reorder_src_ ? workspace.data() + layout_.src_offset : nullptr;
   std::byte* dst = reorder_dst_ ? workspace.data() + layout_.dst_offset : nullptr;
-  if (pack_weights_) {
-    pack_weights_->bind(DNNL_ARG_FROM, ctx.input(1).data);
-    pack_weights_->execute(ctx);
-  }
+  primitive_.bind(DNNL_ARG_WEIGHTS, weights_.weights(ctx, ctx.input(1).data));
   if (reorder_src_) {
     to_blocked_->bind(DNNL_ARG_FROM, ctx.input(0).data);
     to_blocked_->bind(DNNL_ARG_TO, src);

@@ -26,6 +26,31 @@
 
 namespace footprint::runtime::kernels {
 
+// Weights in the layout a oneDNN primitive chose for them (format_tag::any: the blocks its kernel
+// streams), packed from their plain layout into a buffer this owns: once, here, when they are
+// known while preparing (a constant), else on every run, before the primitive (the reorder's
+// scratch then comes from the step's workspace: scratch_bytes).
+//
+//   PackedWeights w(plain_b, pd.weights_desc(), constant_b_or_null);    // PrepareFn
+//   st.bind(DNNL_ARG_WEIGHTS, w.weights(ctx, ctx.input(1).data));       // KernelFn
+class PackedWeights {
+ public:
+  PackedWeights(const dnnl::memory::desc& plain, const dnnl::memory::desc& packed,
+                const void* constant);
+
+  // The reorder's scratch on a run where the weights are computed.
+  static uint64_t scratch_bytes(const dnnl::memory::desc& plain, const dnnl::memory::desc& packed);
+
+  // The packed weights, packing `b` first when they were not a constant.
+  const void* weights(graph::KernelContext& ctx, const void* b);
+
+  uint64_t bytes() const { return buffer_.size(); }
+
+ private:
+  AlignedBuffer buffer_;
+  std::optional<DnnlState> pack_;
+};
+
 class BlockedState final : public graph::KernelState {
  public:
   // `pd`: a convolution whose descriptors oneDNN chose (format_tag::any); plain_*: the layouts
@@ -42,7 +67,7 @@ class BlockedState final : public graph::KernelState {
                                   const dnnl::memory::desc& plain_weights,
                                   const dnnl::memory::desc& plain_dst);
 
-  uint64_t owned_bytes() const override { return packed_weights_.size(); }
+  uint64_t owned_bytes() const override { return weights_.bytes(); }
 
   void run(graph::KernelContext& ctx);
 
@@ -60,8 +85,8 @@ class BlockedState final : public graph::KernelState {
 
   Layout layout_;
   bool reorder_src_ = false, reorder_dst_ = false;
-  AlignedBuffer packed_weights_;
-  std::optional<DnnlState> to_blocked_, to_plain_, pack_weights_;
+  PackedWeights weights_;
+  std::optional<DnnlState> to_blocked_, to_plain_;
   DnnlState primitive_;
 };
 

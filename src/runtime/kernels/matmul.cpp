@@ -10,6 +10,12 @@
 // AVX2, outside any plan) runs as a 1x1 convolution instead: A's rows are the pixels of
 // channels-last activations (the same bytes), B the weights, packed once into the convolution's
 // layout (BlockedState), and every byte of its scratch is planned.
+//
+// Otherwise a weight matrix B (a Gemm's, or a MatMul's B of rank 2 once A's batch is folded into
+// rows) is left to oneDNN's layout (format_tag::any) and packed into it once when preparing
+// (PackedWeights; a computed B on every run): on B as stored its brgemm kernels copy blocks of B
+// on every call, striding down K rows a page apart, 1.5-3.5x slower at a transformer's widths
+// (docs/RUNTIME.md, "Matrix products"). A batched B (attention's keys) is read where it lies.
 #include <algorithm>
 #include <cstddef>
 #include <optional>
@@ -136,13 +142,28 @@ GemmShape gemm_shape(const graph::Node& n, const Extents& e) {
   return s;
 }
 
+// The primitive `build` makes for B in the layout oneDNN prefers (format_tag::any), unless that
+// layout pads B by more than an eighth (its blocks of 16-64 columns over a narrow B: [32, 5]
+// would take 8 KiB for 640 B); then for B as stored (`plain`).
+template <class Build>
+dnnl::matmul::primitive_desc with_packed_b(const memory::desc& plain, Build build) {
+  auto pd = build(memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any));
+  if (pd.weights_desc().get_size() * 8 > plain.get_size() * 9) return build(plain);
+  return pd;
+}
+
+// B as the Gemm stores it: [K, N], or [N, K] read through swapped strides.
+memory::desc gemm_plain_b(const graph::Node& n, const Extents& e) {
+  const GemmShape s = gemm_shape(n, e);
+  const bool tb = node_int(n, "transB", 0) != 0;
+  return strided_desc({s.k, s.n}, tb ? memory::dims{1, s.k} : memory::dims{s.n, 1});
+}
+
 dnnl::matmul::primitive_desc gemm_pd_on(const graph::Node& n, const Extents& e, bool epilogues) {
   require_float(n, e);
   const GemmShape s = gemm_shape(n, e);
   const bool ta = node_int(n, "transA", 0) != 0;
-  const bool tb = node_int(n, "transB", 0) != 0;
   const memory::desc a = strided_desc({s.m, s.k}, ta ? memory::dims{1, s.m} : memory::dims{s.k, 1});
-  const memory::desc b = strided_desc({s.k, s.n}, tb ? memory::dims{1, s.k} : memory::dims{s.n, 1});
   const memory::desc bias = s.c == GemmC::bias ? plain_desc({1, s.n}) : memory::desc();
   dnnl::primitive_attr attr = user_scratchpad();
   if (s.alpha != 1.0f) attr.set_output_scales(0, {s.alpha});
@@ -150,9 +171,11 @@ dnnl::matmul::primitive_desc gemm_pd_on(const graph::Node& n, const Extents& e, 
   if (s.c == GemmC::summed) ops.append_sum(s.beta);
   if (epilogues) append_epilogues(n, ops);  // after the sum: Y = act(alpha A'B' + beta C)
   attr.set_post_ops(ops);
-  return make_pd(n, "Gemm", [&] {
-    return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, plain_desc({s.m, s.n})),
-                                        attr, cpu_engine());
+  return with_packed_b(gemm_plain_b(n, e), [&](const memory::desc& b) {
+    return make_pd(n, "Gemm", [&] {
+      return dnnl::matmul::primitive_desc(dnnl::matmul::desc(a, b, bias, plain_desc({s.m, s.n})),
+                                          attr, cpu_engine());
+    });
   });
 }
 
@@ -168,7 +191,31 @@ class GemmState final : public DnnlState {
             const std::vector<std::pair<int, memory::desc>>& args)
       : DnnlState(pd, dnnl::matmul(pd), args), shape(s) {}
   GemmShape shape;
+  std::optional<PackedWeights> packed;  // B in the primitive's layout, where it is not B's own
+
+  uint64_t owned_bytes() const override { return packed ? packed->bytes() : 0; }
 };
+
+// The same for MatMul and footprint::MatMulAdd.
+class MatMulState final : public DnnlState {
+ public:
+  MatMulState(const dnnl::matmul::primitive_desc& pd,
+              const std::vector<std::pair<int, memory::desc>>& args)
+      : DnnlState(pd, dnnl::matmul(pd), args) {}
+  std::optional<PackedWeights> packed;
+
+  uint64_t owned_bytes() const override { return packed ? packed->bytes() : 0; }
+};
+
+// B's layout in the primitive where it differs from B's own (`plain`), packed from the input's
+// bytes now when they are a constant.
+std::optional<PackedWeights> packed_b(const dnnl::matmul::primitive_desc& pd,
+                                      const memory::desc& plain, const graph::KernelContext& ctx) {
+  if (pd.weights_desc() == plain) return std::nullopt;
+  const graph::TensorRef* b = ctx.input_or_null(1);
+  return std::optional<PackedWeights>(std::in_place, plain, pd.weights_desc(),
+                                      b != nullptr ? b->data : nullptr);
+}
 
 std::vector<std::pair<int, memory::desc>> matmul_args(const dnnl::matmul::primitive_desc& pd,
                                                       bool bias) {
@@ -196,6 +243,7 @@ std::unique_ptr<graph::KernelState> gemm_prepare(const graph::KernelContext& ctx
   const auto [pd, applies_epilogues] = gemm_pd(ctx.node(), e);
   auto state = std::make_unique<GemmState>(pd, s, matmul_args(pd, s.c == GemmC::bias));
   state->applies_epilogues = applies_epilogues;
+  state->packed = packed_b(pd, gemm_plain_b(ctx.node(), e), ctx);
   return state;
 }
 
@@ -221,7 +269,8 @@ void run_gemm(graph::KernelContext& ctx) {
   float* y = ctx.output(0).as<float>();
   if (st->shape.c == GemmC::summed) broadcast_c(ctx.input(2), st->shape, y);
   st->bind(DNNL_ARG_SRC, ctx.input(0).data);
-  st->bind(DNNL_ARG_WEIGHTS, ctx.input(1).data);
+  st->bind(DNNL_ARG_WEIGHTS,
+           st->packed ? st->packed->weights(ctx, ctx.input(1).data) : ctx.input(1).data);
   if (st->shape.c == GemmC::bias) st->bind(DNNL_ARG_BIAS, ctx.input(2).data);
   st->bind(DNNL_ARG_DST, y);
   st->execute(ctx);
@@ -299,15 +348,24 @@ memory::desc bias_desc(const MatMulDims& d, const Extents& e) {
   return plain_desc(dims);
 }
 
+// B as stored, once A's batch is folded into rows.
+memory::desc matmul_plain_b(const graph::Node& n, const Extents& e) {
+  return plain_desc(fold_batch_into_rows(matmul_dims(n, e)).b);
+}
+
 std::pair<dnnl::matmul::primitive_desc, bool> matmul_pd(const graph::Node& n, const Extents& e) {
   require_float(n, e);
   const MatMulDims d = fold_batch_into_rows(matmul_dims(n, e));
   return with_epilogues(n, [&](bool epilogues) {
-    return make_pd(n, "MatMul", [&] {
-      return dnnl::matmul::primitive_desc(
-          dnnl::matmul::desc(plain_desc(d.a), plain_desc(d.b), bias_desc(d, e), plain_desc(d.y)),
-          epilogues ? epilogue_attr(n) : user_scratchpad(), cpu_engine());
-    });
+    auto build = [&](const memory::desc& b) {
+      return make_pd(n, "MatMul", [&] {
+        return dnnl::matmul::primitive_desc(
+            dnnl::matmul::desc(plain_desc(d.a), b, bias_desc(d, e), plain_desc(d.y)),
+            epilogues ? epilogue_attr(n) : user_scratchpad(), cpu_engine());
+      });
+    };
+    // A matrix B in the primitive's layout (packed); a batched one where it lies.
+    return d.b.size() == 2 ? with_packed_b(plain_desc(d.b), build) : build(plain_desc(d.b));
   });
 }
 
@@ -324,37 +382,45 @@ std::unique_ptr<graph::KernelState> matmul_prepare(const graph::KernelContext& c
   if (!all_positive(e)) return nullptr;
   if (const auto c = matmul_as_conv(ctx.node(), e)) return conv_state(*c, ctx);
   const auto [pd, applies_epilogues] = matmul_pd(ctx.node(), e);
-  auto state = std::make_unique<DnnlState>(pd, dnnl::matmul(pd), matmul_args(pd, e.has_in(2)));
+  auto state = std::make_unique<MatMulState>(pd, matmul_args(pd, e.has_in(2)));
   state->applies_epilogues = applies_epilogues;
+  state->packed = packed_b(pd, matmul_plain_b(ctx.node(), e), ctx);
   return state;
 }
 
-// The workspace and the packed bytes of a Gemm or MatMul, from the descriptor its prepare builds:
-// the convolution's (its scratch, and its weights, which BlockedState holds constant or not) or
-// the matmul's (its scratch; nothing packed).
+// The workspace and the packed bytes of a Gemm or MatMul, from the descriptors its prepare
+// builds: the convolution's (its scratch, and its weights, which BlockedState holds constant or
+// not) or the matmul's (its scratch, shared with the reorder that packs a computed B, and B in
+// the primitive's layout where that is not B's own, packed constant or not).
 using AsConv = std::optional<ProductAsConv> (*)(const graph::Node&, const Extents&);
 using MatmulPd = std::pair<dnnl::matmul::primitive_desc, bool> (*)(const graph::Node&,
                                                                    const Extents&);
+using PlainB = memory::desc (*)(const graph::Node&, const Extents&);
 
-template <AsConv kAsConv, MatmulPd kPd>
+template <AsConv kAsConv, MatmulPd kPd, PlainB kPlainB>
 uint64_t product_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
                            const std::vector<graph::ConcreteTensor>& out) {
   return workspace_of(
       [](const graph::Node& node, const Extents& e) -> uint64_t {
         if (const auto c = kAsConv(node, e)) return conv_workspace(*c);
-        return kPd(node, e).first.scratchpad_desc().get_size();
+        const auto pd = kPd(node, e).first;
+        const uint64_t scratch = pd.scratchpad_desc().get_size();
+        const memory::desc plain = kPlainB(node, e);
+        if (pd.weights_desc() == plain) return scratch;
+        return std::max(scratch, PackedWeights::scratch_bytes(plain, pd.weights_desc()));
       },
       n, in, out);
 }
 
-template <AsConv kAsConv>
+template <AsConv kAsConv, MatmulPd kPd, PlainB kPlainB>
 uint64_t product_packed(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
                         const std::vector<graph::ConcreteTensor>& out,
                         const std::vector<bool>& /*constant*/) {
   return workspace_of(
       [](const graph::Node& node, const Extents& e) -> uint64_t {
-        const auto c = kAsConv(node, e);
-        return c ? c->pd.weights_desc().get_size() : 0;
+        if (const auto c = kAsConv(node, e)) return c->pd.weights_desc().get_size();
+        const auto pd = kPd(node, e).first;
+        return pd.weights_desc() == kPlainB(node, e) ? 0 : pd.weights_desc().get_size();
       },
       n, in, out);
 }
@@ -387,7 +453,10 @@ void run_matmul(graph::KernelContext& ctx) {
     return;
   }
   st->bind(DNNL_ARG_SRC, ctx.input(0).data);
-  st->bind(DNNL_ARG_WEIGHTS, ctx.input(1).data);
+  auto* packed = dynamic_cast<MatMulState*>(st);
+  st->bind(DNNL_ARG_WEIGHTS, packed != nullptr && packed->packed
+                                 ? packed->packed->weights(ctx, ctx.input(1).data)
+                                 : ctx.input(1).data);
   if (ctx.has_input(2)) st->bind(DNNL_ARG_BIAS, ctx.input(2).data);
   st->bind(DNNL_ARG_DST, ctx.output(0).data);
   st->execute(ctx);
@@ -411,15 +480,16 @@ std::unique_ptr<graph::KernelState> gemm_prepare_any(const graph::KernelContext&
 uint64_t gemm_workspace_any(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
                             const std::vector<graph::ConcreteTensor>& out) {
   if (half_gemv::takes(n, in, out)) return half_gemv::workspace(n, in, out);
-  return float32_copies::workspace_hook<product_workspace<gemm_as_conv, gemm_pd>, 0b110>(n, in,
-                                                                                         out);
+  return float32_copies::workspace_hook<product_workspace<gemm_as_conv, gemm_pd, gemm_plain_b>,
+                                        0b110>(n, in, out);
 }
 
 uint64_t gemm_packed_any(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
                          const std::vector<graph::ConcreteTensor>& out,
                          const std::vector<bool>& constant) {
   if (half_gemv::takes(n, in, out)) return half_gemv::packed(n, in, out);
-  return float32_copies::packed_hook<product_packed<gemm_as_conv>>(n, in, out, constant);
+  return float32_copies::packed_hook<product_packed<gemm_as_conv, gemm_pd, gemm_plain_b>>(
+      n, in, out, constant);
 }
 
 void set(graph::OpSchema& row, graph::KernelFn kernel, graph::PrepareFn prepare,
@@ -442,26 +512,28 @@ void float_matmul_run(graph::KernelContext& ctx) {
 uint64_t float_matmul_workspace(const graph::Node& node,
                                 const std::vector<graph::ConcreteTensor>& in,
                                 const std::vector<graph::ConcreteTensor>& out) {
-  return product_workspace<matmul_as_conv, matmul_pd>(node, in, out);
+  return product_workspace<matmul_as_conv, matmul_pd, matmul_plain_b>(node, in, out);
 }
 
 uint64_t float_matmul_packed(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
                              const std::vector<graph::ConcreteTensor>& out,
                              const std::vector<bool>& constant) {
-  return product_packed<matmul_as_conv>(node, in, out, constant);
+  return product_packed<matmul_as_conv, matmul_pd, matmul_plain_b>(node, in, out, constant);
 }
 
 void register_matmul(graph::OpRegistry& r) {
-  set(r.row("", "Gemm"), run_gemm, gemm_prepare, product_workspace<gemm_as_conv, gemm_pd>);
+  set(r.row("", "Gemm"), run_gemm, gemm_prepare,
+      product_workspace<gemm_as_conv, gemm_pd, gemm_plain_b>);
   r.row("", "Gemm").epilogue_dtypes = DTypeSet{DType::float32};
-  r.row("", "Gemm").packed = product_packed<gemm_as_conv>;
+  r.row("", "Gemm").packed = product_packed<gemm_as_conv, gemm_pd, gemm_plain_b>;
   r.row("", "Gemm").packed_inputs = 0b10;  // B
   // A row of A makes the same row of Y (B and C do not vary: the runtime checks).
   r.row("", "Gemm").rows_at_bound = true;
   for (graph::OpSchema* row : {&r.row("", "MatMul"), &r.row("footprint", "MatMulAdd")}) {
-    set(*row, run_matmul, matmul_prepare, product_workspace<matmul_as_conv, matmul_pd>);
+    set(*row, run_matmul, matmul_prepare,
+        product_workspace<matmul_as_conv, matmul_pd, matmul_plain_b>);
     row->epilogue_dtypes = DTypeSet{DType::float32};
-    row->packed = product_packed<matmul_as_conv>;
+    row->packed = product_packed<matmul_as_conv, matmul_pd, matmul_plain_b>;
     row->packed_inputs = 0b10;  // B
     row->rows_at_bound = true;
   }
@@ -474,13 +546,14 @@ void register_matmul(graph::OpRegistry& r) {
   // must be constants, converted once when preparing; MatMul's B may be computed (attention's
   // keys), so it has a float32 copy in the step's scratch unless it is a constant.
   graph::OpSchema& gemm = r.row("", "Gemm");
-  through_float32<run_gemm, gemm_prepare, product_workspace<gemm_as_conv, gemm_pd>,
-                  product_packed<gemm_as_conv>, 0b110>(gemm);
+  through_float32<run_gemm, gemm_prepare, product_workspace<gemm_as_conv, gemm_pd, gemm_plain_b>,
+                  product_packed<gemm_as_conv, gemm_pd, gemm_plain_b>, 0b110>(gemm);
   set(gemm, run_gemm_any, gemm_prepare_any, gemm_workspace_any);
   gemm.packed = gemm_packed_any;
   for (graph::OpSchema* row : {&r.row("", "MatMul"), &r.row("footprint", "MatMulAdd")}) {
-    through_float32<run_matmul, matmul_prepare, product_workspace<matmul_as_conv, matmul_pd>,
-                    product_packed<matmul_as_conv>, 0>(*row);
+    through_float32<run_matmul, matmul_prepare,
+                    product_workspace<matmul_as_conv, matmul_pd, matmul_plain_b>,
+                    product_packed<matmul_as_conv, matmul_pd, matmul_plain_b>, 0>(*row);
   }
 }
 
