@@ -24,6 +24,7 @@
 #                                       labelled quant/NAME, each compared at the rtol/atol of its
 #                                       meta.json by both runtimes; the summary is given per kind
 #                                       (int8 dynamic, int8 static, float16, int4 weight-only)
+#   LABEL_GROUP=wide                   labels folders outside MODELS_DIR GROUP/NAME
 #   HEADING="## ..."                   the section of DOC written (default: the one below)
 #   THREADS="1 2"                      thread counts (intra-op threads of both runtimes)
 #   REPEATS=3                          fresh-process repetitions per model and thread count;
@@ -193,6 +194,8 @@ label_of() {
   d=$(cd "$d" && pwd)
   if [[ $d == "$base"/* ]]; then
     echo "${d#"$base"/}"
+  elif [[ -n ${LABEL_GROUP:-} ]]; then
+    echo "$LABEL_GROUP/$(basename "$d")"
   elif [[ -f $d/meta.json ]] && grep -q '"calibration_samples"' "$d/meta.json"; then
     echo "quant/$(basename "$d")"
   elif [[ -f $d/meta.json ]] && grep -q '"torch"' "$d/meta.json"; then
@@ -207,9 +210,10 @@ n=0
 START=$(date +%s)
 for d in "${MODEL_DIRS[@]}"; do
   label=$(label_of "$d")
-  # A quantized variant's own tolerances (meta.json: rtol, atol), for both runtimes alike.
+  # A generated model's own tolerances (meta.json: rtol, atol; the zoo's scale atol with its
+  # outputs' magnitude), for both runtimes alike.
   tolerance=()
-  if [[ $label == quant/* ]]; then
+  if [[ -f $d/meta.json ]]; then
     read -r -a tolerance < <(python3 -c 'import json, sys
 m = json.load(open(sys.argv[1]))
 print("--rtol %r --atol %r" % (m["rtol"], m["atol"]) if "rtol" in m and "atol" in m else "")' \

@@ -24,6 +24,13 @@ double share(double ms, double total) {
   return total > 0 ? ms / total : 0;
 }
 
+// What a later run (the arena kept) took on the heap beyond the outputs it allocated: outputs
+// written into tensors handed back (Session::run(inputs, outputs)) were not allocated by it.
+int64_t later_run_overhead(const RunReport& r) {
+  const uint64_t allocated = r.prepared.outputs_bytes - r.last_run.reused_output_bytes;
+  return static_cast<int64_t>(r.last_run.peak_heap_bytes) - static_cast<int64_t>(allocated);
+}
+
 nlohmann::json profile_json(const RunProfile& p) {
   using nlohmann::json;
   const double total = steps_ms(p);
@@ -120,8 +127,8 @@ nlohmann::json run_json(const RunReport& r) {
         {"run_overhead_bytes",
          static_cast<int64_t>(r.first_run.peak_heap_bytes) - static_cast<int64_t>(predicted_run)},
         {"last_run_peak_heap_bytes", r.last_run.peak_heap_bytes},
-        {"last_run_overhead_bytes",
-         static_cast<int64_t>(r.last_run.peak_heap_bytes) - static_cast<int64_t>(p.outputs_bytes)},
+        {"last_run_reused_output_bytes", r.last_run.reused_output_bytes},
+        {"last_run_overhead_bytes", later_run_overhead(r)},
         {"load_peak_heap_bytes", r.load_peak_heap_bytes},
         {"prepare_peak_heap_bytes", p.prepare_peak_heap_bytes},
         {"prepare_buffers_peak_bytes", p.prepare_buffers_peak_bytes},
@@ -202,7 +209,7 @@ std::string run_text(const RunReport& r) {
       "(arena kept): +{} B over the outputs\n",
       human_bytes(predicted_run), human_bytes(r.first_run.peak_heap_bytes),
       static_cast<int64_t>(r.first_run.peak_heap_bytes) - static_cast<int64_t>(predicted_run),
-      static_cast<int64_t>(r.last_run.peak_heap_bytes) - static_cast<int64_t>(p.outputs_bytes));
+      later_run_overhead(r));
   t += fmt::format("weights      {} ({} computed when preparing)\n", human_bytes(p.weights_bytes),
                    human_bytes(p.constant_bytes));
   if (p.packed_weights_bytes > 0) {

@@ -253,6 +253,12 @@ std::vector<std::string> Session::step_ops() const {
 }
 
 std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
+  std::vector<Tensor> outputs;
+  run(inputs, outputs);
+  return outputs;
+}
+
+void Session::run(std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
   bool same = runner_ != nullptr && inputs.size() == prepared_extents_.size();
   if (same) {
     const std::vector<const Tensor*> matched = match_inputs(*graph_, inputs);
@@ -267,16 +273,27 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
   const heap::Stats before = heap::snapshot();
   heap::reset_peak();
   set_intra_op_threads(options_.threads);
-  std::vector<Tensor> outputs;
   // The arena is obtained by the first run and kept for the next ones (each would otherwise
   // pay its page faults again); prepare() and the destructor release it.
   if (arena_.size() != runner_->arena_bytes()) arena_ = allocate_arena(*runner_);
-  outputs.reserve(graph_->outputs().size());
-  for (size_t k = 0; k < graph_->outputs().size(); ++k) {
+  const size_t count = graph_->outputs().size();
+  last_run_.reused_output_bytes = 0;
+  std::vector<Tensor> handed_back = std::move(outputs);
+  outputs.clear();
+  outputs.reserve(count);
+  for (size_t k = 0; k < count; ++k) {
     const graph::ValueId v = graph_->outputs()[k];
-    outputs.emplace_back(graph_->value(v).name, graph_->value(v).dtype, runner_->extents(v));
+    const graph::Value& value = graph_->value(v);
+    if (k < handed_back.size() && handed_back[k].name() == value.name &&
+        handed_back[k].dtype() == value.dtype && handed_back[k].dims() == runner_->extents(v)) {
+      outputs.push_back(std::move(handed_back[k]));
+      last_run_.reused_output_bytes += outputs.back().bytes();
+    } else {
+      outputs.emplace_back(value.name, value.dtype, runner_->extents(v));
+    }
     output_refs_[k] = outputs.back().ref();
   }
+  handed_back.clear();
   runner_->run({arena_.data(), arena_.size()}, input_refs_, output_refs_, options_.threads,
                last_run_.step_heap_bytes, last_run_.step_ns);
   // An output whose extents depend on values was allocated at its bound: returned as what the
@@ -297,7 +314,6 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
   for (const Tensor& t : outputs) last_run_.output_bytes += t.bytes();
   last_run_.latency_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-  return outputs;
 }
 
 }  // namespace footprint::runtime

@@ -73,6 +73,40 @@ TEST(Session, BindsNamedDimsFromTheInputsAndPreparesAgainWhenTheyChange) {
   }
 }
 
+// Outputs handed back are written in place when the run makes tensors of their name, dtype and
+// extents (no allocation: a serving loop's outputs are not faulted in again every run), and
+// replaced when it does not (another batch), the values as a fresh run's.
+TEST(Session, WritesIntoTheOutputsHandedBackWhereTheyFit) {
+  const graph::Model model = tiny_cnn();
+  runtime::Session s(model);
+  std::vector<runtime::Tensor> in;
+  in.push_back(input_x(2, 0.1f));
+  const auto fresh = s.run(in);
+  std::vector<runtime::Tensor> out;
+  s.run(in, out);  // nothing handed back: allocated
+  EXPECT_EQ(s.last_run().reused_output_bytes, 0u);
+  ASSERT_EQ(out.size(), 1u);
+  const void* buffer = out[0].data();
+  std::fill_n(reinterpret_cast<float*>(out[0].data()), out[0].numel(), -7.0f);
+  s.run(in, out);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data(), buffer) << "written in place";
+  EXPECT_EQ(s.last_run().reused_output_bytes, out[0].bytes());
+  EXPECT_EQ(s.last_run().output_bytes, out[0].bytes());
+  ASSERT_EQ(std::memcmp(out[0].data(), fresh[0].data(), fresh[0].bytes()), 0);
+  const uint64_t reusing_peak = s.last_run().peak_heap_bytes;
+  (void)s.run(in);
+  if (s.last_run().heap_before_bytes > 0) {
+    EXPECT_LE(reusing_peak + out[0].bytes(), s.last_run().peak_heap_bytes)
+        << "the output was not allocated";
+  }
+  in.clear();
+  in.push_back(input_x(4, 0.1f));
+  s.run(in, out);
+  EXPECT_EQ(out[0].dims(), (std::vector<int64_t>{4, 10})) << "another batch: replaced";
+  EXPECT_EQ(s.last_run().reused_output_bytes, 0u);
+}
+
 TEST(Session, ReadsAViewOfTheCallersBytesAndLeavesThemAsTheyWere) {
   const graph::Model model = tiny_cnn();
   runtime::Session s(model);

@@ -103,6 +103,9 @@ struct RunStats {
   // buffers on the first run after preparing; the outputs and oneDNN's buffers after that.
   uint64_t peak_heap_bytes = 0;
   uint64_t output_bytes = 0;  // bytes of the returned outputs' elements
+  // Of them, written into tensors the caller handed back (run(inputs, outputs)): not allocated
+  // by this run, so not in peak_heap_bytes.
+  uint64_t reused_output_bytes = 0;
   // Of PreparedStats::bounded_bytes, what this run's data made of those buffers.
   uint64_t bounded_used_bytes = 0;
   double latency_ms = 0;
@@ -135,6 +138,11 @@ class Session {
   // Throws footprint::Error naming the input, node or value at fault.
   void prepare(std::span<const Tensor> inputs);
   std::vector<Tensor> run(std::span<const Tensor> inputs);
+  // The same into `outputs`: a tensor a previous run returned, handed back, is written in place
+  // where this run makes one of its name, dtype and extents, so repeated runs allocate (and the
+  // OS zero-fills) no fresh pages for them (a decode step's present keys and values: 25 MB a
+  // step at GPT-2's width and 1024 past tokens); any other is replaced.
+  void run(std::span<const Tensor> inputs, std::vector<Tensor>& outputs);
 
   // The graph's inputs as declared: name, dtype and (possibly symbolic) shape.
   struct InputInfo {
