@@ -4,11 +4,13 @@
 // same in each case and the run stays inside its plan.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
+#include "footprint/core/float16.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/onnx/model.hpp"
@@ -141,6 +143,53 @@ TEST(PackedProducts, AWeightMatrixIsPackedIntoTheProductsLayoutAndGivesTheSamePr
         ASSERT_NEAR(y[static_cast<size_t>(m * c.n + n)], want, 1e-3)
             << c.name << " at row " << m << ", column " << n;
       }
+    }
+  }
+}
+
+// A float16 product runs oneDNN's float32 kernel on a float32 copy of its constant B
+// (through_float32.hpp); once that kernel packs B the copy goes, so the state keeps B once, in
+// the packed layout, not beside a float32 copy, and the product is the same.
+TEST(PackedProducts, AHalfPrecisionWeightIsKeptOnceInThePackedLayout) {
+  const Case c{"float16 up-projection", Form::matmul, 16, 256, 1024, true};
+  GraphBuilder b(runtime::op_registry());
+  const Var x = b.input("x", DType::float32, {Dim::known(c.m), Dim::known(c.k)});
+  const Var x16 = b.op1("Cast", {x}, {Attr::of("to", static_cast<int64_t>(DType::float16))});
+  const SharedValue w = b_values(c);
+  auto w16 = HostValue::make(DType::float16, {c.k, c.n});
+  for (size_t i = 0; i < w->span<const float>().size(); ++i) {
+    w16->span<uint16_t>()[i] = half_from_float(w->span<const float>()[i]);  // exact: k/8 steps
+  }
+  const Var y16 = b.matmul(x16, b.constant(w16, "w"));
+  b.output(b.op1("Cast", {y16}, {Attr::of("to", static_cast<int64_t>(DType::float32))}), "y");
+  footprint::testing::TempDir dir;
+  b.write_onnx(dir.path() / "half.onnx");
+  const graph::Model model = graph::load_model(dir.path() / "half.onnx");
+  runtime::SessionOptions options;
+  options.threads = 1;
+  runtime::Session session(model, options);
+  std::vector<runtime::Tensor> inputs;
+  inputs.emplace_back("x", DType::float32, Ints{c.m, c.k});
+  auto xs = inputs[0].ref().span<float>();
+  for (int64_t m = 0; m < c.m; ++m) {
+    for (int64_t k = 0; k < c.k; ++k) xs[static_cast<size_t>(m * c.k + k)] = activation(m, k);
+  }
+  const auto out = session.run(inputs);
+  const uint64_t float32_b = static_cast<uint64_t>(c.k * c.n) * sizeof(float);
+  EXPECT_GE(session.prepared().packed_weights_bytes, float32_b);
+  EXPECT_LE(session.prepared().packed_weights_bytes * 8, float32_b * 9)
+      << "B kept once: packed, without its float32 copy beside it";
+  EXPECT_EQ(session.last_run().arena_bytes, session.prepared().planned_arena_bytes);
+  const auto y = out.at(0).ref().span<const float>();
+  for (int64_t m = 0; m < c.m; ++m) {
+    for (int64_t n = 0; n < c.n; ++n) {
+      double want = 0;
+      for (int64_t k = 0; k < c.k; ++k) {
+        want += static_cast<double>(activation(m, k)) * static_cast<double>(weight(k, n));
+      }
+      // The product rounded once to float16: within half a unit of its last place.
+      ASSERT_NEAR(y[static_cast<size_t>(m * c.n + n)], want, std::abs(want) / 1024 + 1e-3)
+          << "row " << m << ", column " << n;
     }
   }
 }

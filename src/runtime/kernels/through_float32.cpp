@@ -62,6 +62,11 @@ bool has_16bit(const graph::KernelContext& ctx) {
 
 namespace {
 
+// Whether the node's row declares input i replaced by its kernel's packed copy.
+bool packed_input(const graph::Node& node, size_t i) {
+  return node.schema != nullptr && i < 32 && ((node.schema->packed_inputs >> i) & 1U) != 0;
+}
+
 // The node's tensors as they are (then replaced one by one by their float32 copies).
 Refs refs_of(const graph::KernelContext& ctx) {
   auto& outputs =
@@ -119,6 +124,16 @@ std::unique_ptr<graph::KernelState> prepare(const graph::KernelContext& ctx, gra
     const Float32View view(ctx, nullptr, r, {}, nullptr);
     st->inner = inner(view);
   }
+  // A float32 kernel that packed what it reads of an input its row names in packed_inputs reads
+  // only its packed copy (graph::replaced_by_packing): the float32 copy goes, as the 16-bit
+  // original does.
+  if (st->inner != nullptr && st->inner->owned_bytes() > 0) {
+    for (size_t i = 0; i < st->constants.size(); ++i) {
+      if (st->constants[i].empty() || !packed_input(ctx.node(), i)) continue;
+      std::vector<float>().swap(st->constants[i]);
+      st->packed_away |= 1U << i;
+    }
+  }
   return st;
 }
 
@@ -138,7 +153,9 @@ void run(graph::KernelContext& ctx, graph::KernelFn inner) {
   for (size_t i = 0; i < r.inputs; ++i) {
     graph::TensorRef& t = r.in[i];
     if (r.in_present[i] == 0 || !is_16bit(t.dtype)) continue;
-    if (i < st->constants.size() && !st->constants[i].empty()) {
+    if (((st->packed_away >> i) & 1U) != 0) {
+      t.data = nullptr;  // the float32 kernel reads its packed copy (and the original is gone)
+    } else if (i < st->constants.size() && !st->constants[i].empty()) {
       t.data = st->constants[i].data();
     } else if (t.numel() > 0) {
       float* copy = take(t.dims);
@@ -185,9 +202,12 @@ uint64_t packed(const graph::Node& node, const std::vector<graph::ConcreteTensor
                 const std::vector<graph::ConcreteTensor>& out, const std::vector<bool>& constant,
                 graph::PackedFn inner) {
   if (!has_16bit(in, out)) return inner != nullptr ? inner(node, in, out, constant) : 0;
-  uint64_t bytes = inner != nullptr ? inner(node, as_float32(in), as_float32(out), constant) : 0;
+  const uint64_t packed_by_inner =
+      inner != nullptr ? inner(node, as_float32(in), as_float32(out), constant) : 0;
+  uint64_t bytes = packed_by_inner;
   for (size_t i = 0; i < in.size(); ++i) {
-    if (is_16bit(in[i].dtype) && i < constant.size() && constant[i]) {
+    if (is_16bit(in[i].dtype) && i < constant.size() && constant[i] &&
+        !(packed_by_inner > 0 && packed_input(node, i))) {
       bytes += float32_bytes(in[i].dims);
     }
   }

@@ -10,7 +10,8 @@
 // Every byte stays declared:
 // - a constant 16-bit input is converted once, when preparing, into float32 the state keeps
 //   (the row's `packed` counts it; where the row's packed_inputs has its bit, the original is
-//   released as for any packed weight, since the kernel reads only the copy);
+//   released as for any packed weight, since the kernel reads only the copy), unless the
+//   float32 kernel packs it into a layout of its own: then the copy goes too, once packed;
 // - the other 16-bit inputs and the 16-bit outputs get float32 copies in the step's scratch,
 //   before the float32 kernel's own scratch (the row's `workspace` counts them), converted in
 //   and out on every run: each output is rounded to nearest even once, after the float32 kernel
@@ -73,6 +74,8 @@ void narrow_into(int threads, const float* from, const graph::TensorRef& to);
 class State final : public graph::KernelState {
  public:
   std::vector<std::vector<float>> constants;  // by input index; empty: not a 16-bit constant
+  // Inputs whose float32 copy went once the float32 kernel packed them (bit i: input i).
+  uint32_t packed_away = 0;
   std::unique_ptr<graph::KernelState> inner;  // destroyed first: it may point into `constants`
 
   uint64_t owned_bytes() const override;
