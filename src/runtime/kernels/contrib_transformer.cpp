@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <string>
@@ -18,10 +19,14 @@
 #include <vector>
 
 #include "dtype_dispatch.hpp"
+#include "epilogue.hpp"
 #include "families.hpp"
+#include "float_matmul.hpp"
 #include "footprint/graph/node_attributes.hpp"
 #include "parallel_for.hpp"
 #include "row_dots.hpp"
+#include "simd_math.hpp"
+#include "through_float32.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -124,19 +129,17 @@ void run_skip_norm(graph::KernelContext& ctx) {
 
 enum class Act { erf_gelu, tanh_gelu, quick_gelu };
 
-float activate(Act a, float x, float alpha) {
-  switch (a) {
-    case Act::erf_gelu:
-      return 0.5f * x * (1.0f + std::erf(x * 0.7071067811865476f));
-    case Act::tanh_gelu:
-      return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
-    case Act::quick_gelu:
-      return x / (1.0f + std::exp(-alpha * x));
-  }
-  return x;
+// The epilogue op that computes A (quick GELU is x sigmoid(alpha x): swish's), so the one
+// vector definition in epilogue.hpp is the one these run.
+constexpr graph::EpilogueOp epilogue_op(Act a) {
+  return a == Act::erf_gelu    ? graph::EpilogueOp::gelu_erf
+         : a == Act::tanh_gelu ? graph::EpilogueOp::gelu_tanh
+                               : graph::EpilogueOp::swish;
 }
 
-// The activation of input 0 plus input 1 (a bias over the last axis) where given.
+// The activation of input 0 plus input 1 (a bias over the last axis) where given: a chunk at a
+// time widened to float, biased, activated a vector at a time and stored (rounded once for
+// 16-bit types).
 template <class T, Act A>
 void biased_activation(graph::KernelContext& ctx) {
   const graph::TensorRef& x_t = ctx.input(0);
@@ -152,18 +155,28 @@ void biased_activation(graph::KernelContext& ctx) {
   const T* bias = bias_t != nullptr ? bias_t->as<const T>() : nullptr;
   T* y = ctx.output(0).as<T>();
   const size_t n = x_t.numel();
+  const auto w = static_cast<size_t>(std::max<int64_t>(width, 1));
+  constexpr size_t kChunk = 256;
+  // A row of the last axis at a time, in chunks: the bias is read by column.
   parallel_for(
-      ctx.threads(), n,
+      ctx.threads(), n / w,
       [&](size_t begin, size_t end) {
-        for (size_t i = begin; i < end; ++i) {
-          float v = static_cast<float>(widen(x[i]));
-          if (bias != nullptr) {
-            v += static_cast<float>(widen(bias[i % static_cast<size_t>(width)]));
+        std::array<float, kChunk> v;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+        for (size_t r = begin; r < end; ++r) {
+          for (size_t c0 = 0; c0 < w; c0 += kChunk) {
+            const size_t count = std::min(kChunk, w - c0);
+            const size_t at = r * w + c0;
+            for (size_t i = 0; i < count; ++i) v[i] = static_cast<float>(widen(x[at + i]));
+            if (bias != nullptr) {
+              for (size_t i = 0; i < count; ++i) v[i] += static_cast<float>(widen(bias[c0 + i]));
+            }
+            simd::map(v.data(), v.data(), count,
+                      [&](auto u) { return apply_epilogue_as<epilogue_op(A)>(u, alpha, 0.0f); });
+            for (size_t i = 0; i < count; ++i) y[at + i] = narrow<T>(v[i]);
           }
-          y[i] = narrow<T>(activate(A, v, alpha));
         }
       },
-      4096);
+      std::max<size_t>(1, 4096 / w));
 }
 
 template <Act A>
@@ -274,7 +287,9 @@ void run_embed_layer_norm(graph::KernelContext& ctx) {
 }
 
 // com.microsoft Attention without a cache: Q, K and V of every token from one product with the
-// packed weights (and bias), into the step's workspace; then per head and query row the scores,
+// weights (and bias), into the step's workspace (float32: MatMul's kernel, float_matmul.hpp, the
+// weights packed into its layout when preparing; 16-bit: a loop widening them); then per head
+// and query row the scores,
 // masked by mask_index (1-D: each batch's end position; 2-D: 1 keeps a key, 0 adds
 // mask_filter_value) and, when unidirectional, causally; softmax; the weighted values.
 struct MsAttentionSizes {
@@ -304,9 +319,124 @@ uint64_t ms_attention_floats(const MsAttentionSizes& z) {
   return static_cast<uint64_t>(z.batch * z.seq * z.cols() + z.seq + z.v);
 }
 
+// Where the product's scratch starts in the workspace (64-byte aligned, past the floats above).
+uint64_t ms_projection_offset(const MsAttentionSizes& z) {
+  return (ms_attention_floats(z) * sizeof(float) + 63) / 64 * 64;
+}
+
+// The float32 projection as MatMul's kernel sees it: x [batch, seq, in] by W [in, Q + K + V]
+// plus the bias, into [batch, seq, Q + K + V]; nullopt where it does not run so (16-bit).
+struct MsProjection {
+  std::vector<graph::ConcreteTensor> in, out;
+};
+
+std::optional<MsProjection> ms_projection(const std::vector<graph::ConcreteTensor>& in) {
+  if (in.size() < 2 || in[0].dtype != DType::float32 || in[1].dtype != DType::float32 ||
+      in[0].dims.size() != 3 || in[1].dims.size() != 2) {
+    return std::nullopt;
+  }
+  MsProjection p;
+  p.in = {in[0], in[1]};
+  if (in.size() > 2 && in[2].dtype != DType::undefined) p.in.push_back(in[2]);
+  p.out = {{DType::float32, {in[0].dims[0], in[0].dims[1], in[1].dims[1]}}};
+  return p;
+}
+
+// The projection's prepared product.
+class MsAttentionState final : public graph::KernelState {
+ public:
+  uint64_t owned_bytes() const override { return inner != nullptr ? inner->owned_bytes() : 0; }
+  std::vector<int64_t> qkv_dims;  // [batch, seq, Q + K + V]
+  std::unique_ptr<graph::KernelState> inner;
+};
+
+// x, W and the bias as the product's inputs, and the projected tokens at `qkv` as its output.
+through_float32_detail::Refs ms_projection_refs(const graph::KernelContext& ctx,
+                                                const MsAttentionState& s, float* qkv) {
+  through_float32_detail::Refs r;
+  r.inputs = 3;
+  r.outputs = 1;
+  for (size_t i = 0; i < 3; ++i) {
+    const graph::TensorRef* t = ctx.input_or_null(i);
+    r.in[i] = t != nullptr ? *t : graph::TensorRef{};
+    r.in_present[i] = t != nullptr ? 1 : 0;
+  }
+  r.out[0] = graph::TensorRef{DType::float32, s.qkv_dims, qkv};
+  r.out_present[0] = 1;
+  return r;
+}
+
+std::vector<graph::ConcreteTensor> concrete_inputs(const graph::KernelContext& ctx) {
+  std::vector<graph::ConcreteTensor> in(ctx.input_count());
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (const graph::TensorRef* t = ctx.input_or_null(i)) {
+      in[i] = {t->dtype, {t->dims.begin(), t->dims.end()}};
+    }
+  }
+  return in;
+}
+
+std::unique_ptr<graph::KernelState> ms_attention_prepare(const graph::KernelContext& ctx) {
+  const auto p = ms_projection(concrete_inputs(ctx));
+  if (!p) return nullptr;
+  for (const graph::ConcreteTensor& t : p->in) {
+    for (const int64_t d : t.dims) {
+      if (d <= 0) return nullptr;
+    }
+  }
+  auto s = std::make_unique<MsAttentionState>();
+  s->qkv_dims = p->out[0].dims;
+  const through_float32_detail::Float32View view(ctx, nullptr, ms_projection_refs(ctx, *s, nullptr),
+                                                 {}, nullptr);
+  s->inner = float_matmul_prepare(view);
+  return s;
+}
+
+uint64_t ms_attention_packed(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                             const std::vector<graph::ConcreteTensor>& /*out*/,
+                             const std::vector<bool>& constant) {
+  const auto p = ms_projection(in);
+  return p ? float_matmul_packed(n, p->in, p->out, constant) : 0;
+}
+
 // y += a x over n floats (no aliasing: the compiler vectorises it).
 void axpy(float a, const float* __restrict x, float* __restrict y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] += a * x[i];
+}
+
+// acc[0, n) = sum over j < rows of p[j] x[j * stride + c]: the weighted values of one query row,
+// four vectors of acc at a time held in registers while the rows stream past, at the CPU's
+// widest vectors.
+void weighted_rows(const float* p, size_t rows, const float* x, size_t stride, float* acc,
+                   size_t n) {
+  simd::with_widest([&](auto tag) {
+    using V = decltype(tag);
+    constexpr size_t kLanes = sizeof(V) / sizeof(float);
+    constexpr size_t kBlock = 4 * kLanes;
+    size_t c0 = 0;
+    for (; c0 + kLanes <= n; c0 += kBlock) {
+      const size_t vectors = std::min<size_t>(4, (n - c0) / kLanes);
+      std::array<V, 4> sum{};
+      for (size_t j = 0; j < rows; ++j) {
+        const float* row = x + j * stride + c0;
+        for (size_t k = 0; k < vectors; ++k) {
+          V v;
+          std::memcpy(&v, row + k * kLanes, sizeof v);
+          sum[k] += p[j] * v;
+        }
+      }
+      for (size_t k = 0; k < vectors; ++k) std::memcpy(acc + c0 + k * kLanes, &sum[k], sizeof(V));
+      if (vectors < 4) {
+        c0 += vectors * kLanes;
+        break;
+      }
+    }
+    for (size_t c = c0; c < n; ++c) {
+      float t = 0;
+      for (size_t j = 0; j < rows; ++j) t += p[j] * x[j * stride + c];
+      acc[c] = t;
+    }
+  });
 }
 
 uint64_t ms_attention_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
@@ -314,7 +444,37 @@ uint64_t ms_attention_workspace(const graph::Node& n, const std::vector<graph::C
   if (in.size() < 2) return 0;
   const auto z =
       ms_attention_sizes(in[0].dims, in[1].dims, graph::attr_ints(n, "qkv_hidden_sizes"));
-  return ms_attention_floats(z) * sizeof(float);
+  const auto p = ms_projection(in);
+  if (!p) return ms_attention_floats(z) * sizeof(float);
+  return ms_projection_offset(z) + float_matmul_workspace(n, p->in, p->out);
+}
+
+// Q, K and V of every token by a loop over the weights' rows (16-bit weights, widened as read).
+template <class T>
+void project_tokens(const graph::KernelContext& ctx, const MsAttentionSizes& z, const T* x,
+                    const T* w, const graph::TensorRef* bias_t, float* qkv) {
+  const int64_t cols = z.cols();
+  parallel_for(
+      ctx.threads(), static_cast<size_t>(z.batch * z.seq),
+      [&](size_t begin, size_t end) {
+        for (size_t tu = begin; tu < end; ++tu) {
+          const auto t = static_cast<int64_t>(tu);
+          float* row = qkv + t * cols;
+          for (int64_t c = 0; c < cols; ++c) {
+            row[c] = bias_t != nullptr ? static_cast<float>(widen(bias_t->as<const T>()[c])) : 0.0f;
+          }
+          for (int64_t i = 0; i < z.in; ++i) {
+            const auto xi = static_cast<float>(widen(x[t * z.in + i]));
+            if constexpr (std::is_same_v<T, float>) {
+              axpy(xi, w + i * cols, row, static_cast<size_t>(cols));
+            } else {
+              const T* wr = w + i * cols;
+              for (int64_t c = 0; c < cols; ++c) row[c] += xi * static_cast<float>(widen(wr[c]));
+            }
+          }
+        }
+      },
+      1);
 }
 
 template <class T>
@@ -352,30 +512,19 @@ void ms_attention(graph::KernelContext& ctx) {
   if (ws.size() < ms_attention_floats(z) * sizeof(float)) ctx.fail("the step's workspace is short");
   auto* qkv = reinterpret_cast<float*>(ws.data());
   float* scores = qkv + z.batch * z.seq * z.cols();
-  const T* x = x_t.as<const T>();
-  const T* w = w_t.as<const T>();
   const int64_t cols = z.cols();
-  parallel_for(
-      ctx.threads(), static_cast<size_t>(z.batch * z.seq),
-      [&](size_t begin, size_t end) {
-        for (size_t tu = begin; tu < end; ++tu) {
-          const auto t = static_cast<int64_t>(tu);
-          float* row = qkv + t * cols;
-          for (int64_t c = 0; c < cols; ++c) {
-            row[c] = bias_t != nullptr ? static_cast<float>(widen(bias_t->as<const T>()[c])) : 0.0f;
-          }
-          for (int64_t i = 0; i < z.in; ++i) {
-            const auto xi = static_cast<float>(widen(x[t * z.in + i]));
-            if constexpr (std::is_same_v<T, float>) {
-              axpy(xi, w + i * cols, row, static_cast<size_t>(cols));
-            } else {
-              const T* wr = w + i * cols;
-              for (int64_t c = 0; c < cols; ++c) row[c] += xi * static_cast<float>(widen(wr[c]));
-            }
-          }
-        }
-      },
-      1);
+  auto* projection = dynamic_cast<MsAttentionState*>(ctx.state());
+  if (projection != nullptr) {
+    if (projection->qkv_dims != std::vector<int64_t>{z.batch, z.seq, z.cols()}) {
+      ctx.fail("its extents differ from those it was prepared with");
+    }
+    through_float32_detail::Float32View view(ctx, &ctx, ms_projection_refs(ctx, *projection, qkv),
+                                             ws.subspan(ms_projection_offset(z)),
+                                             projection->inner.get());
+    float_matmul_run(view);
+  } else {
+    project_tokens<T>(ctx, z, x_t.as<const T>(), w_t.as<const T>(), bias_t, qkv);
+  }
   const int64_t hd = z.q / heads, vd = z.v / heads;
   const float scale = ctx.attribute("scale") != nullptr ? ctx.attr_float("scale", 1.0f)
                                                         : 1.0f / std::sqrt(static_cast<float>(hd));
@@ -389,29 +538,30 @@ void ms_attention(graph::KernelContext& ctx) {
         // The head's keys are rows `cols` apart: their dot products with q at once.
         row_dots(qkv + b * z.seq * cols + z.q + n * hd, static_cast<size_t>(cols), q, scores,
                  static_cast<size_t>(hd), static_cast<size_t>(z.seq));
-        float best = -std::numeric_limits<float>::infinity();
-        for (int64_t j = 0; j < z.seq; ++j) {
-          float s = scores[j] * scale;
-          if (mask_t != nullptr) {
-            const int32_t* m = mask_t->as<const int32_t>();
-            const bool keep = index_mask ? j < m[b] : m[b * z.seq + j] != 0;
-            if (!keep) s += filter;
+        for (int64_t j = 0; j < z.seq; ++j) scores[j] *= scale;
+        if (mask_t != nullptr) {
+          const int32_t* m = mask_t->as<const int32_t>();
+          for (int64_t j = 0; j < z.seq; ++j) {
+            if (!(index_mask ? j < m[b] : m[b * z.seq + j] != 0)) scores[j] += filter;
           }
-          if (causal && j > i) s = -std::numeric_limits<float>::infinity();
-          scores[j] = s;
-          best = std::max(best, s);
         }
+        if (causal) {
+          for (int64_t j = i + 1; j < z.seq; ++j) {
+            scores[j] = -std::numeric_limits<float>::infinity();
+          }
+        }
+        const auto count = static_cast<size_t>(z.seq);
         float sum = 0;
-        for (int64_t j = 0; j < z.seq; ++j) {
-          scores[j] = std::exp(scores[j] - best);
-          sum += scores[j];
-        }
+        simd::with_widest([&](auto tag) {
+          using V = decltype(tag);
+          const float best = simd::max_as<V>(scores, count);
+          sum = simd::exp_sum_as<V>(scores, scores, count, best);
+        });
         float* acc = scores + z.seq;  // the weighted values, one head wide
-        std::fill(acc, acc + vd, 0.0f);
-        for (int64_t j = 0; j < z.seq; ++j) {
-          axpy(scores[j] / sum, qkv + (b * z.seq + j) * cols + z.q + z.k + n * vd, acc,
-               static_cast<size_t>(vd));
-        }
+        const float inv = 1.0f / sum;
+        for (size_t j = 0; j < count; ++j) scores[j] *= inv;
+        weighted_rows(scores, count, qkv + b * z.seq * cols + z.q + z.k + n * vd,
+                      static_cast<size_t>(cols), acc, static_cast<size_t>(vd));
         T* out = y + (b * z.seq + i) * z.v + n * vd;
         for (int64_t c = 0; c < vd; ++c) out[c] = narrow<T>(acc[c]);
       }
@@ -443,7 +593,11 @@ void register_contrib_transformer(graph::OpRegistry& r) {
   set(ms, "EmbedLayerNormalization", run_embed_layer_norm);
   r.row(ms, "EmbedLayerNormalization").kernel_dtype_of = 2;  // the embeddings' dtype
   set(ms, "Attention", run_ms_attention);
-  r.row(ms, "Attention").workspace = ms_attention_workspace;
+  graph::OpSchema& attention = r.row(ms, "Attention");
+  attention.prepare = ms_attention_prepare;
+  attention.workspace = ms_attention_workspace;
+  attention.packed = ms_attention_packed;
+  attention.packed_inputs = 0b10;  // the weights, where the product packed them
 }
 
 }  // namespace footprint::runtime::kernels
