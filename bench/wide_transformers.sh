@@ -17,17 +17,18 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/lib.sh"
 source "$FOOTPRINT_ROOT/bench/ort_install.sh"
 cd "$FOOTPRINT_ROOT"
-WIDTHS=${WIDTHS:-768,1024}
-SHAPES=${SHAPES:-1x128,8x128,1x512}
+WIDTHS=${WIDTHS-768,1024}
+SHAPES=${SHAPES-1x128,8x128,1x512}
 PAST=${PAST:-1024}
 LAYERS=${LAYERS:-4}
 PRODUCTS=${PRODUCTS-64x768x3072,64x3072x768,1x768x3072}
+RNNS=${RNNS-}
 py=/usr/bin/python3
 key=$({
   cat bench/wide_transformers.sh bench/wide_transformers_models.py tests/zoo/make_zoo.py \
     bench/ort_run.js
   "$py" -c 'import torch; print(torch.__version__)'
-  echo "$WIDTHS $SHAPES $PAST $LAYERS $PRODUCTS $ORT_VERSION"
+  echo "$WIDTHS $SHAPES $PAST $LAYERS $PRODUCTS $RNNS $ORT_VERSION"
 } | sha256sum | cut -c1-16)
 dir=${FOOTPRINT_WIDE_CACHE:-$HOME/.cache/footprint/wide}/$key
 if [ ! -f "$dir/.complete" ]; then
@@ -36,7 +37,7 @@ if [ ! -f "$dir/.complete" ]; then
   rm -rf "$dir.partial"
   mkdir -p "$dir.partial"
   "$py" -W ignore bench/wide_transformers_models.py "$dir.partial" --widths "$WIDTHS" \
-    --shapes "$SHAPES" --past "$PAST" --layers "$LAYERS" --products "$PRODUCTS" >&2
+    --shapes "$SHAPES" --past "$PAST" --layers "$LAYERS" --products "$PRODUCTS" --rnns "$RNNS" >&2
   for m in "$dir.partial"/*/; do
     NODE_PATH="$ORT_DIR/node_modules" node bench/ort_run.js "$m/model.onnx" --data-dir "$m" \
       --write-outputs "$m" --repeat 1 --warmup 0 >"$m/ort.json"
@@ -48,8 +49,10 @@ if [ ! -f "$dir/.complete" ]; then
 fi
 models=$(ls -d "$dir"/*/ | sed 's:/$::' | tr '\n' ' ')
 export MODELS="$models" LABEL_GROUP=wide
-export HEADING="## Real-width transformers: footprint run vs onnxruntime-node"
+export HEADING=${HEADING:-"## Real-width transformers: footprint run vs onnxruntime-node"}
 export RESULTS=${RESULTS:-build/bench/wide_transformers}
-export BENCH_COMMAND="WIDTHS=$WIDTHS SHAPES=$SHAPES PAST=$PAST LAYERS=$LAYERS PRODUCTS=$PRODUCTS bench/wide_transformers.sh"
+# The command printed above the table: the wrapper's own (bench/wide_recurrent.sh) when one ran
+# this, else this one with the family's settings.
+export BENCH_COMMAND=${WIDE_COMMAND:-"WIDTHS=$WIDTHS SHAPES=$SHAPES PAST=$PAST LAYERS=$LAYERS PRODUCTS=$PRODUCTS bench/wide_transformers.sh"}
 export BENCH_FIXED="MODELS LABEL_GROUP"
 exec bench/runtime_compare.sh "$@"

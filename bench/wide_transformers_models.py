@@ -5,6 +5,7 @@ weights) built from their families at the widths and shapes asked, not from a fi
 
   python3 bench/wide_transformers_models.py OUT_DIR [--widths 768,1024] [--layers 4]
       [--shapes 1x128,8x128,1x512] [--past 1024] [--products 64x768x3072,...]
+      [--rnns gru:512x100,lstm:1024x100,...]
 
 For every width d (heads of 64, feed-forward 4 d) it writes OUT_DIR/<name>/model.onnx and
 input_*.pb:
@@ -12,7 +13,10 @@ input_*.pb:
   gpt2_d<d>_<b>x<s>     the decoder's prefill of b x s tokens
   gpt2_d<d>_decode_p<P> the decoder's step of one token over P past keys and values
 and, for every M x K x N of --products, product_<M>x<K>x<N>: one Linear over M rows of K (a
-MatMul and an Add of the bias, as the exporter writes a Linear over a sequence).
+MatMul and an Add of the bias, as the exporter writes a Linear over a sequence); for every
+KIND:HIDDENxSEQ of --rnns (KIND gru or lstm), the recurrent nets people export:
+  gru_h<H>_s<S>         the zoo's bidirectional GRU over S frames of 80 features
+  lstm_h<H>_s<S>        an LSTM language model: embedding, 2 LSTM layers, the vocabulary's logits
 """
 import argparse
 import os
@@ -76,6 +80,31 @@ def product_spec(m, k, n):
         notes=f"one Linear: [1, {m}, {k}] x [{k}, {n}] plus bias")
 
 
+class LstmLm(torch.nn.Module):
+    def __init__(self, hidden):
+        super().__init__()
+        self.emb = torch.nn.Embedding(VOCAB, hidden)
+        self.lstm = torch.nn.LSTM(hidden, hidden, num_layers=2, batch_first=True)
+        self.out = torch.nn.Linear(hidden, VOCAB)
+
+    def forward(self, tokens):
+        y, _ = self.lstm(self.emb(tokens))
+        return self.out(y)
+
+
+def rnn_spec(kind, hidden, seq):
+    if kind == "gru":
+        return dict(
+            build=lambda: make_zoo.BiGru(feats=80, hidden=hidden),
+            inputs=lambda: (torch.randn(1, seq, 80),), input_names=["feats"],
+            output_names=["logits"], dynamic_axes=None, dims={}, opset=14,
+            notes=f"bidirectional GRU, hidden {hidden}, {seq} frames")
+    return dict(
+        build=lambda: LstmLm(hidden), inputs=lambda: (torch.randint(0, VOCAB, (1, seq)),),
+        input_names=["tokens"], output_names=["logits"], dynamic_axes=None, dims={}, opset=14,
+        notes=f"LSTM language model, 2 layers of hidden {hidden}, {seq} tokens")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
@@ -84,9 +113,10 @@ def main():
     ap.add_argument("--shapes", default="1x128,8x128,1x512")
     ap.add_argument("--past", type=int, default=1024, help="0: no decode step")
     ap.add_argument("--products", default="64x768x3072,64x3072x768,1x768x3072")
+    ap.add_argument("--rnns", default="")
     a = ap.parse_args()
     specs = {}
-    for d in (int(w) for w in a.widths.split(",") if w):
+    for d in (int(w) for w in a.widths.split(",") if w.strip()):
         if d % 64:
             ap.error(f"width {d} is not a whole number of 64-wide heads")
         for shape in (s for s in a.shapes.split(",") if s):
@@ -98,6 +128,12 @@ def main():
     for p in (p for p in a.products.split(",") if p):
         m, k, n = (int(x) for x in p.split("x"))
         specs[f"product_{m}x{k}x{n}"] = product_spec(m, k, n)
+    for r in (r for r in a.rnns.split(",") if r):
+        kind, size = r.split(":")
+        if kind not in ("gru", "lstm"):
+            ap.error(f"--rnns: unknown kind {kind!r} (gru or lstm)")
+        hidden, seq = (int(x) for x in size.split("x"))
+        specs[f"{kind}_h{hidden}_s{seq}"] = rnn_spec(kind, hidden, seq)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for name, spec in specs.items():
         make_zoo.export_one(name, spec, a.out)
