@@ -254,96 +254,127 @@ void add_matmul_wt(const float* a, int64_t lda, int64_t m, const float* w, int64
       min_chunk);
 }
 
-// Rows [i, i + R) of add_matmul_packed's product over columns [j, j + 2 lanes): the 2 R sums
-// stay in registers while k runs, so each weight vector loaded serves R rows and nothing is
-// stored until the end.
+// Packed gate weights: each gate's H columns in panels of kPanel columns, a panel holding its
+// columns' k weights row by row (kPanel floats per row, zeros past the gate's last column), so the
+// product streams each panel's k x kPanel floats in order. Transposed in place ([k, gates * H])
+// the product read kPanel floats a row 4 * gates * H bytes apart, a page or more per row at the
+// widths people train (hidden 512-1024), and ran at half onnxruntime's speed there
+// (docs/BENCHMARKS.md, "Recurrent nets at real sizes"). kPanel is fixed (not the CPU's vector
+// width) so that the packed bytes analysis predicts do not depend on the machine.
+constexpr int64_t kPanel = 32;
+
+int64_t panels_per_gate(int64_t hidden) {
+  return (hidden + kPanel - 1) / kPanel;
+}
+
+// Rows [0, R) of `a` times one panel, added into c's first `width` columns: the R x kPanel sums
+// stay in registers while k runs, so each weight vector loaded serves R rows. One row (a batch
+// of one, every time step) keeps two sets of sums, even and odd k, so that the multiply-adds'
+// latency does not pace it.
 template <class V, int R>
-void packed_block(const float* a, int64_t lda, const float* wt, int64_t ldw, int64_t k, float* c,
-                  int64_t ldc, int64_t j) {
-  constexpr int64_t lanes = sizeof(V) / sizeof(float);
-  V acc[R][2];
+void panel_block(const float* a, int64_t lda, const float* panel, int64_t k, float* c, int64_t ldc,
+                 int64_t width) {
+  constexpr int lanes = static_cast<int>(sizeof(V) / sizeof(float));
+  constexpr int vectors = static_cast<int>(kPanel) / lanes;
+  V acc[R][vectors];
+  V odd[R][vectors];  // one row: the sums of odd k apart
+#pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
-    for (int u = 0; u < 2; ++u) std::memcpy(&acc[r][u], c + r * ldc + j + u * lanes, sizeof(V));
+#pragma GCC unroll 16
+    for (int u = 0; u < vectors; ++u) acc[r][u] = odd[r][u] = simd::splat<V>(0.0f);
   }
-  for (int64_t q = 0; q < k; ++q) {
-    V w[2];
-    for (int u = 0; u < 2; ++u) std::memcpy(&w[u], wt + q * ldw + j + u * lanes, sizeof(V));
-    for (int r = 0; r < R; ++r) {
-      const V x = simd::splat<V>(a[r * lda + q]);
-      for (int u = 0; u < 2; ++u) acc[r][u] += x * w[u];
+  int64_t q = 0;
+  if constexpr (R == 1) {
+    for (; q + 2 <= k; q += 2) {
+      const V x0 = simd::splat<V>(a[q]);
+      const V x1 = simd::splat<V>(a[q + 1]);
+#pragma GCC unroll 16
+      for (int u = 0; u < vectors; ++u) {
+        V w0, w1;
+        std::memcpy(&w0, panel + q * kPanel + u * lanes, sizeof w0);
+        std::memcpy(&w1, panel + (q + 1) * kPanel + u * lanes, sizeof w1);
+        acc[0][u] += x0 * w0;
+        odd[0][u] += x1 * w1;
+      }
     }
   }
+  for (; q < k; ++q) {
+#pragma GCC unroll 16
+    for (int u = 0; u < vectors; ++u) {
+      V w;
+      std::memcpy(&w, panel + q * kPanel + u * lanes, sizeof w);
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r) acc[r][u] += simd::splat<V>(a[r * lda + q]) * w;
+    }
+  }
+#pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
-    for (int u = 0; u < 2; ++u) std::memcpy(c + r * ldc + j + u * lanes, &acc[r][u], sizeof(V));
+    std::array<float, kPanel> sum;  // NOLINT(cppcoreguidelines-pro-type-member-init)
+#pragma GCC unroll 16
+    for (int u = 0; u < vectors; ++u) {
+      const V v = acc[r][u] + odd[r][u];
+      std::memcpy(sum.data() + u * lanes, &v, sizeof v);
+    }
+    float* row = c + r * ldc;
+    for (int64_t t = 0; t < width; ++t) row[t] += sum[static_cast<size_t>(t)];
   }
 }
 
-// Columns [begin, end) of add_matmul_packed, four rows at a time, then the rest; columns past
-// the last whole block one at a time.
+// One panel's columns for every row of `a`: four rows at a time, then one by one.
 template <class V>
-void packed_columns_as(const float* a, int64_t lda, int64_t m, const float* wt, int64_t ldw,
-                       int64_t k, float* c, int64_t ldc, int64_t begin, int64_t end) {
-  constexpr int64_t block = 2 * static_cast<int64_t>(sizeof(V) / sizeof(float));
-  const int64_t blocked_end = begin + (end - begin) / block * block;
+void panel_rows_as(const float* a, int64_t lda, int64_t m, const float* panel, int64_t k, float* c,
+                   int64_t ldc, int64_t width) {
   int64_t i = 0;
   for (; i + 4 <= m; i += 4) {
-    for (int64_t j = begin; j < blocked_end; j += block) {
-      packed_block<V, 4>(a + i * lda, lda, wt, ldw, k, c + i * ldc, ldc, j);
-    }
+    panel_block<V, 4>(a + i * lda, lda, panel, k, c + i * ldc, ldc, width);
   }
-  for (; i < m; ++i) {
-    for (int64_t j = begin; j < blocked_end; j += block) {
-      packed_block<V, 1>(a + i * lda, lda, wt, ldw, k, c + i * ldc, ldc, j);
-    }
-  }
-  for (i = 0; i < m; ++i) {
-    for (int64_t j = blocked_end; j < end; ++j) {
-      float sum = c[i * ldc + j];
-      for (int64_t q = 0; q < k; ++q) sum += a[i * lda + q] * wt[q * ldw + j];
-      c[i * ldc + j] = sum;
-    }
-  }
+  for (; i < m; ++i) panel_block<V, 1>(a + i * lda, lda, panel, k, c + i * ldc, ldc, width);
 }
 
-// The same product with the weights packed when preparing as wt = w^T ([k, gates * hidden], row
-// q holding every gate's weight q): each a[i, q] scales a contiguous row of wt into c's row, so
-// the product is multiply-adds at the vector's full width with no horizontal sums, which one-row
-// products (a batch of one, every time step) spend most of their time on.
-void add_matmul_packed(const float* a, int64_t lda, int64_t m, const float* wt, int64_t ldw,
-                       int64_t n, int64_t k, float* c, int64_t ldc, int threads) {
+// W or R of one direction: as the model stores it ([gates * hidden, k]) or packed in panels
+// (kPanel), both seen from gate row `first` on (a gate's first row, when packed).
+struct GateWeights {
+  const float* data = nullptr;
+  int64_t k = 0;       // the product's inner extent (input or hidden)
+  int64_t rows = 0;    // gates * hidden
+  int64_t hidden = 0;  // a gate's rows
+  bool packed = false;
+
+  GateWeights from_row(int64_t first) const {
+    GateWeights w = *this;
+    w.data += packed ? first / hidden * panels_per_gate(hidden) * k * kPanel : first * k;
+    return w;
+  }
+};
+
+// c[m, j] += a[m, :] . w[j, :] for the first n rows of packed w (whole gates): its panels split
+// between threads.
+void add_matmul_panels(const float* a, int64_t lda, int64_t m, const GateWeights& w, int64_t n,
+                       float* c, int64_t ldc, int threads) {
+  const int64_t per_gate = panels_per_gate(w.hidden);
+  const int64_t panels = n / w.hidden * per_gate;
   const auto min_chunk =
-      static_cast<size_t>(std::max<int64_t>(16, 32768 / std::max<int64_t>(k, 1)));
+      static_cast<size_t>(std::max<int64_t>(1, 1024 / std::max<int64_t>(w.k, 1)));
   parallel_for(
-      threads, static_cast<size_t>(n),
+      threads, static_cast<size_t>(panels),
       [&](size_t begin, size_t end) {
         simd::with_widest([&](auto tag) {
-          packed_columns_as<decltype(tag)>(a, lda, m, wt, ldw, k, c, ldc,
-                                           static_cast<int64_t>(begin), static_cast<int64_t>(end));
+          for (auto p = static_cast<int64_t>(begin); p < static_cast<int64_t>(end); ++p) {
+            const int64_t first = p % per_gate * kPanel;  // the panel's first column in its gate
+            const int64_t column = p / per_gate * w.hidden + first;
+            panel_rows_as<decltype(tag)>(a, lda, m, w.data + p * w.k * kPanel, w.k, c + column, ldc,
+                                         std::min(kPanel, w.hidden - first));
+          }
         });
       },
       min_chunk);
 }
 
-// W or R of one direction: as the model stores it ([gates * hidden, k]) or packed transposed
-// ([k, gates * hidden]), both seen from gate row `first` on.
-struct GateWeights {
-  const float* data = nullptr;
-  int64_t k = 0;     // the product's inner extent (input or hidden)
-  int64_t rows = 0;  // gates * hidden
-  bool packed = false;
-
-  GateWeights from_row(int64_t first) const {
-    GateWeights w = *this;
-    w.data += packed ? first : first * k;
-    return w;
-  }
-};
-
 // c[m, j] += a[m, :] . w[j, :] for j < n, whichever way w is stored.
 void add_gate_product(const float* a, int64_t lda, int64_t m, const GateWeights& w, int64_t n,
                       float* c, int64_t ldc, int threads) {
   if (w.packed) {
-    add_matmul_packed(a, lda, m, w.data, w.rows, n, w.k, c, ldc, threads);
+    add_matmul_panels(a, lda, m, w, n, c, ldc, threads);
   } else {
     add_matmul_wt(a, lda, m, w.data, n, w.k, c, ldc, threads);
   }
@@ -803,14 +834,19 @@ void check_lengths(KernelContext& ctx, const Config& c, const TensorRef* lens) {
   }
 }
 
-// W and R packed transposed per direction (add_matmul_packed), built when preparing from
+// W and R packed in panels per direction (add_matmul_panels), built when preparing from
 // constant weights; the kernel then never reads the originals, which the executor releases.
 class PackedGates final : public graph::KernelState {
  public:
-  std::vector<float> w;  // [dirs][input][gates * H]
-  std::vector<float> r;  // [dirs][H][gates * H]
+  std::vector<float> w;  // [dirs][gates][panels][input][kPanel]
+  std::vector<float> r;  // [dirs][gates][panels][H][kPanel]
   uint64_t owned_bytes() const override { return (w.size() + r.size()) * sizeof(float); }
 };
+
+// Floats of one direction's packed weights of inner extent k.
+int64_t packed_floats(int64_t gates, int64_t hidden, int64_t k) {
+  return gates * panels_per_gate(hidden) * k * kPanel;
+}
 
 void run_recurrent(KernelContext& ctx, Cell cell) {
   const Config c = read_config(ctx, cell);
@@ -855,12 +891,15 @@ void run_recurrent(KernelContext& ctx, Cell cell) {
     p.dir = d;
     p.reverse = c.reverse_only || d == 1;
     p.x = ctx.input(0).as<const float>();
+    const int64_t count = gate_count(cell);
     if (packed != nullptr) {
-      p.w = {packed->w.data() + d * gh * c.input, c.input, gh, true};
-      p.r = {packed->r.data() + d * gh * c.hidden, c.hidden, gh, true};
+      p.w = {packed->w.data() + d * packed_floats(count, c.hidden, c.input), c.input, gh, c.hidden,
+             true};
+      p.r = {packed->r.data() + d * packed_floats(count, c.hidden, c.hidden), c.hidden, gh,
+             c.hidden, true};
     } else {
-      p.w = {ctx.input(1).as<const float>() + d * gh * c.input, c.input, gh, false};
-      p.r = {ctx.input(2).as<const float>() + d * gh * c.hidden, c.hidden, gh, false};
+      p.w = {ctx.input(1).as<const float>() + d * gh * c.input, c.input, gh, c.hidden, false};
+      p.r = {ctx.input(2).as<const float>() + d * gh * c.hidden, c.hidden, gh, c.hidden, false};
     }
     if (bias != nullptr) {
       p.wb = bias->as<const float>() + d * 2 * gh;
@@ -883,15 +922,20 @@ void run_recurrent(KernelContext& ctx, Cell cell) {
   }
 }
 
-// [dirs][rows][k] to [dirs][k][rows].
-std::vector<float> transpose_per_direction(const float* src, int64_t dirs, int64_t rows,
-                                           int64_t k) {
-  std::vector<float> out(static_cast<size_t>(dirs * rows * k));
+// [dirs][gates * H][k] as stored to the panels of add_matmul_panels, zeros past each gate's last
+// column.
+std::vector<float> pack_panels(const float* src, int64_t dirs, int64_t gates, int64_t hidden,
+                               int64_t k) {
+  const int64_t per_gate = panels_per_gate(hidden);
+  std::vector<float> out(static_cast<size_t>(dirs * packed_floats(gates, hidden, k)), 0.0f);
   for (int64_t d = 0; d < dirs; ++d) {
-    const float* from = src + d * rows * k;
-    float* to = out.data() + d * rows * k;
-    for (int64_t j = 0; j < rows; ++j) {
-      for (int64_t q = 0; q < k; ++q) to[q * rows + j] = from[j * k + q];
+    for (int64_t g = 0; g < gates; ++g) {
+      for (int64_t j = 0; j < hidden; ++j) {
+        const float* from = src + ((d * gates + g) * hidden + j) * k;
+        float* panel =
+            out.data() + ((d * gates + g) * per_gate + j / kPanel) * k * kPanel + j % kPanel;
+        for (int64_t q = 0; q < k; ++q) panel[q * kPanel] = from[q];
+      }
     }
   }
   return out;
@@ -916,8 +960,8 @@ std::unique_ptr<graph::KernelState> prepare_recurrent(const KernelContext& ctx, 
   const std::array<int64_t, 3> r_dims{c.dirs, gh, c.hidden};
   if (!std::ranges::equal(w->dims, w_dims) || !std::ranges::equal(r->dims, r_dims)) return nullptr;
   auto state = std::make_unique<PackedGates>();
-  state->w = transpose_per_direction(w->as<const float>(), c.dirs, gh, c.input);
-  state->r = transpose_per_direction(r->as<const float>(), c.dirs, gh, c.hidden);
+  state->w = pack_panels(w->as<const float>(), c.dirs, gate_count(cell), c.hidden, c.input);
+  state->r = pack_panels(r->as<const float>(), c.dirs, gate_count(cell), c.hidden, c.hidden);
   return state;
 }
 
@@ -941,19 +985,25 @@ void rnn_kernel(KernelContext& ctx) {
   run_recurrent(ctx, Cell::rnn);
 }
 
-// What prepare_recurrent packs: W and R, transposed, when both are float constants (a model
-// whose extents the kernel refuses fails when it runs).
-uint64_t recurrent_packed(const graph::Node& /*node*/,
-                          const std::vector<graph::ConcreteTensor>& inputs,
+// What prepare_recurrent packs: W and R in panels, when both are float constants of the extents
+// the node's attributes say ([dirs, gates * H, k]; a model whose extents the kernel refuses
+// fails when it runs, and packs nothing).
+template <Cell kCell>
+uint64_t recurrent_packed(const graph::Node& node, const std::vector<graph::ConcreteTensor>& inputs,
                           const std::vector<graph::ConcreteTensor>& /*outputs*/,
                           const std::vector<bool>& constant) {
   if (inputs.size() < 3 || constant.size() < 3 || !constant[1] || !constant[2]) return 0;
+  if (inputs[2].dims.size() != 3) return 0;
+  const int64_t hidden = hidden_size(node, inputs[2].dims);
+  const int64_t gates = gate_count(kCell);
   uint64_t floats = 0;
   for (size_t i : {size_t{1}, size_t{2}}) {
-    if (inputs[i].dtype != DType::float32) return 0;
-    uint64_t n = 1;
-    for (const int64_t d : inputs[i].dims) n *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
-    floats += n;
+    const std::vector<int64_t>& d = inputs[i].dims;
+    if (inputs[i].dtype != DType::float32 || d.size() != 3 || hidden <= 0 ||
+        d[1] != gates * hidden || d[0] <= 0 || d[2] < 0) {
+      return 0;
+    }
+    floats += static_cast<uint64_t>(d[0] * packed_floats(gates, hidden, d[2]));
   }
   return floats * sizeof(float);
 }
@@ -965,19 +1015,19 @@ void register_recurrent(graph::OpRegistry& r) {
   lstm.kernel = lstm_kernel;
   lstm.workspace = lstm_workspace;
   lstm.prepare = lstm_prepare;
-  lstm.packed = recurrent_packed;
+  lstm.packed = recurrent_packed<Cell::lstm>;
   lstm.packed_inputs = 0b110;  // W and R
   graph::OpSchema& gru = r.row("", "GRU");
   gru.kernel = gru_kernel;
   gru.workspace = gru_workspace;
   gru.prepare = gru_prepare;
-  gru.packed = recurrent_packed;
+  gru.packed = recurrent_packed<Cell::gru>;
   gru.packed_inputs = 0b110;
   graph::OpSchema& rnn = r.row("", "RNN");
   rnn.kernel = rnn_kernel;
   rnn.workspace = rnn_workspace;
   rnn.prepare = rnn_prepare;
-  rnn.packed = recurrent_packed;
+  rnn.packed = recurrent_packed<Cell::rnn>;
   rnn.packed_inputs = 0b110;
   for (graph::OpSchema* row : {&lstm, &gru, &rnn}) row->kernel_dtypes = DTypeSet{DType::float32};
 }
