@@ -40,6 +40,7 @@ const graph::OpRegistry& op_registry() {
     kernels::register_elementwise_program(r);
     kernels::register_reduce(r);
     kernels::register_conv_pool(r);
+    kernels::register_col2im(r);
     kernels::register_squeeze_excite(r);
     kernels::register_matmul(r);
     kernels::register_attention(r);

@@ -271,10 +271,12 @@ std::function<bool(const std::string&)> named(std::vector<std::string> parts) {
 TEST(Conformance, QuantizationOpsPassTheNewerOnnxNodeTests) {
   const char* dir = newer_node_tests();
   if (dir == nullptr) GTEST_SKIP() << kNoNewerNodeTests;
+  // Of its 33 runnable cases, QLinearMatMul's four with float16 scales (opset 21) are refused
+  // and two carry data that wraps where the spec saturates (known failures, with their reasons).
   const auto results = run_suite(
       {dir,
        named({"quantizelinear", "dequantizelinear", "qlinear", "matmulinteger", "convinteger"}),
-       "conformance_newer_known_failures.txt"});
+       "conformance_newer_known_failures.txt", 0.8});
   EXPECT_GT(results.size(), 20U) << "too few quantization cases in " << dir;
 }
 
@@ -290,4 +292,18 @@ TEST(Conformance, Opset23OpsPassTheNewerOnnxNodeTests) {
   EXPECT_GE(results.size(), 178U) << "too few RMSNormalization, RotaryEmbedding and Attention "
                                      "cases in "
                                   << dir;
+}
+
+// Every case of the same folder: each op at the newest opset onnx 1.20.1 writes, as the exporters
+// of 2026 do. A case whose op has no kernel, or whose dtype its row declares it does not run, is
+// skipped (counted in the report); every other one passes or is a known failure with its reason.
+TEST(Conformance, EveryOpPassesTheNewerOnnxNodeTests) {
+  const char* dir = newer_node_tests();
+  if (dir == nullptr) GTEST_SKIP() << kNoNewerNodeTests;
+  const auto results = run_suite(
+      {dir, [](const std::string&) { return true; }, "conformance_newer_known_failures.txt", 0.9});
+  EXPECT_GE(results.size(), 1600U) << "too few cases in " << dir;
+  if (const char* report = std::getenv("FOOTPRINT_NEWER_CONFORMANCE_REPORT")) {
+    write_report(results, report);
+  }
 }

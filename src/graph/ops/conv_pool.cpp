@@ -1,9 +1,11 @@
 // Sliding-window ops: Conv (its integer forms are rows of integer_products.cpp), ConvTranspose, the
-// pools, LRN, MaxUnpool.
+// pools, LRN, MaxUnpool, Col2Im.
 //
 // Spatial extents follow the ONNX formulas with auto_pad (SAME_UPPER / SAME_LOWER: ceil(in /
 // stride); VALID: no padding; NOTSET: explicit pads), dilations, strides and ceil_mode. A symbolic
 // extent gives the formula itself, e.g. floor((H-1)/2)+1 for k=3, pad 1+1, stride 2.
+#include <algorithm>
+#include <optional>
 #include <string>
 
 #include "families.hpp"
@@ -196,6 +198,54 @@ void infer_squeeze_excite(const InferContext& ctx, InferResult& r) {
   set_output(r, 0, x.dtype, x.shape);
 }
 
+// Col2Im (opset 18): columns [N, C x prod(block_shape), L] of an image's sliding blocks summed
+// back into the image [N, C, image_shape...]; image_shape and block_shape are inputs whose
+// values give the output's extents (unknown where they are not known before running).
+void infer_col2im(const InferContext& ctx, InferResult& r) {
+  const TensorType& x = ctx.input(0);
+  const auto image = ctx.input_ints(1);
+  const auto block = ctx.input_ints(2);
+  if (x.shape.ranked && x.shape.rank() != 3) {
+    ctx.fail("the input is [N, C x prod(block_shape), L]; it has rank " +
+             std::to_string(x.shape.rank()));
+  }
+  if (image && block && image->size() != block->size()) {
+    ctx.fail("image_shape and block_shape have " + std::to_string(image->size()) + " and " +
+             std::to_string(block->size()) + " elements; they take one per spatial axis");
+  }
+  for (const auto* v : {&image, &block}) {
+    if (*v && (v->value().empty() || std::any_of(v->value().begin(), v->value().end(),
+                                                 [](int64_t e) { return e <= 0; }))) {
+      ctx.fail("image_shape and block_shape hold one positive extent per spatial axis");
+    }
+  }
+  const Shape& image_shape = ctx.input(1).shape;
+  const std::optional<int64_t> spatial =
+      image ? std::optional<int64_t>(static_cast<int64_t>(image->size()))
+      : image_shape.ranked && image_shape.rank() == 1 ? image_shape.dims[0].value()
+                                                      : std::nullopt;
+  if (!x.shape.ranked || !spatial) {
+    set_output(r, 0, x.dtype, Shape::unranked());
+    return;
+  }
+  std::vector<Dim> dims{x.shape.dims[0], Dim::unknown()};
+  if (block) {
+    int64_t k = 1;
+    for (const int64_t e : *block) k *= e;
+    if (const auto c = x.shape.dims[1].value()) {
+      if (*c % k != 0) {
+        ctx.fail("the input's " + std::to_string(*c) + " rows are not whole channels of " +
+                 std::to_string(k) + " block elements");
+      }
+      dims[1] = Dim::known(*c / k);
+    }
+  }
+  for (int64_t i = 0; i < *spatial; ++i) {
+    dims.push_back(image ? Dim::known((*image)[static_cast<size_t>(i)]) : Dim::unknown());
+  }
+  set_output(r, 0, x.dtype, ranked(std::move(dims)));
+}
+
 // MaxUnpool: the output_shape input when known, else the pooling formula inverted.
 void infer_max_unpool(const InferContext& ctx, InferResult& r) {
   const TensorType& xt = ctx.input(0);
@@ -255,6 +305,7 @@ void register_conv_pool(OpRegistry& r) {
                    infer_qlinear_pool<infer_global_pool, QLinearOp::global_average_pool>)));
   r.add(op("LRN", 1, 1, infer_same_shape));
   r.add(op("MaxUnpool", 2, 3, infer_max_unpool));
+  r.add(op("Col2Im", 3, 3, infer_col2im));
   OpSchema se = op("SqueezeExcite", 4, 5, infer_squeeze_excite);
   se.domain = "footprint";
   r.add(se);

@@ -1,8 +1,8 @@
 // Normalisations as plain loops: BatchNormalization (inference: one multiply-add per element;
-// training mode: batch statistics), InstanceNormalization and LayerNormalization (statistics per
-// plane or per row, accumulated in double), the Softmax family (one row at a time along the
-// axis) and Dropout (a copy in inference). None needs scratch. The ops are those of
-// graph/ops/normalization.cpp, whose inference sizes them.
+// training mode: batch statistics), InstanceNormalization, GroupNormalization and
+// LayerNormalization (statistics per plane, group or row, accumulated in double), the Softmax
+// family (one row at a time along the axis) and Dropout (a copy in inference). None needs scratch.
+// The ops are those of graph/ops/normalization.cpp, whose inference sizes them.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -428,6 +428,69 @@ void run_instance_norm(graph::KernelContext& ctx) {
     default:
       ctx.fail("dtype " + dtype_label(ctx.input(0).dtype) + " is not supported");
   }
+}
+
+// ---- GroupNormalization: x [N, C, D...] in num_groups groups of C / G channels, statistics per
+// (n, group) over its channels' planes (in double); scale and bias per channel (opset 21) or
+// per group (opset 18's, which 21 replaced), told apart by their length.
+
+template <class T>
+void group_norm(graph::KernelContext& ctx) {
+  const graph::TensorRef& x = ctx.input(0);
+  if (x.rank() < 2) ctx.fail("the input must have rank 2 or more");
+  const int64_t batch = x.dim(0);
+  const int64_t channels = x.dim(1);
+  const int64_t groups = ctx.attr_int("num_groups", 0);
+  if (groups <= 0 || channels % groups != 0) {
+    ctx.fail("num_groups (" + std::to_string(groups) + ") must divide the " +
+             std::to_string(channels) + " channels");
+  }
+  const auto per_channel = [&](size_t i, const char* what) {
+    const size_t n = ctx.input(i).numel();
+    if (ctx.input(i).dtype != x.dtype) ctx.fail(std::string(what) + " must have the input's dtype");
+    if (n == static_cast<size_t>(channels)) return true;
+    if (n == static_cast<size_t>(groups)) return false;
+    ctx.fail(std::string(what) + " holds " + std::to_string(n) + " values: one per channel (" +
+             std::to_string(channels) + ") or, as opset 18 had it, one per group (" +
+             std::to_string(groups) + ")");
+  };
+  const bool scale_by_channel = per_channel(1, "scale");
+  const bool bias_by_channel = per_channel(2, "bias");
+  if (batch * channels == 0) return;
+  const int64_t per = channels / groups;
+  const int64_t rest = static_cast<int64_t>(x.numel()) / (batch * channels);
+  const T* in = x.as<const T>();
+  const T* scale = ctx.input(1).as<const T>();
+  const T* bias = ctx.input(2).as<const T>();
+  T* out = ctx.output(0).as<T>();
+  const double epsilon = ctx.attr_float("epsilon", 1e-5f);
+  parallel_for(
+      ctx.threads(), static_cast<size_t>(batch * groups),
+      [&](size_t begin, size_t end) {
+        for (size_t pu = begin; pu < end; ++pu) {
+          const auto p = static_cast<int64_t>(pu);
+          const int64_t g = p % groups;
+          const int64_t first = (p / groups) * channels + g * per;  // the group's first plane
+          const Moments m = moments(in + first * rest, per * rest);
+          const double inv = 1.0 / std::sqrt(m.var + epsilon);
+          for (int64_t k = 0; k < per; ++k) {
+            const int64_t c = g * per + k;
+            const double a = static_cast<double>(widen(scale[scale_by_channel ? c : g])) * inv;
+            const double b = static_cast<double>(widen(bias[bias_by_channel ? c : g])) - m.mean * a;
+            const T* src = in + (first + k) * rest;
+            T* dst = out + (first + k) * rest;
+            for (int64_t i = 0; i < rest; ++i) {
+              dst[i] = narrow<T>(static_cast<double>(widen(src[i])) * a + b);
+            }
+          }
+        }
+      },
+      1);
+}
+
+void run_group_norm(graph::KernelContext& ctx) {
+  dispatch_with_16bit<RealTypes>(ctx, ctx.input(0).dtype,
+                                 [&](auto tag) { group_norm<decltype(tag)>(ctx); });
 }
 
 // ---- LayerNormalization (opset 17): x seen as [rows, cols] split at `axis`; Scale and B cover
@@ -892,6 +955,7 @@ void register_normalization(graph::OpRegistry& r) {
   r.row("footprint", "FoldBatchNorm").kernel = run_fold_batch_norm;
   r.row("footprint", "ChannelAffine").kernel = run_channel_affine;
   r.row("", "InstanceNormalization").kernel = run_instance_norm;
+  r.row("", "GroupNormalization").kernel = run_group_norm;
   r.row("", "LayerNormalization").kernel = run_layer_norm;
   r.row("", "RMSNormalization").kernel = run_rms_norm;
   // onnxruntime's RMS norm before ONNX had one (its optimizer and model builder write it in the
@@ -908,7 +972,7 @@ void register_normalization(graph::OpRegistry& r) {
     r.row("", op).kernel_dtypes = reals;
   // These compute 16-bit floats in float (or double) and round once on store.
   for (const char* op : {"LayerNormalization", "RMSNormalization", "SimplifiedLayerNormalization",
-                         "Softmax", "LogSoftmax", "Hardmax"})
+                         "GroupNormalization", "Softmax", "LogSoftmax", "Hardmax"})
     r.row("", op).kernel_dtypes = dtypes_with_16bit(RealTypes{});
   for (const char* op : {"NhwcBatchNormalization", "FoldBatchNorm", "ChannelAffine"})
     r.row("footprint", op).kernel_dtypes = f32;
