@@ -271,12 +271,12 @@ std::function<bool(const std::string&)> named(std::vector<std::string> parts) {
 TEST(Conformance, QuantizationOpsPassTheNewerOnnxNodeTests) {
   const char* dir = newer_node_tests();
   if (dir == nullptr) GTEST_SKIP() << kNoNewerNodeTests;
-  // Of its 33 runnable cases, QLinearMatMul's four with float16 scales (opset 21) are refused
-  // and two carry data that wraps where the spec saturates (known failures, with their reasons).
+  // Of its 33 runnable cases, QLinearMatMul's four int8 ones (float32 and float16 scales) carry
+  // data that wraps where the spec and onnxruntime saturate (known failures, with the reason).
   const auto results = run_suite(
       {dir,
        named({"quantizelinear", "dequantizelinear", "qlinear", "matmulinteger", "convinteger"}),
-       "conformance_newer_known_failures.txt", 0.8});
+       "conformance_newer_known_failures.txt", 0.85});
   EXPECT_GT(results.size(), 20U) << "too few quantization cases in " << dir;
 }
 

@@ -1,6 +1,7 @@
 // Integer products: MatMulInteger and ConvInteger (uint8 / int8 operands less their zero points,
 // an int32 result) and QLinearMatMul and QLinearConv (the same product requantized by float32
-// scales into the output zero point's dtype).
+// scales, or from opset 21 QLinearMatMul's float16 or bfloat16 ones, into the output zero point's
+// dtype).
 //
 // The output's extents are MatMul's and Conv's (matmul_shape, conv_shape); what inference adds
 // is the operands' type constraints and the forms their scales and zero points may take
@@ -32,8 +33,20 @@ void check_operand_dtypes(const InferContext& ctx, const IntegerProductInputs& i
        "not the dtype of '" + in.name(in.a) + "'");
   need(in.b_zero, dtype_of(in.b_zero) == dtype_of(in.b),
        "not the dtype of '" + in.name(in.b) + "'");
+  // QLinearMatMul's scales may be float16 or bfloat16 from opset 21 (T2 = T3 in 21); every other
+  // op's are float32.
+  const bool sixteen = in.op == IntegerProduct::qlinear_matmul && ctx.opset >= 21;
+  const DType a_scale_dtype = dtype_of(in.a_scale);
   for (const int scale : {in.a_scale, in.b_scale, in.y_scale}) {
-    if (scale >= 0) need(scale, dtype_of(scale) == DType::float32, "not float32");
+    if (scale < 0) continue;
+    const DType t = dtype_of(scale);
+    if (sixteen) {
+      need(scale, t == DType::float32 || t == DType::float16 || t == DType::bfloat16,
+           "not float32, float16 or bfloat16");
+      need(scale, t == a_scale_dtype, "not the dtype of '" + in.name(in.a_scale) + "'");
+    } else {
+      need(scale, t == DType::float32, "not float32");
+    }
   }
   if (in.y_zero >= 0)
     need(in.y_zero, integer_operand_dtype(dtype_of(in.y_zero)), "not uint8 or int8");

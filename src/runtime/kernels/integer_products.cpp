@@ -51,6 +51,7 @@
 #include "dtype_dispatch.hpp"
 #include "dynamic_quantize.hpp"
 #include "families.hpp"
+#include "float16.hpp"
 #include "footprint/graph/ops/conv_window.hpp"
 #include "footprint/graph/ops/integer_product_inputs.hpp"
 #include "footprint/runtime/tensor.hpp"
@@ -190,7 +191,11 @@ Param decode_param(const graph::Node& node, const IntegerProductInputs& in, cons
   Param p;
   if (i < 0 || !e.has_in(static_cast<size_t>(i))) return p;
   const auto at = static_cast<size_t>(i);
-  if (e.in_dtype[at] != want) {
+  // A scale (want float32) may be float16 or bfloat16 where inference allowed it (QLinearMatMul
+  // from opset 21): read widened (ScaleValues).
+  const bool widened = want == DType::float32 &&
+                       (e.in_dtype[at] == DType::float16 || e.in_dtype[at] == DType::bfloat16);
+  if (e.in_dtype[at] != want && !widened) {
     fail_input(node, in, i,
                "is " + dtype_label(e.in_dtype[at]) + ", not " + dtype_label(want) +
                    (want == DType::float32 ? "" : " as its tensor"));
@@ -213,14 +218,26 @@ Param decode_param(const graph::Node& node, const IntegerProductInputs& in, cons
   return p;
 }
 
+// Element j of a scale tensor, float32 or (QLinearMatMul from opset 21) float16 or bfloat16.
+float scale_element(const void* data, DType t, size_t j) {
+  switch (t) {
+    case DType::float16:
+      return to_float(static_cast<const Float16*>(data)[j]);
+    case DType::bfloat16:
+      return to_float(static_cast<const BFloat16*>(data)[j]);
+    default:
+      return static_cast<const float*>(data)[j];
+  }
+}
+
 // A scale must be a positive finite float: anything else makes no quantized value.
 void check_scales(const graph::Node& node, const IntegerProductInputs& in, int i,
                   const graph::TensorRef& t) {
-  const float* s = t.as<const float>();
   for (size_t j = 0; j < t.numel(); ++j) {
-    if (!(s[j] > 0.0F) || !std::isfinite(s[j])) {
+    const float s = scale_element(t.data, t.dtype, j);
+    if (!(s > 0.0F) || !std::isfinite(s)) {
       fail_input(node, in, i,
-                 "holds " + std::to_string(s[j]) + " at " + std::to_string(j) +
+                 "holds " + std::to_string(s) + " at " + std::to_string(j) +
                      ": a scale must be positive and finite");
     }
   }
@@ -366,8 +383,26 @@ int32_t zero_at(const graph::KernelContext& ctx, const Param& p, int64_t matrix,
       ctx.input(static_cast<size_t>(p.input)).as<const T>()[p.index(matrix, i)]);
 }
 
+// A scale's values for one run, float32 or widened as read (float16, bfloat16); an op without
+// scales (MatMulInteger, ConvInteger) reads 0.
+struct ScaleValues {
+  const void* data = nullptr;
+  DType dtype = DType::float32;
+  Param p;
+  float at(int64_t matrix, int64_t i) const {
+    return data == nullptr ? 0.0F : scale_element(data, dtype, p.index(matrix, i));
+  }
+};
+
+ScaleValues scales_of(const graph::KernelContext& ctx, const Param& p) {
+  if (p.input < 0 || !ctx.has_input(static_cast<size_t>(p.input)))
+    return {nullptr, DType::float32, p};
+  const graph::TensorRef& t = ctx.input(static_cast<size_t>(p.input));
+  return {t.data, t.dtype, p};
+}
+
 float scale_at(const graph::KernelContext& ctx, const Param& p, int64_t matrix, int64_t i) {
-  return ctx.input(static_cast<size_t>(p.input)).as<const float>()[p.index(matrix, i)];
+  return scales_of(ctx, p).at(matrix, i);
 }
 
 // The scales of a step whose scales are not all constants.
@@ -463,7 +498,7 @@ void store_sums(const graph::KernelContext& ctx, const ProductState& s, const ui
       }
       from = sums.data();
     }
-    const auto b_scale = values_of<float>(ctx, s.b_scale);
+    const ScaleValues b_scale = scales_of(ctx, s.b_scale);
     const float sa = scale_at(ctx, s.a_scale, r.am, r.m) * s.alpha;
     std::array<float, kColumnBlock> multipliers;  // NOLINT: as `sums`
     if constexpr (std::is_same_v<TY, float>) {
@@ -1068,7 +1103,7 @@ template <class TW, class TY>
 struct ConvChannels {
   ConvChannels(const graph::KernelContext& ctx, const ProductState& s)
       : w_zeros(values_of<TW>(ctx, s.b_zero)),
-        w_scales(values_of<float>(ctx, s.b_scale)),
+        w_scales(scales_of(ctx, s.b_scale)),
         biases(s.in.bias >= 0 && ctx.has_input(static_cast<size_t>(s.in.bias))
                    ? ctx.input(static_cast<size_t>(s.in.bias)).as<const int32_t>()
                    : nullptr),
@@ -1088,7 +1123,7 @@ struct ConvChannels {
   float scale(int64_t oc) const { return multiplier(x_scale, w_scales.at(0, oc), y_scale); }
 
   ParamValues<TW> w_zeros;
-  ParamValues<float> w_scales;
+  ScaleValues w_scales;
   const int32_t* biases;
   int32_t w_shift;
   float x_scale = 0, y_scale = 0;
