@@ -156,6 +156,9 @@ constexpr BinaryOp kBinaryOps[] = {
     {"Pow", int_pow, real_pow},
     {"Mod", int_mod, nullptr},
     {"BitShift", nullptr, nullptr},
+    {"BitwiseAnd", nullptr, nullptr},
+    {"BitwiseOr", nullptr, nullptr},
+    {"BitwiseXor", nullptr, nullptr},
     {"PRelu", nullptr, nullptr},
     {"And", int_logic<std::logical_and<>>, nullptr, true},
     {"Or", int_logic<std::logical_or<>>, nullptr, true},
@@ -500,12 +503,12 @@ OpSchema elementwise(OpSchema s) {
 
 void register_elementwise(OpRegistry& r) {
   for (std::string_view name :
-       {"Abs",         "Acos",      "Acosh",     "Asin", "Asinh",   "Atan", "Atanh",
-        "Ceil",        "Cos",       "Cosh",      "Elu",  "Erf",     "Exp",  "Floor",
-        "HardSigmoid", "HardSwish", "LeakyRelu", "Log",  "Mish",    "Neg",  "Not",
-        "Reciprocal",  "Relu",      "Round",     "Selu", "Sigmoid", "Sign", "Sin",
-        "Sinh",        "Softplus",  "Softsign",  "Sqrt", "Tan",     "Tanh", "ThresholdedRelu",
-        "Gelu",        "Celu",      "Shrink"}) {
+       {"Abs",         "Acos",      "Acosh",     "Asin",      "Asinh",   "Atan", "Atanh",
+        "Ceil",        "Cos",       "Cosh",      "Elu",       "Erf",     "Exp",  "Floor",
+        "HardSigmoid", "HardSwish", "LeakyRelu", "Log",       "Mish",    "Neg",  "Not",
+        "Reciprocal",  "Relu",      "Round",     "Selu",      "Sigmoid", "Sign", "Sin",
+        "Sinh",        "Softplus",  "Softsign",  "Sqrt",      "Tan",     "Tanh", "ThresholdedRelu",
+        "Gelu",        "Celu",      "Shrink",    "BitwiseNot"}) {
     r.add(elementwise(op(name, 1, 1, infer_unary)));
   }
   r.add(elementwise(op("IsNaN", 1, 1, infer_is_class)));

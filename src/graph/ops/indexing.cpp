@@ -429,6 +429,34 @@ void infer_same(const InferContext& ctx, InferResult& r) {
 
 // ---- Pad
 
+// CenterCropPad (opset 18): each axis of `axes` (all, by default) cropped or padded to the
+// extent the `shape` input gives it, centred.
+void infer_center_crop_pad(const InferContext& ctx, InferResult& r) {
+  const TensorType& x = ctx.input(0);
+  if (!x.shape.ranked) {
+    set_output(r, 0, x.dtype, Shape::unranked());
+    return;
+  }
+  const size_t rank = x.shape.rank();
+  std::vector<size_t> axes;
+  if (const auto given = ctx.attr_ints("axes")) {
+    for (const int64_t a : *given) axes.push_back(normalize_axis(ctx, a, rank));
+  } else {
+    for (size_t a = 0; a < rank; ++a) axes.push_back(a);
+  }
+  const auto shape = ctx.input_ints(1);
+  if (shape && shape->size() != axes.size()) {
+    ctx.fail("shape holds " + std::to_string(shape->size()) + " extents for " +
+             std::to_string(axes.size()) + " axes");
+  }
+  std::vector<Dim> dims = x.shape.dims;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    if (shape && (*shape)[k] < 0) ctx.fail("shape holds a negative extent");
+    dims[axes[k]] = shape ? Dim::known((*shape)[k]) : Dim::unknown();
+  }
+  set_output(r, 0, x.dtype, ranked(std::move(dims)));
+}
+
 void infer_pad(const InferContext& ctx, InferResult& r) {
   const TensorType& x = ctx.input(0);
   if (!x.shape.ranked) {
@@ -566,6 +594,7 @@ void register_indexing(OpRegistry& r) {
   r.add(op("ScatterElements", 3, 3, infer_same));
   r.add(op("Scatter", 3, 3, infer_same));
   r.add(op("Pad", 1, 4, infer_pad));
+  r.add(op("CenterCropPad", 2, 2, infer_center_crop_pad));
   r.add(op("Compress", 2, 2, infer_compress));
   r.add(op("ReverseSequence", 2, 2, infer_same));
   r.add(op("NonZero", 1, 1, infer_nonzero));

@@ -140,6 +140,16 @@ struct Not {
   bool operator()(bool x) const { return !x; }
 };
 
+// BitwiseNot (opset 18): every bit of an integer flipped.
+struct BitwiseNot {
+  using types = IntTypes;
+  explicit BitwiseNot(const KernelContext& /*ctx*/) {}
+  template <class T>
+  T operator()(T x) const {
+    return static_cast<T>(~x);
+  }
+};
+
 struct LeakyRelu {
   using types = RealTypes;
   float alpha;
@@ -555,6 +565,23 @@ struct BitShift {
   }
 };
 
+// BitwiseAnd, BitwiseOr, BitwiseXor (opset 18) on integers of one dtype.
+enum class Bits { bit_and, bit_or, bit_xor };
+
+template <Bits kOp>
+struct Bitwise {
+  using types = IntTypes;
+  explicit Bitwise(const KernelContext& /*ctx*/) {}
+  template <class T>
+  auto fn() const {
+    return [](T a, T b) -> T {
+      if constexpr (kOp == Bits::bit_and) return static_cast<T>(a & b);
+      if constexpr (kOp == Bits::bit_or) return static_cast<T>(a | b);
+      return static_cast<T>(a ^ b);
+    };
+  }
+};
+
 // Pow: the exponent may have another dtype than the base; the result has the base's.
 // A 16-bit base computes in float (an exponent of 2 squares, as float's), rounded once on store.
 template <class TB>
@@ -835,6 +862,7 @@ void register_unary(graph::OpRegistry& r) {
   set("Softsign", pure<RealTypes, [](auto x) { return x / (decltype(x)(1) + std::abs(x)); }>);
   set("Mish", pure<RealTypes, [](auto x) { return x * std::tanh(kSoftplus(x)); }>);
   set("Not", unary<Not>);
+  set("BitwiseNot", unary<BitwiseNot>);
   set("LeakyRelu", unary<LeakyRelu>);
   set("Elu", unary<Elu>);
   set("Celu", unary<Celu>);
@@ -858,6 +886,9 @@ void register_binary(graph::OpRegistry& r) {
   in_place("PRelu", binary<Arith<SignedTypes, kPRelu>>);
   in_place("Mod", binary<Mod>);
   in_place("BitShift", binary<BitShift>);
+  in_place("BitwiseAnd", binary<Bitwise<Bits::bit_and>>);
+  in_place("BitwiseOr", binary<Bitwise<Bits::bit_or>>);
+  in_place("BitwiseXor", binary<Bitwise<Bits::bit_xor>>);
   in_place("Pow", {pow_kernel, dtypes_with_16bit(ArithTypes{})});
   in_place("Equal", binary<Predicate<NumericTypes, kEqual>>);
   in_place("Less", binary<Predicate<ArithTypes, kLess>>);

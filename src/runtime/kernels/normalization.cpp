@@ -493,6 +493,46 @@ void run_group_norm(graph::KernelContext& ctx) {
                                  [&](auto tag) { group_norm<decltype(tag)>(ctx); });
 }
 
+// ---- LpNormalization: x divided by its p-norm (p 1 or 2) along `axis`, the norm summed in
+// double; a zero norm divides as the reference does (x / 0: NaN or infinity).
+
+template <class T>
+void lp_norm(graph::KernelContext& ctx) {
+  const graph::TensorRef& x = ctx.input(0);
+  const auto rank = static_cast<int64_t>(x.rank());
+  int64_t axis = ctx.attr_int("axis", -1);
+  if (axis < 0) axis += rank;
+  if (rank == 0 || axis < 0 || axis >= rank) ctx.fail("axis is outside the input's rank");
+  const int64_t p = ctx.attr_int("p", 2);
+  if (p != 1 && p != 2) ctx.fail("p is " + std::to_string(p) + "; LpNormalization takes 1 or 2");
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= x.dim(static_cast<size_t>(d));
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= x.dim(static_cast<size_t>(d));
+  const int64_t n = x.dim(static_cast<size_t>(axis));
+  const T* in = x.as<const T>();
+  T* out = ctx.output(0).as<T>();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const T* src = in + o * n * inner + i;
+      T* dst = out + o * n * inner + i;
+      double norm = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        const double v = static_cast<double>(widen(src[k * inner]));
+        norm += p == 1 ? std::abs(v) : v * v;
+      }
+      if (p == 2) norm = std::sqrt(norm);
+      for (int64_t k = 0; k < n; ++k) {
+        dst[k * inner] = narrow<T>(static_cast<double>(widen(src[k * inner])) / norm);
+      }
+    }
+  }
+}
+
+void run_lp_norm(graph::KernelContext& ctx) {
+  dispatch_with_16bit<RealTypes>(ctx, ctx.input(0).dtype,
+                                 [&](auto tag) { lp_norm<decltype(tag)>(ctx); });
+}
+
 // ---- LayerNormalization (opset 17): x seen as [rows, cols] split at `axis`; Scale and B cover
 // the normalised dims, or a trailing part of them (then repeated), or are scalars.
 
@@ -956,6 +996,7 @@ void register_normalization(graph::OpRegistry& r) {
   r.row("footprint", "ChannelAffine").kernel = run_channel_affine;
   r.row("", "InstanceNormalization").kernel = run_instance_norm;
   r.row("", "GroupNormalization").kernel = run_group_norm;
+  r.row("", "LpNormalization").kernel = run_lp_norm;
   r.row("", "LayerNormalization").kernel = run_layer_norm;
   r.row("", "RMSNormalization").kernel = run_rms_norm;
   // onnxruntime's RMS norm before ONNX had one (its optimizer and model builder write it in the
@@ -971,8 +1012,9 @@ void register_normalization(graph::OpRegistry& r) {
   for (const char* op : {"BatchNormalization", "InstanceNormalization"})
     r.row("", op).kernel_dtypes = reals;
   // These compute 16-bit floats in float (or double) and round once on store.
-  for (const char* op : {"LayerNormalization", "RMSNormalization", "SimplifiedLayerNormalization",
-                         "GroupNormalization", "Softmax", "LogSoftmax", "Hardmax"})
+  for (const char* op :
+       {"LayerNormalization", "RMSNormalization", "SimplifiedLayerNormalization",
+        "GroupNormalization", "LpNormalization", "Softmax", "LogSoftmax", "Hardmax"})
     r.row("", op).kernel_dtypes = dtypes_with_16bit(RealTypes{});
   for (const char* op : {"NhwcBatchNormalization", "FoldBatchNorm", "ChannelAffine"})
     r.row("footprint", op).kernel_dtypes = f32;
