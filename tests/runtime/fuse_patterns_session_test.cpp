@@ -149,8 +149,9 @@ TEST(FusedPatternsSession, SixteenBitAttentionRoundsAsItsNodesStored) {
         const std::string what =
             std::string(dtype_name(t)) + ", " + std::to_string(rows) + " rows: " + form_name;
         GraphBuilder b(runtime::op_registry());
-        auto input = [&](const std::string& name, std::vector<int64_t> d) {
+        auto input = [&](const std::string& name, const std::vector<int64_t>& d) {
           std::vector<Dim> dims;
+          dims.reserve(d.size());
           for (const int64_t e : d) dims.push_back(Dim::known(e));
           return b.op1("Cast", {b.input(name, DType::float32, dims)},
                        {Attr::of("to", static_cast<int64_t>(t))});

@@ -280,14 +280,14 @@ constexpr int64_t kPrefetchRows = 32;
 template <class V, int R>
 void panel_block(const float* a, int64_t lda, const float* panel, int64_t k, float* c, int64_t ldc,
                  int64_t width) {
-  constexpr int lanes = static_cast<int>(sizeof(V) / sizeof(float));
-  constexpr int vectors = static_cast<int>(kPanel) / lanes;
+  constexpr auto lanes = static_cast<int64_t>(sizeof(V) / sizeof(float));
+  constexpr int64_t vectors = kPanel / lanes;
   V acc[R][vectors];
   V odd[R][vectors];  // one row: the sums of odd k apart
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 16
-    for (int u = 0; u < vectors; ++u) acc[r][u] = odd[r][u] = simd::splat<V>(0.0f);
+    for (int64_t u = 0; u < vectors; ++u) acc[r][u] = odd[r][u] = simd::splat<V>(0.0f);
   }
   int64_t q = 0;
   if constexpr (R == 1) {
@@ -299,7 +299,7 @@ void panel_block(const float* a, int64_t lda, const float* panel, int64_t k, flo
       const V x0 = simd::splat<V>(a[q]);
       const V x1 = simd::splat<V>(a[q + 1]);
 #pragma GCC unroll 16
-      for (int u = 0; u < vectors; ++u) {
+      for (int64_t u = 0; u < vectors; ++u) {
         V w0, w1;
         std::memcpy(&w0, panel + q * kPanel + u * lanes, sizeof w0);
         std::memcpy(&w1, panel + (q + 1) * kPanel + u * lanes, sizeof w1);
@@ -310,7 +310,7 @@ void panel_block(const float* a, int64_t lda, const float* panel, int64_t k, flo
   }
   for (; q < k; ++q) {
 #pragma GCC unroll 16
-    for (int u = 0; u < vectors; ++u) {
+    for (int64_t u = 0; u < vectors; ++u) {
       V w;
       std::memcpy(&w, panel + q * kPanel + u * lanes, sizeof w);
 #pragma GCC unroll 4
@@ -321,7 +321,7 @@ void panel_block(const float* a, int64_t lda, const float* panel, int64_t k, flo
   for (int r = 0; r < R; ++r) {
     std::array<float, kPanel> sum;  // NOLINT(cppcoreguidelines-pro-type-member-init)
 #pragma GCC unroll 16
-    for (int u = 0; u < vectors; ++u) {
+    for (int64_t u = 0; u < vectors; ++u) {
       const V v = acc[r][u] + odd[r][u];
       std::memcpy(sum.data() + u * lanes, &v, sizeof v);
     }
