@@ -1,5 +1,9 @@
 // Detection and sampling ops: NonMaxSuppression (a data-dependent count of boxes), RoiAlign
-// (one output_height x output_width map per region) and GridSample (the grid's extents).
+// (one output_height x output_width map per region), GridSample (the grid's extents) and
+// AffineGrid (the grid it makes from theta and the size input's values).
+#include <optional>
+#include <string>
+
 #include "families.hpp"
 #include "infer_util.hpp"
 
@@ -49,12 +53,45 @@ void infer_grid_sample(const InferContext& ctx, InferResult& r) {
   set_output(r, 0, x.dtype, ranked(std::move(dims)));
 }
 
+// AffineGrid(theta [N, 2, 3] or [N, 3, 4], size [N, C, H, W] or [N, C, D, H, W]) -> the sampling
+// grid GridSample reads, [N, H, W, 2] or [N, D, H, W, 3]: its spatial extents are size's values.
+void infer_affine_grid(const InferContext& ctx, InferResult& r) {
+  const TensorType& theta = ctx.input(0);
+  const auto size = ctx.input_ints(1);
+  if (theta.shape.ranked && theta.shape.rank() != 3) {
+    ctx.fail("theta is [N, 2, 3] or [N, 3, 4]; it has rank " + std::to_string(theta.shape.rank()));
+  }
+  if (size && size->size() != 4 && size->size() != 5) {
+    ctx.fail("size holds " + std::to_string(size->size()) +
+             " extents; it is [N, C, H, W] or [N, C, D, H, W]");
+  }
+  const Shape& size_shape = ctx.input(1).shape;
+  const std::optional<int64_t> count =
+      size ? std::optional<int64_t>(static_cast<int64_t>(size->size()))
+      : size_shape.ranked && size_shape.rank() == 1 ? size_shape.dims[0].value()
+                                                    : std::nullopt;
+  if (!count) {
+    set_output(r, 0, theta.dtype, Shape::unranked());
+    return;
+  }
+  if (*count != 4 && *count != 5) ctx.fail("size is [N, C, H, W] or [N, C, D, H, W]");
+  std::vector<Dim> dims{size ? Dim::known((*size)[0])
+                             : (theta.shape.ranked ? theta.shape.dims[0] : Dim::unknown())};
+  for (int64_t i = 2; i < *count; ++i) {
+    if (size && (*size)[static_cast<size_t>(i)] <= 0) ctx.fail("size holds a non-positive extent");
+    dims.push_back(size ? Dim::known((*size)[static_cast<size_t>(i)]) : Dim::unknown());
+  }
+  dims.push_back(Dim::known(*count - 2));
+  set_output(r, 0, theta.dtype, ranked(std::move(dims)));
+}
+
 }  // namespace
 
 void register_detection(OpRegistry& r) {
   r.add(op("NonMaxSuppression", 2, 5, infer_nms));
   r.add(op("RoiAlign", 3, 3, infer_roi_align));
   r.add(op("GridSample", 2, 2, infer_grid_sample));
+  r.add(op("AffineGrid", 2, 2, infer_affine_grid));
 }
 
 }  // namespace footprint::graph::ops
