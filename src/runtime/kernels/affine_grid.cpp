@@ -17,7 +17,8 @@ namespace {
 
 double coordinate(int64_t i, int64_t extent, bool align_corners) {
   if (align_corners) {
-    return extent == 1 ? -1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(extent - 1);
+    return extent == 1 ? -1.0
+                       : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(extent - 1);
   }
   return -1.0 + (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(extent);
 }
