@@ -44,6 +44,7 @@ const graph::OpRegistry& op_registry() {
     kernels::register_signal(r);
     kernels::register_center_crop_pad(r);
     kernels::register_affine_grid(r);
+    kernels::register_det(r);
     kernels::register_squeeze_excite(r);
     kernels::register_matmul(r);
     kernels::register_attention(r);

@@ -414,9 +414,9 @@ uint64_t deconv_workspace(const graph::Node& n, const std::vector<graph::Concret
   return scratchpad_of(deconv_pd, n, in, out);
 }
 
-// ---- MaxPool, AveragePool
+// ---- MaxPool, AveragePool, LpPool
 
-enum class PoolKind : uint8_t { max, average };
+enum class PoolKind : uint8_t { max, average, lp };
 
 // A pooling decoded once: what the node asks for, and its window as oneDNN takes it.
 struct Pooling {
@@ -441,7 +441,7 @@ Pooling pooling(const graph::Node& n, const Extents& e, PoolKind kind) {
 // must not count the end padding ceil_mode adds (ONNX counts only the pads given).
 bool pool_uses_onednn(const Extents& e, const Pooling& p) {
   const Window& w = p.w;
-  if (e.in_dtype[0] != DType::float32 || e.has_out(1)) return false;
+  if (p.kind == PoolKind::lp || e.in_dtype[0] != DType::float32 || e.has_out(1)) return false;
   if (w.kernel.empty() || w.kernel.size() > 3) return false;
   for (size_t i = 0; i < w.kernel.size(); ++i) {
     if (p.counts_padding() && w.pad_end[i] > w.onnx_pad_end[i]) return false;
@@ -481,7 +481,25 @@ struct PoolGeometry {
   Coords in{}, out{}, kernel{}, stride{}, dilation{}, pad_begin{}, pad_end{};
   Coords column_stride{};  // strides of a column-major plane, for storage_order 1 indices
   bool is_max = false, include_pad = false, column_major = false;
+  int64_t lp = 0;  // LpPool's p: each tap adds |x|^p and the output is the sum's p-th root
 };
+
+// One tap's term of a window's sum: the value (an average) or |value|^p (LpPool).
+double pool_term(const PoolGeometry& g, double v) {
+  if (g.lp == 0) return v;
+  return g.lp == 1   ? std::abs(v)
+         : g.lp == 2 ? v * v
+                     : std::pow(std::abs(v), static_cast<double>(g.lp));
+}
+
+// A window's output from its sum: the average over `count` taps, or the sum's p-th root.
+double pool_result(const PoolGeometry& g, double sum, int64_t count) {
+  if (g.lp != 0)
+    return g.lp == 1   ? sum
+           : g.lp == 2 ? std::sqrt(sum)
+                       : std::pow(sum, 1.0 / static_cast<double>(g.lp));
+  return sum / static_cast<double>(count);
+}
 
 class PoolLoopState final : public graph::KernelState {
  public:
@@ -510,6 +528,10 @@ PoolGeometry pool_geometry(const graph::Node& n, const Extents& e, const Pooling
   }
   g.is_max = p.kind == PoolKind::max;
   g.include_pad = p.counts_padding();
+  if (p.kind == PoolKind::lp) {
+    g.lp = node_int(n, "p", 2);
+    if (g.lp <= 0) node_fail(n, "p must be positive");
+  }
   g.column_major = p.decoded.column_major;
   return g;
 }
@@ -552,7 +574,7 @@ PoolCell<T> pool_cell(const PoolGeometry& g, const T* x, const Coords& o) {
     if (!inside) continue;
     const T v = x[at];
     if (!g.is_max) {
-      cell.sum += static_cast<double>(widen(v));
+      cell.sum += pool_term(g, static_cast<double>(widen(v)));
     } else if (cell.best_at < 0 || v > cell.best) {
       cell.best = v;
       cell.best_at = at;
@@ -618,11 +640,11 @@ void pool_plane_2d(const PoolGeometry& g, const T* x, T* y, int64_t* indices, in
         for (int64_t kh = th.lo; kh < th.hi; ++kh) {
           const T* row = x + (h0 + kh * g.dilation[0]) * width + w0;
           for (int64_t kw = tw.lo; kw < tw.hi; ++kw)
-            sum += static_cast<double>(widen(row[kw * g.dilation[1]]));
+            sum += pool_term(g, static_cast<double>(widen(row[kw * g.dilation[1]])));
         }
         const int64_t count =
             g.include_pad ? th.padded * tw.padded : (th.hi - th.lo) * (tw.hi - tw.lo);
-        y[oi] = count > 0 ? narrow<T>(sum / static_cast<double>(count)) : T{};
+        y[oi] = count > 0 || g.lp != 0 ? narrow<T>(pool_result(g, sum, count)) : T{};
         continue;
       }
       T best{};
@@ -786,7 +808,8 @@ void pool_plane(const PoolGeometry& g, const T* x, T* y, int64_t* indices, int64
     unflatten(oi, g.out, g.nd, o);
     const PoolCell<T> cell = pool_cell(g, x, o);
     if (!g.is_max) {
-      y[oi] = cell.counted > 0 ? narrow<T>(cell.sum / static_cast<double>(cell.counted)) : T{};
+      y[oi] =
+          cell.counted > 0 || g.lp != 0 ? narrow<T>(pool_result(g, cell.sum, cell.counted)) : T{};
       continue;
     }
     y[oi] = cell.best;
@@ -1175,6 +1198,68 @@ void run_pool(graph::KernelContext& ctx) {
   }
 }
 
+// ---- MaxUnpool: X's values written where MaxPool's indices say, zeros elsewhere. The indices
+// are flat positions in the unpooled tensor the window attributes give ([N, C, (in - 1) stride
+// + kernel - pads...]); with an output_shape input that tensor sits at the start of each axis of
+// the output, as ONNX's reference pads it. An index outside it fails naming the element.
+
+template <class T>
+void max_unpool(graph::KernelContext& ctx) {
+  const graph::TensorRef& x = ctx.input(0);
+  const graph::TensorRef& idx = ctx.input(1);
+  graph::TensorRef& y = ctx.output(0);
+  if (idx.dtype != DType::int64 || idx.numel() != x.numel()) {
+    ctx.fail("I must be int64 with X's extents");
+  }
+  const size_t nd = x.rank() >= 2 ? x.rank() - 2 : 0;
+  if (nd == 0 || y.rank() != x.rank()) ctx.fail("X and Y must be [N, C, spatial...] alike");
+  const auto kernel = ctx.attr_ints("kernel_shape");
+  if (!kernel || kernel->size() != nd) ctx.fail("kernel_shape must give every spatial axis");
+  const std::vector<int64_t> strides =
+      ctx.attr_ints("strides").value_or(std::vector<int64_t>(nd, 1));
+  const std::vector<int64_t> pads = ctx.attr_ints("pads").value_or(std::vector<int64_t>(2 * nd, 0));
+  if (strides.size() != nd || pads.size() != 2 * nd)
+    ctx.fail("strides or pads of the wrong length");
+  // The unpooled plane's extents, and the output's.
+  std::vector<int64_t> plain(nd), out(nd);
+  int64_t plain_size = 1, out_size = 1;
+  for (size_t d = 0; d < nd; ++d) {
+    plain[d] = (x.dim(d + 2) - 1) * strides[d] + (*kernel)[d] - pads[d] - pads[d + nd];
+    out[d] = y.dim(d + 2);
+    if (plain[d] <= 0 || plain[d] > out[d]) {
+      ctx.fail("the output's axis " + std::to_string(d + 2) + " (" + std::to_string(out[d]) +
+               ") is smaller than the unpooled " + std::to_string(plain[d]));
+    }
+    plain_size *= plain[d];
+    out_size *= out[d];
+  }
+  const int64_t planes = x.dim(0) * x.dim(1);
+  const T* in = x.as<const T>();
+  const int64_t* at = idx.as<const int64_t>();
+  T* dst = y.as<T>();
+  std::fill(dst, dst + y.numel(), T{});
+  for (size_t i = 0; i < x.numel(); ++i) {
+    if (at[i] < 0 || at[i] >= planes * plain_size) {
+      ctx.fail("I[" + std::to_string(i) + "] = " + std::to_string(at[i]) +
+               " is outside the unpooled tensor's " + std::to_string(planes * plain_size) +
+               " elements");
+    }
+    int64_t within = at[i] % plain_size;
+    int64_t flat = 0, scale = 1;
+    for (size_t d = nd; d-- > 0;) {
+      flat += (within % plain[d]) * scale;
+      within /= plain[d];
+      scale *= out[d];
+    }
+    dst[at[i] / plain_size * out_size + flat] = in[i];
+  }
+}
+
+void run_max_unpool(graph::KernelContext& ctx) {
+  dispatch_with_16bit<RealTypes>(ctx, ctx.input(0).dtype,
+                                 [&](auto tag) { max_unpool<decltype(tag)>(ctx); });
+}
+
 // ---- NhwcMaxPool, NhwcAveragePool: the pools on channels-last tensors [N, H, W, C]
 // (graph::to_channels_last), oneDNN's kernels on the layout as it lies. The plain loop has no
 // such layout, so the runtime moves only the pools oneDNN takes (nhwc_pool_runs).
@@ -1341,6 +1426,8 @@ void register_conv_pool(graph::OpRegistry& r) {
   nhwc_conv.rows_at_bound = true;
   set(r.row("", "ConvTranspose"), run_weighted, deconv_prepare, deconv_workspace);
   set(r.row("", "MaxPool"), run_pool, pool_prepare<PoolKind::max>, pool_workspace<PoolKind::max>);
+  set(r.row("", "LpPool"), run_pool, pool_prepare<PoolKind::lp>, pool_workspace<PoolKind::lp>);
+  r.row("", "MaxUnpool").kernel = run_max_unpool;
   set(r.row("", "AveragePool"), run_pool, pool_prepare<PoolKind::average>,
       pool_workspace<PoolKind::average>);
   set(r.row("", "GlobalAveragePool"), run_global_pool<false>);
@@ -1373,7 +1460,8 @@ void register_conv_pool(graph::OpRegistry& r) {
     r.row("footprint", op).kernel_dtypes = f32_16;
   r.row("footprint", "NhwcMaxPool").kernel_dtypes = f32_16 | DTypeSet{DType::int8, DType::uint8};
   const DTypeSet reals = dtypes_with_16bit(RealTypes{});
-  for (const char* op : {"AveragePool", "GlobalAveragePool", "GlobalMaxPool"})
+  for (const char* op :
+       {"AveragePool", "LpPool", "MaxUnpool", "GlobalAveragePool", "GlobalMaxPool"})
     r.row("", op).kernel_dtypes = reals;
   r.row("", "MaxPool").kernel_dtypes = reals | DTypeSet{DType::int8, DType::uint8};
   // Float16 and bfloat16 convolutions run the float32 kernels on float32 copies

@@ -17,6 +17,7 @@ void register_col2im(graph::OpRegistry& r);
 void register_signal(graph::OpRegistry& r);
 void register_center_crop_pad(graph::OpRegistry& r);
 void register_affine_grid(graph::OpRegistry& r);
+void register_det(graph::OpRegistry& r);
 // footprint::SqueezeExcite, a row of the conv_pool family (graph/ops/conv_pool.cpp), in
 // squeeze_excite.cpp.
 void register_squeeze_excite(graph::OpRegistry& r);
