@@ -31,6 +31,41 @@ TEST(DataMovementKernels, Transpose) {
   expect_near(t.values, {0, 1, 6, 7, 2, 3, 8, 9, 4, 5, 10, 11});
 }
 
+// The last two axes swapped on matrices of at least 32 x 32 run the tiled path (attention's
+// keys): every element lands where the strided walk puts it, for 1-, 4- and 8-byte elements and
+// extents that are no multiple of the tile.
+TEST(DataMovementKernels, TransposeOfTheLastTwoAxesInTiles) {
+  constexpr int64_t kBatch = 3, kRows = 70, kCols = 45;
+  const auto n = static_cast<size_t>(kBatch * kRows * kCols);
+  const std::vector<int64_t> perm{0, 2, 1};
+  auto want = [&](size_t i) {  // the input index output element i reads
+    const auto b = static_cast<int64_t>(i) / (kRows * kCols);
+    const auto rest = static_cast<int64_t>(i) % (kRows * kCols);
+    const int64_t c = rest / kRows, r = rest % kRows;
+    return static_cast<size_t>((b * kRows + r) * kCols + c);
+  };
+  std::vector<int64_t> i64s(n);
+  std::vector<uint8_t> bytes(n);
+  for (size_t i = 0; i < n; ++i) {
+    i64s[i] = static_cast<int64_t>(i) * 7 - 3;
+    bytes[i] = static_cast<uint8_t>(i * 13);
+  }
+  const Ran f = run_f32("Transpose", {f32({kBatch, kRows, kCols}, iota(n))}, {attr("perm", perm)});
+  EXPECT_EQ(f.dims, (std::vector<int64_t>{kBatch, kCols, kRows}));
+  KernelRun l("Transpose", {i64({kBatch, kRows, kCols}, i64s)}, {attr("perm", perm)});
+  l.run();
+  KernelRun u("Transpose", {u8({kBatch, kRows, kCols}, bytes)}, {attr("perm", perm)});
+  u.run();
+  const std::vector<int64_t> lv = l.out(0).values<int64_t>();
+  const std::vector<uint8_t> uv = u.out(0).values<uint8_t>();
+  ASSERT_EQ(f.values.size(), n);
+  for (size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(f.values[i], static_cast<float>(want(i))) << i;
+    ASSERT_EQ(lv[i], i64s[want(i)]) << i;
+    ASSERT_EQ(uv[i], bytes[want(i)]) << i;
+  }
+}
+
 TEST(DataMovementKernels, ConcatAndSplit) {
   expect_near(
       run_f32("Concat", {f32({2, 1}, {1, 2}), f32({2, 2}, {3, 4, 5, 6})}, {attr("axis", 1)}).values,
