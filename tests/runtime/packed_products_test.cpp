@@ -10,12 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "footprint/core/float16.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/runtime/op_kernels.hpp"
 #include "footprint/runtime/session.hpp"
+#include "graph/decomposed_ops.hpp"
 #include "test_support.hpp"
 
 namespace footprint::graph {
@@ -51,6 +51,27 @@ SharedValue b_values(const Case& c) {
     }
   }
   return w;
+}
+
+// x [m, k] of activation(m, k).
+runtime::Tensor x_input(const Case& c) {
+  runtime::Tensor x("x", DType::float32, Ints{c.m, c.k});
+  auto v = x.ref().span<float>();
+  for (int64_t m = 0; m < c.m; ++m) {
+    for (int64_t k = 0; k < c.k; ++k) v[static_cast<size_t>(m * c.k + k)] = activation(m, k);
+  }
+  return x;
+}
+
+// Y's element (m, n) in double: A B, plus the bias where the form has one.
+double expected(const Case& c, int64_t m, int64_t n) {
+  double want = c.form == Form::matmul_add || c.form == Form::gemm_trans_b
+                    ? static_cast<double>(n % 3) * 0.5
+                    : 0.0;
+  for (int64_t k = 0; k < c.k; ++k) {
+    want += static_cast<double>(activation(m, k)) * static_cast<double>(weight(k, n));
+  }
+  return want;
 }
 
 // The product of x by B as `c` has it, written to `path`.
@@ -97,11 +118,7 @@ TEST(PackedProducts, AWeightMatrixIsPackedIntoTheProductsLayoutAndGivesTheSamePr
     options.threads = 1;
     runtime::Session session(model, options);
     std::vector<runtime::Tensor> inputs;
-    inputs.emplace_back("x", DType::float32, Ints{c.m, c.k});
-    auto x = inputs[0].ref().span<float>();
-    for (int64_t m = 0; m < c.m; ++m) {
-      for (int64_t k = 0; k < c.k; ++k) x[static_cast<size_t>(m * c.k + k)] = activation(m, k);
-    }
+    inputs.push_back(x_input(c));
     if (c.form == Form::computed_b) {
       inputs.emplace_back("w", DType::float32, Ints{c.k, c.n});
       const SharedValue w = b_values(c);
@@ -133,14 +150,7 @@ TEST(PackedProducts, AWeightMatrixIsPackedIntoTheProductsLayoutAndGivesTheSamePr
     ASSERT_EQ(y.size(), static_cast<size_t>(c.m * c.n)) << c.name;
     for (int64_t m = 0; m < c.m; ++m) {
       for (int64_t n = 0; n < c.n; ++n) {
-        double want = 0;
-        if (c.form == Form::matmul_add || c.form == Form::gemm_trans_b) {
-          want = static_cast<double>(n % 3) * 0.5;
-        }
-        for (int64_t k = 0; k < c.k; ++k) {
-          want += static_cast<double>(activation(m, k)) * static_cast<double>(weight(k, n));
-        }
-        ASSERT_NEAR(y[static_cast<size_t>(m * c.n + n)], want, 1e-3)
+        ASSERT_NEAR(y[static_cast<size_t>(m * c.n + n)], expected(c, m, n), 1e-3)
             << c.name << " at row " << m << ", column " << n;
       }
     }
@@ -155,12 +165,8 @@ TEST(PackedProducts, AHalfPrecisionWeightIsKeptOnceInThePackedLayout) {
   GraphBuilder b(runtime::op_registry());
   const Var x = b.input("x", DType::float32, {Dim::known(c.m), Dim::known(c.k)});
   const Var x16 = b.op1("Cast", {x}, {Attr::of("to", static_cast<int64_t>(DType::float16))});
-  const SharedValue w = b_values(c);
-  auto w16 = HostValue::make(DType::float16, {c.k, c.n});
-  for (size_t i = 0; i < w->span<const float>().size(); ++i) {
-    w16->span<uint16_t>()[i] = half_from_float(w->span<const float>()[i]);  // exact: k/8 steps
-  }
-  const Var y16 = b.matmul(x16, b.constant(w16, "w"));
+  // The weights are eighths from -0.625 to 0.625: float16 holds them exactly.
+  const Var y16 = b.matmul(x16, b.constant(testing::stored_as(b_values(c), DType::float16), "w"));
   b.output(b.op1("Cast", {y16}, {Attr::of("to", static_cast<int64_t>(DType::float32))}), "y");
   footprint::testing::TempDir dir;
   b.write_onnx(dir.path() / "half.onnx");
@@ -169,11 +175,7 @@ TEST(PackedProducts, AHalfPrecisionWeightIsKeptOnceInThePackedLayout) {
   options.threads = 1;
   runtime::Session session(model, options);
   std::vector<runtime::Tensor> inputs;
-  inputs.emplace_back("x", DType::float32, Ints{c.m, c.k});
-  auto xs = inputs[0].ref().span<float>();
-  for (int64_t m = 0; m < c.m; ++m) {
-    for (int64_t k = 0; k < c.k; ++k) xs[static_cast<size_t>(m * c.k + k)] = activation(m, k);
-  }
+  inputs.push_back(x_input(c));
   const auto out = session.run(inputs);
   const uint64_t float32_b = static_cast<uint64_t>(c.k * c.n) * sizeof(float);
   EXPECT_GE(session.prepared().packed_weights_bytes, float32_b);
@@ -183,10 +185,7 @@ TEST(PackedProducts, AHalfPrecisionWeightIsKeptOnceInThePackedLayout) {
   const auto y = out.at(0).ref().span<const float>();
   for (int64_t m = 0; m < c.m; ++m) {
     for (int64_t n = 0; n < c.n; ++n) {
-      double want = 0;
-      for (int64_t k = 0; k < c.k; ++k) {
-        want += static_cast<double>(activation(m, k)) * static_cast<double>(weight(k, n));
-      }
+      const double want = expected(c, m, n);
       // The product rounded once to float16: within half a unit of its last place.
       ASSERT_NEAR(y[static_cast<size_t>(m * c.n + n)], want, std::abs(want) / 1024 + 1e-3)
           << "row " << m << ", column " << n;

@@ -6,10 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <vector>
 
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
+#include "index_space.hpp"
+#include "tensor_reads.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -19,8 +20,10 @@ void run_center_crop_pad(graph::KernelContext& ctx) {
   graph::TensorRef& y = ctx.output(0);
   const size_t rank = x.rank();
   if (y.rank() != rank) ctx.fail("the output's rank differs from the input's");
-  // Per axis: where the kept run starts in the input and in the output, and its length.
-  std::vector<int64_t> from(rank), to(rank), count(rank);
+  check_rank(ctx, rank);
+  // Per axis: where the kept run starts in the input and in the output, and its length (fixed
+  // arrays: a kernel run allocates nothing).
+  Index from{}, to{}, count{};
   for (size_t d = 0; d < rank; ++d) {
     const int64_t in = x.dim(d);
     const int64_t out = y.dim(d);
@@ -36,9 +39,13 @@ void run_center_crop_pad(graph::KernelContext& ctx) {
     std::memcpy(y.data, x.data, element);
     return;
   }
-  if (std::any_of(count.begin(), count.end(), [](int64_t c) { return c == 0; })) return;
+  if (std::any_of(count.begin(), count.begin() + static_cast<std::ptrdiff_t>(rank),
+                  [](int64_t c) { return c == 0; })) {
+    return;
+  }
   // Element strides of each tensor.
-  std::vector<int64_t> xs(rank, 1), ys(rank, 1);
+  Index xs{}, ys{};
+  xs[rank - 1] = ys[rank - 1] = 1;
   for (size_t d = rank - 1; d-- > 0;) {
     xs[d] = xs[d + 1] * x.dim(d + 1);
     ys[d] = ys[d + 1] * y.dim(d + 1);
@@ -46,7 +53,7 @@ void run_center_crop_pad(graph::KernelContext& ctx) {
   const auto* src = static_cast<const std::byte*>(x.data);
   auto* dst = static_cast<std::byte*>(y.data);
   const size_t run = static_cast<size_t>(count[rank - 1]) * element;
-  std::vector<int64_t> at(rank, 0);  // over the kept block's outer axes
+  Index at{};  // over the kept block's outer axes
   while (true) {
     int64_t xi = from[rank - 1], yi = to[rank - 1];
     for (size_t d = 0; d + 1 < rank; ++d) {

@@ -8,53 +8,60 @@
 //   y[n, c, p] = sum over (k, l) with position(k, l) == p of x[n, c * K + k, l]
 //   position(k, l)[d] = grid(l)[d] * strides[d] - pads[d] + offset(k)[d] * dilations[d]
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <span>
 #include <string>
-#include <vector>
 
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
 #include "footprint/graph/node_attributes.hpp"
+#include "index_space.hpp"
+#include "tensor_reads.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
 
-// The op's geometry, from its attributes and the values of image_shape and block_shape.
+// The op's geometry, from its attributes and the values of image_shape and block_shape, in
+// fixed arrays: a kernel run allocates nothing.
 struct Col2ImGeometry {
-  std::vector<int64_t> image, block, dilations, strides, pads;  // pads: begins, then ends
-  std::vector<int64_t> grid;                                    // blocks along each spatial axis
+  size_t spatial = 0;
+  Index image{}, block{}, dilations{}, strides{}, grid{};  // grid: blocks along each axis
+  std::array<int64_t, 2 * kMaxRank> pads{};                // begins, then ends
   int64_t block_elements = 1, columns = 1, pixels = 1;
 };
 
-std::vector<int64_t> int64_values(const graph::KernelContext& ctx, size_t i, const char* what) {
+size_t int64_values(const graph::KernelContext& ctx, size_t i, const char* what, Index& out) {
   const graph::TensorRef& t = ctx.input(i);
-  if (t.dtype != DType::int64 || t.rank() != 1) ctx.fail(std::string(what) + " must be int64 [S]");
-  const int64_t* v = t.as<const int64_t>();
-  return {v, v + t.numel()};
+  if (t.dtype != DType::int64 || t.rank() != 1 || t.numel() > kMaxRank) {
+    ctx.fail(std::string(what) + " must be int64 [S], S at most " + std::to_string(kMaxRank));
+  }
+  std::copy_n(t.as<const int64_t>(), t.numel(), out.begin());
+  return t.numel();
 }
 
-std::vector<int64_t> attr_or(const graph::KernelContext& ctx, const char* name, size_t count,
-                             int64_t fallback) {
-  auto v = ctx.attr_ints(name);
-  if (!v) return std::vector<int64_t>(count, fallback);
-  if (v->size() != count) {
-    ctx.fail(std::string(name) + " has " + std::to_string(v->size()) + " values, " +
+// An ints attribute of `count` values into `out`, `fallback` each where it is absent.
+void attr_or(const graph::KernelContext& ctx, const char* name, size_t count, int64_t fallback,
+             std::span<int64_t> out) {
+  const auto n = attr_ints_into(ctx, name, out);
+  if (!n) {
+    std::fill_n(out.begin(), count, fallback);
+  } else if (*n != count) {
+    ctx.fail(std::string(name) + " has " + std::to_string(*n) + " values, " +
              std::to_string(count) + " expected");
   }
-  return *v;
 }
 
 Col2ImGeometry geometry(const graph::KernelContext& ctx) {
   Col2ImGeometry g;
-  g.image = int64_values(ctx, 1, "image_shape");
-  g.block = int64_values(ctx, 2, "block_shape");
-  const size_t s = g.image.size();
-  if (s == 0 || g.block.size() != s) {
+  const size_t s = int64_values(ctx, 1, "image_shape", g.image);
+  if (s == 0 || int64_values(ctx, 2, "block_shape", g.block) != s) {
     ctx.fail("image_shape and block_shape take one extent per spatial axis, as many of each");
   }
-  g.dilations = attr_or(ctx, "dilations", s, 1);
-  g.strides = attr_or(ctx, "strides", s, 1);
-  g.pads = attr_or(ctx, "pads", 2 * s, 0);
+  g.spatial = s;
+  attr_or(ctx, "dilations", s, 1, g.dilations);
+  attr_or(ctx, "strides", s, 1, g.strides);
+  attr_or(ctx, "pads", 2 * s, 0, g.pads);
   for (size_t d = 0; d < s; ++d) {
     if (g.image[d] <= 0 || g.block[d] <= 0 || g.dilations[d] <= 0 || g.strides[d] <= 0 ||
         g.pads[d] < 0 || g.pads[d + s] < 0) {
@@ -67,20 +74,34 @@ Col2ImGeometry geometry(const graph::KernelContext& ctx) {
       ctx.fail("a block spans " + std::to_string(span) + " pixels of axis " + std::to_string(d) +
                ", more than its " + std::to_string(padded) + " padded pixels");
     }
-    g.grid.push_back((padded - span) / g.strides[d] + 1);
+    g.grid[d] = (padded - span) / g.strides[d] + 1;
     g.block_elements *= g.block[d];
-    g.columns *= g.grid.back();
+    g.columns *= g.grid[d];
     g.pixels *= g.image[d];
   }
   return g;
 }
 
-// The multi-index of `flat` over `extents`, row-major.
-void unravel(int64_t flat, const std::vector<int64_t>& extents, std::vector<int64_t>& out) {
-  for (size_t d = extents.size(); d-- > 0;) {
+// The multi-index of `flat` over the first `n` of `extents`, row-major.
+void unravel(int64_t flat, const Index& extents, size_t n, Index& out) {
+  for (size_t d = n; d-- > 0;) {
     out[d] = flat % extents[d];
     flat /= extents[d];
   }
+}
+
+// The image pixel block element k of block l lands on, or -1 in the padding.
+int64_t target(const Col2ImGeometry& g, int64_t k, int64_t l) {
+  Index offset{}, at{};
+  unravel(k, g.block, g.spatial, offset);
+  unravel(l, g.grid, g.spatial, at);
+  int64_t pixel = 0;
+  for (size_t d = 0; d < g.spatial; ++d) {
+    const int64_t p = at[d] * g.strides[d] - g.pads[d] + offset[d] * g.dilations[d];
+    if (p < 0 || p >= g.image[d]) return -1;
+    pixel = pixel * g.image[d] + p;
+  }
+  return pixel;
 }
 
 template <class T>
@@ -94,36 +115,21 @@ void col2im(graph::KernelContext& ctx) {
              std::to_string(x.dim(2)) + "] is not C x " + std::to_string(g.block_elements) +
              " rows of the " + std::to_string(g.columns) + " blocks these extents give");
   }
-  const int64_t channels = x.dim(1) / g.block_elements;
+  const int64_t planes = batch * (x.dim(1) / g.block_elements);
   graph::TensorRef& y = ctx.output(0);
-  if (y.numel() != static_cast<size_t>(batch * channels * g.pixels)) {
+  if (y.numel() != static_cast<size_t>(planes * g.pixels)) {
     ctx.fail("the output does not hold [N, C, image_shape...]");
   }
   const T* in = x.as<const T>();
   T* out = y.as<T>();
   std::fill(out, out + y.numel(), T{});
-  const size_t s = g.image.size();
-  std::vector<int64_t> offset(s), at(s);
-  // Where each (block element, block) pair lands, or -1 in the padding: the same for every image
-  // and channel.
-  std::vector<int64_t> target(static_cast<size_t>(g.block_elements * g.columns));
-  for (int64_t k = 0; k < g.block_elements; ++k) {
-    unravel(k, g.block, offset);
-    for (int64_t l = 0; l < g.columns; ++l) {
-      unravel(l, g.grid, at);
-      int64_t pixel = 0;
-      for (size_t d = 0; d < s && pixel >= 0; ++d) {
-        const int64_t p = at[d] * g.strides[d] - g.pads[d] + offset[d] * g.dilations[d];
-        pixel = p < 0 || p >= g.image[d] ? -1 : pixel * g.image[d] + p;
-      }
-      target[static_cast<size_t>(k * g.columns + l)] = pixel;
-    }
-  }
-  for (int64_t plane = 0; plane < batch * channels; ++plane) {
-    const T* rows = in + plane * g.block_elements * g.columns;
-    T* image = out + plane * g.pixels;
-    for (size_t i = 0; i < target.size(); ++i) {
-      if (target[i] >= 0) image[target[i]] = image[target[i]] + rows[i];
+  // Each (block element, block) pair's pixel, worked out once for every image and channel.
+  const int64_t pairs = g.block_elements * g.columns;
+  for (int64_t i = 0; i < pairs; ++i) {
+    const int64_t pixel = target(g, i / g.columns, i % g.columns);
+    if (pixel < 0) continue;
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      out[plane * g.pixels + pixel] += in[plane * pairs + i];
     }
   }
 }

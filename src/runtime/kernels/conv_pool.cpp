@@ -23,6 +23,7 @@
 #include "families.hpp"
 #include "footprint/graph/ops/conv_window.hpp"
 #include "parallel_for.hpp"
+#include "tensor_reads.hpp"
 #include "through_float32.hpp"
 #include "wide_vectors.hpp"
 
@@ -1212,19 +1213,24 @@ void max_unpool(graph::KernelContext& ctx) {
     ctx.fail("I must be int64 with X's extents");
   }
   const size_t nd = x.rank() >= 2 ? x.rank() - 2 : 0;
-  if (nd == 0 || y.rank() != x.rank()) ctx.fail("X and Y must be [N, C, spatial...] alike");
-  const auto kernel = ctx.attr_ints("kernel_shape");
-  if (!kernel || kernel->size() != nd) ctx.fail("kernel_shape must give every spatial axis");
-  const std::vector<int64_t> strides =
-      ctx.attr_ints("strides").value_or(std::vector<int64_t>(nd, 1));
-  const std::vector<int64_t> pads = ctx.attr_ints("pads").value_or(std::vector<int64_t>(2 * nd, 0));
-  if (strides.size() != nd || pads.size() != 2 * nd)
+  if (nd == 0 || nd > kMaxSpatial || y.rank() != x.rank()) {
+    ctx.fail("X and Y must be [N, C, spatial...] alike, at most 8 spatial axes");
+  }
+  // Fixed arrays: a kernel run allocates nothing.
+  Coords kernel{}, strides{}, plain{}, out{};
+  std::array<int64_t, 2 * kMaxSpatial> pads{};
+  if (attr_ints_into(ctx, "kernel_shape", kernel).value_or(0) != nd) {
+    ctx.fail("kernel_shape must give every spatial axis");
+  }
+  if (attr_ints_into(ctx, "strides", strides).value_or(nd) != nd ||
+      attr_ints_into(ctx, "pads", pads).value_or(2 * nd) != 2 * nd) {
     ctx.fail("strides or pads of the wrong length");
+  }
+  if (ctx.attribute("strides") == nullptr) std::fill_n(strides.begin(), nd, 1);
   // The unpooled plane's extents, and the output's.
-  std::vector<int64_t> plain(nd), out(nd);
   int64_t plain_size = 1, out_size = 1;
   for (size_t d = 0; d < nd; ++d) {
-    plain[d] = (x.dim(d + 2) - 1) * strides[d] + (*kernel)[d] - pads[d] - pads[d + nd];
+    plain[d] = (x.dim(d + 2) - 1) * strides[d] + kernel[d] - pads[d] - pads[d + nd];
     out[d] = y.dim(d + 2);
     if (plain[d] <= 0 || plain[d] > out[d]) {
       ctx.fail("the output's axis " + std::to_string(d + 2) + " (" + std::to_string(out[d]) +

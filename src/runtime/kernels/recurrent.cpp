@@ -346,7 +346,6 @@ void panel_rows_as(const float* a, int64_t lda, int64_t m, const float* panel, i
 struct GateWeights {
   const float* data = nullptr;
   int64_t k = 0;       // the product's inner extent (input or hidden)
-  int64_t rows = 0;    // gates * hidden
   int64_t hidden = 0;  // a gate's rows
   bool packed = false;
 
@@ -903,13 +902,13 @@ void run_recurrent(KernelContext& ctx, Cell cell) {
     p.x = ctx.input(0).as<const float>();
     const int64_t count = gate_count(cell);
     if (packed != nullptr) {
-      p.w = {packed->w.data() + d * packed_floats(count, c.hidden, c.input), c.input, gh, c.hidden,
+      p.w = {packed->w.data() + d * packed_floats(count, c.hidden, c.input), c.input, c.hidden,
              true};
-      p.r = {packed->r.data() + d * packed_floats(count, c.hidden, c.hidden), c.hidden, gh,
-             c.hidden, true};
+      p.r = {packed->r.data() + d * packed_floats(count, c.hidden, c.hidden), c.hidden, c.hidden,
+             true};
     } else {
-      p.w = {ctx.input(1).as<const float>() + d * gh * c.input, c.input, gh, c.hidden, false};
-      p.r = {ctx.input(2).as<const float>() + d * gh * c.hidden, c.hidden, gh, c.hidden, false};
+      p.w = {ctx.input(1).as<const float>() + d * gh * c.input, c.input, c.hidden, false};
+      p.r = {ctx.input(2).as<const float>() + d * gh * c.hidden, c.hidden, c.hidden, false};
     }
     if (bias != nullptr) {
       p.wb = bias->as<const float>() + d * 2 * gh;

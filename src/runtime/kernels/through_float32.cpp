@@ -4,6 +4,7 @@
 #include <string>
 
 #include "dtype_dispatch.hpp"
+#include "footprint/graph/node_runner.hpp"
 
 namespace footprint::runtime::kernels::through_float32_detail {
 
@@ -61,11 +62,6 @@ bool has_16bit(const graph::KernelContext& ctx) {
 }
 
 namespace {
-
-// Whether the node's row declares input i replaced by its kernel's packed copy.
-bool packed_input(const graph::Node& node, size_t i) {
-  return node.schema != nullptr && i < 32 && ((node.schema->packed_inputs >> i) & 1U) != 0;
-}
 
 // The node's tensors as they are (then replaced one by one by their float32 copies).
 Refs refs_of(const graph::KernelContext& ctx) {
@@ -127,12 +123,14 @@ std::unique_ptr<graph::KernelState> prepare(const graph::KernelContext& ctx, gra
   // A float32 kernel that packed what it reads of an input its row names in packed_inputs reads
   // only its packed copy (graph::replaced_by_packing): the float32 copy goes, as the 16-bit
   // original does.
-  if (st->inner != nullptr && st->inner->owned_bytes() > 0) {
-    for (size_t i = 0; i < st->constants.size(); ++i) {
-      if (st->constants[i].empty() || !packed_input(ctx.node(), i)) continue;
-      std::vector<float>().swap(st->constants[i]);
-      st->packed_away |= 1U << i;
+  const uint64_t packed_by_inner = st->inner != nullptr ? st->inner->owned_bytes() : 0;
+  for (size_t i = 0; i < st->constants.size(); ++i) {
+    if (!graph::replaced_by_packing(ctx.node().schema, i, packed_by_inner,
+                                    !st->constants[i].empty())) {
+      continue;
     }
+    std::vector<float>().swap(st->constants[i]);
+    st->packed_away |= 1U << i;
   }
   return st;
 }
@@ -206,8 +204,9 @@ uint64_t packed(const graph::Node& node, const std::vector<graph::ConcreteTensor
       inner != nullptr ? inner(node, as_float32(in), as_float32(out), constant) : 0;
   uint64_t bytes = packed_by_inner;
   for (size_t i = 0; i < in.size(); ++i) {
-    if (is_16bit(in[i].dtype) && i < constant.size() && constant[i] &&
-        !(packed_by_inner > 0 && packed_input(node, i))) {
+    const bool is_constant = i < constant.size() && constant[i];
+    if (is_16bit(in[i].dtype) && is_constant &&
+        !graph::replaced_by_packing(node.schema, i, packed_by_inner, is_constant)) {
       bytes += float32_bytes(in[i].dims);
     }
   }
