@@ -270,6 +270,30 @@ TEST(IntegerProductsKernels, QLinearMatMulBatchedRowsOverOneWeightPerRowParamete
                             {}, 3, want, {1, 2, 4, 5, 6, 7});
 }
 
+TEST(IntegerProductsKernels, QLinearMatMulRowsSharingScalesOverSeveralColumnBlocks) {
+  // A [2, 37, 6] over B [6, 300] (two blocks of columns, rows finished a few at a time): A's and
+  // Y's parameters per tensor, B's scale per column, so every row requantizes each block with the
+  // multipliers its neighbours computed; the bytes must still be each element's.
+  const auto a = random_ints<uint8_t>(444, 71);
+  const auto b = random_ints<int8_t>(1800, 72, -100, 100);
+  std::vector<float> sb(300);
+  for (size_t j = 0; j < sb.size(); ++j) sb[j] = std::ldexp(1.0F, static_cast<int>(j % 5) - 9);
+  const auto acc = reference_matmul(
+      a, {2, 37, 6}, b, {1, 6, 300}, {2, 37, 300}, [](int64_t, int64_t) { return int64_t{131}; },
+      [](int64_t, int64_t) { return int64_t{0}; });
+  std::vector<uint8_t> want;
+  for (size_t i = 0; i < acc.size(); ++i) {
+    const double v = acc[i] * 0.5 * sb[i % 300] / 0.25;
+    want.push_back(saturate<uint8_t>(round_half_even(v) + 77));
+  }
+  expect_both_ways<uint8_t>(
+      "QLinearMatMul",
+      {ints<uint8_t>({2, 37, 6}, a), scalar_f(0.5F), ints<uint8_t>({}, {131}),
+       ints<int8_t>({6, 300}, b), floats({300}, sb),
+       ints<int8_t>({300}, std::vector<int8_t>(300, 0)), scalar_f(0.25F), ints<uint8_t>({}, {77})},
+      {}, 3, want, {1, 2, 4, 5, 6, 7});
+}
+
 // ---- convolutions against a reference
 
 struct ConvCase {

@@ -211,6 +211,34 @@ TEST(QuantizeLinearKernel, FourBitPerAxisOnTwoThreadsMatchesTheFormula) {
   EXPECT_EQ(std::to_integer<int>(y.bytes.back()) >> 4, 0) << "the padding nibble";
 }
 
+TEST(QuantizeLinearKernel, QuotientsAtAndBesideHalvesRoundAsDividing) {
+  // The float32 per-tensor path multiplies by 1 / scale where the CPU has wide vectors, dividing
+  // only near halves: every x here is a tie (k + 0.5) * s, or one of its float neighbours, whose
+  // product and quotient differ in the last bits, at scales whose reciprocals are inexact; the
+  // bytes must be the spec's x / s rounded, element by element, on both integer types.
+  for (const float s : {0.1F, 0.0123F, 3.7F, 1.0F / 3.0F, 0.007843138F, 1e-30F, 2.5e37F}) {
+    std::vector<float> xs;
+    for (int k = -140; k < 140; ++k) {
+      const float tie = (static_cast<float>(k) + 0.5F) * s;
+      xs.insert(xs.end(), {tie, std::nextafter(tie, kInf), std::nextafter(tie, -kInf),
+                           static_cast<float>(k) * s});
+    }
+    xs.push_back(kNaN);
+    const auto n = static_cast<int64_t>(xs.size());
+    const Tensor x = floats({n}, xs);
+    const Tensor u = run("QuantizeLinear", {x, scalar(s), tensor<uint8_t>(DType::uint8, {}, {3})});
+    const Tensor i = run("QuantizeLinear", {x, scalar(s), tensor<int8_t>(DType::int8, {}, {-2})});
+    const std::vector<int> us = ints_of(u);
+    const std::vector<int> is = ints_of(i);
+    for (size_t e = 0; e + 1 < xs.size(); ++e) {
+      ASSERT_EQ(us[e], reference_quantize(xs[e], s, 3, 0, 255)) << "x " << xs[e] << " s " << s;
+      ASSERT_EQ(is[e], reference_quantize(xs[e], s, -2, -128, 127)) << "x " << xs[e] << " s " << s;
+    }
+    EXPECT_EQ(us.back(), 0) << "NaN to the bottom";
+    EXPECT_EQ(is.back(), -128) << "NaN to the bottom";
+  }
+}
+
 TEST(QuantizeLinearKernel, Float16DividesInFloat16) {
   // 1 / 0.39990234375 is 2.50061 in float but rounds to 2.5 in float16, the scale's precision
   // (the spec), which rounds half to even to 2, not 3.

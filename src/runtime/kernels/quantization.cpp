@@ -10,6 +10,9 @@
 #include "footprint/graph/ops/quantization.hpp"
 
 #include <algorithm>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 #include <cmath>
 #include <cstring>
 #include <memory>
@@ -305,8 +308,65 @@ void quantize_loop(const float* __restrict x, size_t n, float scale, float zero,
   }
 }
 
+#if defined(FOOTPRINT_WIDE_VECTORS)
+// quantize_loop's bytes, 16 to an AVX-512 vector, multiplying by 1 / scale where the loop
+// divides: a division of 16 floats takes about 10 cycles, which made QuantizeLinear a fifth of a
+// QDQ ViT's run (100 steps, 3.3 of 16.4 ms at one thread). The product is within 2.1 ulp of the
+// rounded quotient, so below 1024 (larger ones saturate either way) it is within 2^-13 of it,
+// and both round to the same integer unless the product lies that close to a half: those lanes
+// (a few per million) are divided as the loop does. NaN goes to the bottom of the range as there
+// (max_ps returns its second operand for NaN).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+template <class T>
+__attribute__((target("avx512f,avx512bw"))) void quantize_avx512(const float* x, size_t n,
+                                                                 float scale, float zero,
+                                                                 IntRange r, T* y) {
+  const __m512 inverse = _mm512_set1_ps(1.0F / scale);
+  const __m512 divisor = _mm512_set1_ps(scale);
+  const __m512 near_half = _mm512_set1_ps(0.5F - 1.0F / 8192.0F);
+  const __m512 small = _mm512_set1_ps(1024.0F);
+  const __m512 z = _mm512_set1_ps(zero);
+  const __m512 lo = _mm512_set1_ps(r.lo);
+  const __m512 hi = _mm512_set1_ps(r.hi);
+  constexpr int kNearest = _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC;
+  for (size_t i = 0; i < n; i += 16) {
+    const __mmask16 k =
+        n - i >= 16 ? __mmask16{0xFFFF} : static_cast<__mmask16>((1U << (n - i)) - 1);
+    const __m512 v = _mm512_maskz_loadu_ps(k, x + i);
+    __m512 q = _mm512_mul_ps(v, inverse);
+    __m512 rounded = _mm512_roundscale_ps(q, kNearest);
+    const __m512 off = _mm512_abs_ps(_mm512_sub_ps(q, rounded));
+    const __mmask16 redo =
+        _mm512_mask_cmp_ps_mask(_mm512_mask_cmp_ps_mask(k, off, near_half, _CMP_GT_OQ),
+                                _mm512_abs_ps(q), small, _CMP_LT_OQ);
+    if (redo != 0) {
+      q = _mm512_mask_div_ps(q, redo, v, divisor);
+      rounded = _mm512_roundscale_ps(q, kNearest);
+    }
+    const __m512 t = _mm512_min_ps(_mm512_max_ps(_mm512_add_ps(rounded, z), lo), hi);
+    const __m512i w = _mm512_cvttps_epi32(t);
+    if constexpr (std::is_same_v<T, uint8_t>) {
+      _mm512_mask_cvtusepi32_storeu_epi8(y + i, k, w);
+    } else {
+      _mm512_mask_cvtsepi32_storeu_epi8(y + i, k, w);
+    }
+  }
+}
+#pragma GCC diagnostic pop
+#endif
+
 template <class T>
 void quantize_floats(const float* x, size_t n, float scale, float zero, IntRange r, T* y) {
+#if defined(FOOTPRINT_WIDE_VECTORS)
+  // A reciprocal that is not a normal float (a scale near the smallest or largest floats) would
+  // turn 0 into NaN or lose the bound above: those divide.
+  if (wide::host_isa() == wide::Isa::avx512 && std::isnormal(scale) &&
+      std::isnormal(1.0F / scale) && __builtin_cpu_supports("avx512bw")) {
+    return quantize_avx512(x, n, scale, zero, r, y);
+  }
+#endif
   with_wide_vectors([=] { quantize_loop(x, n, scale, zero, r, y); });
 }
 
