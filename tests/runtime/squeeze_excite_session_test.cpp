@@ -73,11 +73,12 @@ std::map<std::string, int> ops_of(const Graph& g) {
   return ops;
 }
 
-// conv -> SE -> conv on [2, 24, 9, 11]: the block between two convolutions, channels-last.
-BuiltGraph between_convolutions(const Form& f) {
+// conv -> SE -> conv on [n, 24, h, w] (x [n, 8, h, w]): the block between two convolutions,
+// channels-last.
+BuiltGraph between_convolutions(const Form& f, int64_t n = 2, int64_t h = 9, int64_t w = 11) {
   GraphBuilder b(runtime::op_registry());
   const Var x =
-      b.input("x", DType::float32, {Dim::known(2), Dim::known(8), Dim::known(9), Dim::known(11)});
+      b.input("x", DType::float32, {Dim::known(n), Dim::known(8), Dim::known(h), Dim::known(w)});
   const Var a = b.relu(conv1x1(b, x, 8, 24, 41, true));
   b.output(conv1x1(b, block(b, a, 24, 6, f.act, f.gate, f.bias, 43), 24, 5, 47, true), "y");
   return b.to_graph();
@@ -140,6 +141,34 @@ TEST(SqueezeExcite, OnAPlainInputTheBlockRunsPlain) {
     EXPECT_EQ(fused.prepared.layout_changes, 0u) << f.name;
     expect_same_outputs(fused, apart, 2e-5F, f.name);
   }
+}
+
+TEST(SqueezeExcite, ALargeBlockSplitBetweenThreadsGivesTheOneThreadBytes) {
+  // Past 2^21 elements of x the block's phases split between threads (smaller ones run on one):
+  // [1, 24, 300, 300] channels-last between convolutions, and [1, 64, 180, 200] NCHW as the
+  // graph's input; the means are split by channels, each summed in the same order whatever the
+  // split, so two threads give one thread's bytes.
+  const std::vector<Form> all = forms();
+  const Form& f = all[1];  // EfficientNet's
+  const BuiltGraph between = between_convolutions(f, 1, 300, 300);
+  const std::vector<runtime::Tensor> in = input({1, 8, 300, 300});
+  const Outcome one = run_once(*between.model, true, in, 1);
+  const Outcome two = run_once(*between.model, true, in, 2);
+  EXPECT_TRUE(made_pattern(two, "footprint::SqueezeExcite"));
+  expect_same_varied_outputs(one, two, "channels-last");
+  expect_same_outputs(two, run_once(*between.model, false, in), 2e-5F, "channels-last, apart");
+
+  GraphBuilder b(runtime::op_registry());
+  const Var x = b.input("x", DType::float32,
+                        {Dim::known(1), Dim::known(64), Dim::known(180), Dim::known(200)});
+  b.output(block(b, x, 64, 16, f.act, f.gate, f.bias, 67), "y");
+  const BuiltGraph plain = b.to_graph();
+  const std::vector<runtime::Tensor> x_in = input({1, 64, 180, 200});
+  const Outcome plain_one = run_once(*plain.model, true, x_in, 1);
+  const Outcome plain_two = run_once(*plain.model, true, x_in, 2);
+  EXPECT_EQ(plain_two.prepared.steps, 1u);
+  expect_same_varied_outputs(plain_one, plain_two, "NCHW");
+  expect_same_outputs(plain_two, run_once(*plain.model, false, x_in), 2e-5F, "NCHW, apart");
 }
 
 TEST(SqueezeExcite, SixteenBitBlocksRoundWhereTheNodesTheyReplaceStore) {
