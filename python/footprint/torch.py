@@ -48,19 +48,41 @@ _SKIP_DIRS = (_TORCH_DIR, os.path.dirname(os.path.abspath(__file__)),
 def _storage(t):
     """The untyped storage of ``t`` (2.x: untyped_storage(); 1.13: the C method _storage(),
     which Tensor.storage() wraps in a TypedStorage after asking every torch function mode)."""
-    if hasattr(t, "untyped_storage"):
-        return t.untyped_storage()
-    return t._storage()
+    return t.untyped_storage()
+
+
+if not hasattr(torch.Tensor, "untyped_storage"):
+    # Decided once: asked per call, 1.13's missing attribute raised and caught an
+    # AttributeError for every tensor of every op.
+    def _storage(t):  # noqa: F811
+        return t._storage()
+
+
+# Per code object, whether its frames are skipped (torch's, footprint's, contextlib's); per code
+# object and line, the "file.py:line" printed. Every op asks _user_line, and the path tests and
+# formatting were a tenth of predict's time (a GPT-2 training step, 5,538 ops).
+_SKIPPED_CODE = {}
+_LINES = {}
 
 
 def _user_line():
     """file:line of the innermost frame outside torch, footprint and contextlib."""
     f = sys._getframe(2)
-    while f is not None and f.f_code.co_filename.startswith(_SKIP_DIRS):
+    while f is not None:
+        code = f.f_code
+        skip = _SKIPPED_CODE.get(code)
+        if skip is None:
+            skip = _SKIPPED_CODE[code] = code.co_filename.startswith(_SKIP_DIRS)
+        if not skip:
+            break
         f = f.f_back
     if f is None:
         return ""
-    return f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
+    key = (f.f_code, f.f_lineno)
+    line = _LINES.get(key)
+    if line is None:
+        line = _LINES[key] = f"{os.path.basename(f.f_code.co_filename)}:{f.f_lineno}"
+    return line
 
 
 def _tensors_in(value, found=None):
@@ -370,8 +392,10 @@ class Recording:
     # -- ops ----------------------------------------------------------------------------------
 
     def _on_op(self, func, args, kwargs):
-        self._sweep()
-        self._resolve_saved()
+        if self._dirty or self._full_sweeps:
+            self._sweep()
+        if self._pending_saved:
+            self._resolve_saved()
         flat_in = _tensors_in((args, kwargs))
         reads, read = [], []
         for t in flat_in:
@@ -400,14 +424,10 @@ class Recording:
             self._windows.pop()
             return out
         index = len(self.ops)
-        name = str(func).replace("aten.", "").replace(".default", "")
+        name, label, alias_flags, kind = _op_info(func)
         module = self._modules[-1] if self._modules else ""
         writes = []
-        # Per output, whether the schema says it aliases an argument (Tensor(a) / Tensor(a!)):
-        # a view or an in-place result, whose storage exists before the op.
-        returns = func._schema.returns
-        aliases = ([r.alias_info is not None for r in returns] if len(returns) == len(flat_out)
-                   else [False] * len(flat_out))
+        aliases = alias_flags if len(alias_flags) == len(flat_out) else (False,) * len(flat_out)
         for t, alias in zip(flat_out, aliases):
             st = _storage(t)
             self._watch(t, st._cdata)
@@ -419,17 +439,13 @@ class Recording:
             if alias:  # aliases an argument the recorder has not seen: it existed before
                 self._existing(t)
                 continue
-            s = self._open(self._label(name.split(".")[0]), st, "activation", t)
+            s = self._open(self._label(label), st, "activation", t)
             s.op, s.line = name, line
             writes.append(s.name)
             if func in _CASTS and read:
                 _note_precision_copy(read[0], flat_in[0], s, t)
         if func in _COPIES and len(read) > 1:
             _note_precision_copy(read[1], flat_in[1], read[0], flat_in[0])
-        kind = ""
-        if any(r.alias_info is not None for r in returns):
-            kind = " (in place)" if any(
-                r.alias_info is not None and r.alias_info.is_write for r in returns) else " (view)"
         where = " ".join(x for x in (f"@{module}" if module else "", line) if x)
         self.ops.append({"name": f"{name}{kind} {where}".strip(), "op": name,
                          "inputs": reads, "outputs": writes, "phase": self._phase[-1],
@@ -637,6 +653,27 @@ _COPIES = (torch.ops.aten.copy_.default,)
 _HALF = (torch.float16, torch.bfloat16)
 
 
+_OP_INFO = {}
+
+
+def _op_info(func):
+    """What the trace says of every call of ``func``, read from its schema once: its name
+    ("mm", "add.Tensor"), the label of its outputs' storages, per return whether the schema says
+    it aliases an argument (Tensor(a) / Tensor(a!): a view or an in-place result, whose storage
+    exists before the op), and " (in place)" / " (view)" / "" for the op's line."""
+    info = _OP_INFO.get(func)
+    if info is None:
+        name = str(func).replace("aten.", "").replace(".default", "")
+        returns = func._schema.returns
+        aliases = tuple(r.alias_info is not None for r in returns)
+        kind = ""
+        if any(aliases):
+            kind = " (in place)" if any(
+                r.alias_info is not None and r.alias_info.is_write for r in returns) else " (view)"
+        info = _OP_INFO[func] = (name, name.split(".")[0], aliases, kind)
+    return info
+
+
 def _is_parameter(s):
     return s.kind == "weight" or "parameter" in s.notes
 
@@ -730,6 +767,19 @@ _DATA_DEPENDENT = {_LOCAL_SCALAR, torch.ops.aten.nonzero.default,
                    torch.ops.aten._unique2.default}
 
 
+_PROFILER_OPS = set()
+_OTHER_OPS = set()
+
+
+def _is_profiler_op(func):
+    """Whether ``func`` is one of the profiler's ops, asked of its namespace (a Python property)
+    once per op."""
+    if func in _OTHER_OPS:
+        return False
+    (_PROFILER_OPS if func.namespace == "profiler" else _OTHER_OPS).add(func)
+    return func in _PROFILER_OPS
+
+
 class _Mode(TorchDispatchMode):
     def __init__(self, rec):
         super().__init__()
@@ -739,7 +789,7 @@ class _Mode(TorchDispatchMode):
         kwargs = kwargs or {}
         # The profiler's ops (1.13's record_function handle, a tensor over a C++ object that
         # c10's allocator never made) hold no tensor data.
-        if self._rec._muted or func.namespace == "profiler":
+        if self._rec._muted or func in _PROFILER_OPS or _is_profiler_op(func):
             return _tensor_result(func, args, _call(func, args, kwargs))
         return self._rec._on_op(func, args, kwargs)
 
@@ -793,18 +843,24 @@ def _phases(rec):
 
 
 def _reachable_storages():
+    """The storages of every tensor the garbage collector tracks. The heap holds hundreds of
+    thousands of objects once transformers is imported: a Python loop asking each whether it is
+    a tensor cost as much as the plain meta run of a GPT-2 training step, so the tensors are
+    picked out by their types in C (map, compress), each type asked once."""
     import gc
+    import itertools
     import warnings
     found = set()
     # Looking at every object touches deprecated ones too (torch.distributed.reduce_op warns).
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for obj in gc.get_objects():
-            if isinstance(obj, torch.Tensor):
-                try:
-                    found.add(_storage(obj)._cdata)
-                except (RuntimeError, NotImplementedError):  # sparse and storage-less kinds
-                    pass
+        objects = gc.get_objects()
+        tensor_types = {k for k in set(map(type, objects)) if issubclass(k, torch.Tensor)}
+        for obj in itertools.compress(objects, map(tensor_types.__contains__, map(type, objects))):
+            try:
+                found.add(_storage(obj)._cdata)
+            except (RuntimeError, NotImplementedError):  # sparse and storage-less kinds
+                pass
     return found
 
 
