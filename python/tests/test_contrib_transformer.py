@@ -139,3 +139,64 @@ def test_embeddings_and_attention_refusals_name_the_node():
     with pytest.raises(footprint.FootprintError, match=r"mask_index is int32 \[batch\]"):
         run("Attention", [x, np.zeros((8, 24), dtype=np.float32), None,
                           np.zeros((1, 2, 2), dtype=np.int32)], {"num_heads": 2})
+
+
+def rotary_reference(x, pos, cos, sin, heads, rotary, interleaved, transposed):
+    """onnxruntime's com.microsoft RotaryEmbedding written out in float64: per token and head the
+    first `rotary` elements turned in pairs (i, i + rotary / 2), or (2i, 2i + 1) interleaved, by
+    the cache rows of the token's position; the rest of the head copied."""
+    x64 = x.astype(np.float64)
+    if transposed:  # [B, N, S, H] -> [B, S, N, H]
+        x64 = x64.transpose(0, 2, 1, 3)
+    b, s = x64.shape[:2]
+    x64 = x64.reshape(b, s, heads, -1)
+    positions = (pos[0] + np.arange(s))[None, :].repeat(b, 0) if pos.size == 1 else pos
+    half = rotary // 2
+    y = x64.copy()
+    for bi in range(b):
+        for si in range(s):
+            c = cos[positions[bi, si]].astype(np.float64)
+            sn = sin[positions[bi, si]].astype(np.float64)
+            first = np.arange(half) * 2 if interleaved else np.arange(half)
+            second = first + 1 if interleaved else first + half
+            a, bv = x64[bi, si, :, first], x64[bi, si, :, second]
+            y[bi, si, :, first] = a * c[:, None] - bv * sn[:, None]
+            y[bi, si, :, second] = a * sn[:, None] + bv * c[:, None]
+    y = y.reshape(b, s, -1)
+    if transposed:
+        y = y.reshape(b, s, heads, -1).transpose(0, 2, 1, 3)
+    return y
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+@pytest.mark.parametrize("interleaved", [0, 1])
+@pytest.mark.parametrize("form", ["positions", "first position", "no num_heads", "partial"])
+def test_microsoft_rotary_embedding_matches_onnxruntimes_formula(transposed, interleaved, form):
+    rng = np.random.default_rng(3)
+    heads, head, positions = 4, 16, 40
+    rotary = 8 if form == "partial" else head
+    half = rotary // 2
+    angles = np.arange(positions)[:, None] / (10000.0 ** (np.arange(half) / half))
+    cos, sin = np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)
+    x = rng.standard_normal((B, heads, S, head) if transposed else (B, S, heads * head))
+    x = x.astype(np.float32)
+    pos = (np.array([7], dtype=np.int64) if form == "first position"
+           else rng.integers(0, positions, size=(B, S)).astype(np.int64))
+    attrs = {"interleaved": interleaved}
+    if form != "no num_heads" or transposed:
+        attrs["num_heads"] = heads
+    if form == "partial":
+        attrs["rotary_embedding_dim"] = rotary
+    (y,) = run("RotaryEmbedding", [x, pos, cos, sin], attrs)
+    want = rotary_reference(x, pos, cos, sin, heads, rotary, interleaved, transposed)
+    np.testing.assert_allclose(y.astype(np.float64), want, rtol=1e-6, atol=1e-6)
+
+
+def test_microsoft_rotary_embedding_refuses_positions_past_its_caches():
+    x = np.zeros((1, S, 32), dtype=np.float32)
+    cos = sin = np.zeros((8, 8), dtype=np.float32)
+    with pytest.raises(footprint.FootprintError, match="reach past the caches' 8 positions"):
+        run("RotaryEmbedding", [x, np.array([4], dtype=np.int64), cos, sin], {"num_heads": 2})
+    with pytest.raises(footprint.FootprintError, match="rotary_embedding_dim needs num_heads"):
+        run("RotaryEmbedding", [x, np.array([0], dtype=np.int64), cos, sin],
+            {"rotary_embedding_dim": 8})

@@ -3,6 +3,13 @@
 // (then num_heads says how many); the caches hold cos and sin of each position's angles, half
 // the rotated part wide: [positions, half] read through position_ids, or [batch, sequence, half]
 // without them.
+//
+// com.microsoft's RotaryEmbedding (onnxruntime's transformers optimizer and model builder) is the
+// same rotation with its inputs in another order, (input, position_ids, cos_cache, sin_cache):
+// position_ids always given, [batch, sequence] or one element, the first token's position (the
+// others follow it), and the caches always [positions, half]. A 3-D input may leave num_heads
+// out: a head is then twice the caches' width, all of it rotated (rotary_embedding_dim then
+// needs num_heads).
 #include "families.hpp"
 #include "infer_util.hpp"
 
@@ -65,10 +72,50 @@ void infer_rotary_embedding(const InferContext& ctx, InferResult& r) {
   }
 }
 
+void infer_ms_rotary_embedding(const InferContext& ctx, InferResult& r) {
+  const Shape& x = ctx.input(0).shape;
+  same_as_input(ctx, r);
+  if (!x.ranked) return;
+  if (x.rank() != 3 && x.rank() != 4) {
+    ctx.fail("input has rank " + std::to_string(x.rank()) + "; RotaryEmbedding takes 3 or 4");
+  }
+  const int64_t heads = ctx.attr_int("num_heads", 0);
+  const int64_t rotary = ctx.attr_int("rotary_embedding_dim", 0);
+  if (heads < 0 || rotary < 0) ctx.fail("num_heads and rotary_embedding_dim cannot be negative");
+  if (rotary > 0 && heads == 0) ctx.fail("rotary_embedding_dim needs num_heads");
+  for (size_t i = 2; i <= 3; ++i) {
+    const Shape& cache = ctx.input(i).shape;
+    if (cache.ranked && cache.rank() != 2) {
+      ctx.fail(std::string(i == 2 ? "cos_cache" : "sin_cache") + " has rank " +
+               std::to_string(cache.rank()) + "; it is [positions, half the rotated part]");
+    }
+  }
+  const Shape& positions = ctx.input(1).shape;
+  if (positions.ranked && positions.rank() > 2) {
+    ctx.fail("position_ids has rank " + std::to_string(positions.rank()) +
+             "; it is [batch, sequence] or one element (the first position)");
+  }
+  // With num_heads the rotated half follows from X as for the ONNX op; without it a head is the
+  // caches' width twice, whatever X's last axis.
+  if (heads > 0 || x.rank() == 4) {
+    const std::optional<int64_t> half = rotated_half(ctx, x);
+    for (size_t i = 2; i <= 3; ++i) {
+      const Shape& cache = ctx.input(i).shape;
+      const auto last = cache.ranked ? cache.dims.back().value() : std::nullopt;
+      if (half && last && *last != *half && (rotary == 0 || *last != rotary / 2)) {
+        ctx.fail(std::string(i == 2 ? "cos_cache" : "sin_cache") + "'s last axis is " +
+                 std::to_string(*last) + ", not half the rotated part of a head (" +
+                 std::to_string(*half) + ")");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void register_rotary(OpRegistry& r) {
   r.add(op("RotaryEmbedding", 3, 4, infer_rotary_embedding));
+  r.add(contrib(op("RotaryEmbedding", 4, 4, infer_ms_rotary_embedding)));
 }
 
 }  // namespace footprint::graph::ops

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""onnxruntime's com.microsoft RotaryEmbedding against footprint on single-node models: 3-D
+([batch, sequence, hidden]) and 4-D ([batch, heads, sequence, head]) inputs, interleaved pairs
+or halves, position_ids per token or one element (the first position), num_heads left out of a
+3-D input, a partial rotation (rotary_embedding_dim), each in float32 and float16. Each model's
+inputs and onnxruntime's output are written beside it, then `footprint run --data-dir` compares
+at rtol 0, atol 0; prints one line per model and exits 1 unless every output is onnxruntime's
+bit for bit.
+
+    scripts/quant bench/contrib_rotary_vs_ort.py FOOTPRINT [OUT_DIR]
+"""
+import itertools
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+BATCH, SEQUENCE, HEADS, HEAD, POSITIONS = 2, 6, 4, 32, 50
+FORMS = ("positions", "first position", "no num_heads", "partial")
+
+
+def case(out, transposed, interleaved, form, dtype, rng):
+    rotary = HEAD // 2 if form == "partial" else HEAD
+    half = rotary // 2
+    angles = np.arange(POSITIONS)[:, None] / (10000.0 ** (np.arange(half) / half))
+    cos, sin = np.cos(angles).astype(dtype), np.sin(angles).astype(dtype)
+    shape = ((BATCH, HEADS, SEQUENCE, HEAD) if transposed
+             else (BATCH, SEQUENCE, HEADS * HEAD))
+    x = rng.standard_normal(shape).astype(dtype)
+    pos = (np.array([9], dtype=np.int64) if form == "first position"
+           else rng.integers(0, POSITIONS, size=(BATCH, SEQUENCE)).astype(np.int64))
+    attrs = {"interleaved": interleaved}
+    if form != "no num_heads":
+        attrs["num_heads"] = HEADS
+    if form == "partial":
+        attrs["rotary_embedding_dim"] = rotary
+    t = TensorProto.FLOAT if dtype == "float32" else TensorProto.FLOAT16
+    feeds = {"x": x, "pos": pos, "cos": cos, "sin": sin}
+    inputs = [helper.make_tensor_value_info(k, TensorProto.INT64 if k == "pos" else t,
+                                            list(v.shape)) for k, v in feeds.items()]
+    node = helper.make_node("RotaryEmbedding", list(feeds), ["y"], domain="com.microsoft",
+                            **attrs)
+    graph = helper.make_graph([node], "rotary", inputs,
+                              [helper.make_tensor_value_info("y", t, list(shape))])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid("com.microsoft", 1)])
+    model.ir_version = 8
+    name = f"{'4d' if transposed else '3d'}-{'interleaved' if interleaved else 'halves'}-" \
+           f"{form.replace(' ', '_')}-{dtype}"
+    d = os.path.join(out, name)
+    os.makedirs(d, exist_ok=True)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    session = ort.InferenceSession(os.path.join(d, "model.onnx"),
+                                   providers=["CPUExecutionProvider"])
+    (y,) = session.run(None, feeds)
+    for i, (k, v) in enumerate(feeds.items()):
+        with open(os.path.join(d, f"input_{i}.pb"), "wb") as f:
+            f.write(numpy_helper.from_array(v, k).SerializeToString())
+    with open(os.path.join(d, "output_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(y, "y").SerializeToString())
+    return name, d
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    footprint = sys.argv[1]
+    out = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp(prefix="rotary_vs_ort_")
+    rng = np.random.default_rng(5)
+    same = 0
+    total = 0
+    for transposed, interleaved, form, dtype in itertools.product(
+            (False, True), (0, 1), FORMS, ("float32", "float16")):
+        if form == "no num_heads" and transposed:
+            continue  # a 4-D input names its heads
+        name, d = case(out, transposed, interleaved, form, dtype, rng)
+        r = subprocess.run([footprint, "run", os.path.join(d, "model.onnx"), "--data-dir", d,
+                            "--rtol", "0", "--atol", "0"], capture_output=True, text=True)
+        lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("match")]
+        print(f"{name:45s} {'bit for bit' if r.returncode == 0 else 'DIFFERS'}  "
+              f"{lines[0] if lines else r.stderr.strip()}")
+        same += r.returncode == 0
+        total += 1
+    print(f"{same} of {total} models give onnxruntime {ort.__version__}'s output bit for bit")
+    sys.exit(0 if same == total else 1)
+
+
+if __name__ == "__main__":
+    main()
