@@ -200,3 +200,148 @@ def test_microsoft_rotary_embedding_refuses_positions_past_its_caches():
     with pytest.raises(footprint.FootprintError, match="rotary_embedding_dim needs num_heads"):
         run("RotaryEmbedding", [x, np.array([0], dtype=np.int64), cos, sin],
             {"rotary_embedding_dim": 8})
+
+
+def gqa_reference(q, k, v, past_k, past_v, seqlens, total, heads, kv_heads, present_len,
+                  cos=None, sin=None, interleaved=False, window=-1, softcap=0.0, smooth=False,
+                  scale=0.0):
+    """onnxruntime's GroupQueryAttention (CPU, 1.32) in float64: the present caches (past rows,
+    then the new tokens, rotated where cos/sin are given, zeros after), then each query row's
+    causal attention over its window of the present keys. k None: q packs query, key, value."""
+    b_, s_, _ = q.shape
+    if k is None:
+        head = q.shape[2] // (heads + 2 * kv_heads)
+        q, k, v = (q[..., :heads * head], q[..., heads * head:(heads + kv_heads) * head],
+                   q[..., (heads + kv_heads) * head:])
+    head = q.shape[2] // heads
+    q = q.astype(np.float64).reshape(b_, s_, heads, head)
+    k = k.astype(np.float64).reshape(b_, s_, kv_heads, head)
+    v = v.astype(np.float64).reshape(b_, s_, kv_heads, head)
+    first = s_ == total
+    past = [0 if first else seqlens[b] + 1 - s_ for b in range(b_)]
+
+    def turn(x, pos):
+        if cos is None:
+            return x
+        half = cos.shape[1]
+        c, sn = cos[pos].astype(np.float64), sin[pos].astype(np.float64)
+        i = np.arange(half)
+        a_i, b_i = (2 * i, 2 * i + 1) if interleaved else (i, i + half)
+        y = x.copy()
+        y[..., a_i] = x[..., a_i] * c - x[..., b_i] * sn
+        y[..., b_i] = x[..., a_i] * sn + x[..., b_i] * c
+        return y
+
+    pk = np.zeros((b_, kv_heads, present_len, head))
+    pv = np.zeros_like(pk)
+    out = np.zeros((b_, s_, heads, head))
+    for b in range(b_):
+        p = past[b]
+        if past_k is not None:
+            pk[b, :, :p] = past_k[b, :, :p]
+            pv[b, :, :p] = past_v[b, :, :p]
+        for s in range(s_):
+            pk[b, :, p + s] = turn(k[b, s], p + s)
+            pv[b, :, p + s] = v[b, s]
+        for h in range(heads):
+            g = h // (heads // kv_heads)
+            for s in range(s_):
+                causal = p + s + 1
+                start = causal - window if 0 < window < causal else 0
+                x = pk[b, g, start:causal] @ turn(q[b, s, h], p + s)
+                x *= scale or 1 / math.sqrt(head)
+                if softcap > 0:
+                    x = softcap * np.tanh(x / softcap)
+                top = max(x.max(), 0.0) if smooth else x.max()
+                e = np.exp(x - top)
+                w = e / (e.sum() + (np.exp(-top) if smooth else 0))
+                out[b, s, h] = w @ pv[b, g, start:causal]
+    return out.reshape(b_, s_, heads * head), pk, pv
+
+
+@pytest.mark.parametrize("form", ["prompt", "packed prompt", "decode", "decode in a buffer",
+                                  "later prompt", "rotary prompt", "rotary decode interleaved",
+                                  "window softcap", "smooth scale decode"])
+def test_group_query_attention_matches_onnxruntimes_semantics(form):
+    rng = np.random.default_rng(9)
+    heads, kv_heads, head = 4, 2, 16
+    batch, seq, past_len, seqlens, total = {
+        "prompt": (2, 5, None, [4, 4], 5), "packed prompt": (2, 5, None, [4, 4], 5),
+        "decode": (2, 1, 6, [6, 3], 7), "decode in a buffer": (2, 1, 12, [6, 3], 7),
+        "later prompt": (1, 3, 4, [6], 7), "rotary prompt": (2, 4, None, [3, 3], 4),
+        "rotary decode interleaved": (2, 1, 8, [7, 2], 8), "window softcap": (1, 7, None, [6], 7),
+        "smooth scale decode": (2, 1, 5, [5, 1], 6)}[form]
+    attrs = {"num_heads": heads, "kv_num_heads": kv_heads}
+    extra = {}
+    if "rotary" in form:
+        attrs["do_rotary"] = 1
+        angles = np.arange(16)[:, None] / (10000.0 ** (np.arange(head // 2) / (head // 2)))
+        extra = {"cos": np.cos(angles).astype(np.float32), "sin": np.sin(angles).astype(np.float32)}
+        if "interleaved" in form:
+            attrs["rotary_interleaved"] = 1
+            extra["interleaved"] = True
+    if form == "window softcap":
+        attrs.update(local_window_size=3, softcap=2.0)
+        extra.update(window=3, softcap=2.0)
+    if form == "smooth scale decode":
+        attrs.update(smooth_softmax=1, scale=0.3)
+        extra.update(smooth=True, scale=0.3)
+    packed = form == "packed prompt"
+    width = (heads + 2 * kv_heads) * head if packed else heads * head
+    q = rng.standard_normal((batch, seq, width)).astype(np.float32)
+    k = None if packed else rng.standard_normal((batch, seq, kv_heads * head)).astype(np.float32)
+    v = None if packed else rng.standard_normal((batch, seq, kv_heads * head)).astype(np.float32)
+    past = None if past_len is None else [
+        rng.standard_normal((batch, kv_heads, past_len, head)).astype(np.float32)
+        for _ in range(2)]
+    b = footprint.GraphBuilder(opset=17)
+    ins = [b.input("q", np.float32, list(q.shape)),
+           None if packed else b.input("k", np.float32, list(k.shape)),
+           None if packed else b.input("v", np.float32, list(v.shape)),
+           None if past is None else b.input("pk", np.float32, list(past[0].shape)),
+           None if past is None else b.input("pv", np.float32, list(past[1].shape)),
+           b.const(np.array(seqlens, dtype=np.int32)), b.const(np.array(total, dtype=np.int32))]
+    if "cos" in extra:
+        ins += [b.const(extra["cos"]), b.const(extra["sin"])]
+    outs = b.op("GroupQueryAttention", ins, attrs, outputs=3, domain=MS)
+    for i, o in enumerate(outs):
+        b.output(o, f"o{i}")
+    feeds = {"q": q}
+    if not packed:
+        feeds.update(k=k, v=v)
+    if past is not None:
+        feeds.update(pk=past[0], pv=past[1])
+    got = footprint.Session(b.to_model()).run(feeds)
+    present_len = max(total, past_len or 0)
+    want = gqa_reference(q, k, v, None if past is None else past[0],
+                         None if past is None else past[1], seqlens, total, heads, kv_heads,
+                         present_len, **extra)
+    for i, w in enumerate(want):
+        assert got[f"o{i}"].shape == w.shape
+        np.testing.assert_allclose(got[f"o{i}"].astype(np.float64), w, rtol=2e-5, atol=2e-6)
+
+
+def test_group_query_attention_refuses_what_it_does_not_run_yet():
+    b = footprint.GraphBuilder(opset=17)
+    q = b.input("q", np.float32, [1, 2, 64])
+    lens = b.const(np.array([1], dtype=np.int32))
+    total = b.const(np.array(2, dtype=np.int32))
+    with pytest.raises(footprint.FootprintError, match="input position_ids is not supported yet"):
+        b.op("GroupQueryAttention", [q, q, q, None, None, lens, total, None, None, lens],
+             {"num_heads": 4, "kv_num_heads": 4}, outputs=3, domain=MS)
+    with pytest.raises(footprint.FootprintError, match="not a multiple of kv_num_heads"):
+        b.op("GroupQueryAttention", [q, q, q, None, None, lens, total],
+             {"num_heads": 4, "kv_num_heads": 3}, outputs=3, domain=MS)
+    # seqlens_k says 9 tokens were cached before this one, the past holds 4.
+    b = footprint.GraphBuilder(opset=17)
+    q = b.input("q", np.float32, [1, 1, 64])
+    past = b.input("p", np.float32, [1, 4, 4, 16])
+    outs = b.op("GroupQueryAttention",
+                [q, q, q, past, past, b.const(np.array([9], dtype=np.int32)),
+                 b.const(np.array(10, dtype=np.int32))],
+                {"num_heads": 4, "kv_num_heads": 4}, outputs=3, domain=MS)
+    for i, o in enumerate(outs):
+        b.output(o, f"o{i}")
+    x = np.zeros((1, 1, 64), dtype=np.float32)
+    with pytest.raises(footprint.FootprintError, match=r"seqlens_k\[0\] = 9 does not fit"):
+        footprint.Session(b.to_model()).run({"q": x, "p": np.zeros((1, 4, 4, 16), np.float32)})

@@ -4,6 +4,8 @@
 // ONNX domain as onnxruntime registers it), BiasGelu, FastGelu, Gelu and QuickGelu (each output 0
 // has input 0's type and shape), EmbedLayerNormalization and its Attention (BERT's embeddings and
 // self-attention, without a key/value cache).
+#include <array>
+
 #include "families.hpp"
 #include "infer_util.hpp"
 
@@ -91,6 +93,80 @@ void infer_ms_attention(const InferContext& ctx, InferResult& r) {
   if (ctx.output_count() > 1) ctx.fail("present (a key/value cache) is not supported yet");
 }
 
+// com.microsoft GroupQueryAttention (onnxruntime's LLM model builder): query [B, S, N H] with
+// key and value [B, S, Nkv H] (or all three packed in query), the caches past_key/past_value
+// [B, Nkv, P, H], seqlens_k [B] (each sequence's length less one) and total_sequence_length
+// (one element) -> output [B, S, N H] and present_key/present_value [B, Nkv, max(total, P), H].
+// The present length is the value of total_sequence_length, which models compute from the
+// attention mask's extents; where nothing says it before running it stays unknown.
+void infer_group_query_attention(const InferContext& ctx, InferResult& r) {
+  const TensorType& q = ctx.input(0);
+  const int64_t heads = ctx.attr_int("num_heads", 0);
+  const int64_t kv_heads = ctx.attr_int("kv_num_heads", 0);
+  if (heads <= 0 || kv_heads <= 0) ctx.fail("num_heads and kv_num_heads are required");
+  if (heads % kv_heads != 0) {
+    ctx.fail("num_heads (" + std::to_string(heads) + ") is not a multiple of kv_num_heads (" +
+             std::to_string(kv_heads) + ")");
+  }
+  static constexpr std::array<const char*, 8> kLater = {
+      "position_ids", "attention_bias", "head_sink",     "k_scale",
+      "v_scale",      "q_norm_weight",  "k_norm_weight", "query_seqlens"};
+  for (size_t i = 9; i < ctx.input_count(); ++i) {
+    if (ctx.has_input(i)) {
+      ctx.fail(std::string("input ") + (i - 9 < kLater.size() ? kLater[i - 9] : "?") +
+               " is not supported yet");
+    }
+  }
+  for (const char* a : {"qk_output", "kv_cache_bit_width", "sliding_window_cache"}) {
+    if (ctx.attr_int(a, 0) != 0) ctx.fail(std::string("attribute ") + a + " is not supported yet");
+  }
+  if (ctx.attr_int("causal", 1) != 1) ctx.fail("causal=0 (bidirectional) is not supported yet");
+  if (ctx.output_count() > 3) ctx.fail("output_qk is not supported yet");
+  if (ctx.output_count() < 3) ctx.fail("present_key and present_value are required outputs");
+  if (ctx.has_input(1) != ctx.has_input(2)) ctx.fail("key and value come together or not at all");
+  if (ctx.has_input(3) != ctx.has_input(4)) {
+    ctx.fail("past_key and past_value come together or not at all");
+  }
+  if (ctx.has_input(7) != ctx.has_input(8)) {
+    ctx.fail("cos_cache and sin_cache come together or not at all");
+  }
+  if (ctx.attr_int("do_rotary", 0) != 0 && !ctx.has_input(7)) {
+    ctx.fail("do_rotary needs cos_cache and sin_cache");
+  }
+  if (!q.shape.ranked) {
+    for (size_t i = 0; i < 3; ++i) set_output(r, i, q.dtype, Shape::unranked());
+    return;
+  }
+  if (q.shape.rank() != 3) ctx.fail("query is [batch, sequence, hidden]");
+  const Dim& batch = q.shape.dims[0];
+  const Dim& seq = q.shape.dims[1];
+  const bool packed = !ctx.has_input(1);
+  const int64_t parts = packed ? heads + 2 * kv_heads : heads;
+  Dim head = Dim::unknown();
+  if (const auto hidden = q.shape.dims[2].value()) {
+    if (*hidden % parts != 0) {
+      ctx.fail("query's last axis (" + std::to_string(*hidden) + ") is not " +
+               std::to_string(parts) + " heads of one size");
+    }
+    head = Dim::known(*hidden / parts);
+  }
+  Dim past = Dim::known(0);
+  if (ctx.has_input(3)) {
+    const Shape& pk = ctx.input(3).shape;
+    if (pk.ranked && pk.rank() != 4) ctx.fail("past_key is [batch, kv_num_heads, length, head]");
+    past = pk.ranked ? pk.dims[2] : Dim::unknown();
+  }
+  Dim total = Dim::unknown();
+  if (const KnownValue* v = ctx.value(6); v != nullptr && v->is_integer() && v->ints.size() == 1) {
+    total = v->ints[0];
+  }
+  set_output(r, 0, q.dtype, ranked({batch, seq, Dim::known(heads) * head}));
+  const Dim present = max(total, past);
+  for (size_t i = 1; i <= 2; ++i) {
+    set_output(r, i, q.dtype, ranked({batch, Dim::known(kv_heads), present, head}));
+  }
+}
+
 }  // namespace
 
 void register_contrib_transformer(OpRegistry& r) {
@@ -103,6 +179,7 @@ void register_contrib_transformer(OpRegistry& r) {
   r.add(contrib(op("QuickGelu", 1, 1, infer_same)));
   r.add(contrib(op("EmbedLayerNormalization", 7, 9, infer_embed_layer_norm, 1, 3)));
   r.add(contrib(op("Attention", 2, 7, infer_ms_attention, 1, 2)));
+  r.add(contrib(op("GroupQueryAttention", 7, 17, infer_group_query_attention, 1, 4)));
 }
 
 }  // namespace footprint::graph::ops

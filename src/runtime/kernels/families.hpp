@@ -29,6 +29,9 @@ void register_onnx_attention(graph::OpRegistry& r);
 // com.microsoft's SkipLayerNormalization, BiasGelu, FastGelu, ... (graph/ops/
 // contrib_transformer.cpp), in contrib_transformer.cpp.
 void register_contrib_transformer(graph::OpRegistry& r);
+// com.microsoft GroupQueryAttention (graph/ops/contrib_transformer.cpp), in
+// group_query_attention.cpp.
+void register_group_query_attention(graph::OpRegistry& r);
 void register_integer_products(graph::OpRegistry& r);
 // com.microsoft MatMulNBits, a row of the matmul family (graph/ops/matmul.cpp), in
 // matmul_nbits.cpp.
