@@ -1,10 +1,11 @@
 // Matrix products: Gemm, MatMul (numpy semantics: 1-D promotion, broadcast batch dims), Einsum
 // equations and Det. The integer and quantized MatMuls, whose extents are MatMul's, are rows of
 // integer_products.cpp.
-#include <map>
+#include <optional>
 #include <string>
 
 #include "families.hpp"
+#include "footprint/graph/ops/einsum_equation.hpp"
 #include "footprint/graph/ops/matmul_nbits.hpp"
 #include "infer_util.hpp"
 
@@ -122,25 +123,6 @@ void infer_gemm(const InferContext& ctx, InferResult& r) {
   set_output(r, 0, a.dtype, ranked({m, n}));
 }
 
-// One operand term of an equation: its letters, and where "..." stands (npos: nowhere).
-struct Term {
-  std::string letters;
-  size_t ellipsis = std::string::npos;
-};
-
-Term parse_term(std::string_view text) {
-  Term t;
-  for (size_t i = 0; i < text.size(); ++i) {
-    if (text.substr(i, 3) == "...") {
-      t.ellipsis = t.letters.size();
-      i += 2;
-    } else if (text[i] != ' ') {
-      t.letters.push_back(text[i]);
-    }
-  }
-  return t;
-}
-
 // onnxruntime's QGemm (A, a_scale, a_zp, B, b_scale, b_zp[, C, y_scale, y_zp]): Gemm's shape over
 // A, B and C; quantized to y_zp's dtype when y_scale is given, else float as the scales.
 void infer_qgemm(const InferContext& ctx, InferResult& r) {
@@ -151,63 +133,28 @@ void infer_qgemm(const InferContext& ctx, InferResult& r) {
 }
 
 void infer_einsum(const InferContext& ctx, InferResult& r) {
-  const std::string_view eq = ctx.attr_string("equation", "");
-  const size_t arrow = eq.find("->");
-  const std::string_view lhs = eq.substr(0, arrow);
-  std::vector<Term> terms;
-  for (size_t start = 0;;) {
-    const size_t comma = lhs.find(',', start);
-    terms.push_back(parse_term(lhs.substr(start, comma - start)));
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  if (terms.size() != ctx.input_count()) ctx.fail("the equation does not match the input count");
-  std::map<char, Dim> extent;
-  std::map<char, int> uses;
-  Shape ellipsis = ranked({});
-  for (size_t i = 0; i < terms.size(); ++i) {
+  std::vector<size_t> ranks;
+  for (size_t i = 0; i < ctx.input_count(); ++i) {
     const Shape& s = ctx.input(i).shape;
     if (!s.ranked) {
       set_output(r, 0, ctx.input(0).dtype, Shape::unranked());
       return;
     }
-    const Term& t = terms[i];
-    const size_t spread = t.ellipsis == std::string::npos ? 0 : s.rank() - t.letters.size();
-    if (s.rank() < t.letters.size()) ctx.fail("the equation has more letters than dims");
-    for (size_t k = 0; k < t.letters.size(); ++k) {
-      const size_t dim = t.ellipsis != std::string::npos && k >= t.ellipsis ? k + spread : k;
-      const char c = t.letters[k];
-      ++uses[c];
-      auto [it, fresh] = extent.emplace(c, s.dims[dim]);
-      if (!fresh) it->second = broadcast_dim(ctx, it->second, s.dims[dim]);
-    }
-    if (t.ellipsis != std::string::npos) {
-      const Shape part =
-          ranked(std::vector<Dim>(s.dims.begin() + static_cast<long>(t.ellipsis),
-                                  s.dims.begin() + static_cast<long>(t.ellipsis + spread)));
-      ellipsis = broadcast(ctx, {&ellipsis, &part});
-    }
+    ranks.push_back(s.rank());
   }
-  Term out;
-  if (arrow != std::string_view::npos) {
-    out = parse_term(eq.substr(arrow + 2));
-  } else {
-    // Implicit output: the ellipsis dims, then the letters used once, alphabetically.
-    out.ellipsis = 0;
-    for (const auto& [c, n] : uses) {
-      if (n == 1) out.letters.push_back(c);
+  const EinsumEquation e = EinsumEquation::resolve(
+      ctx.attr_string("equation", ""), ranks, [&](const std::string& what) { ctx.fail(what); });
+  // Each letter's extent: its axes' extents, a 1 broadcasting.
+  std::vector<std::optional<Dim>> extent(e.letters);
+  for (size_t i = 0; i < e.operands.size(); ++i) {
+    const Shape& s = ctx.input(i).shape;
+    for (size_t axis = 0; axis < e.operands[i].size(); ++axis) {
+      std::optional<Dim>& x = extent[e.operands[i][axis]];
+      x = x ? broadcast_dim(ctx, *x, s.dims[axis]) : s.dims[axis];
     }
   }
   std::vector<Dim> dims;
-  for (size_t k = 0; k <= out.letters.size(); ++k) {
-    if (k == out.ellipsis) dims.insert(dims.end(), ellipsis.dims.begin(), ellipsis.dims.end());
-    if (k == out.letters.size()) break;
-    auto it = extent.find(out.letters[k]);
-    if (it == extent.end()) {
-      ctx.fail("output letter '" + std::string(1, out.letters[k]) + "' is not an input's");
-    }
-    dims.push_back(it->second);
-  }
+  for (const size_t letter : e.output) dims.push_back(extent[letter].value_or(Dim::known(1)));
   set_output(r, 0, ctx.input(0).dtype, ranked(std::move(dims)));
 }
 

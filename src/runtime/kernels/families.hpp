@@ -32,6 +32,8 @@ void register_contrib_transformer(graph::OpRegistry& r);
 // com.microsoft GroupQueryAttention (graph/ops/contrib_transformer.cpp), in
 // group_query_attention.cpp.
 void register_group_query_attention(graph::OpRegistry& r);
+// Einsum (graph/ops/matmul.cpp), in einsum.cpp.
+void register_einsum(graph::OpRegistry& r);
 void register_integer_products(graph::OpRegistry& r);
 // com.microsoft MatMulNBits, a row of the matmul family (graph/ops/matmul.cpp), in
 // matmul_nbits.cpp.
