@@ -34,6 +34,8 @@ void register_contrib_transformer(graph::OpRegistry& r);
 void register_group_query_attention(graph::OpRegistry& r);
 // Einsum (graph/ops/matmul.cpp), in einsum.cpp.
 void register_einsum(graph::OpRegistry& r);
+// GridSample (graph/ops/detection.cpp), in grid_sample.cpp.
+void register_grid_sample(graph::OpRegistry& r);
 void register_integer_products(graph::OpRegistry& r);
 // com.microsoft MatMulNBits, a row of the matmul family (graph/ops/matmul.cpp), in
 // matmul_nbits.cpp.
