@@ -36,6 +36,8 @@ void register_group_query_attention(graph::OpRegistry& r);
 void register_einsum(graph::OpRegistry& r);
 // GridSample (graph/ops/detection.cpp), in grid_sample.cpp.
 void register_grid_sample(graph::OpRegistry& r);
+// DFT and STFT (graph/ops/signal.cpp), in dft.cpp.
+void register_dft(graph::OpRegistry& r);
 void register_integer_products(graph::OpRegistry& r);
 // com.microsoft MatMulNBits, a row of the matmul family (graph/ops/matmul.cpp), in
 // matmul_nbits.cpp.
