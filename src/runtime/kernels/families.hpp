@@ -38,6 +38,8 @@ void register_einsum(graph::OpRegistry& r);
 void register_grid_sample(graph::OpRegistry& r);
 // DFT and STFT (graph/ops/signal.cpp), in dft.cpp.
 void register_dft(graph::OpRegistry& r);
+// NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (graph/ops/losses.cpp), in losses.cpp.
+void register_losses(graph::OpRegistry& r);
 void register_integer_products(graph::OpRegistry& r);
 // com.microsoft MatMulNBits, a row of the matmul family (graph/ops/matmul.cpp), in
 // matmul_nbits.cpp.
