@@ -6,6 +6,7 @@
 
 #include "footprint/core/checked_math.hpp"
 #include "footprint/core/float16.hpp"
+#include "footprint/core/float8.hpp"
 
 namespace footprint {
 namespace {
@@ -68,6 +69,29 @@ constexpr DTypeTraits int_row(DType t, std::string_view name, char numpy) {
           write_as<T>};
 }
 
+template <DType kType>
+double real_of_float8(const void* p) {
+  return decode_float8(kType, *static_cast<const uint8_t*>(p));
+}
+
+template <DType kType>
+void write_float8(double x, void* p) {
+  *static_cast<uint8_t*>(p) = encode_float8(kType, x, true);
+}
+
+template <DType kType>
+constexpr DTypeTraits float8_row(std::string_view name) {
+  return {kType,
+          name,
+          8,
+          DTypeKind::floating,
+          false,
+          0,
+          real_of_float8<kType>,
+          nullptr,
+          write_float8<kType>};
+}
+
 // Indexed by the ONNX DataType code.
 constexpr std::array<DTypeTraits, 24> kTraits = {{
     {DType::undefined, "undefined"},
@@ -92,10 +116,10 @@ constexpr std::array<DTypeTraits, 24> kTraits = {{
     {DType::complex128, "complex128", 128, DTypeKind::complex, false, 'c'},
     {DType::bfloat16, "bfloat16", 16, DTypeKind::floating, false, 0, real_of_bfloat16, nullptr,
      write_bfloat16},
-    {DType::float8e4m3fn, "float8e4m3fn", 8, DTypeKind::floating},
-    {DType::float8e4m3fnuz, "float8e4m3fnuz", 8, DTypeKind::floating},
-    {DType::float8e5m2, "float8e5m2", 8, DTypeKind::floating},
-    {DType::float8e5m2fnuz, "float8e5m2fnuz", 8, DTypeKind::floating},
+    float8_row<DType::float8e4m3fn>("float8e4m3fn"),
+    float8_row<DType::float8e4m3fnuz>("float8e4m3fnuz"),
+    float8_row<DType::float8e5m2>("float8e5m2"),
+    float8_row<DType::float8e5m2fnuz>("float8e5m2fnuz"),
     {DType::uint4, "uint4", 4, DTypeKind::unsigned_int, true},
     {DType::int4, "int4", 4, DTypeKind::signed_int, true},
     {DType::float4e2m1, "float4e2m1", 4, DTypeKind::floating, true},

@@ -65,7 +65,7 @@ struct DTypeTraits {
   char numpy = 0;
   // Element `p` (little-endian, the dtype's own layout) as a double: exact for every type but
   // 64-bit integers beyond 2^53. nullptr where there is no scalar value (strings, complex,
-  // packed and float8 types).
+  // packed types).
   double (*read_real)(const void* p) = nullptr;
   // An integer element (signed_int, unsigned_int, boolean) exactly; uint64 above 2^63 wraps.
   // nullptr for the other kinds.

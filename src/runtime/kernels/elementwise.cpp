@@ -17,6 +17,7 @@
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
 #include "float16.hpp"
+#include "footprint/core/float8.hpp"
 #include "index_space.hpp"
 #include "parallel_for.hpp"
 #include "simd_math.hpp"
@@ -776,6 +777,37 @@ void cast_from(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
   });
 }
 
+// A cast from or to an 8-bit float (float8.hpp): each element read as double (exact for every
+// source but the widest integers), encoded rounding half to even and saturating as the node's
+// `saturate` says (default 1), or decoded exactly and converted as any float is.
+void cast_through_float8(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
+  const bool saturate = ctx.attr_int("saturate", 1) != 0;
+  const auto run = [&](auto read) {
+    if (is_float8(y.dtype)) {
+      auto* out = y.as<uint8_t>();
+      return parallel_for(ctx.threads(), x.numel(), [&](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) out[i] = encode_float8(y.dtype, read(i), saturate);
+      });
+    }
+    dispatch_or_fail<CastTypes>(ctx, y.dtype, [&](auto tag) {
+      using To = decltype(tag);
+      To* out = y.as<To>();
+      parallel_for(ctx.threads(), x.numel(), [&](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) out[i] = convert<To>(static_cast<float>(read(i)));
+      });
+    });
+  };
+  if (is_float8(x.dtype)) {
+    const auto* in = x.as<const uint8_t>();
+    return run([&](size_t i) { return static_cast<double>(decode_float8(x.dtype, in[i])); });
+  }
+  dispatch_or_fail<CastTypes>(ctx, x.dtype, [&](auto tag) {
+    using From = decltype(tag);
+    const From* in = x.as<const From>();
+    run([&](size_t i) { return to_double(in[i]); });
+  });
+}
+
 void cast_kernel(KernelContext& ctx) {
   const TensorRef& x = ctx.input(0);
   TensorRef& y = ctx.output(0);
@@ -783,6 +815,7 @@ void cast_kernel(KernelContext& ctx) {
     if (x.data != y.data) std::memcpy(y.data, x.data, x.bytes());
     return;
   }
+  if (is_float8(x.dtype) || is_float8(y.dtype)) return cast_through_float8(ctx, x, y);
   // The casts at a float16 model's edges (onnxconverter-common's keep_io_types), converted eight
   // at a time where the CPU has F16C: the same values as convert's.
   if (x.dtype == DType::float32 && y.dtype == DType::float16) {
@@ -909,8 +942,11 @@ void register_binary(graph::OpRegistry& r) {
   graph::OpSchema& where = r.row("", "Where");
   declare(where, {where_kernel, movable_dtypes()});
   where.kernel_dtype_of = 1;
-  set("Cast", {cast_kernel, dtypes_of(CastTypes{})});
-  set("CastLike", {cast_kernel, dtypes_of(CastTypes{})});
+  const DTypeSet casts =
+      dtypes_of(CastTypes{}) | DTypeSet{DType::float8e4m3fn, DType::float8e4m3fnuz,
+                                        DType::float8e5m2, DType::float8e5m2fnuz};
+  set("Cast", {cast_kernel, casts});
+  set("CastLike", {cast_kernel, casts});
 }
 
 }  // namespace
