@@ -6,7 +6,7 @@
 
 #include "footprint/core/checked_math.hpp"
 #include "footprint/core/float16.hpp"
-#include "footprint/core/float8.hpp"
+#include "footprint/core/minifloat.hpp"
 
 namespace footprint {
 namespace {

@@ -4,6 +4,7 @@
 #include <cstddef>
 
 #include "footprint/core/error.hpp"
+#include "footprint/core/minifloat.hpp"
 
 namespace footprint::runtime {
 namespace {
@@ -15,6 +16,9 @@ double element_as_double(const Tensor& t, size_t i) {
     // odd (ONNX's packing).
     const int v = (std::to_integer<int>(t.data()[i / 2]) >> ((i % 2) * 4)) & 0xF;
     return traits.kind == DTypeKind::signed_int ? (v ^ 8) - 8 : v;
+  }
+  if (t.dtype() == DType::float4e2m1) {
+    return decode_float4e2m1((std::to_integer<uint8_t>(t.data()[i / 2]) >> ((i % 2) * 4)) & 0xF);
   }
   if (traits.read_real == nullptr || traits.packed) {
     throw Error("cannot compare " + std::string(traits.name) + " outputs");

@@ -17,7 +17,7 @@
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
 #include "float16.hpp"
-#include "footprint/core/float8.hpp"
+#include "footprint/core/minifloat.hpp"
 #include "index_space.hpp"
 #include "parallel_for.hpp"
 #include "simd_math.hpp"
@@ -777,30 +777,63 @@ void cast_from(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
   });
 }
 
-// A cast from or to an 8-bit float (float8.hpp): each element read as double (exact for every
-// source but the widest integers), encoded rounding half to even and saturating as the node's
-// `saturate` says (default 1), or decoded exactly and converted as any float is.
-void cast_through_float8(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
+// Whether a cast moves the small types minifloat.hpp and the nibble packing hold: the 8-bit
+// floats, and int4, uint4 and float4e2m1, two to a byte (element i in byte i / 2, the low nibble
+// first).
+bool is_small(DType t) {
+  return is_float8(t) || t == DType::int4 || t == DType::uint4 || t == DType::float4e2m1;
+}
+
+// Element i of a small-typed tensor as a double, exactly.
+double read_small(const TensorRef& x, size_t i) {
+  const auto* bytes = x.as<const uint8_t>();
+  if (is_float8(x.dtype)) return decode_float8(x.dtype, bytes[i]);
+  const auto nibble = static_cast<uint8_t>((bytes[i / 2] >> ((i % 2) * 4)) & 0xF);
+  if (x.dtype == DType::float4e2m1) return decode_float4e2m1(nibble);
+  return x.dtype == DType::int4 ? (nibble ^ 8) - 8 : nibble;
+}
+
+// `v` as a nibble of `t`: float4e2m1 rounded half to even and saturated; int4 and uint4 the
+// integer part, wrapped into 4 bits (-9 -> 7, 16 -> 0) as ONNX's reference casts; NaN -> 0.
+uint8_t nibble_of(DType t, double v) {
+  if (t == DType::float4e2m1) return encode_float4e2m1(v);
+  if (std::isnan(v)) return 0;
+  const double whole = std::trunc(std::clamp(v, -9.0e18, 9.0e18));
+  return static_cast<uint8_t>(static_cast<uint64_t>(static_cast<int64_t>(whole)) & 0xF);
+}
+
+// A cast from or to a small type: each element read as double (exact for every source but the
+// widest integers), then encoded (minifloat.hpp: 8-bit floats rounding half to even and
+// saturating as the node's `saturate` says, default 1) or converted as any float is.
+void cast_through_small(KernelContext& ctx, const TensorRef& x, TensorRef& y) {
   const bool saturate = ctx.attr_int("saturate", 1) != 0;
+  const size_t n = x.numel();
   const auto run = [&](auto read) {
     if (is_float8(y.dtype)) {
       auto* out = y.as<uint8_t>();
-      return parallel_for(ctx.threads(), x.numel(), [&](size_t begin, size_t end) {
+      return parallel_for(ctx.threads(), n, [&](size_t begin, size_t end) {
         for (size_t i = begin; i < end; ++i) out[i] = encode_float8(y.dtype, read(i), saturate);
+      });
+    }
+    if (is_small(y.dtype)) {  // a byte (two elements) at a time, so no byte has two writers
+      auto* out = y.as<uint8_t>();
+      return parallel_for(ctx.threads(), (n + 1) / 2, [&](size_t begin, size_t end) {
+        for (size_t b = begin; b < end; ++b) {
+          const uint8_t low = nibble_of(y.dtype, read(2 * b));
+          const uint8_t high = 2 * b + 1 < n ? nibble_of(y.dtype, read(2 * b + 1)) : 0;
+          out[b] = static_cast<uint8_t>(low | (high << 4));
+        }
       });
     }
     dispatch_or_fail<CastTypes>(ctx, y.dtype, [&](auto tag) {
       using To = decltype(tag);
       To* out = y.as<To>();
-      parallel_for(ctx.threads(), x.numel(), [&](size_t begin, size_t end) {
+      parallel_for(ctx.threads(), n, [&](size_t begin, size_t end) {
         for (size_t i = begin; i < end; ++i) out[i] = convert<To>(static_cast<float>(read(i)));
       });
     });
   };
-  if (is_float8(x.dtype)) {
-    const auto* in = x.as<const uint8_t>();
-    return run([&](size_t i) { return static_cast<double>(decode_float8(x.dtype, in[i])); });
-  }
+  if (is_small(x.dtype)) return run([&](size_t i) { return read_small(x, i); });
   dispatch_or_fail<CastTypes>(ctx, x.dtype, [&](auto tag) {
     using From = decltype(tag);
     const From* in = x.as<const From>();
@@ -815,7 +848,7 @@ void cast_kernel(KernelContext& ctx) {
     if (x.data != y.data) std::memcpy(y.data, x.data, x.bytes());
     return;
   }
-  if (is_float8(x.dtype) || is_float8(y.dtype)) return cast_through_float8(ctx, x, y);
+  if (is_small(x.dtype) || is_small(y.dtype)) return cast_through_small(ctx, x, y);
   // The casts at a float16 model's edges (onnxconverter-common's keep_io_types), converted eight
   // at a time where the CPU has F16C: the same values as convert's.
   if (x.dtype == DType::float32 && y.dtype == DType::float16) {
@@ -943,8 +976,9 @@ void register_binary(graph::OpRegistry& r) {
   declare(where, {where_kernel, movable_dtypes()});
   where.kernel_dtype_of = 1;
   const DTypeSet casts =
-      dtypes_of(CastTypes{}) | DTypeSet{DType::float8e4m3fn, DType::float8e4m3fnuz,
-                                        DType::float8e5m2, DType::float8e5m2fnuz};
+      dtypes_of(CastTypes{}) |
+      DTypeSet{DType::float8e4m3fn, DType::float8e4m3fnuz, DType::float8e5m2, DType::float8e5m2fnuz,
+               DType::int4,         DType::uint4,          DType::float4e2m1};
   set("Cast", {cast_kernel, casts});
   set("CastLike", {cast_kernel, casts});
 }

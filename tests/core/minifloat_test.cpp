@@ -1,7 +1,7 @@
-// The 8-bit floats: every code decodes to the value its format gives and encodes back to itself,
-// ties round to even, and values past the largest saturate or overflow as Cast's `saturate`
-// says; the dtype table reads and writes them through the same functions.
-#include "footprint/core/float8.hpp"
+// The small floats (8-bit and float4e2m1): every code decodes to the value its format gives and
+// encodes back to itself, ties round to even, and values past the largest saturate or overflow as
+// Cast's `saturate` says; the dtype table reads and writes them through the same functions.
+#include "footprint/core/minifloat.hpp"
 
 #include <gtest/gtest.h>
 
@@ -56,6 +56,23 @@ TEST(Float8, KnownValuesTiesAndRanges) {
   EXPECT_EQ(encode_float8(DType::float8e4m3fnuz, -0.0, true), 0x00);
   EXPECT_EQ(encode_float8(DType::float8e4m3fn, -0.0, true), 0x80);
   EXPECT_EQ(encode_float8(DType::float8e5m2fnuz, -1e-30, true), 0x00);  // rounds to zero
+}
+
+TEST(Float4e2m1, EveryNibbleRoundTripsTiesGoToEvenAndLargeValuesSaturate) {
+  const float values[8] = {0, 0.5F, 1, 1.5F, 2, 3, 4, 6};
+  for (uint8_t code = 0; code < 16; ++code) {
+    const float v = decode_float4e2m1(code);
+    EXPECT_EQ(std::fabs(v), values[code & 7]) << int{code};
+    EXPECT_EQ(std::signbit(v), (code & 8) != 0) << int{code};
+    EXPECT_EQ(encode_float4e2m1(v), code) << int{code};
+  }
+  EXPECT_EQ(encode_float4e2m1(0.25), 0x0);  // a tie between 0 and 0.5: to 0 (even)
+  EXPECT_EQ(encode_float4e2m1(1.75), 0x4);  // between 1.5 and 2: to 2
+  EXPECT_EQ(encode_float4e2m1(-3.5), 0xE);  // between 3 and 4: to -4
+  EXPECT_EQ(encode_float4e2m1(5.0), 0x6);   // between 4 and 6: to 4
+  EXPECT_EQ(encode_float4e2m1(1e6), 0x7);
+  EXPECT_EQ(encode_float4e2m1(-INFINITY), 0xF);
+  EXPECT_EQ(encode_float4e2m1(NAN), 0x8);  // ml_dtypes' NaN: negative zero
 }
 
 TEST(Float8, TheDtypeTableReadsAndWritesThem) {

@@ -1,5 +1,6 @@
-#include "footprint/core/float8.hpp"
+#include "footprint/core/minifloat.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -95,6 +96,30 @@ uint8_t encode_float8(DType t, double v, bool saturate) {
   const auto bits = static_cast<uint8_t>((exponent_field << f.mantissa_bits) | mantissa);
   if (f.fnuz && bits == 0) return 0;  // no negative zero
   return static_cast<uint8_t>((negative ? 0x80 : 0) | bits);
+}
+
+float decode_float4e2m1(uint8_t nibble) {
+  const bool negative = (nibble & 0x8) != 0;
+  const int exponent = (nibble >> 1) & 0x3;
+  const int mantissa = nibble & 0x1;
+  const double value =
+      exponent == 0 ? 0.5 * mantissa : std::ldexp(1.0 + 0.5 * mantissa, exponent - 1);
+  return static_cast<float>(negative ? -value : value);
+}
+
+uint8_t encode_float4e2m1(double v) {
+  if (std::isnan(v)) return 0x8;
+  const uint8_t sign = std::signbit(v) ? 0x8 : 0;
+  const double a = std::fabs(v);
+  if (a >= 6) return static_cast<uint8_t>(sign | 0x7);
+  // The step around a: 0.5 below 2 (the subnormals' and exponent 1's), then the exponent's.
+  const int e = std::max(static_cast<int>(std::ilogb(std::max(a, 1.0))), 0);
+  const double step = std::ldexp(0.5, e);
+  const double rounded = std::min(std::nearbyint(a / step) * step, 6.0);
+  for (uint8_t code = 0; code < 8; ++code) {
+    if (decode_float4e2m1(code) == rounded) return static_cast<uint8_t>(sign | code);
+  }
+  return static_cast<uint8_t>(sign | 0x7);  // unreachable: every rounded value is a code's
 }
 
 }  // namespace footprint

@@ -1,5 +1,7 @@
 #pragma once
-// The 8-bit floats of ONNX (opset 19): float8e4m3fn, float8e4m3fnuz, float8e5m2, float8e5m2fnuz,
+// The small floats of ONNX: the 8-bit ones (opset 19) and float4e2m1 (opset 23).
+//
+// The 8-bit floats: float8e4m3fn, float8e4m3fnuz, float8e5m2, float8e5m2fnuz,
 // decoded exactly and encoded from double rounding to nearest even, as ml_dtypes (ONNX's
 // reference) converts:
 //
@@ -23,5 +25,11 @@ namespace footprint {
 bool is_float8(DType t);
 float decode_float8(DType t, uint8_t bits);
 uint8_t encode_float8(DType t, double v, bool saturate);
+
+// float4e2m1, a nibble: 2 exponent bits (bias 1), 1 mantissa bit, values 0, 0.5, 1, 1.5, 2, 3, 4,
+// 6 and their negatives; no infinity or NaN. Encoding rounds half to even and saturates at 6
+// (infinities too); NaN becomes 0x8, negative zero, as ml_dtypes (ONNX's reference) makes it.
+float decode_float4e2m1(uint8_t nibble);
+uint8_t encode_float4e2m1(double v);
 
 }  // namespace footprint
