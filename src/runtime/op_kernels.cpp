@@ -55,6 +55,7 @@ const graph::OpRegistry& op_registry() {
     kernels::register_grid_sample(r);
     kernels::register_dft(r);
     kernels::register_losses(r);
+    kernels::register_audio_norm(r);
     kernels::register_integer_products(r);
     kernels::register_matmul_nbits(r);
     kernels::register_normalization(r);

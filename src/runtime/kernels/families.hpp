@@ -40,6 +40,8 @@ void register_grid_sample(graph::OpRegistry& r);
 void register_dft(graph::OpRegistry& r);
 // NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (graph/ops/losses.cpp), in losses.cpp.
 void register_losses(graph::OpRegistry& r);
+// MelWeightMatrix and MeanVarianceNormalization, in audio_norm.cpp.
+void register_audio_norm(graph::OpRegistry& r);
 void register_integer_products(graph::OpRegistry& r);
 // com.microsoft MatMulNBits, a row of the matmul family (graph/ops/matmul.cpp), in
 // matmul_nbits.cpp.
