@@ -13,14 +13,14 @@ one matches.
     scripts/quant bench/contrib_gqa_vs_ort.py FOOTPRINT [OUT_DIR]
 """
 import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+from ort_cases import footprint_matches, save_case
 
 HEADS, KV_HEADS, HEAD = 8, 2, 32
 
@@ -76,22 +76,7 @@ def case(out, name, batch, seq, past, seqlens, total, attrs, packed, dtype, rng)
          helper.make_tensor_value_info("present_key", t, [batch, KV_HEADS, present, HEAD]),
          helper.make_tensor_value_info("present_value", t, [batch, KV_HEADS, present, HEAD])],
         inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
-                                                    helper.make_opsetid("com.microsoft", 1)])
-    model.ir_version = 8
-    d = os.path.join(out, f"{name}-{dtype}")
-    os.makedirs(d, exist_ok=True)
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    session = ort.InferenceSession(os.path.join(d, "model.onnx"),
-                                   providers=["CPUExecutionProvider"])
-    results = session.run(None, feeds)
-    for i, (k, v) in enumerate(feeds.items()):
-        with open(os.path.join(d, f"input_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(v, k).SerializeToString())
-    for i, (k, v) in enumerate(zip(("output", "present_key", "present_value"), results)):
-        with open(os.path.join(d, f"output_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(v, k).SerializeToString())
-    return d
+    return save_case(out, f"{name}-{dtype}", graph, feeds)
 
 
 def main():
@@ -104,15 +89,10 @@ def main():
     for c in CASES:
         for dtype in ("float32", "float16"):
             d = case(out, *c, dtype, rng)
-            tol = ["1e-5", "1e-6"] if dtype == "float32" else ["1e-3", "1e-3"]
-            r = subprocess.run([footprint, "run", os.path.join(d, "model.onnx"), "--data-dir", d,
-                                "--rtol", tol[0], "--atol", tol[1], "--check-shapes"],
-                               capture_output=True, text=True)
-            lines = [ln for ln in (r.stdout + r.stderr).splitlines()
-                     if ln.startswith(("match", "footprint: error"))]
-            print(f"{os.path.basename(d):36s} {'matches' if r.returncode == 0 else 'DIFFERS'}  "
-                  f"{lines[0] if lines else r.stderr.strip()[:200]}")
-            good += r.returncode == 0
+            rtol, atol = (1e-5, 1e-6) if dtype == "float32" else (1e-3, 1e-3)
+            ok, line = footprint_matches(footprint, d, rtol, atol, ["--check-shapes"])
+            print(f"{os.path.basename(d):36s} {'matches' if ok else 'DIFFERS'}  {line}")
+            good += ok
             total += 1
     print(f"{good} of {total} models match onnxruntime {ort.__version__}")
     sys.exit(0 if good == total else 1)

@@ -16,30 +16,12 @@ import sys
 import tempfile
 
 import numpy as np
-import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+from ort_cases import save_case
+
 M, K, N = 37, 70, 53
-
-
-def save(out, name, graph, feeds):
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
-                                                    helper.make_opsetid("com.microsoft", 1)])
-    model.ir_version = 8
-    d = os.path.join(out, name)
-    os.makedirs(d, exist_ok=True)
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    session = ort.InferenceSession(os.path.join(d, "model.onnx"),
-                                   providers=["CPUExecutionProvider"])
-    results = session.run(None, feeds)
-    for i, (k, v) in enumerate(feeds.items()):
-        with open(os.path.join(d, f"input_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(v, k).SerializeToString())
-    for i, v in enumerate(results):
-        with open(os.path.join(d, f"output_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(v, session.get_outputs()[i].name).SerializeToString())
-    return d
 
 
 def tensor_type(t):
@@ -86,7 +68,7 @@ def models(out):
                         [helper.make_tensor_value_info("Y", y_type, None)], inits)
                     name = (f"qgemm_ta{ta}_tb{tb}_{'q' if quantized else 'f'}_"
                             f"{np.dtype(at).name}_{np.dtype(bt).name}")
-                    made.append(save(out, name, graph, {"A": a}))
+                    made.append(save_case(out, name, graph, {"A": a}))
     for bt in (np.int8, np.uint8):
         a = rng.integers(0, 256, size=(2, M, K)).astype(np.uint8)
         b = random_ints(rng, bt, (K, N))
@@ -103,7 +85,7 @@ def models(out):
              helper.make_tensor_value_info("a_z", TensorProto.UINT8, [])],
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
         feeds = {"A": a, "a_s": np.array(0.013, np.float32), "a_z": np.array(131, np.uint8)}
-        made.append(save(out, f"matmul_integer_to_float_{np.dtype(bt).name}", graph, feeds))
+        made.append(save_case(out, f"matmul_integer_to_float_{np.dtype(bt).name}", graph, feeds))
     for bt, per_column, extras in ((np.int8, True, True), (np.uint8, False, True),
                                    (np.int8, True, False)):
         a = rng.standard_normal((2, M, K)).astype(np.float32)
@@ -125,7 +107,7 @@ def models(out):
             [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)], inits)
         name = (f"dynamic_quantize_matmul_{np.dtype(bt).name}_"
                 f"{'per_column' if per_column else 'per_tensor'}{'' if extras else '_plain'}")
-        made.append(save(out, name, graph, {"A": a}))
+        made.append(save_case(out, name, graph, {"A": a}))
     return made
 
 

@@ -10,15 +10,14 @@ bit for bit.
     scripts/quant bench/contrib_rotary_vs_ort.py FOOTPRINT [OUT_DIR]
 """
 import itertools
-import os
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
-import onnx
 import onnxruntime as ort
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
+
+from ort_cases import footprint_matches, save_case
 
 BATCH, SEQUENCE, HEADS, HEAD, POSITIONS = 2, 6, 4, 32, 50
 FORMS = ("positions", "first position", "no num_heads", "partial")
@@ -47,23 +46,9 @@ def case(out, transposed, interleaved, form, dtype, rng):
                             **attrs)
     graph = helper.make_graph([node], "rotary", inputs,
                               [helper.make_tensor_value_info("y", t, list(shape))])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
-                                                    helper.make_opsetid("com.microsoft", 1)])
-    model.ir_version = 8
     name = f"{'4d' if transposed else '3d'}-{'interleaved' if interleaved else 'halves'}-" \
            f"{form.replace(' ', '_')}-{dtype}"
-    d = os.path.join(out, name)
-    os.makedirs(d, exist_ok=True)
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    session = ort.InferenceSession(os.path.join(d, "model.onnx"),
-                                   providers=["CPUExecutionProvider"])
-    (y,) = session.run(None, feeds)
-    for i, (k, v) in enumerate(feeds.items()):
-        with open(os.path.join(d, f"input_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(v, k).SerializeToString())
-    with open(os.path.join(d, "output_0.pb"), "wb") as f:
-        f.write(numpy_helper.from_array(y, "y").SerializeToString())
-    return name, d
+    return name, save_case(out, name, graph, feeds)
 
 
 def main():
@@ -79,12 +64,9 @@ def main():
         if form == "no num_heads" and transposed:
             continue  # a 4-D input names its heads
         name, d = case(out, transposed, interleaved, form, dtype, rng)
-        r = subprocess.run([footprint, "run", os.path.join(d, "model.onnx"), "--data-dir", d,
-                            "--rtol", "0", "--atol", "0"], capture_output=True, text=True)
-        lines = [ln for ln in (r.stdout + r.stderr).splitlines() if ln.startswith("match")]
-        print(f"{name:45s} {'bit for bit' if r.returncode == 0 else 'DIFFERS'}  "
-              f"{lines[0] if lines else r.stderr.strip()}")
-        same += r.returncode == 0
+        ok, line = footprint_matches(footprint, d, 0, 0)
+        print(f"{name:45s} {'bit for bit' if ok else 'DIFFERS'}  {line}")
+        same += ok
         total += 1
     print(f"{same} of {total} models give onnxruntime {ort.__version__}'s output bit for bit")
     sys.exit(0 if same == total else 1)
