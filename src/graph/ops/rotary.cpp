@@ -45,6 +45,16 @@ std::optional<int64_t> rotated_half(const InferContext& ctx, const Shape& x) {
   return *rotated / 2;
 }
 
+// Fails unless a ranked cache's last axis is half the rotated part of a head (where known).
+void check_cache_width(const InferContext& ctx, const char* name, const Shape& cache,
+                       std::optional<int64_t> half) {
+  const auto last = cache.ranked && cache.rank() > 0 ? cache.dims.back().value() : std::nullopt;
+  if (half && last && *last != *half) {
+    ctx.fail(std::string(name) + "'s last axis is " + std::to_string(*last) +
+             ", not half the rotated part of a head (" + std::to_string(*half) + ")");
+  }
+}
+
 void infer_rotary_embedding(const InferContext& ctx, InferResult& r) {
   const Shape& x = ctx.input(0).shape;
   same_as_input(ctx, r);
@@ -64,11 +74,7 @@ void infer_rotary_embedding(const InferContext& ctx, InferResult& r) {
                (positions ? "[positions, half] with position_ids"
                           : "[batch, sequence, half] without position_ids"));
     }
-    const auto last = cache.dims.back().value();
-    if (half && last && *last != *half) {
-      ctx.fail(std::string(name) + "'s last axis is " + std::to_string(*last) +
-               ", not half the rotated part of a head (" + std::to_string(*half) + ")");
-    }
+    check_cache_width(ctx, name, cache, half);
   }
 }
 
@@ -99,15 +105,8 @@ void infer_ms_rotary_embedding(const InferContext& ctx, InferResult& r) {
   // caches' width twice, whatever X's last axis.
   if (heads > 0 || x.rank() == 4) {
     const std::optional<int64_t> half = rotated_half(ctx, x);
-    for (size_t i = 2; i <= 3; ++i) {
-      const Shape& cache = ctx.input(i).shape;
-      const auto last = cache.ranked ? cache.dims.back().value() : std::nullopt;
-      if (half && last && *last != *half && (rotary == 0 || *last != rotary / 2)) {
-        ctx.fail(std::string(i == 2 ? "cos_cache" : "sin_cache") + "'s last axis is " +
-                 std::to_string(*last) + ", not half the rotated part of a head (" +
-                 std::to_string(*half) + ")");
-      }
-    }
+    check_cache_width(ctx, "cos_cache", ctx.input(2).shape, half);
+    check_cache_width(ctx, "sin_cache", ctx.input(3).shape, half);
   }
 }
 
