@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "footprint/core/error.hpp"
 #include "footprint/graph/op_registry.hpp"
@@ -180,13 +181,22 @@ class Pass {
     }
   }
 
-  // Merges an inferred type into a value's declared one.
-  static void write(const Graph& g, NodeId id, Value& v, const TensorType& inferred,
-                    const std::optional<KnownValue>& known, bool constant) {
+  // Merges an inferred type into a value's declared one. A contradiction is an error, but
+  // inside an If branch: exporters declare a branch's values for the inputs they traced, and
+  // onnxruntime runs such models, so there the declaration is evidence, not law; inference wins
+  // and a warning names both.
+  void write(const Graph& g, NodeId id, Value& v, const TensorType& inferred,
+             const std::optional<KnownValue>& known, bool constant) {
+    bool overruled = false;
     auto contradiction = [&](const std::string& what) {
       std::string where = location(g, id);
       if (id >= 0) where += "node " + g.node(id).label(id) + ": ";
-      throw LocatedError(where + "value " + in_quotes(v.name) + " " + what);
+      const std::string message = "value " + in_quotes(v.name) + " " + what;
+      if (!branches_.contains(&g)) throw LocatedError(where + message);
+      if (!overruled) {
+        report_.warnings.push_back(where + message + "; inference's type is used (an If branch)");
+      }
+      overruled = true;
     };
     if (inferred.dtype != DType::undefined) {
       if (v.dtype != DType::undefined && v.dtype != inferred.dtype) {
@@ -201,15 +211,19 @@ class Pass {
       } else if (v.shape.rank() != inferred.shape.rank()) {
         contradiction("is declared " + v.shape.to_string() + " but inferred " +
                       inferred.shape.to_string());
+        v.shape = inferred.shape;
       } else {
-        for (size_t i = 0; i < v.shape.rank(); ++i) {
+        Shape merged = v.shape;
+        for (size_t i = 0; i < v.shape.rank() && !overruled; ++i) {
           const auto d = merge_dim(v.shape.dims[i], inferred.shape.dims[i]);
           if (!d) {
             contradiction("is declared " + v.shape.to_string() + " but inferred " +
                           inferred.shape.to_string());
+          } else {
+            merged.dims[i] = *d;
           }
-          v.shape.dims[i] = *d;
         }
+        v.shape = overruled ? inferred.shape : merged;
       }
     }
     v.constant = constant;
@@ -224,6 +238,7 @@ class Pass {
   const ShapeInferenceOptions& options_;
   ShapeInferenceReport& report_;
   std::unordered_map<const Graph*, std::vector<Declared>> declared_;
+  std::unordered_set<const Graph*> branches_;  // the If branches among the graphs inferred
 };
 
 SubgraphResult NodeSubgraphs::infer(std::string_view attribute,
@@ -241,6 +256,7 @@ SubgraphResult NodeSubgraphs::infer(std::string_view attribute,
                 in_quotes(attribute) + " subgraph");
   }
   Graph& sub = g_.mutable_subgraph(node_, index);
+  if (n.domain.empty() && n.op_type == "If") pass_.branches_.insert(&sub);
   pass_.run(sub, inputs);
   SubgraphResult out;
   for (ValueId id : sub.outputs()) {

@@ -218,6 +218,46 @@ TEST(ShapeInference, IfWithAKnownConditionTakesThatBranch) {
   EXPECT_EQ(else_r->type_of("y"), "float[N,2,4]");
 }
 
+TEST(ShapeInference, AnIfBranchDeclarationInferenceContradictsIsAWarningAndInferenceWins) {
+  // The then-branch declares its Relu's output [7, 7] and int64 (what an exporter might have
+  // traced for other inputs); inference says float [N, 4, 2]. Outside a branch that is an error
+  // (ContradictingConcreteDimsAreAnErrorNamingTheNode); in one, a warning naming both.
+  for (const bool taken : {false, true}) {
+    Wire then_branch;
+    then_branch.str(2, "then").msg(1, node("Relu", {"outer"}, {"t"}, "act"));
+    then_branch.msg(12, testing::output("t")).msg(13, tensor_info("t", DType::int64, {7, 7}));
+    Wire else_branch;
+    else_branch.str(2, "else").msg(1, node("Neg", {"outer"}, {"e"})).msg(12, testing::output("e"));
+    OneNode g;
+    g.input("x", DType::float32, {"N", 4, 2});
+    g.node(node_with("Constant", {}, {"cond"},
+                     {attr_tensor("value", testing::raw_tensor<uint8_t>(
+                                               "", DType::boolean, {},
+                                               {static_cast<uint8_t>(taken ? 1 : 0)}))}));
+    g.node(node("Abs", {"x"}, {"outer"}));
+    g.node(node_with(
+        "If", {"cond"}, {"y"},
+        {attr_graph("then_branch", then_branch), attr_graph("else_branch", else_branch)}));
+    g.output("y");
+    auto r = infer(g.graph);
+    const graph::Node& n = r->graph.node(first_node(r->graph, "If"));
+    const graph::Graph& then_g = *n.subgraphs[0].graph;
+    const graph::Value& t = then_g.value(*then_g.find("t"));
+    if (taken) {
+      EXPECT_EQ(t.shape.to_string(), "[N,4,2]");
+      EXPECT_EQ(t.dtype, DType::float32);
+      EXPECT_EQ(r->type_of("y"), "float[N,4,2]");
+      ASSERT_FALSE(r->report.warnings.empty());
+      const std::string& w = r->report.warnings.front();
+      EXPECT_NE(w.find("node 'act' (Relu)"), std::string::npos) << w;
+      EXPECT_NE(w.find("value 't' is declared int64 but inferred float"), std::string::npos) << w;
+      EXPECT_NE(w.find("inference's type is used (an If branch)"), std::string::npos) << w;
+    } else {
+      EXPECT_EQ(r->type_of("y"), "float[N,4,2]") << "the else branch, Neg";
+    }
+  }
+}
+
 // v_final, scan = Loop(M = 3, no condition, v0 [2]) with body (i, c, v) -> (c, op(v), Identity(v)).
 Wire loop_graph(const Wire& body_node) {
   Wire body;
