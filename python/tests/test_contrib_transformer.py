@@ -345,3 +345,55 @@ def test_group_query_attention_refuses_what_it_does_not_run_yet():
     x = np.zeros((1, 1, 64), dtype=np.float32)
     with pytest.raises(footprint.FootprintError, match=r"seqlens_k\[0\] = 9 does not fit"):
         footprint.Session(b.to_model()).run({"q": x, "p": np.zeros((1, 4, 4, 16), np.float32)})
+
+
+def mha_reference(q, k, v, heads, past_k=None, past_v=None, causal=False, scale=None):
+    """MultiHeadAttention in float64: q [B, S, N H], k and v [B, L, N H]; the past's rows before
+    the new keys; a causal mask at onnxruntime's -10000."""
+    b_, s_, d = q.shape
+    head = d // heads
+    split = lambda x: x.astype(np.float64).reshape(x.shape[0], x.shape[1], heads, -1).transpose(
+        0, 2, 1, 3)  # noqa: E731
+    qh, kh, vh = split(q), split(k), split(v)
+    if past_k is not None:
+        kh = np.concatenate([past_k.astype(np.float64), kh], axis=2)
+        vh = np.concatenate([past_v.astype(np.float64), vh], axis=2)
+    scores = qh @ kh.transpose(0, 1, 3, 2) * (scale or 1 / math.sqrt(head))
+    total, past = kh.shape[2], kh.shape[2] - k.shape[1]
+    if causal:
+        later = np.arange(total)[None, :] > (past + np.arange(s_))[:, None]
+        scores = scores + np.where(later, -10000.0, 0.0)
+    w = np.exp(scores - scores.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    return (w @ vh).transpose(0, 2, 1, 3).reshape(b_, s_, -1), kh, vh
+
+
+@pytest.mark.parametrize("form", ["bsd", "packed qkv", "packed kv", "past causal"])
+def test_multihead_attention_forms_match_the_reference(form):
+    rng = np.random.default_rng(12)
+    heads, head = 4, 8
+    b_, s_, l_ = 2, 5, (5 if form == "packed qkv" else 6)
+    q = rng.standard_normal((b_, s_, heads * head)).astype(np.float32)
+    k = rng.standard_normal((b_, l_, heads * head)).astype(np.float32)
+    v = rng.standard_normal((b_, l_, heads * head)).astype(np.float32)
+    past = [rng.standard_normal((b_, heads, 3, head)).astype(np.float32) for _ in range(2)]
+    attrs = {"num_heads": heads}
+    outputs = 1
+    if form == "bsd":
+        inputs = [q, k, v]
+    elif form == "packed qkv":
+        k, v = k[:, :s_], v[:, :s_]
+        parts = [x.reshape(b_, s_, heads, 1, head) for x in (q, k, v)]
+        inputs = [np.concatenate(parts, axis=3)]
+    elif form == "packed kv":
+        parts = [x.reshape(b_, l_, heads, 1, head) for x in (k, v)]
+        inputs = [q, np.concatenate(parts, axis=3)]
+    else:
+        inputs = [q, k, v, None, None, None, past[0], past[1]]
+        attrs["unidirectional"] = 1
+        outputs = 3
+    got = run("MultiHeadAttention", inputs, attrs, outputs=outputs)
+    want = mha_reference(q, k, v, heads, *(past if form == "past causal" else [None, None]),
+                         causal=form == "past causal")
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.astype(np.float64), w, rtol=1e-5, atol=1e-5)

@@ -51,6 +51,7 @@ const graph::OpRegistry& op_registry() {
     kernels::register_onnx_attention(r);
     kernels::register_contrib_transformer(r);
     kernels::register_group_query_attention(r);
+    kernels::register_multihead_attention(r);
     kernels::register_einsum(r);
     kernels::register_grid_sample(r);
     kernels::register_dft(r);

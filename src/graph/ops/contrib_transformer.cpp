@@ -167,6 +167,81 @@ void infer_group_query_attention(const InferContext& ctx, InferResult& r) {
   }
 }
 
+// com.microsoft MultiHeadAttention (onnxruntime's transformers optimizer): query [B, S, D] with
+// key [B, L, D] and value [B, L, Dv] (or key/value already [B, N, L, H], or packed: query
+// [B, S, N, 3, H], or key [B, L, N, 2, H]), optional bias, key_padding_mask, attention_bias
+// and past_key/past_value [B, N, P, H] -> output [B, S, Dv], present_key/present_value [B, N,
+// P + L, H].
+void infer_multihead_attention(const InferContext& ctx, InferResult& r) {
+  const TensorType& q = ctx.input(0);
+  const int64_t heads = ctx.attr_int("num_heads", 0);
+  if (heads <= 0) ctx.fail("num_heads is required");
+  for (const size_t i : {size_t{8}, size_t{9}}) {
+    if (ctx.has_input(i)) {
+      ctx.fail(std::string(i == 8 ? "past_sequence_length (a shared buffer)"
+                                  : "cache_indirection (beam search)") +
+               " is not supported yet");
+    }
+  }
+  if (ctx.output_count() > 3) ctx.fail("output qk is not supported yet");
+  if (ctx.output_count() == 2) ctx.fail("present_key and present_value come together");
+  if (ctx.has_input(6) != ctx.has_input(7)) {
+    ctx.fail("past_key and past_value come together or not at all");
+  }
+  if (!q.shape.ranked) {
+    for (size_t i = 0; i < 3; ++i) set_output(r, i, q.dtype, Shape::unranked());
+    return;
+  }
+  const bool packed_qkv = q.shape.rank() == 5;
+  if (q.shape.rank() != 3 && !packed_qkv) {
+    ctx.fail("query is [batch, sequence, hidden] or packed [batch, sequence, heads, 3, head]");
+  }
+  const Dim& batch = q.shape.dims[0];
+  const Dim& seq = q.shape.dims[1];
+  Dim head = Dim::unknown();
+  Dim v_head = Dim::unknown();
+  Dim kv_seq = seq;
+  if (packed_qkv) {
+    head = q.shape.dims[4];
+    v_head = head;
+  } else {
+    if (!ctx.has_input(1)) ctx.fail("key is required unless query packs Q, K and V");
+    if (const auto hidden = q.shape.dims[2].value()) {
+      if (*hidden % heads != 0) ctx.fail("query's hidden size is not num_heads heads");
+      head = Dim::known(*hidden / heads);
+    }
+    const Shape& k = ctx.input(1).shape;
+    if (k.ranked && k.rank() == 5) {  // packed K and V
+      kv_seq = k.dims[1];
+      v_head = k.dims[4];
+    } else if (k.ranked && k.rank() == 4) {  // [B, N, L, H]
+      kv_seq = k.dims[2];
+      const Shape& v = ctx.input(2).shape;
+      v_head = v.ranked && v.rank() == 4 ? v.dims[3] : Dim::unknown();
+    } else if (k.ranked && k.rank() == 3) {
+      kv_seq = k.dims[1];
+      const Shape& v = ctx.has_input(2) ? ctx.input(2).shape : Shape::unranked();
+      if (v.ranked && v.rank() == 3) {
+        if (const auto vh = v.dims[2].value()) {
+          if (*vh % heads != 0) ctx.fail("value's hidden size is not num_heads heads");
+          v_head = Dim::known(*vh / heads);
+        }
+      }
+    } else if (k.ranked) {
+      ctx.fail("key is [batch, kv_sequence, hidden], [batch, heads, kv_sequence, head] or packed");
+    }
+  }
+  Dim past = Dim::known(0);
+  if (ctx.has_input(6)) {
+    const Shape& pk = ctx.input(6).shape;
+    past = pk.ranked && pk.rank() == 4 ? pk.dims[2] : Dim::unknown();
+  }
+  set_output(r, 0, q.dtype, ranked({batch, seq, Dim::known(heads) * v_head}));
+  const Dim total = past + kv_seq;
+  set_output(r, 1, q.dtype, ranked({batch, Dim::known(heads), total, head}));
+  set_output(r, 2, q.dtype, ranked({batch, Dim::known(heads), total, v_head}));
+}
+
 }  // namespace
 
 void register_contrib_transformer(OpRegistry& r) {
@@ -180,6 +255,7 @@ void register_contrib_transformer(OpRegistry& r) {
   r.add(contrib(op("EmbedLayerNormalization", 7, 9, infer_embed_layer_norm, 1, 3)));
   r.add(contrib(op("Attention", 2, 7, infer_ms_attention, 1, 2)));
   r.add(contrib(op("GroupQueryAttention", 7, 17, infer_group_query_attention, 1, 4)));
+  r.add(contrib(op("MultiHeadAttention", 1, 10, infer_multihead_attention, 1, 4)));
 }
 
 }  // namespace footprint::graph::ops

@@ -32,6 +32,9 @@ void register_contrib_transformer(graph::OpRegistry& r);
 // com.microsoft GroupQueryAttention (graph/ops/contrib_transformer.cpp), in
 // group_query_attention.cpp.
 void register_group_query_attention(graph::OpRegistry& r);
+// com.microsoft MultiHeadAttention (graph/ops/contrib_transformer.cpp), in
+// multihead_attention.cpp.
+void register_multihead_attention(graph::OpRegistry& r);
 // Einsum (graph/ops/matmul.cpp), in einsum.cpp.
 void register_einsum(graph::OpRegistry& r);
 // GridSample (graph/ops/detection.cpp), in grid_sample.cpp.
