@@ -407,27 +407,36 @@ TEST(QuantizationKernels, ScalesKnownOnlyWhenRunningAreCheckedByTheKernel) {
             "positive and finite");
 }
 
-TEST(QuantizationKernels, Float8IsRefusedByTheRowAndTheKernel) {
+TEST(QuantizationKernels, Float8QuantizesByCastingAndFloat4IsRefused) {
+  // To float8: x / scale + zero point cast half to even, no integer rounding; past the largest
+  // value saturate (default) or NaN. Back: (x - zero point) * scale, exactly.
   const int64_t e4m3 = static_cast<int64_t>(DType::float8e4m3fn);
-  PreparedRun q("QuantizeLinear", {floats({2}, {1, 2}), scalar(1)}, {attr("output_dtype", e4m3)},
-                21);
-  EXPECT_EQ(q.run_error(),
-            "node 'n0' (QuantizeLinear): quantizing to float8e4m3fn is not supported (footprint "
-            "quantizes to uint8, int8, uint16, int16, uint4, int4)");
-  PreparedRun dq("DequantizeLinear",
-                 {tensor<uint8_t>(DType::float8e5m2, {2}, {0x3C, 0x40}), scalar(1)}, {}, 21);
-  EXPECT_EQ(dq.run_error(),
-            "node 'n0' (DequantizeLinear): dequantizing float8e5m2 is not supported (footprint "
-            "dequantizes uint8, int8, uint16, int16, int32, uint4, int4)");
-  // What analyze warns from: the row's declared dtypes refuse the node before anything runs.
+  // 1.5 / 2 = 0.75; 4.4 / 2 = 2.2 -> 2.25; 1000 / 2 = 500 past 448 (rounding to 512); -0.005
+  // -> -3 x 2^-9, a subnormal.
+  const Tensor x = floats({4}, {1.5F, 4.4F, 1000, -0.01F});
+  EXPECT_EQ(bytes_of(run("QuantizeLinear", {x, scalar(2)}, {attr("output_dtype", e4m3)})),
+            (std::vector<uint8_t>{0x34, 0x41, 0x7E, 0x83}));
+  EXPECT_EQ(bytes_of(run("QuantizeLinear", {x, scalar(2)},
+                         {attr("output_dtype", e4m3), attr("saturate", int64_t{0})})),
+            (std::vector<uint8_t>{0x34, 0x41, 0x7F, 0x83}));               // 500 overflows: NaN
+  const Tensor q = tensor<uint8_t>(DType::float8e5m2, {2}, {0x3C, 0xC2});  // 1, -3
+  const Tensor zp = tensor<uint8_t>(DType::float8e5m2, {}, {0x40});        // 2
+  EXPECT_EQ(run("DequantizeLinear", {q, scalar(0.5F), zp}).floats(),
+            (std::vector<float>{-0.5F, -2.5F}));
+  // float4e2m1 stays refused: by the kernel, and by the row before anything runs (what analyze
+  // warns from).
+  const int64_t f4 = static_cast<int64_t>(DType::float4e2m1);
+  PreparedRun q4("QuantizeLinear", {floats({2}, {1, 2}), scalar(1)}, {attr("output_dtype", f4)},
+                 23);
+  EXPECT_NE(q4.run_error().find("quantizing to float4e2m1 is not supported"), std::string::npos)
+      << q4.run_error();
   OneNode g;
   g.input("x", DType::float32, {2}).input("s", DType::float32, {});
-  g.node(node_with("QuantizeLinear", {"x", "s"}, {"y"}, {attr("output_dtype", e4m3)}, "q8"));
-  g.node(node_with("QuantizeLinear", {"x", "s"}, {"y4"},
-                   {attr("output_dtype", static_cast<int64_t>(DType::int4))}, "q4"));
-  g.output("y").output("y4");
-  const auto inferred = infer(g.graph, 21, nullptr, runtime::op_registry());
-  EXPECT_EQ(graph::dtype_refused(inferred->graph, inferred->graph.node(0)), DType::float8e4m3fn);
+  g.node(node_with("QuantizeLinear", {"x", "s"}, {"y"}, {attr("output_dtype", f4)}, "q4f"));
+  g.node(node_with("QuantizeLinear", {"x", "s"}, {"y8"}, {attr("output_dtype", e4m3)}, "q8"));
+  g.output("y").output("y8");
+  const auto inferred = infer(g.graph, 23, nullptr, runtime::op_registry());
+  EXPECT_EQ(graph::dtype_refused(inferred->graph, inferred->graph.node(0)), DType::float4e2m1);
   EXPECT_EQ(graph::dtype_refused(inferred->graph, inferred->graph.node(1)), std::nullopt);
   PreparedRun i32("QuantizeLinear", {tensor<int32_t>(DType::int32, {1}, {1}), scalar(1)}, {}, 21);
   EXPECT_EQ(i32.run_error(),

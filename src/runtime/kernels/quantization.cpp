@@ -23,6 +23,7 @@
 #include "dynamic_quantize.hpp"
 #include "families.hpp"
 #include "float16.hpp"
+#include "footprint/core/minifloat.hpp"
 #include "footprint/graph/node_attributes.hpp"
 #include "parallel_for.hpp"
 #include "wide_vectors.hpp"
@@ -39,10 +40,14 @@ using graph::ops::QuantizeOp;
 using graph::ops::QuantLayout;
 
 // What the kernels run: the integer types QuantizeLinear produces (DequantizeLinear also reads
-// int32), from float32, float16 and bfloat16. The float8 and float4 types the spec allows are
-// not among them, so the rows say so and analyze warns before anything runs.
-constexpr DTypeSet kQuantizedTypes{DType::int8,   DType::uint8, DType::int16,
-                                   DType::uint16, DType::int4,  DType::uint4};
+// int32) and the 8-bit floats (core/minifloat.hpp: x / scale + zero point cast, rounding half
+// to even and saturating as `saturate` says, no integer rounding), from float32, float16 and
+// bfloat16. float4e2m1 and float8e8m0 are not among them, so the rows say so and analyze warns
+// before anything runs.
+constexpr DTypeSet kQuantizedTypes{DType::int8,          DType::uint8,          DType::int16,
+                                   DType::uint16,        DType::int4,           DType::uint4,
+                                   DType::float8e4m3fn,  DType::float8e4m3fnuz, DType::float8e5m2,
+                                   DType::float8e5m2fnuz};
 constexpr DTypeSet kDequantizedTypes = kQuantizedTypes | DTypeSet{DType::int32};
 constexpr DTypeSet kRealTypes{DType::float32, DType::float16, DType::bfloat16};
 
@@ -83,6 +88,12 @@ void round_reals(DType t, float* v, size_t n) {
   } else if (t == DType::bfloat16) {
     for (size_t i = 0; i < n; ++i) v[i] = to_float(to_bfloat16(v[i]));
   }
+}
+
+// Elements k .. k+n-1 of an 8-bit float tensor, decoded exactly.
+void load_float8(DType t, const void* base, size_t k, size_t n, float* out) {
+  const auto* p = static_cast<const uint8_t*>(base) + k;
+  for (size_t i = 0; i < n; ++i) out[i] = decode_float8(t, p[i]);
 }
 
 template <class T>
@@ -271,7 +282,37 @@ struct QuantizeArgs {
   void* y = nullptr;
   DType y_type = DType::undefined;
   IntRange range;
+  bool saturate = true;  // an 8-bit float y: past its largest value saturate, else NaN/inf
 };
+
+// QuantizeLinear to an 8-bit float: x / scale (in the precision) plus the zero point, cast.
+void quantize_float8_run(const QuantizeArgs& a, size_t k, size_t n, size_t s, bool per_element) {
+  alignas(64) float xs[kChunk];
+  alignas(64) float ss[kChunk];
+  alignas(64) float zs[kChunk];
+  for (size_t c = 0; c < n; c += kChunk) {
+    const size_t m = std::min(kChunk, n - c);
+    const size_t at = per_element ? s + c : s;
+    const size_t count = per_element ? m : 1;
+    load_reals(a.scale_type, a.scale, at, count, ss);
+    round_reals(a.precision, ss, count);
+    if (a.zero_point != nullptr) {
+      load_float8(a.y_type, a.zero_point, at, count, zs);
+    } else {
+      std::fill_n(zs, count, 0.0F);
+    }
+    if (!per_element) {
+      std::fill_n(ss + 1, m - 1, ss[0]);
+      std::fill_n(zs + 1, m - 1, zs[0]);
+    }
+    load_reals(a.x_type, a.x, k + c, m, xs);
+    round_reals(a.precision, xs, m);
+    for (size_t i = 0; i < m; ++i) xs[i] = xs[i] / ss[i];
+    round_reals(a.precision, xs, m);
+    auto* y = static_cast<uint8_t*>(a.y) + k + c;
+    for (size_t i = 0; i < m; ++i) y[i] = encode_float8(a.y_type, xs[i] + zs[i], a.saturate);
+  }
+}
 
 // Half to even: adding and removing 1.5 x 2^23 leaves the nearest integer (ties to even) of any
 // float within 2^22, which the clamp before guarantees; beyond it every value saturates anyway.
@@ -387,6 +428,7 @@ bool is_byte(DType t) {
 }
 
 void quantize_run(const QuantizeArgs& a, size_t k, size_t n, size_t s, bool per_element) {
+  if (is_float8(a.y_type)) return quantize_float8_run(a, k, n, s, per_element);
   if (!per_element && a.x_type == DType::float32 && a.precision == DType::float32 &&
       is_byte(a.y_type)) {
     float s0 = 0;
@@ -448,7 +490,34 @@ struct DequantizeArgs {
   DType y_type = DType::undefined;
 };
 
+// DequantizeLinear of an 8-bit float: (x - zero point) * scale, each decoded exactly.
+void dequantize_float8_run(const DequantizeArgs& a, size_t k, size_t n, size_t s,
+                           bool per_element) {
+  alignas(64) float xs[kChunk];
+  alignas(64) float zs[kChunk];
+  alignas(64) float ss[kChunk];
+  for (size_t c = 0; c < n; c += kChunk) {
+    const size_t m = std::min(kChunk, n - c);
+    const size_t at = per_element ? s + c : s;
+    const size_t count = per_element ? m : 1;
+    load_reals(a.scale_type, a.scale, at, count, ss);
+    if (a.zero_point != nullptr) {
+      load_float8(a.x_type, a.zero_point, at, count, zs);
+    } else {
+      std::fill_n(zs, count, 0.0F);
+    }
+    if (!per_element) {
+      std::fill_n(ss + 1, m - 1, ss[0]);
+      std::fill_n(zs + 1, m - 1, zs[0]);
+    }
+    load_float8(a.x_type, a.x, k + c, m, xs);
+    for (size_t i = 0; i < m; ++i) xs[i] = (xs[i] - zs[i]) * ss[i];
+    store_reals(a.y_type, a.y, k + c, m, xs);
+  }
+}
+
 void dequantize_run(const DequantizeArgs& a, size_t k, size_t n, size_t s, bool per_element) {
+  if (is_float8(a.x_type)) return dequantize_float8_run(a, k, n, s, per_element);
   if (!per_element && is_byte(a.x_type) && a.y_type == DType::float32) {
     float s0 = 0;
     int32_t z0 = 0;
@@ -576,8 +645,9 @@ void linear_quantization_kernel(KernelContext& ctx) {
   if (state == nullptr || !state->scales_checked) check_scales(ctx, kOp, scale);
   const void* zero_point = zp != nullptr ? zp->data : nullptr;
   if constexpr (kOp == QuantizeOp::quantize) {
-    const QuantizeArgs a{x.data,      x.dtype, scale.data, scale.dtype,      zero_point,
-                         q.precision, y.data,  y.dtype,    range_of(y.dtype)};
+    const QuantizeArgs a{
+        x.data,      x.dtype, scale.data, scale.dtype,       zero_point,
+        q.precision, y.data,  y.dtype,    range_of(y.dtype), ctx.attr_int("saturate", 1) != 0};
     parallel_runs(ctx.threads(), g, x.numel(), dtype_traits(y.dtype).packed,
                   [&](size_t k, size_t n, size_t s, bool per_element) {
                     quantize_run(a, k, n, s, per_element);
