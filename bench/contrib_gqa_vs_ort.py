@@ -12,15 +12,13 @@ one matches.
 
     scripts/quant bench/contrib_gqa_vs_ort.py FOOTPRINT [OUT_DIR]
 """
-import os
 import sys
 import tempfile
 
 import numpy as np
-import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-from ort_cases import footprint_matches, save_case
+from ort_cases import check_all, float_tolerances, save_case
 
 HEADS, KV_HEADS, HEAD = 8, 2, 32
 
@@ -85,17 +83,9 @@ def main():
     footprint = sys.argv[1]
     out = sys.argv[2] if len(sys.argv) > 2 else tempfile.mkdtemp(prefix="gqa_vs_ort_")
     rng = np.random.default_rng(11)
-    good = total = 0
-    for c in CASES:
-        for dtype in ("float32", "float16"):
-            d = case(out, *c, dtype, rng)
-            rtol, atol = (1e-5, 1e-6) if dtype == "float32" else (1e-3, 1e-3)
-            ok, line = footprint_matches(footprint, d, rtol, atol, ["--check-shapes"])
-            print(f"{os.path.basename(d):36s} {'matches' if ok else 'DIFFERS'}  {line}")
-            good += ok
-            total += 1
-    print(f"{good} of {total} models match onnxruntime {ort.__version__}")
-    sys.exit(0 if good == total else 1)
+    folders = ((case(out, *c, dtype, rng), *float_tolerances(dtype))
+               for c in CASES for dtype in ("float32", "float16"))
+    sys.exit(check_all(footprint, folders, ["--check-shapes"]))
 
 
 if __name__ == "__main__":

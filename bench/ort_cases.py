@@ -43,3 +43,22 @@ def footprint_matches(footprint, d, rtol, atol, extra=()):
     lines = [ln for ln in (r.stdout + r.stderr).splitlines()
              if ln.startswith(("match", "footprint: error"))]
     return r.returncode == 0, lines[0] if lines else r.stderr.strip()[:200]
+
+
+def check_all(footprint, folders, extra=(), same="matches"):
+    """footprint_matches over (folder, rtol, atol) triples: a line per folder, the count, and
+    the exit status (0 when every one matches)."""
+    good = total = 0
+    for d, rtol, atol in folders:
+        ok, line = footprint_matches(footprint, d, rtol, atol, extra)
+        print(f"{os.path.basename(d):40s} {same if ok else 'DIFFERS'}  {line}")
+        good += ok
+        total += 1
+    print(f"{good} of {total} models: footprint gives onnxruntime {ort.__version__}'s outputs"
+          f"{' bit for bit' if same == 'bit for bit' else ''}")
+    return 0 if good == total else 1
+
+
+def float_tolerances(dtype):
+    """The rtol, atol a float32 or float16 case is held to."""
+    return (1e-5, 1e-6) if dtype == "float32" else (1e-3, 1e-3)

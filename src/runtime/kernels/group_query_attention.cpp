@@ -27,6 +27,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "attention_row.hpp"
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
 #include "footprint/graph/node_attributes.hpp"
@@ -283,28 +284,13 @@ void gqa(graph::KernelContext& ctx) {
                 const int64_t from = window > 0 && causal > window ? causal - window : 0;
                 float best = smooth ? 0.0F : -std::numeric_limits<float>::infinity();
                 for (int64_t j = from; j < causal; ++j) {
-                  const T* kj = kg + j * hd;
-                  float dot = 0;
-                  for (int64_t c = 0; c < hd; ++c) dot += qi[c] * static_cast<float>(widen(kj[c]));
-                  float x = dot * scale;
+                  float x = row_dot(qi, kg + j * hd, hd) * scale;
                   if (softcap > 0) x = softcap * std::tanh(x / softcap);
                   scores[j] = x;
                   best = std::max(best, x);
                 }
-                float sum = smooth ? std::exp(-best) : 0.0F;
-                for (int64_t j = from; j < causal; ++j) {
-                  scores[j] = std::exp(scores[j] - best);
-                  sum += scores[j];
-                }
-                const float inv = 1.0F / sum;
-                std::fill(acc, acc + hd, 0.0F);
-                for (int64_t j = from; j < causal; ++j) {
-                  const float w = scores[j] * inv;
-                  const T* vj = vg + j * hd;
-                  for (int64_t c = 0; c < hd; ++c) acc[c] += w * static_cast<float>(widen(vj[c]));
-                }
-                T* yi = y + ((b * z.seq + s) * z.heads + h) * hd;
-                for (int64_t c = 0; c < hd; ++c) yi[c] = narrow<T>(acc[c]);
+                softmax_weigh(scores, from, causal, best, smooth ? std::exp(-best) : 0.0F, vg, hd,
+                              acc, y + ((b * z.seq + s) * z.heads + h) * hd);
               }
             },
             1);

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "attention_row.hpp"
 #include "dtype_dispatch.hpp"
 #include "families.hpp"
 #include "footprint/graph/node_attributes.hpp"
@@ -252,10 +253,7 @@ void mha(graph::KernelContext& ctx) {
                                              : nullptr;
                 float best = -std::numeric_limits<float>::infinity();
                 for (int64_t j = 0; j < total; ++j) {
-                  const T* kj = kh + j * hd;
-                  float dot = 0;
-                  for (int64_t c = 0; c < hd; ++c) dot += qi[c] * static_cast<float>(widen(kj[c]));
-                  float x = dot * scale;
+                  float x = row_dot(qi, kh + j * hd, hd) * scale;
                   bool masked = causal && j > z.past + s;
                   if (pad_kind == 1) masked = masked || j >= pad[b];
                   if (pad_kind == 2) masked = masked || pad[b * total + j] == 0;
@@ -265,20 +263,8 @@ void mha(graph::KernelContext& ctx) {
                   scores[j] = x;
                   best = std::max(best, x);
                 }
-                float sum = 0;
-                for (int64_t j = 0; j < total; ++j) {
-                  scores[j] = std::exp(scores[j] - best);
-                  sum += scores[j];
-                }
-                const float inv = 1.0F / sum;
-                std::fill(acc, acc + vh, 0.0F);
-                for (int64_t j = 0; j < total; ++j) {
-                  const float w = scores[j] * inv;
-                  const T* vj = vhp + j * vh;
-                  for (int64_t c = 0; c < vh; ++c) acc[c] += w * static_cast<float>(widen(vj[c]));
-                }
-                T* yi = y + (b * z.seq + s) * z.heads * vh + h * vh;
-                for (int64_t c = 0; c < vh; ++c) yi[c] = narrow<T>(acc[c]);
+                softmax_weigh(scores, 0, total, best, 0.0F, vhp, vh, acc,
+                              y + (b * z.seq + s) * z.heads * vh + h * vh);
               }
             },
             1);

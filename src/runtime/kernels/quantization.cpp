@@ -285,6 +285,23 @@ struct QuantizeArgs {
   bool saturate = true;  // an 8-bit float y: past its largest value saturate, else NaN/inf
 };
 
+// The scales and 8-bit-float zero points (absent: 0) of m elements from index `at`: one each
+// (per_element), or the one at `at` repeated.
+void float8_parameters(DType scale_type, const void* scale, DType zero_type, const void* zero,
+                       size_t at, size_t m, bool per_element, float* ss, float* zs) {
+  const size_t count = per_element ? m : 1;
+  load_reals(scale_type, scale, at, count, ss);
+  if (zero != nullptr) {
+    load_float8(zero_type, zero, at, count, zs);
+  } else {
+    std::fill_n(zs, count, 0.0F);
+  }
+  if (!per_element) {
+    std::fill_n(ss + 1, m - 1, ss[0]);
+    std::fill_n(zs + 1, m - 1, zs[0]);
+  }
+}
+
 // QuantizeLinear to an 8-bit float: x / scale (in the precision) plus the zero point, cast.
 void quantize_float8_run(const QuantizeArgs& a, size_t k, size_t n, size_t s, bool per_element) {
   alignas(64) float xs[kChunk];
@@ -292,19 +309,9 @@ void quantize_float8_run(const QuantizeArgs& a, size_t k, size_t n, size_t s, bo
   alignas(64) float zs[kChunk];
   for (size_t c = 0; c < n; c += kChunk) {
     const size_t m = std::min(kChunk, n - c);
-    const size_t at = per_element ? s + c : s;
-    const size_t count = per_element ? m : 1;
-    load_reals(a.scale_type, a.scale, at, count, ss);
-    round_reals(a.precision, ss, count);
-    if (a.zero_point != nullptr) {
-      load_float8(a.y_type, a.zero_point, at, count, zs);
-    } else {
-      std::fill_n(zs, count, 0.0F);
-    }
-    if (!per_element) {
-      std::fill_n(ss + 1, m - 1, ss[0]);
-      std::fill_n(zs + 1, m - 1, zs[0]);
-    }
+    float8_parameters(a.scale_type, a.scale, a.y_type, a.zero_point, per_element ? s + c : s, m,
+                      per_element, ss, zs);
+    round_reals(a.precision, ss, m);
     load_reals(a.x_type, a.x, k + c, m, xs);
     round_reals(a.precision, xs, m);
     for (size_t i = 0; i < m; ++i) xs[i] = xs[i] / ss[i];
@@ -498,18 +505,8 @@ void dequantize_float8_run(const DequantizeArgs& a, size_t k, size_t n, size_t s
   alignas(64) float ss[kChunk];
   for (size_t c = 0; c < n; c += kChunk) {
     const size_t m = std::min(kChunk, n - c);
-    const size_t at = per_element ? s + c : s;
-    const size_t count = per_element ? m : 1;
-    load_reals(a.scale_type, a.scale, at, count, ss);
-    if (a.zero_point != nullptr) {
-      load_float8(a.x_type, a.zero_point, at, count, zs);
-    } else {
-      std::fill_n(zs, count, 0.0F);
-    }
-    if (!per_element) {
-      std::fill_n(ss + 1, m - 1, ss[0]);
-      std::fill_n(zs + 1, m - 1, zs[0]);
-    }
+    float8_parameters(a.scale_type, a.scale, a.x_type, a.zero_point, per_element ? s + c : s, m,
+                      per_element, ss, zs);
     load_float8(a.x_type, a.x, k + c, m, xs);
     for (size_t i = 0; i < m; ++i) xs[i] = (xs[i] - zs[i]) * ss[i];
     store_reals(a.y_type, a.y, k + c, m, xs);
