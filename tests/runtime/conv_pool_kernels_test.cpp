@@ -259,6 +259,89 @@ TEST(ConvKernels, WideWindowsRunOnBlockedLayoutsWithPackedWeights) {
   EXPECT_EQ(each_run.out(0).floats(), packed.out(0).floats());
 }
 
+// y = x * w for a 3x3 window, stride 1, pads 1, without bias, in double: ref_conv's sums
+// without its per-tap coordinate vectors, for the large convolutions below.
+std::vector<float> ref_conv_3x3(const Tensor& xt, const Tensor& wt) {
+  const auto x = xt.floats();
+  const auto w = wt.floats();
+  const int64_t c_in = xt.dims[1], h = xt.dims[2], wd = xt.dims[3], m_out = wt.dims[0];
+  std::vector<float> y(static_cast<size_t>(m_out * h * wd));
+  for (int64_t m = 0; m < m_out; ++m) {
+    for (int64_t i = 0; i < h; ++i) {
+      for (int64_t j = 0; j < wd; ++j) {
+        double acc = 0;
+        for (int64_t c = 0; c < c_in; ++c) {
+          for (int64_t a = 0; a < 3; ++a) {
+            for (int64_t b = 0; b < 3; ++b) {
+              const int64_t r = i + a - 1, q = j + b - 1;
+              if (r < 0 || r >= h || q < 0 || q >= wd) continue;
+              acc += static_cast<double>(x[static_cast<size_t>((c * h + r) * wd + q)]) *
+                     w[static_cast<size_t>(((m * c_in + c) * 3 + a) * 3 + b)];
+            }
+          }
+        }
+        y[static_cast<size_t>((m * h + i) * wd + j)] = static_cast<float>(acc);
+      }
+    }
+  }
+  return y;
+}
+
+// [C, H, W] <-> [H, W, C] for one image.
+std::vector<float> to_channels_last(const std::vector<float>& v, size_t c, size_t pixels) {
+  std::vector<float> out(v.size());
+  for (size_t k = 0; k < c; ++k) {
+    for (size_t p = 0; p < pixels; ++p) out[p * c + k] = v[k * pixels + p];
+  }
+  return out;
+}
+
+// Winograd's F(2x2, 3x3) where it pays (conv_pool.cpp, winograd_conv_pd): a stride-1 3x3
+// convolution with at least 64 channels each side and 28x28 output pixels. Its packed weights
+// are the 4x4 transformed kernels, 16/9 the plain ones, which tells it from the direct kernel
+// (packed at the plain size); the result is the convolution's, on plain and on channels-last
+// tensors, and the blocked copies are planned scratch.
+TEST(ConvKernels, WinogradWhereItPaysDirectElsewhere) {
+  if (!__builtin_cpu_supports("avx512f")) {
+    GTEST_SKIP() << "oneDNN's Winograd convolution needs AVX-512";
+  }
+  runtime::set_intra_op_threads(1);
+  const auto packed_bytes = [](const Ints& xd, const Ints& wd, const Ints& strides) {
+    PreparedRun k("Conv", {random_floats(xd, 11), random_floats(wd, 12)},
+                  {attr("pads", Ints{1, 1, 1, 1}), attr("strides", strides)});
+    k.run();
+    return k.state() != nullptr ? k.state()->owned_bytes() : 0;
+  };
+  const uint64_t plain = uint64_t{64} * 64 * 9 * sizeof(float);
+  EXPECT_EQ(packed_bytes({1, 64, 27, 28}, {64, 64, 3, 3}, {1, 1}), plain)
+      << "fewer than 28x28 output pixels: direct";
+  EXPECT_EQ(packed_bytes({1, 64, 56, 56}, {64, 64, 3, 3}, {2, 2}), plain) << "stride 2: direct";
+  EXPECT_EQ(packed_bytes({1, 32, 28, 28}, {64, 32, 3, 3}, {1, 1}), plain / 2)
+      << "32 input channels: direct";
+
+  const Tensor x = random_floats({1, 64, 28, 28}, 14);
+  const Tensor w = random_floats({64, 64, 3, 3}, 15);
+  const std::vector<float> want = ref_conv_3x3(x, w);
+  PreparedRun plain_run("Conv", {x, w}, {attr("pads", Ints{1, 1, 1, 1})});
+  plain_run.run();
+  ASSERT_NE(plain_run.state(), nullptr);
+  EXPECT_EQ(plain_run.state()->owned_bytes(), plain * 16 / 9) << "64 channels at 28x28: Winograd";
+  EXPECT_GE(plain_run.workspace_bytes(), uint64_t{2} * 64 * 28 * 28 * sizeof(float))
+      << "the blocked input and output";
+  expect_close(plain_run.out(0).floats(), want);
+
+  // The same convolution channels-last (NhwcConv, as graph::to_channels_last makes it).
+  Tensor xl = x;
+  xl.dims = {1, 28, 28, 64};
+  const std::vector<float> nhwc = to_channels_last(x.floats(), 64, size_t{28} * 28);
+  std::memcpy(xl.bytes.data(), nhwc.data(), nhwc.size() * sizeof(float));
+  PreparedRun last("footprint::NhwcConv", {xl, w}, {attr("pads", Ints{1, 1, 1, 1})});
+  last.run();
+  ASSERT_NE(last.state(), nullptr);
+  EXPECT_EQ(last.state()->owned_bytes(), plain * 16 / 9);
+  expect_close(last.out(0).floats(), to_channels_last(want, 64, size_t{28} * 28));
+}
+
 TEST(ConvKernels, DepthwiseRunsInItsPlannedWorkspaceOneBlockPerThread) {
   const std::vector<std::optional<Tensor>> inputs{random_floats({2, 24, 10, 10}, 5),
                                                   random_floats({24, 1, 3, 3}, 6)};

@@ -122,8 +122,9 @@ memory::dims conv_weight_dims(const std::vector<int64_t>& wt, int64_t group) {
 
 // The convolution of node `n` (extents `e` as NCHW) on `where`'s layouts; with the node's
 // epilogues as post-ops or without.
-dnnl::convolution_forward::primitive_desc conv_pd_on(const graph::Node& n, const Extents& e,
-                                                     ConvLayout where, bool epilogues) {
+dnnl::convolution_forward::primitive_desc conv_pd_on(
+    const graph::Node& n, const Extents& e, ConvLayout where, bool epilogues,
+    dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct) {
   require_float(n, e, 3);
   require_conv_rank(n, e);
   const auto& x = e.in[0];
@@ -147,12 +148,60 @@ dnnl::convolution_forward::primitive_desc conv_pd_on(const graph::Node& n, const
   const Window w = forward_window(n, cw, spatial(wt), spatial(x), spatial(y));
   const memory::desc bias = e.has_in(2) ? plain_desc({wt[0]}) : memory::desc();
   return make_pd(n, "convolution", [&] {
-    const dnnl::convolution_forward::desc d(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, data(x), weights,
-        bias, data(y), w.strides, minus_one(w.dilations), w.pad_begin, w.pad_end);
+    const dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference, algorithm, data(x),
+                                            weights, bias, data(y), w.strides,
+                                            minus_one(w.dilations), w.pad_begin, w.pad_end);
     const dnnl::primitive_attr attr = epilogues ? epilogue_attr(n) : user_scratchpad();
     return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
   });
+}
+
+// Winograd's F(2x2, 3x3), oneDNN's kernel for it, on its blocked layouts: a 3x3 convolution
+// (stride 1, no dilation, no groups) from 4x4 input tiles to 2x2 output tiles with 16 products
+// where the direct one takes 36. It costs memory twice: packed weights 16/9 the plain ones (the
+// 4x4 transformed kernels), and blocked copies of the input and output in the step's workspace.
+// The time saved grows with pixels x input channels x output channels; the weights' cost with
+// the channels alone, the copies' with the pixels times the channels. So it is taken where
+// both ratios are good: at least kWinogradMinPixels output pixels (the batch's images
+// together) and kWinogradMinChannels channels on each side. Measured with AVX-512, one thread,
+// the copies included: 64 channels at 56x56 1.32 -> 0.95 ms, 128 at 28x28 1.27 -> 0.79 for
+// 115 and 460 KiB more weights, where 256 at 14x14 saves 0.24 ms for 1.8 MiB and 32 channels
+// lose to the copies (docs/RUNTIME.md, "Winograd"). Only the 2x3 kernel: oneDNN's 4x3 one
+// (F(4x4, 3x3), which it picks for 256 channels and some batches) packs 4x the weights and
+// rounds further from the direct sums. nullopt where the node is not such a convolution or
+// oneDNN has no such kernel here (it needs AVX-512).
+constexpr int64_t kWinogradMinPixels = int64_t{28} * 28;
+constexpr int64_t kWinogradMinChannels = 64;
+
+std::optional<std::pair<dnnl::convolution_forward::primitive_desc, bool>> winograd_conv_pd(
+    const graph::Node& n, const Extents& e) {
+  if (e.in.size() < 2 || e.in[0].size() != 4 || e.in[1].size() != 4 || e.out.empty()) {
+    return std::nullopt;
+  }
+  const auto& wt = e.in[1];  // [M, C, 3, 3]
+  if (e.in_dtype[0] != DType::float32 || wt[2] != 3 || wt[3] != 3) return std::nullopt;
+  if (wt[0] < kWinogradMinChannels || wt[1] < kWinogradMinChannels) return std::nullopt;
+  const auto& y = e.out[0];
+  if (y[0] * y[2] * y[3] < kWinogradMinPixels) return std::nullopt;
+  const graph::ops::ConvWindow cw = conv_window(n, e);
+  const auto ones = [](const std::vector<int64_t>& v) {
+    return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 1; });
+  };
+  if (cw.group != 1 || !ones(cw.strides) || !ones(cw.dilations)) return std::nullopt;
+  try {
+    auto pd = with_epilogues(n, [&](bool epilogues) {
+      return conv_pd_on(n, e, ConvLayout::preferred, epilogues,
+                        dnnl::algorithm::convolution_winograd);
+    });
+    if (std::string_view(pd.first.impl_info_str()).find("wino_2x3") == std::string_view::npos) {
+      return std::nullopt;
+    }
+    return pd;
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  } catch (const Error&) {
+    return std::nullopt;
+  }
 }
 
 // On plain layouts, and whether the primitive applies the node's epilogues.
@@ -172,6 +221,7 @@ std::optional<dnnl::convolution_forward::primitive_desc> blocked_conv_pd(const g
                                                                          const Extents& e) {
   if (e.in.size() < 2 || e.in[0].size() != 4 || e.in[1].size() != 4) return std::nullopt;
   if (e.in_dtype[0] != DType::float32 || conv_window(n, e).group != 1) return std::nullopt;
+  if (auto winograd = winograd_conv_pd(n, e)) return std::move(winograd->first);
   if (e.in[1][2] * e.in[1][3] == 1 &&
       sgemm_allocates_nothing(e.out[0][2] * e.out[0][3], e.in[1][0], e.in[1][1])) {
     return std::nullopt;
@@ -288,10 +338,12 @@ void run_weighted(graph::KernelContext& ctx) {
 // ---- NhwcConv: Conv on channels-last tensors x [N, H, W, C] -> y [N, OH, OW, M]
 // (graph::to_channels_last). oneDNN's channels-last kernels (brgemm-based with AVX-512, jit
 // ones with AVX2) read the tensors as they lie, 1x1 and depthwise convolutions included, with
-// the epilogues as post-ops; the weights are packed once (BlockedState, no reorders).
+// the epilogues as post-ops; the weights are packed once (BlockedState, no reorders). A
+// Winograd convolution (winograd_conv_pd) reads and writes blocked copies in its workspace.
 
 std::pair<dnnl::convolution_forward::primitive_desc, bool> nhwc_conv_pd(const graph::Node& n,
                                                                         const Extents& nchw) {
+  if (auto winograd = winograd_conv_pd(n, nchw)) return std::move(*winograd);
   return with_epilogues(
       n, [&](bool epilogues) { return conv_pd_on(n, nchw, ConvLayout::channels_last, epilogues); });
 }
