@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 
+#include "footprint/core/minifloat.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "runtime/prepared_kernel_run.hpp"
@@ -407,7 +408,7 @@ TEST(QuantizationKernels, ScalesKnownOnlyWhenRunningAreCheckedByTheKernel) {
             "positive and finite");
 }
 
-TEST(QuantizationKernels, Float8QuantizesByCastingAndFloat4IsRefused) {
+TEST(QuantizationKernels, SmallFloatsQuantizeByCasting) {
   // To float8: x / scale + zero point cast half to even, no integer rounding; past the largest
   // value saturate (default) or NaN. Back: (x - zero point) * scale, exactly.
   const int64_t e4m3 = static_cast<int64_t>(DType::float8e4m3fn);
@@ -423,20 +424,43 @@ TEST(QuantizationKernels, Float8QuantizesByCastingAndFloat4IsRefused) {
   const Tensor zp = tensor<uint8_t>(DType::float8e5m2, {}, {0x40});        // 2
   EXPECT_EQ(run("DequantizeLinear", {q, scalar(0.5F), zp}).floats(),
             (std::vector<float>{-0.5F, -2.5F}));
-  // float4e2m1 stays refused: by the kernel, and by the row before anything runs (what analyze
-  // warns from).
+  // float4e2m1 (opset 23), two a byte, the first element in the low nibble: 1.5 / 2 = 0.75, a
+  // tie between 0.5 and 1 -> 1 (even); 2.2 -> 2; 500 saturates at 6; -0.005 -> -0; 2.5, a tie
+  // between 2 and 3 -> 2; the odd count's last byte has 0 above.
   const int64_t f4 = static_cast<int64_t>(DType::float4e2m1);
-  PreparedRun q4("QuantizeLinear", {floats({2}, {1, 2}), scalar(1)}, {attr("output_dtype", f4)},
+  const Tensor x5 = floats({5}, {1.5F, 4.4F, 1000, -0.01F, 5});
+  const Tensor y4 = run("QuantizeLinear", {x5, scalar(2)}, {attr("output_dtype", f4)}, 23);
+  EXPECT_EQ(y4.dtype, DType::float4e2m1);
+  EXPECT_EQ(bytes_of(y4), (std::vector<uint8_t>{0x42, 0x87, 0x04}));
+  // Back with a zero point of 1 (0x2): (1 - 1) x 0.5, (-3 - 1) x 0.5.
+  const Tensor q4 = packed(DType::float4e2m1, {2}, {0xD2});
+  const Tensor z4 = packed(DType::float4e2m1, {}, {0x02});
+  EXPECT_EQ(run("DequantizeLinear", {q4, scalar(0.5F), z4}, {}, 23).floats(),
+            (std::vector<float>{0, -2}));
+  // Per axis 1 of [3, 2001] on two threads: runs of 2001 (odd) elements, so runs and threads
+  // start on either nibble; each element's nibble is its own value's code.
+  const Tensor xw = random_floats({3, 2001}, 5);
+  const Tensor sw = floats({2001}, std::vector<float>(2001, 0.25F));
+  PreparedRun qw("QuantizeLinear", {xw, sw}, {attr("output_dtype", f4), attr("axis", int64_t{1})},
                  23);
-  EXPECT_NE(q4.run_error().find("quantizing to float4e2m1 is not supported"), std::string::npos)
-      << q4.run_error();
+  qw.threads(2).run();
+  EXPECT_EQ(qw.allocations(), 0u);
+  const std::vector<uint8_t> codes = bytes_of(qw.out(0));
+  ASSERT_EQ(codes.size(), (3U * 2001 + 1) / 2);
+  const std::vector<float> xv = xw.floats();
+  for (size_t e = 0; e < xv.size(); ++e) {
+    const int code = (codes[e / 2] >> ((e % 2) * 4)) & 0xF;
+    ASSERT_EQ(code, encode_float4e2m1(xv[e] / 0.25F)) << "element " << e;
+  }
+  EXPECT_EQ(codes.back() >> 4, 0) << "the odd count's padding";
+  // Neither row refuses it any more (analyze's warning reads the rows).
   OneNode g;
   g.input("x", DType::float32, {2}).input("s", DType::float32, {});
   g.node(node_with("QuantizeLinear", {"x", "s"}, {"y"}, {attr("output_dtype", f4)}, "q4f"));
   g.node(node_with("QuantizeLinear", {"x", "s"}, {"y8"}, {attr("output_dtype", e4m3)}, "q8"));
   g.output("y").output("y8");
   const auto inferred = infer(g.graph, 23, nullptr, runtime::op_registry());
-  EXPECT_EQ(graph::dtype_refused(inferred->graph, inferred->graph.node(0)), DType::float4e2m1);
+  EXPECT_EQ(graph::dtype_refused(inferred->graph, inferred->graph.node(0)), std::nullopt);
   EXPECT_EQ(graph::dtype_refused(inferred->graph, inferred->graph.node(1)), std::nullopt);
   PreparedRun i32("QuantizeLinear", {tensor<int32_t>(DType::int32, {1}, {1}), scalar(1)}, {}, 21);
   EXPECT_EQ(i32.run_error(),

@@ -40,14 +40,14 @@ using graph::ops::QuantizeOp;
 using graph::ops::QuantLayout;
 
 // What the kernels run: the integer types QuantizeLinear produces (DequantizeLinear also reads
-// int32) and the 8-bit floats (core/minifloat.hpp: x / scale + zero point cast, rounding half
-// to even and saturating as `saturate` says, no integer rounding), from float32, float16 and
-// bfloat16. float4e2m1 and float8e8m0 are not among them, so the rows say so and analyze warns
-// before anything runs.
-constexpr DTypeSet kQuantizedTypes{DType::int8,          DType::uint8,          DType::int16,
-                                   DType::uint16,        DType::int4,           DType::uint4,
-                                   DType::float8e4m3fn,  DType::float8e4m3fnuz, DType::float8e5m2,
-                                   DType::float8e5m2fnuz};
+// int32), the 8-bit floats and float4e2m1 (core/minifloat.hpp: x / scale + zero point cast,
+// rounding half to even, the 8-bit ones saturating as `saturate` says and float4e2m1 always, no
+// integer rounding), from float32, float16 and bfloat16. float8e8m0 is not among them, so the
+// rows say so and analyze warns before anything runs.
+constexpr DTypeSet kQuantizedTypes{DType::int8,           DType::uint8,          DType::int16,
+                                   DType::uint16,         DType::int4,           DType::uint4,
+                                   DType::float8e4m3fn,   DType::float8e4m3fnuz, DType::float8e5m2,
+                                   DType::float8e5m2fnuz, DType::float4e2m1};
 constexpr DTypeSet kDequantizedTypes = kQuantizedTypes | DTypeSet{DType::int32};
 constexpr DTypeSet kRealTypes{DType::float32, DType::float16, DType::bfloat16};
 
@@ -90,10 +90,23 @@ void round_reals(DType t, float* v, size_t n) {
   }
 }
 
-// Elements k .. k+n-1 of an 8-bit float tensor, decoded exactly.
-void load_float8(DType t, const void* base, size_t k, size_t n, float* out) {
-  const auto* p = static_cast<const uint8_t*>(base) + k;
-  for (size_t i = 0; i < n; ++i) out[i] = decode_float8(t, p[i]);
+// The floats whose elements convert with x / scale + zero point and no integer rounding.
+bool is_small_float(DType t) {
+  return is_float8(t) || t == DType::float4e2m1;
+}
+
+// Elements k .. k+n-1 of an 8-bit float or float4e2m1 tensor (two a byte, as 4-bit integers
+// lie: element e in the low nibble of byte e / 2 when e is even), decoded exactly.
+void load_small_floats(DType t, const void* base, size_t k, size_t n, float* out) {
+  const auto* p = static_cast<const uint8_t*>(base);
+  if (t == DType::float4e2m1) {
+    for (size_t i = 0; i < n; ++i) {
+      const size_t e = k + i;
+      out[i] = decode_float4e2m1(static_cast<uint8_t>((p[e >> 1] >> ((e & 1) * 4)) & 0xF));
+    }
+    return;
+  }
+  for (size_t i = 0; i < n; ++i) out[i] = decode_float8(t, p[k + i]);
 }
 
 template <class T>
@@ -285,14 +298,14 @@ struct QuantizeArgs {
   bool saturate = true;  // an 8-bit float y: past its largest value saturate, else NaN/inf
 };
 
-// The scales and 8-bit-float zero points (absent: 0) of m elements from index `at`: one each
+// The scales and small-float zero points (absent: 0) of m elements from index `at`: one each
 // (per_element), or the one at `at` repeated.
-void float8_parameters(DType scale_type, const void* scale, DType zero_type, const void* zero,
-                       size_t at, size_t m, bool per_element, float* ss, float* zs) {
+void small_float_parameters(DType scale_type, const void* scale, DType zero_type, const void* zero,
+                            size_t at, size_t m, bool per_element, float* ss, float* zs) {
   const size_t count = per_element ? m : 1;
   load_reals(scale_type, scale, at, count, ss);
   if (zero != nullptr) {
-    load_float8(zero_type, zero, at, count, zs);
+    load_small_floats(zero_type, zero, at, count, zs);
   } else {
     std::fill_n(zs, count, 0.0F);
   }
@@ -302,20 +315,28 @@ void float8_parameters(DType scale_type, const void* scale, DType zero_type, con
   }
 }
 
-// QuantizeLinear to an 8-bit float: x / scale (in the precision) plus the zero point, cast.
-void quantize_float8_run(const QuantizeArgs& a, size_t k, size_t n, size_t s, bool per_element) {
+// QuantizeLinear to an 8-bit float or float4e2m1: x / scale (in the precision) plus the zero
+// point, cast.
+void quantize_small_float_run(const QuantizeArgs& a, size_t k, size_t n, size_t s,
+                              bool per_element) {
   alignas(64) float xs[kChunk];
   alignas(64) float ss[kChunk];
   alignas(64) float zs[kChunk];
+  alignas(64) int32_t nibbles[kChunk];
   for (size_t c = 0; c < n; c += kChunk) {
     const size_t m = std::min(kChunk, n - c);
-    float8_parameters(a.scale_type, a.scale, a.y_type, a.zero_point, per_element ? s + c : s, m,
-                      per_element, ss, zs);
+    small_float_parameters(a.scale_type, a.scale, a.y_type, a.zero_point, per_element ? s + c : s,
+                           m, per_element, ss, zs);
     round_reals(a.precision, ss, m);
     load_reals(a.x_type, a.x, k + c, m, xs);
     round_reals(a.precision, xs, m);
     for (size_t i = 0; i < m; ++i) xs[i] = xs[i] / ss[i];
     round_reals(a.precision, xs, m);
+    if (a.y_type == DType::float4e2m1) {
+      for (size_t i = 0; i < m; ++i) nibbles[i] = encode_float4e2m1(xs[i] + zs[i]);
+      store_nibbles(a.y, k + c, m, nibbles);
+      continue;
+    }
     auto* y = static_cast<uint8_t*>(a.y) + k + c;
     for (size_t i = 0; i < m; ++i) y[i] = encode_float8(a.y_type, xs[i] + zs[i], a.saturate);
   }
@@ -435,7 +456,7 @@ bool is_byte(DType t) {
 }
 
 void quantize_run(const QuantizeArgs& a, size_t k, size_t n, size_t s, bool per_element) {
-  if (is_float8(a.y_type)) return quantize_float8_run(a, k, n, s, per_element);
+  if (is_small_float(a.y_type)) return quantize_small_float_run(a, k, n, s, per_element);
   if (!per_element && a.x_type == DType::float32 && a.precision == DType::float32 &&
       is_byte(a.y_type)) {
     float s0 = 0;
@@ -459,8 +480,9 @@ void quantize_run(const QuantizeArgs& a, size_t k, size_t n, size_t s, bool per_
     load_reals(a.scale_type, a.scale, s, 1, &s0);
     round_reals(a.precision, &s0, 1);
     if (a.zero_point != nullptr) {
-      load_ints(a.y_type, a.zero_point, s, 1, vs);
-      z0 = static_cast<float>(vs[0]);
+      int32_t z = 0;
+      load_ints(a.y_type, a.zero_point, s, 1, &z);
+      z0 = static_cast<float>(z);
     }
   }
   for (size_t c = 0; c < n; c += kChunk) {
@@ -497,24 +519,25 @@ struct DequantizeArgs {
   DType y_type = DType::undefined;
 };
 
-// DequantizeLinear of an 8-bit float: (x - zero point) * scale, each decoded exactly.
-void dequantize_float8_run(const DequantizeArgs& a, size_t k, size_t n, size_t s,
-                           bool per_element) {
+// DequantizeLinear of an 8-bit float or float4e2m1: (x - zero point) * scale, each decoded
+// exactly.
+void dequantize_small_float_run(const DequantizeArgs& a, size_t k, size_t n, size_t s,
+                                bool per_element) {
   alignas(64) float xs[kChunk];
   alignas(64) float zs[kChunk];
   alignas(64) float ss[kChunk];
   for (size_t c = 0; c < n; c += kChunk) {
     const size_t m = std::min(kChunk, n - c);
-    float8_parameters(a.scale_type, a.scale, a.x_type, a.zero_point, per_element ? s + c : s, m,
-                      per_element, ss, zs);
-    load_float8(a.x_type, a.x, k + c, m, xs);
+    small_float_parameters(a.scale_type, a.scale, a.x_type, a.zero_point, per_element ? s + c : s,
+                           m, per_element, ss, zs);
+    load_small_floats(a.x_type, a.x, k + c, m, xs);
     for (size_t i = 0; i < m; ++i) xs[i] = (xs[i] - zs[i]) * ss[i];
     store_reals(a.y_type, a.y, k + c, m, xs);
   }
 }
 
 void dequantize_run(const DequantizeArgs& a, size_t k, size_t n, size_t s, bool per_element) {
-  if (is_float8(a.x_type)) return dequantize_float8_run(a, k, n, s, per_element);
+  if (is_small_float(a.x_type)) return dequantize_small_float_run(a, k, n, s, per_element);
   if (!per_element && is_byte(a.x_type) && a.y_type == DType::float32) {
     float s0 = 0;
     int32_t z0 = 0;
