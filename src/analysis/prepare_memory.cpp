@@ -1,14 +1,15 @@
-// Preparing runs in three phases (runtime/runner/): every initializer gets a home (a
-// copy when it cannot be read where it lies, and its mapped pages go back to the OS), the
-// constant nodes run in order with each computed intermediate released after its last constant
-// reader (and so is a weight only constant nodes read, copied or mapped), then every step's
-// kernel is prepared in order, and an original that only packed copies read is released once
+// Preparing (runtime/runner/): every initializer gets a home (a copy when it cannot be read where
+// it lies, and its mapped pages go back to the OS), then the constant nodes run in order with
+// each step's kernel prepared as soon as the constants it reads are computed (PrepareOrder); a
+// constant goes once every reader is done and none needs it itself (PrepareReaders): an
+// intermediate after its last constant reader, an original that only packed copies read once
 // its last reader has packed it. The peak of the buffers follows from replaying those events
 // with the program's bytes.
 #include "footprint/analysis/prepare_memory.hpp"
 
 #include <vector>
 
+#include "footprint/analysis/prepare_order.hpp"
 #include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/onnx/tensor_data.hpp"
@@ -33,8 +34,18 @@ class Replay {
 
   PrepareMemory run() {
     place_weights();
-    evaluate_constants();
-    prepare_steps();
+    const PrepareOrder order = prepare_order(g_, p_, storage_);
+    PrepareReaders readers(g_, p_, storage_);
+    const auto release = [this](size_t r) { drop(r); };
+    for (const PrepareOrder::Event& e : order.events) {
+      if (e.is_step) {
+        prepare_step(e.index, readers);
+      } else {
+        const graph::Node& n = g_.node(order.constants[e.index]);
+        evaluate_constant(n);
+        readers.constant_read(n, release);
+      }
+    }
     out_.peak_bytes = tally_.peak;
     out_.kept_bytes = tally_.now;
     return out_;
@@ -48,7 +59,7 @@ class Replay {
     tally_.add(bytes);
   }
 
-  void release(size_t r) {
+  void drop(size_t r) {
     tally_.drop(heap_[r]);
     heap_[r] = 0;
   }
@@ -67,64 +78,26 @@ class Replay {
     }
   }
 
-  void evaluate_constants() {
-    const size_t nv = g_.values().size();
-    std::vector<char> is_step(g_.nodes().size(), 0);
-    for (const graph::NodeId id : p_.step_nodes) is_step[static_cast<size_t>(id)] = 1;
-    std::vector<graph::NodeId> constants;
-    std::vector<int> last_use(nv, -1);
-    for (const graph::NodeId id : p_.order) {
-      if (is_step[static_cast<size_t>(id)]) continue;
-      for (const graph::ValueId v : g_.node(id).inputs) {
-        if (v != graph::kNoValue) last_use[root(v)] = static_cast<int>(constants.size());
-      }
-      constants.push_back(id);
-    }
-    for (size_t k = 0; k < constants.size(); ++k) {
-      const graph::Node& n = g_.node(constants[k]);
-      if (!read_in_model(g_, n)) {
-        for (const graph::ValueId o : n.outputs) {
-          if (o == graph::kNoValue || root(o) != static_cast<size_t>(o)) continue;
-          const uint64_t bytes = p_.program.tensors[o].bytes;
-          out_.constants_bytes += bytes;
-          hold(static_cast<size_t>(o), bytes);
-        }
-      }
-      for (const graph::ValueId v : n.inputs) {
-        if (v == graph::kNoValue) continue;
-        const size_t r = root(v);
-        if (last_use[r] == static_cast<int>(k) && p_.program.tensors[r].prepare_only) release(r);
-      }
+  void evaluate_constant(const graph::Node& n) {
+    if (read_in_model(g_, n)) return;
+    for (const graph::ValueId o : n.outputs) {
+      if (o == graph::kNoValue || root(o) != static_cast<size_t>(o)) continue;
+      const uint64_t bytes = p_.program.tensors[o].bytes;
+      out_.constants_bytes += bytes;
+      hold(static_cast<size_t>(o), bytes);
     }
   }
 
-  void prepare_steps() {
-    const size_t nv = g_.values().size();
-    std::vector<int> left(nv, 0);
-    std::vector<char> kept(nv, 0);
-    for (const graph::ValueId v : g_.outputs()) kept[root(v)] = 1;
-    for (const graph::NodeId id : p_.step_nodes) {
-      const graph::Node& n = g_.node(id);
-      for (const graph::ValueId v : n.implicit_inputs) kept[root(v)] = 1;
-      for (const graph::ValueId v : n.inputs) {
-        if (v != graph::kNoValue) ++left[root(v)];
-      }
-    }
-    for (size_t s = 0; s < p_.step_nodes.size(); ++s) {
-      const graph::Node& n = g_.node(p_.step_nodes[s]);
-      const uint64_t packed = s < p_.step_packed.size() ? p_.step_packed[s] : 0;
-      out_.packed_bytes += packed;
-      tally_.add(packed);
-      for (size_t i = 0; i < n.inputs.size(); ++i) {
-        const graph::ValueId v = n.inputs[i];
-        if (v == graph::kNoValue) continue;
-        const size_t r = root(v);
-        const bool constant = p_.program.tensors[v].category == Category::weights;
-        if (!graph::replaced_by_packing(n.schema, i, packed, constant)) kept[r] = 1;
-        if (--left[r] > 0 || kept[r]) continue;
-        release(r);
-      }
-    }
+  void prepare_step(size_t s, PrepareReaders& readers) {
+    const graph::Node& n = g_.node(p_.step_nodes[s]);
+    const uint64_t packed = s < p_.step_packed.size() ? p_.step_packed[s] : 0;
+    out_.packed_bytes += packed;
+    tally_.add(packed);
+    const auto replaced = [&](size_t i) {
+      const bool constant = p_.program.tensors[n.inputs[i]].category == Category::weights;
+      return graph::replaced_by_packing(n.schema, i, packed, constant);
+    };
+    readers.step_read(n, replaced, [this](size_t r) { drop(r); });
   }
 
   const graph::Graph& g_;

@@ -48,7 +48,9 @@ struct Prepared {
         placement(p.graph(), p.program, p.timeline, p.plan),
         pointers(p.graph().values().size(), nullptr),
         constants(p.graph(), p.program, p.timeline, extents, placement, placement.take_weights(),
-                  nullptr, 1, pointers) {}
+                  nullptr, 1, pointers) {
+    constants.evaluate_all(pointers);
+  }
   BoundedExtents extents;
   Placement placement;
   std::vector<void*> pointers;
@@ -101,14 +103,12 @@ TEST(RunnerPreparedConstants, ReleasesAConstantOnceEveryReaderReadsOnlyItsPacked
   {
     Prepared prepared(p);
     PreparedConstants& c = prepared.constants;
-    PreparedConstants::Readers readers = c.count_readers(p.program.step_nodes);
-    EXPECT_EQ(readers.left[doubled], 1);
-    EXPECT_EQ(readers.kept[doubled], 0);
-    EXPECT_EQ(readers.kept[p.id("y")], 1) << "a graph output is always kept";
+    EXPECT_EQ(c.readers().left(static_cast<size_t>(doubled)), 1);
+    EXPECT_FALSE(c.readers().kept(static_cast<size_t>(doubled)));
+    EXPECT_TRUE(c.readers().kept(static_cast<size_t>(p.id("y")))) << "a graph output is kept";
     // The Add reads the constant itself: kept.
-    c.release_replaced(
-        g.node(add), [](size_t) { return false; }, readers);
-    EXPECT_EQ(readers.kept[doubled], 1);
+    c.release_replaced(g.node(add), [](size_t) { return false; });
+    EXPECT_TRUE(c.readers().kept(static_cast<size_t>(doubled)));
     EXPECT_NE(c.constants()[doubled], nullptr);
     EXPECT_EQ(c.constant_bytes(), 32u);
   }
@@ -116,11 +116,9 @@ TEST(RunnerPreparedConstants, ReleasesAConstantOnceEveryReaderReadsOnlyItsPacked
     Prepared prepared(p);
     PreparedConstants& c = prepared.constants;
     const uint64_t released = c.released_bytes();
-    PreparedConstants::Readers readers = c.count_readers(p.program.step_nodes);
     // Its one reader keeps a packed copy of input 1: the constant goes as soon as it is prepared.
-    c.release_replaced(
-        g.node(add), [](size_t i) { return i == 1; }, readers);
-    EXPECT_EQ(readers.left[doubled], 0);
+    c.release_replaced(g.node(add), [](size_t i) { return i == 1; });
+    EXPECT_EQ(c.readers().left(static_cast<size_t>(doubled)), 0);
     EXPECT_EQ(c.constants()[doubled], nullptr);
     EXPECT_EQ(c.constant_bytes(), 0u);
     EXPECT_EQ(c.released_bytes(), released + 32);

@@ -65,11 +65,18 @@ PreparedConstants::PreparedConstants(const graph::Graph& g, const analysis::Grap
       timeline_(timeline),
       extents_(extents),
       placement_(placement),
+      subgraphs_(subgraphs),
+      threads_(threads),
+      order_(analysis::prepare_order(g, program, timeline.storage)),
+      readers_(g, program, timeline.storage),
+      evaluated_(order_.constants.size(), 0),
       weights_(std::move(weights.slots)),
       released_mapped_bytes_(weights.released_mapped_bytes) {
   heap_.add(weights.copied_bytes);
-  evaluate_constants(subgraphs, threads, pointers);
-  // What the steps are prepared with: the constants kept, the released ones null.
+  const size_t nv = g_.values().size();
+  constants_.resize(nv);
+  constant_data_.assign(nv, nullptr);
+  pointers.assign(nv, nullptr);
   point_preparing(pointers);
 }
 
@@ -80,43 +87,22 @@ void PreparedConstants::point_preparing(std::span<void*> pointers) const {
   placement_.point(preparing, pointers);
 }
 
-// Each intermediate is released right after its last constant consumer, so preparing peaks at
+// Each input goes right after its last reader if no one needs it itself, so preparing peaks at
 // the kept constants plus what one node has in flight.
-void PreparedConstants::evaluate_constants(graph::SubgraphRunner* subgraphs, int threads,
-                                           std::vector<void*>& pointers) {
-  const size_t nv = g_.values().size();
-  constants_.resize(nv);
-  constant_data_.assign(nv, nullptr);
-  pointers.assign(nv, nullptr);
-  std::vector<graph::NodeId> constant_nodes;
-  std::vector<int> last_use(nv, -1);
-  std::vector<char> is_step(g_.nodes().size(), 0);
-  for (graph::NodeId id : program_.step_nodes) is_step[static_cast<size_t>(id)] = 1;
-  for (graph::NodeId id : program_.order) {
-    if (is_step[static_cast<size_t>(id)]) continue;
-    for (auto v : g_.node(id).inputs) {
-      if (v != graph::kNoValue)
-        last_use[timeline_.storage[v]] = static_cast<int>(constant_nodes.size());
-    }
-    constant_nodes.push_back(id);
-  }
-  for (size_t k = 0; k < constant_nodes.size(); ++k) {
-    evaluate_constant(constant_nodes[k], subgraphs, threads, pointers);
-    for (auto v : g_.node(constant_nodes[k]).inputs) {
-      if (v == graph::kNoValue) continue;
-      const auto r = static_cast<size_t>(timeline_.storage[v]);
-      // Read only while preparing (the weights a folded BatchNormalization's are computed from,
-      // shape arithmetic), as analysis marks them.
-      if (last_use[r] == static_cast<int>(k) && program_.program.tensors[r].prepare_only) {
-        release_root(r);
-      }
-    }
-  }
-  for (size_t v = 0; v < nv; ++v) constant_bytes_ += constants_[v].size();
+void PreparedConstants::evaluate(size_t k, std::vector<void*>& pointers) {
+  if (evaluated_[k] != 0) return;
+  evaluated_[k] = 1;
+  const graph::NodeId id = order_.constants[k];
+  evaluate_constant(id, pointers);
+  readers_.constant_read(g_.node(id), [this](size_t r) { release_root(r); });
 }
 
-void PreparedConstants::evaluate_constant(graph::NodeId id, graph::SubgraphRunner* subgraphs,
-                                          int threads, std::span<void*> pointers) {
+void PreparedConstants::evaluate_all(std::vector<void*>& pointers) {
+  for (size_t k = 0; k < order_.constants.size(); ++k) evaluate(k, pointers);
+  point_preparing(pointers);
+}
+
+void PreparedConstants::evaluate_constant(graph::NodeId id, std::span<void*> pointers) {
   const graph::Node& n = g_.node(id);
   for (auto o : n.outputs) {
     if (o == graph::kNoValue || timeline_.storage[o] != o) continue;
@@ -130,6 +116,7 @@ void PreparedConstants::evaluate_constant(graph::NodeId id, graph::SubgraphRunne
         allocate(o, "constant " + in_quotes(g_.value(o).name) + " of node " + n.label(id));
     constant_data_[o] = constants_[o].data();
     heap_.add(constants_[o].size());
+    constant_bytes_ += constants_[o].size();
   }
   if (computed_from_run(n)) {
     // Inference knows the value although an input is computed when running (an extent of
@@ -146,7 +133,7 @@ void PreparedConstants::evaluate_constant(graph::NodeId id, graph::SubgraphRunne
     return;
   }
   point_preparing(pointers);
-  auto ctx = make_context(g_, id, extents_, subgraphs);
+  auto ctx = make_context(g_, id, extents_, subgraphs_);
   point_context(*ctx, pointers);
   const graph::OpSchema* schema = n.schema;
   if (constant_in_model(n) != nullptr) return;
@@ -158,7 +145,7 @@ void PreparedConstants::evaluate_constant(graph::NodeId id, graph::SubgraphRunne
   }
   // The same evaluation the graph builder's value propagation and `footprint fold` use: a heap
   // workspace and the prepare hook's state for this one call.
-  ctx->thread_count = threads;
+  ctx->thread_count = threads_;
   graph::evaluate(*ctx);
 }
 
@@ -192,56 +179,33 @@ const std::byte* PreparedConstants::constant_in_model(const graph::Node& n) cons
   return onnx::tensor_view(*t).data();
 }
 
-PreparedConstants::Readers PreparedConstants::count_readers(
-    std::span<const graph::NodeId> steps) const {
-  const size_t nv = g_.values().size();
-  Readers r{std::vector<int>(nv, 0), std::vector<char>(nv, 0)};
-  for (auto v : g_.outputs()) r.kept[timeline_.storage[v]] = 1;
-  for (graph::NodeId id : steps) {
-    const graph::Node& n = g_.node(id);
-    for (auto v : n.implicit_inputs) r.kept[timeline_.storage[v]] = 1;
-    for (auto v : n.inputs) {
-      if (v != graph::kNoValue) ++r.left[timeline_.storage[v]];
-    }
-  }
-  return r;
-}
-
 void PreparedConstants::release_replaced(const graph::Node& n,
-                                         const std::function<bool(size_t)>& replaced,
-                                         Readers& readers) {
-  for (size_t i = 0; i < n.inputs.size(); ++i) {
-    if (n.inputs[i] == graph::kNoValue) continue;
-    const auto r = static_cast<size_t>(timeline_.storage[n.inputs[i]]);
-    if (!replaced(i)) readers.kept[r] = 1;
-    if (--readers.left[r] > 0 || readers.kept[r]) continue;
-    const uint64_t held = constants_[r].size();
-    if (release_root(r)) constant_bytes_ -= held;
-  }
+                                         const std::function<bool(size_t)>& replaced) {
+  readers_.step_read(n, replaced, [this](size_t r) { release_root(r); });
 }
 
-bool PreparedConstants::release_root(size_t r) {
+void PreparedConstants::release_root(size_t r) {
   if (constants_[r].size() > 0) {
     heap_.drop(constants_[r].size());
     released_bytes_ += constants_[r].size();
+    constant_bytes_ -= constants_[r].size();
     constants_[r] = AlignedBuffer();
     constant_data_[r] = nullptr;
-    return true;
+    return;
   }
-  if (placement_[r].home != Home::weight) return false;
+  if (placement_[r].home != Home::weight) return;
   // An initializer: a copy made for alignment is freed; one read in place from a mapped model
   // gives its pages back to the OS (read from the file again if anything touched them).
   onnx::TensorBytes& w = weights_[static_cast<size_t>(placement_[r].index)];
   if (!w.is_view()) {
-    if (w.size() == 0) return false;
+    if (w.size() == 0) return;
     heap_.drop(w.size());
     released_bytes_ += w.size();
     w = onnx::TensorBytes();
-    return true;
+    return;
   }
   if (g_.model() != nullptr)
     released_mapped_bytes_ += g_.model()->source().release_pages(w.bytes());
-  return false;
 }
 
 uint64_t PreparedConstants::mapped_weight_bytes() const {

@@ -3,12 +3,12 @@
 // found them: in place in the model, or aligned copies), and the constant nodes (weights
 // computed from weights, shape arithmetic, Constant) evaluated once on the heap.
 //
-// It also gives back what no one reads any more, as analysis::predict_prepare counts it: a
-// constant read only while preparing (prepare_only) after its last constant reader, and one
-// every step reads only through its kernel's packed copy after the last such step is prepared
-// (Readers). A copy or computed constant is freed; an initializer read in place from a mapped
-// model gives its pages back to the OS. `heap()` tallies the buffers preparing holds: these, and
-// the kernels' states (`hold`).
+// It also gives back what no one reads any more, as analysis::predict_prepare counts it
+// (analysis::PrepareReaders): a constant read only while preparing (prepare_only) after its last
+// constant reader, and one every step reads only through its kernel's packed copy after the
+// last such step is prepared. A copy or computed constant is freed; an initializer read in place
+// from a mapped model gives its pages back to the OS. `heap()` tallies the buffers preparing holds:
+// these, and the kernels' states (`hold`).
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -19,6 +19,7 @@
 #include "bounded_extents.hpp"
 #include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/prepare_memory.hpp"
+#include "footprint/analysis/prepare_order.hpp"
 #include "footprint/analysis/timeline.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/node_runner.hpp"
@@ -30,16 +31,27 @@ namespace footprint::runtime::runner {
 
 class PreparedConstants {
  public:
-  // Takes the initializers' bytes and evaluates the constant nodes (those of program.order that
-  // are not steps), each on a context pointed through `pointers` (the
-  // owner's, one per value, sized here; left pointing at the constants, for the steps).
-  // `subgraphs` and `threads` are the contexts'.
+  // Takes the initializers' bytes; the constant nodes (those of program.order that are not
+  // steps) are evaluated one by one (`evaluate`), in analysis::PrepareOrder's order, each on a
+  // context pointed through `pointers` (the owner's, one per value, sized here). `subgraphs` and
+  // `threads` are the contexts'.
   PreparedConstants(const graph::Graph& g, const analysis::GraphProgram& program,
                     const analysis::Timeline& timeline, const BoundedExtents& extents,
                     const Placement& placement, Weights weights, graph::SubgraphRunner* subgraphs,
                     int threads, std::vector<void*>& pointers);
   PreparedConstants(const PreparedConstants&) = delete;
   PreparedConstants& operator=(const PreparedConstants&) = delete;
+
+  // The order the owner prepares in: constant nodes and steps interleaved.
+  const analysis::PrepareOrder& order() const { return order_; }
+  // Evaluates constant node k of order().constants, then releases each input no one reads any
+  // more.
+  void evaluate(size_t k, std::vector<void*>& pointers);
+  // Evaluates every constant node not evaluated yet (a graph prepared without its steps) and
+  // points `pointers` at the constants.
+  void evaluate_all(std::vector<void*>& pointers);
+  // Points `pointers` at the constants (null where released), as the steps are prepared.
+  void point(std::span<void*> pointers) const { point_preparing(pointers); }
 
   // Per weight slot and per value id: the bytes Placement::point resolves homes to.
   std::span<const onnx::TensorBytes> weights() const { return weights_; }
@@ -57,40 +69,36 @@ class PreparedConstants {
   const analysis::HeapTally& heap() const { return heap_; }
   // A kernel state of `bytes` that preparing keeps.
   void hold(uint64_t bytes) { heap_.add(bytes); }
+  // Reads not done yet and whether something needs the tensor itself, per root.
+  const analysis::PrepareReaders& readers() const { return readers_; }
 
-  // Per root: reads by steps not prepared yet, and whether some reader needs the tensor itself.
-  struct Readers {
-    std::vector<int> left;
-    std::vector<char> kept;
-  };
-  Readers count_readers(std::span<const graph::NodeId> steps) const;
-  // After step node `n` is prepared: a constant input all of whose readers are prepared and
-  // read it only through their packed copies (`replaced(i)` for input i) is released, so packing
+  // After step node `n` is prepared: a constant input all of whose readers are done and read it
+  // only through their packed copies (`replaced(i)` for input i) is released, so packing
   // replaces the weights rather than doubling them, even while preparing.
-  void release_replaced(const graph::Node& n, const std::function<bool(size_t)>& replaced,
-                        Readers& readers);
+  void release_replaced(const graph::Node& n, const std::function<bool(size_t)>& replaced);
 
  private:
   // Every value's address while preparing: only the constants have bytes.
   void point_preparing(std::span<void*> pointers) const;
-  void evaluate_constants(graph::SubgraphRunner* subgraphs, int threads,
-                          std::vector<void*>& pointers);
-  void evaluate_constant(graph::NodeId id, graph::SubgraphRunner* subgraphs, int threads,
-                         std::span<void*> pointers);
+  void evaluate_constant(graph::NodeId id, std::span<void*> pointers);
   // Whether an input of the constant node `n` is computed when running.
   bool computed_from_run(const graph::Node& n) const;
   // Heap bytes for value `v`; an allocation that fails or is refused names `what`.
   AlignedBuffer allocate(graph::ValueId v, const std::string& what) const;
   const std::byte* constant_in_model(const graph::Node& n) const;
-  // Frees what root `r` holds on the heap, or gives an initializer's mapped pages back; true when
-  // it held heap bytes.
-  bool release_root(size_t r);
+  // Frees what root `r` holds on the heap, or gives an initializer's mapped pages back.
+  void release_root(size_t r);
 
   const graph::Graph& g_;
   const analysis::GraphProgram& program_;
   const analysis::Timeline& timeline_;
   const BoundedExtents& extents_;
   const Placement& placement_;
+  graph::SubgraphRunner* subgraphs_;
+  int threads_;
+  analysis::PrepareOrder order_;
+  analysis::PrepareReaders readers_;
+  std::vector<char> evaluated_;             // per constant node of order_
   std::vector<onnx::TensorBytes> weights_;  // per weight slot
   // Per value id, for constant roots: their bytes (owned, or in place in the model).
   std::vector<AlignedBuffer> constants_;

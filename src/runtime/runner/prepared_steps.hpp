@@ -3,8 +3,10 @@
 // kernel's state (oneDNN primitives, packed weights), how it runs with data-dependent extents,
 // and whether it has nothing to do (a view whose output already is its input).
 //
-// Preparing a step may make an input constant unread (its kernel keeps a packed copy); the
-// constants release it as soon as its last reader is prepared (PreparedConstants::Readers).
+// The steps are prepared interleaved with the constants' evaluation (analysis::PrepareOrder):
+// each as soon as the constants it reads are computed. Preparing a step may make an input
+// constant unread (its kernel keeps a packed copy); the constants release it as soon as its
+// last reader is done (analysis::PrepareReaders), before the next weight is computed.
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -23,13 +25,13 @@ namespace footprint::runtime::runner {
 
 class PreparedSteps {
  public:
-  // Prepares the steps of `program` (step_nodes) in order, their contexts pointed through
-  // `pointers` (per value, already pointed at the constants). The states' bytes are held in
-  // `constants`' heap tally.
+  // Evaluates the constants and prepares the steps of `program` (step_nodes) in `constants`'
+  // order, the steps' contexts pointed through `pointers` (per value; left pointing at the
+  // constants kept). The states' bytes are held in `constants`' heap tally.
   PreparedSteps(const graph::Graph& g, const analysis::GraphProgram& program,
                 const analysis::Timeline& timeline, const BoundedExtents& extents,
                 PreparedConstants& constants, graph::SubgraphRunner* subgraphs,
-                std::span<void* const> pointers);
+                std::vector<void*>& pointers);
 
   size_t size() const { return contexts_.size(); }
   graph::NodeContext& context(size_t s) const { return *contexts_[s]; }
@@ -43,6 +45,10 @@ class PreparedSteps {
   uint64_t packed_bytes() const { return packed_bytes_; }
 
  private:
+  void prepare(size_t s, const graph::Graph& g, const analysis::Timeline& timeline,
+               const BoundedExtents& extents, PreparedConstants& constants,
+               graph::SubgraphRunner* subgraphs, std::span<void* const> pointers);
+
   const analysis::GraphProgram& program_;
   std::vector<std::unique_ptr<graph::NodeContext>> contexts_;
   std::vector<std::unique_ptr<graph::KernelState>> states_;
