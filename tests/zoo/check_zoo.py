@@ -13,6 +13,7 @@ A check listed in tests/zoo/known_failures.txt ("MODEL CHECK  reason") is expect
 run fails on any other failure, and also when a listed check passes (so the list only shrinks).
 
     tests/zoo/check_zoo.py FOOTPRINT ZOO_DIR [--table OUT.md] [--only NAME,...]
+        [--known LIST] [--label PREFIX]      (the dynamo zoo: tests/dynamo_zoo/)
 """
 import argparse
 import json
@@ -115,6 +116,7 @@ def main():
     ap.add_argument("--table")
     ap.add_argument("--only", default="")
     ap.add_argument("--known", default=os.path.join(HERE, "known_failures.txt"))
+    ap.add_argument("--label", default="zoo", help="the prefix of every line printed")
     a = ap.parse_args()
     known = known_failures(a.known)
     names = sorted(n for n in os.listdir(a.zoo) if os.path.isfile(
@@ -145,7 +147,7 @@ def main():
                 surprises.append(f"{name} {check}: passes; remove it from {a.known}")
             elif not ok and not expected_fail:
                 surprises.append(f"{name} {check}: {why}")
-            print(f"zoo: {name:30} {check:8} {status}: {why}", file=sys.stderr)
+            print(f"{a.label}: {name:30} {check:8} {status}: {why}", file=sys.stderr)
         rows.append((name, meta, results))
     if a.table:
         with open(a.table, "w") as f:
@@ -160,10 +162,10 @@ def main():
                         f"{cells[0]} | {cells[1]} |\n")
     passed = sum(ok for _, _, res in rows for ok, _ in res.values())
     total = len(rows) * len(CHECKS)
-    print(f"zoo: {passed} of {total} checks pass over {len(rows)} models; "
+    print(f"{a.label}: {passed} of {total} checks pass over {len(rows)} models; "
           f"{len(surprises)} unexpected", file=sys.stderr)
     for s in surprises:
-        print(f"zoo: unexpected: {s}", file=sys.stderr)
+        print(f"{a.label}: unexpected: {s}", file=sys.stderr)
     return 1 if surprises else 0
 
 
