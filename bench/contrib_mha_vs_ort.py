@@ -18,7 +18,7 @@ import tempfile
 import numpy as np
 from onnx import TensorProto, helper
 
-from ort_cases import check_all, float_tolerances, save_case
+from ort_cases import check_all, float_tolerances, save_case, zero_one_mask
 
 HEADS, HEAD = 4, 16
 D = HEADS * HEAD
@@ -67,12 +67,10 @@ def case(out, name, batch, seq, kv_len, past, layout, attrs, extras, dtype, rng)
         feeds["mask"] = np.array([3, 5][:batch], dtype=np.int32)
         names[4] = "mask"
     if "mask2d" in extras:
-        feeds["mask"] = (rng.uniform(size=(batch, total)) > 0.3).astype(np.int32)
-        feeds["mask"][:, 0] = 1
+        feeds["mask"] = zero_one_mask(rng, (batch, total))
         names[4] = "mask"
     if "mask3d" in extras:
-        feeds["mask"] = (rng.uniform(size=(batch, seq, total)) > 0.3).astype(np.int32)
-        feeds["mask"][..., 0] = 1
+        feeds["mask"] = zero_one_mask(rng, (batch, seq, total))
         names[4] = "mask"
     if "bias_add" in extras:
         feeds["attention_bias"] = rand(1, HEADS, seq, total)

@@ -59,6 +59,15 @@ def check_all(footprint, folders, extra=(), same="matches"):
     return 0 if good == total else 1
 
 
+def zero_one_mask(rng, shape):
+    """An int32 0/1 mask of `shape` keeping about 70 % of the keys, and always the first (a row
+    with no key kept is each runtime's own convention)."""
+    import numpy as np
+    m = (rng.uniform(size=shape) > 0.3).astype(np.int32)
+    m[..., 0] = 1
+    return m
+
+
 def float_tolerances(dtype):
     """The rtol, atol a float32 or float16 case is held to."""
     return (1e-5, 1e-6) if dtype == "float32" else (1e-3, 1e-3)

@@ -1,6 +1,6 @@
 """com.microsoft's fused transformer pieces that onnxruntime's transformers optimizer writes
 (SkipLayerNormalization, SkipSimplifiedLayerNormalization, BiasGelu, FastGelu, Gelu, QuickGelu,
-EmbedLayerNormalization, Attention) and SimplifiedLayerNormalization, run by footprint against numpy's reading of onnxruntime's
+EmbedLayerNormalization, Attention with and without a cache) and SimplifiedLayerNormalization, run by footprint against numpy's reading of onnxruntime's
 contrib op documentation. Whole models fused by the optimizer (the zoo's BERT, GPT-2 and ViT)
 are checked against onnxruntime in the quantized zoo's `ortopt` variants."""
 
@@ -138,7 +138,58 @@ def test_embeddings_and_attention_refusals_name_the_node():
         run("Attention", [x, np.zeros((8, 24), dtype=np.float32)])
     with pytest.raises(footprint.FootprintError, match=r"mask_index is int32 \[batch\]"):
         run("Attention", [x, np.zeros((8, 24), dtype=np.float32), None,
-                          np.zeros((1, 2, 2), dtype=np.int32)], {"num_heads": 2})
+                          np.zeros((1, 1, 2, 2), dtype=np.int32)], {"num_heads": 2})
+
+
+@pytest.mark.parametrize("dtype,tol", [("float32", 1e-5), ("float16", 3e-3)])
+@pytest.mark.parametrize("form", ["prompt", "decode", "chunk bidirectional"])
+def test_attention_with_a_cache_matches_the_reference(form, dtype, tol):
+    """com.microsoft Attention with past [2, B, N, P, H] and present [2, B, N, P + S, H]: the
+    past's keys and values, then the new tokens', and query i sees keys up to P + i when
+    unidirectional (onnxruntime's CPU kernel runs float32 only: bench/contrib_attention_vs_ort.py
+    holds that to onnxruntime; float16 here to the same arithmetic in float64, rounded once)."""
+    rng = np.random.default_rng(21)
+    heads, head = 4, 8
+    d = heads * head
+    seq, past_len = {"prompt": (5, 0), "decode": (1, 6), "chunk bidirectional": (3, 4)}[form]
+    causal = form != "chunk bidirectional"
+    x = rng.standard_normal((B, seq, d)).astype(dtype)
+    w = (rng.standard_normal((d, 3 * d)) / 4).astype(dtype)
+    bias = rng.standard_normal(3 * d).astype(dtype)
+    past = rng.standard_normal((2, B, heads, past_len, head)).astype(dtype)
+    b = footprint.GraphBuilder(opset=17)
+    ins = [b.input("x", dtype, list(x.shape)), b.const(w), b.const(bias), None]
+    feeds = {"x": x}
+    if past_len:
+        ins.append(b.input("past", dtype, list(past.shape)))
+        feeds["past"] = past
+    y, present = b.op("Attention", ins, {"num_heads": heads, "unidirectional": int(causal)},
+                      outputs=2, domain=MS)
+    b.output(y, "y")
+    b.output(present, "present")
+    got = footprint.Session(b.to_model()).run(feeds)
+
+    qkv = x.astype(np.float64) @ w.astype(np.float64) + bias.astype(np.float64)
+    q, k, v = (qkv[..., i * d:(i + 1) * d] for i in range(3))
+    want_y, kh, vh = mha_reference(q, k, v, heads, past[0], past[1], causal=causal)
+    assert got["present"].shape == (2, B, heads, past_len + seq, head)
+    np.testing.assert_allclose(got["present"][0].astype(np.float64), kh, rtol=tol, atol=tol)
+    np.testing.assert_allclose(got["present"][1].astype(np.float64), vh, rtol=tol, atol=tol)
+    np.testing.assert_allclose(got["y"].astype(np.float64), want_y, rtol=tol, atol=tol)
+
+
+def test_attention_cache_forms_it_does_not_run_are_refused():
+    x = np.zeros((1, 2, 8), dtype=np.float32)
+    w = np.zeros((8, 24), dtype=np.float32)
+    past = np.zeros((2, 1, 2, 3, 4), dtype=np.float32)
+    with pytest.raises(footprint.FootprintError, match=r"a past needs the present output"):
+        run("Attention", [x, w, None, None, past], {"num_heads": 2})
+    with pytest.raises(footprint.FootprintError, match=r"sharing one buffer"):
+        run("Attention", [x, w, None, None, past], {"num_heads": 2,
+                                                    "past_present_share_buffer": 1}, outputs=2)
+    with pytest.raises(footprint.FootprintError, match=r"mask_index is int32"):
+        run("Attention", [x, w, None, np.ones((1, 2), dtype=np.int32), past], {"num_heads": 2},
+            outputs=2)
 
 
 def rotary_reference(x, pos, cos, sin, heads, rotary, interleaved, transposed):

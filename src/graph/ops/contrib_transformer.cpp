@@ -60,37 +60,56 @@ void infer_embed_layer_norm(const InferContext& ctx, InferResult& r) {
   set_output(r, 2, words.dtype, ranked({batch, seq, hidden}));
 }
 
-// com.microsoft Attention(input [B, S, D], weights [D, Q + K + V], bias, mask_index) ->
-// output [B, S, V]: Q, K and V projected by one product, num_heads heads each. The sizes of Q,
-// K and V are qkv_hidden_sizes, or a third of the weights' columns each.
+// com.microsoft Attention(input [B, S, D], weights [D, Q + K + V], bias, mask_index, past
+// [2, B, N, P, H], attention_bias [B or 1, N or 1, S, P + S]) -> output [B, S, V] and present
+// [2, B, N, P + S, H] (the past's keys and values, then the new ones): Q, K and V projected by
+// one product, num_heads heads each. The sizes of Q, K and V are qkv_hidden_sizes, or a third
+// of the weights' columns each; a cache needs K and V of one size. A past without a present, a
+// shared past/present buffer (past_present_share_buffer, past_sequence_length) are refused.
 void infer_ms_attention(const InferContext& ctx, InferResult& r) {
   const TensorType& x = ctx.input(0);
   const Shape& w = ctx.input(1).shape;
   const int64_t heads = ctx.attr_int("num_heads", 0);
   if (heads <= 0) ctx.fail("num_heads is required");
-  for (size_t i = 4; i < ctx.input_count(); ++i) {
-    if (ctx.has_input(i)) {
-      ctx.fail("past, attention_bias and past_sequence_length (input " + std::to_string(i) +
-               ") are not supported yet");
-    }
+  if (ctx.has_input(6) || ctx.attr_int("past_present_share_buffer", 0) != 0) {
+    ctx.fail("a past and present sharing one buffer (past_sequence_length) is not supported yet");
   }
+  const bool has_present = ctx.output_count() > 1;
+  if (ctx.has_input(4) && !has_present) ctx.fail("a past needs the present output");
   Dim v_hidden = Dim::unknown();
+  Dim k_hidden = Dim::unknown();
   if (const auto sizes = ctx.attr_ints("qkv_hidden_sizes")) {
     if (sizes->size() != 3) ctx.fail("qkv_hidden_sizes has 3 entries");
+    k_hidden = Dim::known((*sizes)[1]);
     v_hidden = Dim::known((*sizes)[2]);
   } else if (w.ranked && w.rank() == 2) {
     if (const auto cols = w.dims[1].value()) {
       if (*cols % 3 != 0) ctx.fail("the weights' columns are not Q, K and V of one size");
-      v_hidden = Dim::known(*cols / 3);
+      k_hidden = v_hidden = Dim::known(*cols / 3);
     }
   }
   if (!x.shape.ranked || x.shape.rank() != 3) {
     if (x.shape.ranked) ctx.fail("input is [batch, sequence, hidden]");
     set_output(r, 0, x.dtype, Shape::unranked());
+    if (has_present) set_output(r, 1, x.dtype, Shape::unranked());
     return;
   }
-  set_output(r, 0, x.dtype, ranked({x.shape.dims[0], x.shape.dims[1], v_hidden}));
-  if (ctx.output_count() > 1) ctx.fail("present (a key/value cache) is not supported yet");
+  const Dim& batch = x.shape.dims[0];
+  const Dim& seq = x.shape.dims[1];
+  set_output(r, 0, x.dtype, ranked({batch, seq, v_hidden}));
+  if (!has_present) return;
+  const auto k = k_hidden.value();
+  const auto v = v_hidden.value();
+  if (k && v && *k != *v) ctx.fail("a key/value cache needs K and V of one size");
+  if (k && *k % heads != 0) ctx.fail("K is not num_heads heads");
+  const Dim head = k ? Dim::known(*k / heads) : Dim::unknown();
+  Dim past = Dim::known(0);
+  if (ctx.has_input(4)) {
+    const Shape& p = ctx.input(4).shape;
+    if (p.ranked && p.rank() != 5) ctx.fail("past is [2, batch, num_heads, past, head]");
+    past = p.ranked ? p.dims[3] : Dim::unknown();
+  }
+  set_output(r, 1, x.dtype, ranked({Dim::known(2), batch, Dim::known(heads), past + seq, head}));
 }
 
 // com.microsoft GroupQueryAttention (onnxruntime's LLM model builder): query [B, S, N H] with

@@ -286,24 +286,32 @@ void run_embed_layer_norm(graph::KernelContext& ctx) {
                                     [&](auto tag) { embed_layer_norm<decltype(tag)>(ctx); });
 }
 
-// com.microsoft Attention without a cache: Q, K and V of every token from one product with the
-// weights (and bias), into the step's workspace (float32: MatMul's kernel, float_matmul.hpp, the
-// weights packed into its layout when preparing; 16-bit: a loop widening them); then per head
-// and query row the scores,
-// masked by mask_index (1-D: each batch's end position; 2-D: 1 keeps a key, 0 adds
-// mask_filter_value) and, when unidirectional, causally; softmax; the weighted values.
+// com.microsoft Attention: Q, K and V of every token from one product with the weights (and
+// bias), into the step's workspace (float32: MatMul's kernel, float_matmul.hpp, the weights
+// packed into its layout when preparing; 16-bit: a loop widening them); then per batch and head
+// the keys and values as panels of total = past + sequence rows (the past's, widened, then the
+// new tokens'), which the present output takes (rounded once for 16-bit types); then per query
+// row the scores over the panel, scaled, plus attention_bias, masked by mask_index (1-D: each
+// batch's end position in the total; 2-D [batch, total]: 1 keeps a key, 0 adds
+// mask_filter_value; 3-D [batch, sequence, total] the same per query row) and, when
+// unidirectional, causally (query i sees keys up to past + i); softmax; the weighted values.
 struct MsAttentionSizes {
-  int64_t batch = 0, seq = 0, in = 0, q = 0, k = 0, v = 0;
+  int64_t batch = 0, seq = 0, in = 0, q = 0, k = 0, v = 0, heads = 1, past = 0;
   int64_t cols() const { return q + k + v; }
+  int64_t total() const { return past + seq; }
+  int64_t key_head() const { return heads > 0 ? k / heads : 0; }
+  int64_t value_head() const { return heads > 0 ? v / heads : 0; }
 };
 
 MsAttentionSizes ms_attention_sizes(const std::vector<int64_t>& x, const std::vector<int64_t>& w,
-                                    const std::optional<std::vector<int64_t>>& hidden) {
+                                    const std::optional<std::vector<int64_t>>& hidden,
+                                    int64_t heads, const std::vector<int64_t>* past) {
   MsAttentionSizes z;
   if (x.size() != 3 || w.size() != 2) return z;
   z.batch = x[0];
   z.seq = x[1];
   z.in = x[2];
+  z.heads = heads;
   if (hidden && hidden->size() == 3) {
     z.q = (*hidden)[0];
     z.k = (*hidden)[1];
@@ -311,12 +319,15 @@ MsAttentionSizes ms_attention_sizes(const std::vector<int64_t>& x, const std::ve
   } else {
     z.q = z.k = z.v = w[1] / 3;
   }
+  if (past != nullptr && past->size() == 5) z.past = (*past)[3];
   return z;
 }
 
-// The projected tokens, then one row of scores and one head of weighted values (at most V wide).
+// The projected tokens; one row of scores; one head of weighted values; a batch and head's key
+// and value panels.
 uint64_t ms_attention_floats(const MsAttentionSizes& z) {
-  return static_cast<uint64_t>(z.batch * z.seq * z.cols() + z.seq + z.v);
+  return static_cast<uint64_t>(z.batch * z.seq * z.cols() + z.total() + z.value_head() +
+                               z.total() * (z.key_head() + z.value_head()));
 }
 
 // Where the product's scratch starts in the workspace (64-byte aligned, past the floats above).
@@ -442,8 +453,10 @@ void weighted_rows(const float* p, size_t rows, const float* x, size_t stride, f
 uint64_t ms_attention_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
                                 const std::vector<graph::ConcreteTensor>& /*out*/) {
   if (in.size() < 2) return 0;
-  const auto z =
-      ms_attention_sizes(in[0].dims, in[1].dims, graph::attr_ints(n, "qkv_hidden_sizes"));
+  const std::vector<int64_t>* past =
+      in.size() > 4 && in[4].dtype != DType::undefined ? &in[4].dims : nullptr;
+  const auto z = ms_attention_sizes(in[0].dims, in[1].dims, graph::attr_ints(n, "qkv_hidden_sizes"),
+                                    graph::attr_int(n, "num_heads", 1), past);
   const auto p = ms_projection(in);
   if (!p) return ms_attention_floats(z) * sizeof(float);
   return ms_projection_offset(z) + float_matmul_workspace(n, p->in, p->out);
@@ -477,16 +490,87 @@ void project_tokens(const graph::KernelContext& ctx, const MsAttentionSizes& z, 
       1);
 }
 
+// The mask_index forms the kernel reads; false for another.
+bool ms_mask_fits(const graph::TensorRef& m, const MsAttentionSizes& z) {
+  if (m.dtype != DType::int32 || m.dim(0) != z.batch) return false;
+  switch (m.rank()) {
+    case 1:
+      return true;
+    case 2:
+      return m.dim(1) == z.total();
+    case 3:
+      return m.dim(1) == z.seq && m.dim(2) == z.total();
+    default:
+      return false;
+  }
+}
+
+// Whether key j stays for query row i of batch b under mask_index `m` (nullptr: every key).
+bool ms_key_kept(const graph::TensorRef* m, const MsAttentionSizes& z, int64_t b, int64_t i,
+                 int64_t j) {
+  if (m == nullptr) return true;
+  const int32_t* v = m->as<const int32_t>();
+  switch (m->rank()) {
+    case 1:
+      return j < v[b];
+    case 2:
+      return v[b * z.total() + j] != 0;
+    default:
+      return v[(b * z.seq + i) * z.total() + j] != 0;
+  }
+}
+
+// Batch b and head n's keys [total, key head] and values [total, value head]: the past's rows
+// (widened), then the new tokens' from the projection; into the present output where it is.
+template <class T>
+void ms_panels(const graph::KernelContext& ctx, const MsAttentionSizes& z, const float* qkv,
+               int64_t b, int64_t n, float* keys, float* values) {
+  const int64_t hd = z.key_head(), vd = z.value_head(), total = z.total();
+  const graph::TensorRef* past = ctx.input_or_null(4);
+  const auto panel = [&](int64_t which) {  // offset of [which, b, n] in past or present
+    return ((which * z.batch + b) * z.heads + n);
+  };
+  if (past != nullptr) {
+    const T* p = past->as<const T>();
+    for (int64_t t = 0; t < z.past; ++t) {
+      for (int64_t c = 0; c < hd; ++c) {
+        keys[t * hd + c] = static_cast<float>(widen(p[(panel(0) * z.past + t) * hd + c]));
+        values[t * vd + c] = static_cast<float>(widen(p[(panel(1) * z.past + t) * hd + c]));
+      }
+    }
+  }
+  const int64_t cols = z.cols();
+  for (int64_t s = 0; s < z.seq; ++s) {
+    const float* row = qkv + (b * z.seq + s) * cols;
+    std::copy_n(row + z.q + n * hd, hd, keys + (z.past + s) * hd);
+    std::copy_n(row + z.q + z.k + n * vd, vd, values + (z.past + s) * vd);
+  }
+  if (ctx.output_count() < 2) return;
+  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): output_or_null is a mutable accessor
+  graph::TensorRef* present = const_cast<graph::KernelContext&>(ctx).output_or_null(1);
+  if (present == nullptr) return;
+  T* out = present->as<T>();
+  for (int64_t e = 0; e < total * hd; ++e) {
+    out[panel(0) * total * hd + e] = narrow<T>(keys[e]);
+    out[panel(1) * total * hd + e] = narrow<T>(values[e]);
+  }
+}
+
 template <class T>
 void ms_attention(graph::KernelContext& ctx) {
   const graph::TensorRef& x_t = ctx.input(0);
   const graph::TensorRef& w_t = ctx.input(1);
   const graph::TensorRef* bias_t = ctx.input_or_null(2);
   const graph::TensorRef* mask_t = ctx.input_or_null(3);
-  const auto z =
-      ms_attention_sizes({x_t.dims.begin(), x_t.dims.end()}, {w_t.dims.begin(), w_t.dims.end()},
-                         ctx.attr_ints("qkv_hidden_sizes"));
+  const graph::TensorRef* past_t = ctx.input_or_null(4);
+  const graph::TensorRef* add_t = ctx.input_or_null(5);
   const int64_t heads = ctx.attr_int("num_heads", 0);
+  const std::vector<int64_t> past_dims =
+      past_t != nullptr ? std::vector<int64_t>(past_t->dims.begin(), past_t->dims.end())
+                        : std::vector<int64_t>{};
+  const auto z = ms_attention_sizes(
+      {x_t.dims.begin(), x_t.dims.end()}, {w_t.dims.begin(), w_t.dims.end()},
+      ctx.attr_ints("qkv_hidden_sizes"), heads, past_t != nullptr ? &past_dims : nullptr);
   if (x_t.rank() != 3 || w_t.rank() != 2 || w_t.dim(0) != z.in || w_t.dim(1) != z.cols()) {
     ctx.fail("input is [batch, sequence, hidden] and the weights [hidden, Q + K + V]");
   }
@@ -496,23 +580,34 @@ void ms_attention(graph::KernelContext& ctx) {
   if (bias_t != nullptr && bias_t->numel() != static_cast<size_t>(z.cols())) {
     ctx.fail("the bias holds one value per column of the weights");
   }
-  for (const graph::TensorRef* t : {&w_t, bias_t}) {
-    if (t != nullptr && t->dtype != x_t.dtype) ctx.fail("the weights and bias have input's dtype");
+  for (const graph::TensorRef* t : {&w_t, bias_t, past_t, add_t}) {
+    if (t != nullptr && t->dtype != x_t.dtype) {
+      ctx.fail("the weights, bias, past and attention_bias have input's dtype");
+    }
   }
-  const bool index_mask = mask_t != nullptr && mask_t->rank() == 1;
-  if (mask_t != nullptr && (mask_t->dtype != DType::int32 ||
-                            (index_mask ? mask_t->dim(0) != z.batch
-                                        : mask_t->rank() != 2 || mask_t->dim(0) != z.batch ||
-                                              mask_t->dim(1) != z.seq))) {
+  const int64_t hd = z.key_head(), vd = z.value_head(), total = z.total();
+  if (past_t != nullptr &&
+      (past_t->rank() != 5 || past_t->dim(0) != 2 || past_t->dim(1) != z.batch ||
+       past_t->dim(2) != heads || past_t->dim(4) != hd || hd != vd)) {
+    ctx.fail("past is [2, batch, num_heads, past, head], K and V of one size");
+  }
+  if (mask_t != nullptr && !ms_mask_fits(*mask_t, z)) {
     ctx.fail(
-        "mask_index is int32 [batch] (end positions) or [batch, sequence] (a 0/1 mask); "
-        "other forms are not supported yet");
+        "mask_index is int32 [batch] (end positions), [batch, total] or [batch, sequence, total] "
+        "(0/1 masks); other forms are not supported yet");
+  }
+  if (add_t != nullptr && (add_t->rank() != 4 || (add_t->dim(0) != 1 && add_t->dim(0) != z.batch) ||
+                           (add_t->dim(1) != 1 && add_t->dim(1) != heads) ||
+                           add_t->dim(2) != z.seq || add_t->dim(3) != total)) {
+    ctx.fail("attention_bias is [batch or 1, num_heads or 1, sequence, total]");
   }
   const std::span<std::byte> ws = ctx.workspace();
   if (ws.size() < ms_attention_floats(z) * sizeof(float)) ctx.fail("the step's workspace is short");
   auto* qkv = reinterpret_cast<float*>(ws.data());
   float* scores = qkv + z.batch * z.seq * z.cols();
-  const int64_t cols = z.cols();
+  float* acc = scores + total;  // the weighted values, one head wide
+  float* keys = acc + vd;
+  float* values = keys + total * hd;
   auto* projection = dynamic_cast<MsAttentionState*>(ctx.state());
   if (projection != nullptr) {
     if (projection->qkv_dims != std::vector<int64_t>{z.batch, z.seq, z.cols()}) {
@@ -525,43 +620,40 @@ void ms_attention(graph::KernelContext& ctx) {
   } else {
     project_tokens<T>(ctx, z, x_t.as<const T>(), w_t.as<const T>(), bias_t, qkv);
   }
-  const int64_t hd = z.q / heads, vd = z.v / heads;
   const float scale = ctx.attribute("scale") != nullptr ? ctx.attr_float("scale", 1.0f)
                                                         : 1.0f / std::sqrt(static_cast<float>(hd));
   const float filter = ctx.attr_float("mask_filter_value", -10000.0f);
   const bool causal = ctx.attr_int("unidirectional", 0) != 0;
+  const int64_t cols = z.cols();
   T* y = ctx.output(0).as<T>();
+  const auto count = static_cast<size_t>(total);
   for (int64_t b = 0; b < z.batch; ++b) {
     for (int64_t n = 0; n < heads; ++n) {
+      ms_panels<T>(ctx, z, qkv, b, n, keys, values);
+      const T* add = nullptr;
+      if (add_t != nullptr) {
+        add = add_t->as<const T>() +
+              ((add_t->dim(0) == 1 ? 0 : b) * add_t->dim(1) + (add_t->dim(1) == 1 ? 0 : n)) *
+                  z.seq * total;
+      }
       for (int64_t i = 0; i < z.seq; ++i) {
         const float* q = qkv + (b * z.seq + i) * cols + n * hd;
-        // The head's keys are rows `cols` apart: their dot products with q at once.
-        row_dots(qkv + b * z.seq * cols + z.q + n * hd, static_cast<size_t>(cols), q, scores,
-                 static_cast<size_t>(hd), static_cast<size_t>(z.seq));
-        for (int64_t j = 0; j < z.seq; ++j) scores[j] *= scale;
-        if (mask_t != nullptr) {
-          const int32_t* m = mask_t->as<const int32_t>();
-          for (int64_t j = 0; j < z.seq; ++j) {
-            if (!(index_mask ? j < m[b] : m[b * z.seq + j] != 0)) scores[j] += filter;
-          }
+        row_dots(keys, static_cast<size_t>(hd), q, scores, static_cast<size_t>(hd), count);
+        for (int64_t j = 0; j < total; ++j) {
+          scores[j] *= scale;
+          if (add != nullptr) scores[j] += static_cast<float>(widen(add[i * total + j]));
+          if (!ms_key_kept(mask_t, z, b, i, j)) scores[j] += filter;
+          if (causal && j > z.past + i) scores[j] = -std::numeric_limits<float>::infinity();
         }
-        if (causal) {
-          for (int64_t j = i + 1; j < z.seq; ++j) {
-            scores[j] = -std::numeric_limits<float>::infinity();
-          }
-        }
-        const auto count = static_cast<size_t>(z.seq);
         float sum = 0;
         simd::with_widest([&](auto tag) {
           using V = decltype(tag);
           const float best = simd::max_as<V>(scores, count);
           sum = simd::exp_sum_as<V>(scores, scores, count, best);
         });
-        float* acc = scores + z.seq;  // the weighted values, one head wide
         const float inv = 1.0f / sum;
         for (size_t j = 0; j < count; ++j) scores[j] *= inv;
-        weighted_rows(scores, count, qkv + b * z.seq * cols + z.q + z.k + n * vd,
-                      static_cast<size_t>(cols), acc, static_cast<size_t>(vd));
+        weighted_rows(scores, count, values, static_cast<size_t>(vd), acc, static_cast<size_t>(vd));
         T* out = y + (b * z.seq + i) * z.v + n * vd;
         for (int64_t c = 0; c < vd; ++c) out[c] = narrow<T>(acc[c]);
       }
