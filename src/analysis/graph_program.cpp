@@ -252,7 +252,13 @@ class ProgramBuilder {
         if (v != graph::kNoValue) s.outputs.push_back(v);
       }
       s.in_place = n.schema != nullptr && n.schema->in_place;
-      s.workspace = std::max(kernel_workspace(id), subgraph_workspace(n, s.name));
+      // A subgraph's arena lies after the kernel's own scratch: a Loop keeps its carried values
+      // there while its body runs.
+      const uint64_t own = kernel_workspace(id);
+      const uint64_t sub = subgraph_workspace(n, s.name);
+      const uint64_t offset = sub > 0 ? (own + 63) / 64 * 64 : 0;
+      s.workspace = sub > 0 ? offset + sub : own;
+      out_.step_subgraph_offset.push_back(offset);
       out_.step_packed.push_back(kernel_packed(id));
       out_.packed_bytes += out_.step_packed.back();
       out_.program.steps.push_back(std::move(s));

@@ -40,7 +40,9 @@ void NodeContext::add_output(const TensorRef* t) {
 void NodeContext::run_subgraph(std::string_view attribute, std::span<const TensorRef> in,
                                std::span<TensorRef> out) {
   if (subgraphs_ == nullptr) fail("its subgraphs are not run here (only when the model runs)");
-  subgraphs_->run_subgraph(id_, attribute, in, out, scratch, thread_count);
+  subgraphs_->run_subgraph(id_, attribute, in, out,
+                           scratch.subspan(std::min(subgraph_offset, scratch.size())),
+                           thread_count);
 }
 
 void NodeContext::set_output_extents(size_t i, std::span<const int64_t> extents) {

@@ -116,6 +116,7 @@ void GraphRunner::run_step(size_t s, std::span<std::byte> arena, int threads) {
   ctx.scratch = arena.subspan(static_cast<size_t>(planned_.steps[s].workspace_offset),
                               static_cast<size_t>(planned_.steps[s].workspace_bytes));
   ctx.thread_count = threads;
+  ctx.subgraph_offset = static_cast<size_t>(planned_.program.step_subgraph_offset[s]);
   check_pointers(s, ctx);
   graph::run(ctx);
 }

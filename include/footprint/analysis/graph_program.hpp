@@ -62,6 +62,9 @@ struct GraphProgram {
   // packed): what `run` measures as packed_weights_bytes.
   uint64_t packed_bytes = 0;
   std::vector<uint64_t> step_packed;  // the same per step (program.steps' order)
+  // Per step: where its branches' or body's arena starts in its workspace, after the kernel's
+  // own scratch (a Loop's carried values), 64-byte aligned; 0 for a step without subgraphs.
+  std::vector<uint64_t> step_subgraph_offset;
 };
 
 // Throws footprint::Error naming the first tensor whose size is neither known nor bounded (its

@@ -72,6 +72,8 @@ class NodeContext final : public KernelContext {
   std::vector<char> present_inputs;  // one flag per slot of `inputs`
   std::vector<char> present_outputs;
   std::span<std::byte> scratch;
+  // Where in `scratch` the subgraphs' arena starts (after the kernel's own scratch).
+  size_t subgraph_offset = 0;
   int thread_count = 1;
   KernelState* kernel_state = nullptr;
   // Per output, the extents set_output_extents reported (kept here, so output(i).dims may point
