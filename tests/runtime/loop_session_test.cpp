@@ -127,3 +127,47 @@ TEST(LoopSession, WhileLoopStopsOnItsConditionAndReportsTheTripsRun) {
   EXPECT_EQ(out[1].ref().span<const float>()[16], 58.0F);
   EXPECT_EQ(session.last_run().arena_bytes, session.prepared().planned_arena_bytes);
 }
+
+// Scan: a running sum over x's rows read along axis 1 from the end (scan_input_directions 1),
+// each step's sum written along axis 1 of the output: sums[:, t] = sum of x[:, T - 1 - u] for
+// u <= t. The state and each slice live in the step's scratch; the figures hold.
+TEST(LoopSession, ScanReadsAndWritesAlongItsAxesAndDirections) {
+  GraphBuilder b(runtime::op_registry());
+  const Var x = b.input("x", DType::float32, {Dim::known(2), Dim::known(3)});
+  const Var init = b.input("init", DType::float32, {Dim::known(2)});
+  GraphBuilder& body = b.subgraph();
+  const Var s = body.input("s", DType::float32, {Dim::known(2)});
+  const Var column = body.input("column", DType::float32, {Dim::known(2)});
+  const Var next = body.add(s, column);
+  body.output(next);
+  body.output(body.op1("Identity", {next}));
+  const std::vector<Var> out =
+      b.op("Scan", {init, x},
+           {graph::Attr::of("body", body), graph::Attr::of("num_scan_inputs", int64_t{1}),
+            graph::Attr::of("scan_input_axes", std::vector<int64_t>{1}),
+            graph::Attr::of("scan_input_directions", std::vector<int64_t>{1}),
+            graph::Attr::of("scan_output_axes", std::vector<int64_t>{1})},
+           2);
+  b.output(out[0], "total");
+  b.output(out[1], "sums");
+  const footprint::testing::TempDir dir;
+  b.write_onnx(dir.path() / "scan.onnx");
+  const graph::Model model = graph::load_model(dir.path() / "scan.onnx");
+  runtime::Session session(model);
+  std::vector<runtime::Tensor> in;
+  in.emplace_back("x", DType::float32, std::vector<int64_t>{2, 3});
+  in.emplace_back("init", DType::float32, std::vector<int64_t>{2});
+  const float xs[6] = {1, 2, 3, 10, 20, 30};
+  std::copy(xs, xs + 6, in[0].ref().span<float>().begin());
+  in[1].ref().span<float>()[0] = 100;
+  in[1].ref().span<float>()[1] = 200;
+  const auto got = session.run(in);
+  ASSERT_EQ(got.size(), 2u);
+  const auto total = got[0].ref().span<const float>();
+  EXPECT_EQ(std::vector<float>(total.begin(), total.end()), (std::vector<float>{106, 260}));
+  const auto sums = got[1].ref().span<const float>();
+  // Row 0 from the end: 100 + 3, + 2, + 1; row 1: 200 + 30, + 20, + 10.
+  EXPECT_EQ(std::vector<float>(sums.begin(), sums.end()),
+            (std::vector<float>{103, 105, 106, 230, 250, 260}));
+  EXPECT_EQ(session.last_run().arena_bytes, session.prepared().planned_arena_bytes);
+}

@@ -3,15 +3,19 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "families.hpp"
 #include "footprint/core/dtype.hpp"
+#include "footprint/core/error.hpp"
 #include "footprint/graph/inference.hpp"
 #include "footprint/graph/kernel.hpp"
+#include "footprint/graph/node_attributes.hpp"
 
 namespace footprint::runtime::kernels {
 namespace {
@@ -193,6 +197,236 @@ void run_loop(graph::KernelContext& ctx) {
   }
 }
 
+// ---- Scan (opset 9+): states and scan inputs; body(states..., one slice of each scan input)
+// -> (states..., one slice of each scan output)
+//
+// The step's own scratch holds the states twice (as Loop's carried values) and one slice buffer
+// per scan input and output: each iteration copies its slice of every scan input in (along its
+// axis, from the end where its direction is 1), runs the body, and copies each output slice to
+// its place; the final states are copied to the outputs.
+struct ScanGeometry {
+  size_t states = 0, inputs = 0, outputs = 0;
+  std::array<int64_t, kMaxLoopValues> in_axis{}, out_axis{};
+  std::array<bool, kMaxLoopValues> in_reverse{}, out_reverse{};
+};
+
+ScanGeometry scan_geometry(const graph::Node& n, size_t input_count, size_t output_count,
+                           const std::function<size_t(bool, size_t)>& rank_of) {
+  ScanGeometry g;
+  const int64_t m = graph::attr_int(n, "num_scan_inputs", 0);
+  if (m < 0 || static_cast<size_t>(m) > input_count) {
+    throw Error("node " + n.name + ": num_scan_inputs " + std::to_string(m) +
+                " exceeds its inputs");
+  }
+  g.inputs = static_cast<size_t>(m);
+  g.states = input_count - g.inputs;
+  g.outputs = output_count >= g.states ? output_count - g.states : 0;
+  if (g.states * 2 + g.inputs + g.outputs > kMaxLoopValues) {
+    throw Error("node " + n.name + ": too many states and scan values for a scan");
+  }
+  const auto axes = [&](const char* name, bool input, size_t count,
+                        std::array<int64_t, kMaxLoopValues>& out) {
+    const auto given = graph::attr_ints(n, name);
+    for (size_t j = 0; j < count; ++j) {
+      const size_t rank = rank_of(input, j);
+      int64_t a = given && j < given->size() ? (*given)[j] : 0;
+      if (a < 0) a += static_cast<int64_t>(rank);
+      if (a < 0 || a >= static_cast<int64_t>(rank)) {
+        throw Error("node " + n.name + ": " + name + " " + std::to_string(a) + " is outside rank " +
+                    std::to_string(rank));
+      }
+      out[j] = a;
+    }
+  };
+  const auto directions = [&](const char* name, size_t count,
+                              std::array<bool, kMaxLoopValues>& out) {
+    const auto given = graph::attr_ints(n, name);
+    for (size_t j = 0; j < count; ++j) out[j] = given && j < given->size() && (*given)[j] != 0;
+  };
+  axes("scan_input_axes", true, g.inputs, g.in_axis);
+  axes("scan_output_axes", false, g.outputs, g.out_axis);
+  directions("scan_input_directions", g.inputs, g.in_reverse);
+  directions("scan_output_directions", g.outputs, g.out_reverse);
+  return g;
+}
+
+uint64_t bytes_without_axis(DType t, std::span<const int64_t> dims, int64_t axis) {
+  uint64_t n = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (static_cast<int64_t>(d) != axis) n *= static_cast<uint64_t>(std::max<int64_t>(dims[d], 0));
+  }
+  return dtype_storage_bytes(t, n).value_or(0);
+}
+
+// Offsets in the step's scratch: states in set A, in set B, then the scan input and output slices.
+struct ScanLayout {
+  std::array<uint64_t, kMaxLoopValues> a{}, b{}, in{}, out{};
+  uint64_t total = 0;
+};
+
+template <class StateBytes, class InBytes, class OutBytes>
+ScanLayout scan_layout(const ScanGeometry& g, StateBytes&& state, InBytes&& in, OutBytes&& out) {
+  ScanLayout l;
+  uint64_t at = 0;
+  for (size_t k = 0; k < g.states; ++k) l.a[k] = std::exchange(at, at + align64(state(k)));
+  for (size_t k = 0; k < g.states; ++k) l.b[k] = std::exchange(at, at + align64(state(k)));
+  for (size_t j = 0; j < g.inputs; ++j) l.in[j] = std::exchange(at, at + align64(in(j)));
+  for (size_t j = 0; j < g.outputs; ++j) l.out[j] = std::exchange(at, at + align64(out(j)));
+  l.total = at;
+  return l;
+}
+
+uint64_t scan_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
+                        const std::vector<graph::ConcreteTensor>& out) {
+  try {
+    const auto m =
+        static_cast<size_t>(std::max<int64_t>(graph::attr_int(n, "num_scan_inputs", 0), 0));
+    const size_t states = in.size() >= m ? in.size() - m : 0;
+    const ScanGeometry g = scan_geometry(n, in.size(), out.size(), [&](bool input, size_t j) {
+      const std::vector<graph::ConcreteTensor>& v = input ? in : out;
+      return states + j < v.size() ? v[states + j].dims.size() : size_t{0};
+    });
+    const auto state = [&](size_t k) {
+      uint64_t c = 1;
+      for (const int64_t d : in[k].dims) c *= static_cast<uint64_t>(std::max<int64_t>(d, 0));
+      return dtype_storage_bytes(in[k].dtype, c).value_or(0);
+    };
+    const auto slice_in = [&](size_t j) {
+      const graph::ConcreteTensor& t = in[g.states + j];
+      return bytes_without_axis(t.dtype, t.dims, g.in_axis[j]);
+    };
+    const auto slice_out = [&](size_t j) {
+      const graph::ConcreteTensor& t = out[g.states + j];
+      return bytes_without_axis(t.dtype, t.dims, g.out_axis[j]);
+    };
+    return scan_layout(g, state, slice_in, slice_out).total;
+  } catch (const Error&) {
+    return 0;  // the kernel names what is wrong
+  }
+}
+
+// Slice t of `x` along `axis` to or from `slice` (packed together): outer x (one row) blocks.
+void copy_slice(const graph::TensorRef& x, int64_t axis, int64_t t, std::byte* slice, bool into) {
+  uint64_t outer = 1;
+  uint64_t inner = 1;
+  for (size_t d = 0; d < x.rank(); ++d) {
+    if (static_cast<int64_t>(d) < axis) outer *= static_cast<uint64_t>(x.dim(d));
+    if (static_cast<int64_t>(d) > axis) inner *= static_cast<uint64_t>(x.dim(d));
+  }
+  const uint64_t row = dtype_storage_bytes(x.dtype, inner).value_or(0);
+  const auto extent = static_cast<uint64_t>(x.dim(static_cast<size_t>(axis)));
+  auto* base = static_cast<std::byte*>(x.data);
+  for (uint64_t o = 0; o < outer; ++o) {
+    std::byte* at = base + (o * extent + static_cast<uint64_t>(t)) * row;
+    if (into) {
+      std::memcpy(at, slice + o * row, row);
+    } else {
+      std::memcpy(slice + o * row, at, row);
+    }
+  }
+}
+
+void run_scan(graph::KernelContext& ctx) {
+  if (ctx.opset() < 9)
+    ctx.fail("Scan of opset 8 (a batch axis and sequence_lens) is not supported");
+  const auto m = static_cast<size_t>(std::max<int64_t>(ctx.attr_int("num_scan_inputs", 0), 0));
+  const size_t states = ctx.input_count() >= m ? ctx.input_count() - m : 0;
+  ScanGeometry g;
+  try {
+    g = scan_geometry(ctx.node(), ctx.input_count(), ctx.output_count(),
+                      [&](bool input, size_t j) -> size_t {
+                        if (input) return ctx.input(states + j).rank();
+                        const graph::TensorRef* o = ctx.output_or_null(states + j);
+                        return o != nullptr ? o->rank() : 0;
+                      });
+  } catch (const Error& e) {
+    ctx.fail(e.what());
+  }
+  if (g.inputs == 0) ctx.fail("a scan needs at least one scan input");
+  const int64_t steps = ctx.input(g.states).dim(static_cast<size_t>(g.in_axis[0]));
+  for (size_t j = 0; j < g.inputs; ++j) {
+    if (ctx.input(g.states + j).dim(static_cast<size_t>(g.in_axis[j])) != steps) {
+      ctx.fail("scan input " + std::to_string(j) + " is not " + std::to_string(steps) + " long");
+    }
+  }
+  const ScanLayout layout = scan_layout(
+      g, [&](size_t k) { return ctx.input(k).bytes(); },
+      [&](size_t j) {
+        const graph::TensorRef& t = ctx.input(g.states + j);
+        return bytes_without_axis(t.dtype, t.dims, g.in_axis[j]);
+      },
+      [&](size_t j) {
+        const graph::TensorRef& t = ctx.output(g.states + j);
+        return bytes_without_axis(t.dtype, t.dims, g.out_axis[j]);
+      });
+  const std::span<std::byte> ws = ctx.workspace();
+  if (ws.size() < layout.total) ctx.fail("the step's scratch is short of its states and slices");
+  std::byte* base = ws.data();
+  const uint64_t* from = layout.a.data();
+  const uint64_t* to = layout.b.data();
+  for (size_t k = 0; k < g.states; ++k) {
+    if (ctx.input(k).bytes() > 0)
+      std::memcpy(base + from[k], ctx.input(k).data, ctx.input(k).bytes());
+  }
+  // Each scan value's slice extents: its extents without the scan axis.
+  std::array<std::array<int64_t, kMaxScanRank>, kMaxLoopValues> slice_dims{};
+  const auto slice_of = [&](const graph::TensorRef& t, int64_t axis, size_t slot) {
+    if (t.rank() > kMaxScanRank) ctx.fail("a scan value of more than 16 dims");
+    size_t r = 0;
+    for (size_t d = 0; d < t.rank(); ++d) {
+      if (static_cast<int64_t>(d) != axis) slice_dims[slot][r++] = t.dim(d);
+    }
+    return std::span<const int64_t>(slice_dims[slot].data(), r);
+  };
+  std::array<graph::TensorRef, kMaxLoopValues> body_in{};
+  std::array<graph::TensorRef, kMaxLoopValues> body_out{};
+  for (size_t j = 0; j < g.outputs; ++j) {
+    if (ctx.output(g.states + j).dim(static_cast<size_t>(g.out_axis[j])) != steps) {
+      ctx.fail("scan output " + std::to_string(j) + " is not " + std::to_string(steps) + " long");
+    }
+  }
+  for (int64_t t = 0; t < steps; ++t) {
+    for (size_t k = 0; k < g.states; ++k) {
+      const graph::TensorRef& v = ctx.input(k);
+      body_in[k] = graph::TensorRef{v.dtype, v.dims, base + from[k]};
+      body_out[k] = graph::TensorRef{v.dtype, v.dims, base + to[k]};
+    }
+    for (size_t j = 0; j < g.inputs; ++j) {
+      const graph::TensorRef& x = ctx.input(g.states + j);
+      const int64_t at = g.in_reverse[j] ? steps - 1 - t : t;
+      copy_slice(x, g.in_axis[j], at, base + layout.in[j], false);
+      body_in[g.states + j] =
+          graph::TensorRef{x.dtype, slice_of(x, g.in_axis[j], j), base + layout.in[j]};
+    }
+    for (size_t j = 0; j < g.outputs; ++j) {
+      const graph::TensorRef& y = ctx.output(g.states + j);
+      body_out[g.states + j] =
+          graph::TensorRef{y.dtype, slice_of(y, g.out_axis[j], g.inputs + j), base + layout.out[j]};
+    }
+    ctx.run_subgraph("body", {body_in.data(), g.states + g.inputs},
+                     {body_out.data(), g.states + g.outputs});
+    for (size_t k = 0; k < g.states; ++k) {
+      const graph::TensorRef& v = ctx.input(k);
+      if (!std::equal(body_out[k].dims.begin(), body_out[k].dims.end(), v.dims.begin(),
+                      v.dims.end())) {
+        ctx.fail("the body changes the extents of state " + std::to_string(k) +
+                 ", which footprint does not run yet");
+      }
+    }
+    for (size_t j = 0; j < g.outputs; ++j) {
+      const int64_t at = g.out_reverse[j] ? steps - 1 - t : t;
+      copy_slice(ctx.output(g.states + j), g.out_axis[j], at, base + layout.out[j], true);
+    }
+    std::swap(from, to);
+  }
+  for (size_t k = 0; k < g.states; ++k) {
+    graph::TensorRef* out = ctx.output_or_null(k);
+    if (out != nullptr && ctx.input(k).bytes() > 0) {
+      std::memcpy(out->data, base + from[k], ctx.input(k).bytes());
+    }
+  }
+}
+
 }  // namespace
 
 void register_control_flow(graph::OpRegistry& r) {
@@ -205,6 +439,14 @@ void register_control_flow(graph::OpRegistry& r) {
   loop.reports_extents = true;
   // M (input 0, optional); the carried values and scan outputs are copied as bytes, any dtype.
   loop.kernel_dtypes = DTypeSet{DType::int64};
+  graph::OpSchema& scan = r.row("", "Scan");
+  scan.kernel = run_scan;
+  scan.workspace = scan_workspace;
+  // States and scan values are copied as bytes: any dtype whose elements are whole bytes.
+  scan.kernel_dtypes =
+      DTypeSet{DType::float32, DType::float64, DType::float16, DType::bfloat16, DType::int8,
+               DType::uint8,   DType::int16,   DType::uint16,  DType::int32,    DType::uint32,
+               DType::int64,   DType::uint64,  DType::boolean};
 }
 
 }  // namespace footprint::runtime::kernels
