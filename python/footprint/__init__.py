@@ -314,7 +314,7 @@ def _extents(shape, what):
     return out
 
 
-_ATTR_TYPES = "int, float, str, a list of ints or of floats, or a numpy array"
+_ATTR_TYPES = "int, float, str, a list of ints or of floats, a numpy array, or a subgraph"
 _FLOAT32_MAX = float(_np.finfo(_np.float32).max)
 
 
@@ -329,7 +329,10 @@ def _float_attr(value, what):
 
 def _attr_value(value, what):
     """An attribute value as the types the extension converts: int, float, str, list of ints,
-    list of floats, numpy array; anything else is a UsageError naming the attribute."""
+    list of floats, numpy array, a subgraph's builder; anything else is a UsageError naming
+    the attribute."""
+    if isinstance(value, _footprint.GraphBuilder):
+        return value
     if isinstance(value, (bool, _np.bool_)):
         return int(value)
     if isinstance(value, _numbers.Integral):
@@ -365,9 +368,22 @@ class GraphBuilder(_footprint.GraphBuilder):
         model = b.to_model()      # or b.write_onnx("net.onnx")
 
     ``op(op_type, inputs, attrs={}, outputs=1)`` reaches any registered op; attributes are
-    ints, floats, strings, lists of ints or floats, or numpy arrays (tensors). An argument of
-    another type (an extent 4.5, an attribute None or a dict, an input that is not a Var) is a
-    UsageError naming it and what it accepts."""
+    ints, floats, strings, lists of ints or floats, numpy arrays (tensors) or subgraphs. An
+    argument of another type (an extent 4.5, an attribute None or a dict, an input that is not
+    a Var) is a UsageError naming it and what it accepts.
+
+    Control flow: ``subgraph()`` makes a builder for an If branch or a Loop/Scan body, whose ops
+    may read this graph's Vars; its ``input()``s are the subgraph's formal inputs and its
+    ``output()``s its results. Finish it, then pass it:
+
+        then_b, else_b = b.subgraph(), b.subgraph()
+        then_b.output(then_b.relu(x)); else_b.output(else_b.mul(x, x))
+        y, = b.if_else(cond, then_b, else_b)
+        body = b.subgraph()                      # Loop: (iteration, cond, carried...) ->
+        i, c, s = body.input("i", "int64", []), body.input("c", "bool", []), body.input("s", "float32", [4])
+        body.output(c); body.output(body.add(s, x))          # (cond, carried..., scans...)
+        total, = b.loop(b.const(np.array(3)), None, [s0], body)
+        summed = b.op("Scan", [s0, xs], {"body": scan_body, "num_scan_inputs": 1}, outputs=2)"""
 
     def __init__(self, opset=18, max_value_bytes=64 << 20, propagate=True, threads=1,
                  name="main"):
@@ -396,6 +412,45 @@ class GraphBuilder(_footprint.GraphBuilder):
             raise UsageError(f"const: array must be a numpy array (its dtype is the constant's), "
                              f"not {type(array).__name__}")
         return super().const(array, _args.text(name, "const: name"))
+
+    def subgraph(self):
+        """A builder for a subgraph of this graph (an If branch, a Loop or Scan body)."""
+        sub = GraphBuilder.__new__(GraphBuilder)
+        _footprint.GraphBuilder.__init__(sub, self)
+        return sub
+
+    def if_else(self, cond, then_branch, else_branch):
+        """If(cond) with the two branches' outputs (builders made by ``subgraph()``)."""
+        self._check_var(cond, "if_else: cond")
+        for what, sub in (("then_branch", then_branch), ("else_branch", else_branch)):
+            self._check_subgraph(sub, f"if_else: {what}")
+        return super().if_else(cond, then_branch, else_branch)
+
+    def loop(self, max_trip, cond, carried, body):
+        """Loop(max_trip, cond, carried...) running ``body`` (inputs: iteration int64 [],
+        condition bool [], carried...; outputs: condition, carried..., scan outputs...);
+        ``max_trip`` or ``cond`` may be None. Returns the final carried values, then the scan
+        outputs stacked along a new first axis."""
+        for what, v in (("max_trip", max_trip), ("cond", cond)):
+            if v is not None:
+                self._check_var(v, f"loop: {what}")
+        if isinstance(carried, Var) or not _is_iterable(carried):
+            raise UsageError(f"loop: carried must be a list of Vars, not {type(carried).__name__}")
+        carried = list(carried)
+        for i, v in enumerate(carried):
+            self._check_var(v, f"loop: carried[{i}]")
+        self._check_subgraph(body, "loop: body")
+        return super().loop(max_trip, cond, carried, body)
+
+    @staticmethod
+    def _check_var(v, what):
+        if not isinstance(v, Var):
+            raise UsageError(f"{what} is {type(v).__name__}, not a Var")
+
+    @staticmethod
+    def _check_subgraph(sub, what):
+        if not isinstance(sub, _footprint.GraphBuilder):
+            raise UsageError(f"{what} is {type(sub).__name__}, not a builder from subgraph()")
 
     def to_model(self, name="<builder>"):
         return super().to_model(_args.text(name, "to_model: name"))

@@ -69,9 +69,13 @@ std::vector<Dim> dims_of(const py::sequence& shape) {
   return dims;
 }
 
+class PyBuilder;
+const GraphBuilder* builder_of(const py::handle& value);
+
 // A Python attribute value as an ONNX attribute: int, float, str, a list of ints or floats,
-// or a numpy array (a tensor).
+// a numpy array (a tensor), or a GraphBuilder (a subgraph: a Loop's or Scan's body).
 Attr attr_of(const std::string& name, const py::handle& value) {
+  if (const GraphBuilder* sub = builder_of(value)) return Attr::of(name, *sub);
   if (py::isinstance<py::bool_>(value) || py::isinstance<py::int_>(value)) {
     return Attr::of(name, value.cast<int64_t>());
   }
@@ -87,13 +91,38 @@ Attr attr_of(const std::string& name, const py::handle& value) {
     if (all_ints) return Attr::of(name, value.cast<std::vector<int64_t>>());
     return Attr::of(name, value.cast<std::vector<float>>());
   }
-  throw py::type_error("attribute " + name + ": expected int, float, str, a list or an array");
+  throw py::type_error("attribute " + name +
+                       ": expected int, float, str, a list, an array or a subgraph");
 }
 
 class PyBuilder {
  public:
   explicit PyBuilder(graph::BuilderOptions options)
       : builder_(std::make_shared<GraphBuilder>(runtime::op_registry(), std::move(options))) {}
+
+  // A subgraph of `parent` (an If branch, a Loop or Scan body): the parent's builder owns it,
+  // and this handle keeps the parent alive.
+  static std::unique_ptr<PyBuilder> subgraph_of(const PyBuilder& parent) {
+    GraphBuilder& sub = parent.builder_->subgraph();
+    return std::unique_ptr<PyBuilder>(
+        new PyBuilder(std::shared_ptr<GraphBuilder>(parent.builder_, &sub)));
+  }
+
+  std::vector<PyVar> if_else(const PyVar& cond, const PyBuilder& then_branch,
+                             const PyBuilder& else_branch) {
+    return wrap_all(builder_->if_else(cond.var, *then_branch.builder_, *else_branch.builder_));
+  }
+
+  std::vector<PyVar> loop(const std::optional<PyVar>& max_trip, const std::optional<PyVar>& cond,
+                          const std::vector<PyVar>& carried, const PyBuilder& body) {
+    std::vector<Var> vars;
+    vars.reserve(carried.size());
+    for (const PyVar& v : carried) vars.push_back(v.var);
+    return wrap_all(builder_->loop(max_trip ? max_trip->var : Var(), cond ? cond->var : Var(), vars,
+                                   *body.builder_));
+  }
+
+  const GraphBuilder& builder() const { return *builder_; }
 
   PyVar input(std::string name, const py::object& dtype, const py::sequence& shape) {
     const DType t = dtype_of(py::dtype::from_args(dtype), "input " + in_quotes(name));
@@ -117,10 +146,7 @@ class PyBuilder {
       const py::gil_scoped_release nogil;
       out = builder_->op(op_type, vars, as, outputs, domain);
     }
-    std::vector<PyVar> result;
-    result.reserve(out.size());
-    for (Var& v : out) result.push_back(wrap(std::move(v)));
-    return result;
+    return wrap_all(std::move(out));
   }
 
   void output(const PyVar& v, std::string name) { builder_->output(v.var, std::move(name)); }
@@ -136,9 +162,21 @@ class PyBuilder {
   }
 
  private:
+  explicit PyBuilder(std::shared_ptr<GraphBuilder> b) : builder_(std::move(b)) {}
   PyVar wrap(Var v) const { return {builder_, std::move(v)}; }
+  std::vector<PyVar> wrap_all(std::vector<Var> vars) const {
+    std::vector<PyVar> result;
+    result.reserve(vars.size());
+    for (Var& v : vars) result.push_back(wrap(std::move(v)));
+    return result;
+  }
   std::shared_ptr<GraphBuilder> builder_;
 };
+
+const GraphBuilder* builder_of(const py::handle& value) {
+  if (!py::isinstance<PyBuilder>(value)) return nullptr;
+  return &value.cast<const PyBuilder&>().builder();
+}
 
 void bind_var(py::module_& m) {
   py::class_<PyVar>(m, "Var", "A value of the graph being built, with its propagated value.")
@@ -172,6 +210,12 @@ void bind_builder(py::module_& m) {
            }),
            py::arg("opset") = 18, py::arg("max_value_bytes") = uint64_t{64} << 20,
            py::arg("propagate") = true, py::arg("threads") = 1, py::arg("name") = "main")
+      .def(py::init([](const PyBuilder& parent) { return PyBuilder::subgraph_of(parent); }),
+           py::arg("parent"), "A subgraph of `parent` (GraphBuilder.subgraph makes one).")
+      .def("if_else", &PyBuilder::if_else, py::arg("cond"), py::arg("then_branch"),
+           py::arg("else_branch"))
+      .def("loop", &PyBuilder::loop, py::arg("max_trip"), py::arg("cond"), py::arg("carried"),
+           py::arg("body"))
       .def("input", &PyBuilder::input, py::arg("name"), py::arg("dtype"), py::arg("shape"))
       .def("const", &PyBuilder::constant, py::arg("array"), py::arg("name") = "")
       .def("op", &PyBuilder::op, py::arg("op_type"), py::arg("inputs"),
