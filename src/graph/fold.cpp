@@ -46,6 +46,13 @@ class Folder {
          const FoldOptions& options)
       : model_(model), g_(Graph::from_onnx(model, registry)), out_(out), options_(options) {
     checked_thread_count(options_.threads, "fold: threads");
+    // The rewrite keeps the model's own nodes by index; a call of a local function stands for
+    // several of the graph's (its inlined body).
+    if (g_.inlined_function_calls() > 0) {
+      throw Error("fold: the model calls local functions (" +
+                  std::to_string(g_.inlined_function_calls()) +
+                  " calls inlined); fold does not rewrite such models yet");
+    }
     refuse_writing_over_model();
     infer_shapes(g_);
   }

@@ -414,6 +414,121 @@ ValueId Graph::resolve_input(std::string_view value_name, std::string_view reade
                    "provides");
 }
 
+std::string Graph::NodeSpec::rename(std::string_view written) const {
+  if (renames == nullptr || written.empty()) return std::string(written);
+  const auto it = renames->formal.find(std::string(written));
+  if (it != renames->formal.end()) return it->second;
+  return renames->prefix + std::string(written);
+}
+
+const onnx::FunctionProto* Graph::local_function(const onnx::NodeProto& np) const {
+  if (model_ == nullptr) return nullptr;
+  for (const onnx::FunctionProto& f : model_->proto().functions) {
+    if (f.name == np.op_type && f.domain == np.domain && f.overload == np.overload) return &f;
+  }
+  return nullptr;
+}
+
+std::vector<Graph::NodeSpec> Graph::expand_functions(const onnx::GraphProto& proto) {
+  std::vector<NodeSpec> specs;
+  specs.reserve(proto.nodes.size());
+  std::vector<const onnx::FunctionProto*> calling;
+  for (const onnx::NodeProto& np : proto.nodes) {
+    NodeSpec top;
+    top.proto = &np;
+    top.name = std::string(np.name);
+    top.attributes = np.attributes;
+    expand_call(top, calling, specs);
+  }
+  return specs;
+}
+
+// The attributes of body node `np` of a call: those referring to an attribute of the call
+// (ref_attr_name) take the caller's value, or the function's default, under their own name.
+onnx::Array<onnx::AttributeProto> Graph::call_attributes(const onnx::NodeProto& np,
+                                                         const onnx::FunctionProto& f,
+                                                         const NodeSpec& caller) {
+  bool refers = false;
+  for (const onnx::AttributeProto& a : np.attributes) refers = refers || !a.ref_attr_name().empty();
+  if (!refers) return np.attributes;
+  std::vector<onnx::AttributeProto> out;
+  for (const onnx::AttributeProto& a : np.attributes) {
+    const std::string_view ref = a.ref_attr_name();
+    if (ref.empty()) {
+      out.push_back(a);
+      continue;
+    }
+    const onnx::AttributeProto* given = nullptr;
+    for (const onnx::AttributeProto& c : caller.attributes) {
+      if (c.name == ref) given = &c;
+    }
+    for (const onnx::AttributeProto& d : f.attribute_protos) {
+      if (given == nullptr && d.name == ref) given = &d;
+    }
+    if (given == nullptr) continue;  // neither given nor defaulted: the op's own default
+    onnx::AttributeProto copy = *given;
+    copy.name = a.name;
+    out.push_back(copy);
+  }
+  return own_attributes(std::move(out));
+}
+
+void Graph::expand_call(const NodeSpec& call, std::vector<const onnx::FunctionProto*>& calling,
+                        std::vector<NodeSpec>& out) {
+  const onnx::NodeProto& np = *call.proto;
+  const onnx::FunctionProto* f = local_function(np);
+  if (f == nullptr) {
+    if (!calling.empty()) {
+      for (const onnx::AttributeProto& a : call.attributes) {
+        if (holds_graphs(a)) {
+          fail(np.source_offset, "function " +
+                                     in_quotes(std::string(calling.back()->domain) +
+                                               "::" + std::string(calling.back()->name)) +
+                                     " holds a subgraph (" + in_quotes(call.name) +
+                                     "), which footprint does not inline yet");
+        }
+      }
+    }
+    out.push_back(call);
+    return;
+  }
+  const std::string qualified = std::string(f->domain) + "::" + std::string(f->name);
+  if (std::find(calling.begin(), calling.end(), f) != calling.end()) {
+    fail(np.source_offset,
+         "function " + in_quotes(qualified) + " calls itself" +
+             (call.name.empty() ? std::string() : " (node " + in_quotes(call.name) + ")"));
+  }
+  if (calling.size() >= kMaxFunctionDepth) {
+    fail(np.source_offset, "functions nest deeper than " + std::to_string(kMaxFunctionDepth) +
+                               " calls at " + in_quotes(qualified));
+  }
+  auto renames = std::make_shared<Renames>();
+  renames->prefix = std::string(f->name) + "#" + std::to_string(function_calls_++) + "/";
+  if (call.renames != nullptr) renames->prefix = call.renames->prefix + renames->prefix;
+  size_t i = 0;
+  for (std::string_view formal : f->inputs) {
+    renames->formal[std::string(formal)] =
+        i < np.inputs.size() ? call.rename(np.inputs[i]) : std::string();
+    ++i;
+  }
+  i = 0;
+  for (std::string_view formal : f->outputs) {
+    renames->formal[std::string(formal)] =
+        i < np.outputs.size() ? call.rename(np.outputs[i]) : std::string();
+    ++i;
+  }
+  calling.push_back(f);
+  for (const onnx::NodeProto& body : f->nodes) {
+    NodeSpec spec;
+    spec.proto = &body;
+    spec.renames = renames;
+    spec.name = renames->prefix + std::string(body.name.empty() ? body.op_type : body.name);
+    spec.attributes = call_attributes(body, *f, call);
+    expand_call(spec, calling, out);
+  }
+  calling.pop_back();
+}
+
 void Graph::build(const onnx::GraphProto& proto) {
   proto_ = &proto;
   name_ = std::string(proto.name);
@@ -443,19 +558,25 @@ void Graph::build(const onnx::GraphProto& proto) {
     inputs_.push_back(id);
   }
 
+  // The nodes as they run: the graph's own, with each call of a model-local function replaced
+  // by the function's body (FunctionSpecs).
+  const std::vector<NodeSpec> specs = expand_functions(proto);
+
   // Outputs first, so nodes stored out of order still find their producers.
-  for (const onnx::NodeProto& np : proto.nodes) {
+  for (const NodeSpec& spec : specs) {
+    const onnx::NodeProto& np = *spec.proto;
     const auto id = static_cast<NodeId>(nodes_.size());
     Node& n = nodes_.emplace_back();
-    n.name = std::string(np.name);
+    n.name = spec.name;
     n.op_type = std::string(np.op_type);
     n.domain = std::string(np.domain == "ai.onnx" ? std::string_view() : np.domain);
-    n.attributes = np.attributes;
+    n.attributes = spec.attributes;
     const OpRegistry& registry = registry_ != nullptr ? *registry_ : OpRegistry::builtin();
     n.schema = registry.find(n.domain, n.op_type);
     n.source_offset = np.source_offset;
     n.outputs.reserve(np.outputs.size());
-    for (std::string_view out : np.outputs) {
+    for (std::string_view written : np.outputs) {
+      const std::string out = spec.rename(written);
       if (out.empty()) {
         n.outputs.push_back(kNoValue);
         continue;
@@ -473,14 +594,14 @@ void Graph::build(const onnx::GraphProto& proto) {
       n.outputs.push_back(v);
     }
   }
-  for (size_t i = 0; i < proto.nodes.size(); ++i) {
+  for (size_t i = 0; i < specs.size(); ++i) {
     const auto id = static_cast<NodeId>(i);
-    const onnx::NodeProto& np = proto.nodes[i];
+    const onnx::NodeProto& np = *specs[i].proto;
     const std::string reader = "node " + nodes_[id].label(id);
     std::vector<ValueId> inputs;
     inputs.reserve(np.inputs.size());
     for (std::string_view in : np.inputs) {
-      inputs.push_back(resolve_input(in, reader, np.source_offset));
+      inputs.push_back(resolve_input(specs[i].rename(in), reader, np.source_offset));
     }
     nodes_[id].inputs = std::move(inputs);
     for (ValueId v : nodes_[id].inputs) {

@@ -201,6 +201,30 @@ class BiGru(nn.Module):
         return self.out(y)
 
 
+class ResidualBlock(nn.Module):
+    """Linear, GELU, LayerNorm and a residual add: exported as one local function."""
+
+    def __init__(self, d=64):
+        super().__init__()
+        self.lin = nn.Linear(d, d)
+        self.norm = nn.LayerNorm(d)
+
+    def forward(self, x):
+        return self.norm(nn.functional.gelu(self.lin(x))) + x
+
+
+class ResidualStack(nn.Module):
+    def __init__(self, d=64, blocks=4):
+        super().__init__()
+        self.blocks = nn.ModuleList(ResidualBlock(d) for _ in range(blocks))
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, x):
+        for b in self.blocks:
+            x = b(x)
+        return self.head(x)
+
+
 def _images(size=224, batch=1):
     return lambda: (torch.randn(batch, 3, size, size),)
 
@@ -297,6 +321,12 @@ def zoo():
         output_names=["logits"],
         dynamic_axes={"feats": {0: "batch", 1: "frames"}, "logits": {0: "batch", 1: "frames"}},
         dims={"batch": 1, "frames": 50}, opset=14, notes="bidirectional GRU")
+    m["module_functions"] = dict(
+        build=ResidualStack, inputs=lambda: (torch.randn(2, 16, 64),), input_names=["x"],
+        output_names=["y"],
+        dynamic_axes={"x": {0: "batch", 1: "seq"}, "y": {0: "batch", 1: "seq"}},
+        dims={"batch": 2, "seq": 16}, opset=17, functions=(ResidualBlock,),
+        notes="each block a model-local function (export_modules_as_functions), called 4 times")
     return m
 
 
@@ -328,9 +358,12 @@ def export_one(name, spec, out_dir, seed=0):
     t0 = time.time()
     # Not under no_grad: there, torch 1.13's nn.MultiheadAttention takes its fused inference
     # path (aten::_native_multi_head_attention), which the exporter cannot write.
+    extra = {}
+    if spec.get("functions"):
+        extra["export_modules_as_functions"] = set(spec["functions"])
     torch.onnx.export(model, inputs, path, opset_version=spec["opset"],
                       input_names=spec["input_names"], output_names=spec["output_names"],
-                      dynamic_axes=spec["dynamic_axes"], do_constant_folding=True)
+                      dynamic_axes=spec["dynamic_axes"], do_constant_folding=True, **extra)
     flat = []
     for x in inputs:
         flat.extend(x if isinstance(x, (list, tuple)) else [x])

@@ -179,9 +179,35 @@ class Graph {
   std::string_view own_text(std::string text);
   // The registry the nodes' rows come from (from_onnx's).
   const OpRegistry* registry() const { return registry_; }
+  // How many calls of model-local functions (FunctionProto) the graph inlined: their bodies'
+  // nodes stand where each call was, their values named "<function>#<call>/<name>".
+  size_t inlined_function_calls() const { return function_calls_; }
 
  private:
   struct OwnedConstant;
+  // A node as the graph runs it: one of the graph's own, or of a model-local function's body
+  // where a node calls it, with the body's value names renamed (its formal inputs and outputs to
+  // the call's, the rest under a prefix of its own) and the attributes that refer to the call's
+  // resolved.
+  struct Renames {
+    std::unordered_map<std::string, std::string> formal;
+    std::string prefix;
+  };
+  struct NodeSpec {
+    const onnx::NodeProto* proto = nullptr;
+    std::shared_ptr<const Renames> renames;  // nullptr: names as written
+    std::string name;
+    onnx::Array<onnx::AttributeProto> attributes;
+    std::string rename(std::string_view written) const;
+  };
+  static constexpr size_t kMaxFunctionDepth = 64;
+  const onnx::FunctionProto* local_function(const onnx::NodeProto& np) const;
+  std::vector<NodeSpec> expand_functions(const onnx::GraphProto& proto);
+  void expand_call(const NodeSpec& call, std::vector<const onnx::FunctionProto*>& calling,
+                   std::vector<NodeSpec>& out);
+  onnx::Array<onnx::AttributeProto> call_attributes(const onnx::NodeProto& np,
+                                                    const onnx::FunctionProto& f,
+                                                    const NodeSpec& caller);
   void build(const onnx::GraphProto& proto);
   ValueId add_value(std::string_view name, ValueKind kind);
   // This graph's value for `name`, capturing it from an enclosing graph when needed.
@@ -208,6 +234,7 @@ class Graph {
   const onnx::GraphProto* proto_ = nullptr;
   // Payloads written by replace_constant; boxed so the views of them stay put when moved.
   std::vector<std::unique_ptr<OwnedConstant>> owned_constants_;
+  size_t function_calls_ = 0;
 };
 
 }  // namespace footprint::graph
