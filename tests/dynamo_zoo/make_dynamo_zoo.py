@@ -255,21 +255,7 @@ def main():
     ap.add_argument("out", nargs="?")
     ap.add_argument("--only", default="")
     ap.add_argument("--list", action="store_true")
-    a = ap.parse_args()
-    models = zoo()
-    if a.list:
-        print("\n".join(models))
-        return 0
-    if not a.out:
-        ap.error("OUT is required")
-    names = [n for n in a.only.split(",") if n] or list(models)
-    unknown = [n for n in names if n not in models]
-    if unknown:
-        ap.error("unknown models: " + ", ".join(unknown))
-    torch.set_num_threads(max(1, os.cpu_count() or 1))
-    for n in names:
-        export_one(n, models[n], a.out)
-    return 0
+    return make_zoo.export_chosen(ap, ap.parse_args(), zoo(), export_one)
 
 
 if __name__ == "__main__":

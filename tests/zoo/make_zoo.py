@@ -418,7 +418,12 @@ def main():
     if a.tolerances:
         write_tolerances(a.out)
         return 0
-    models = zoo()
+    return export_chosen(ap, a, zoo(), export_one)
+
+
+def export_chosen(ap, a, models, export):
+    """The end of a zoo generator's command line (this one's and the dynamo zoo's): --list, or
+    `export(name, spec, OUT)` for every model --only names (all by default)."""
     if a.list:
         print("\n".join(models))
         return 0
@@ -430,7 +435,7 @@ def main():
         ap.error("unknown models: " + ", ".join(unknown))
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     for n in names:
-        export_one(n, models[n], a.out)
+        export(n, models[n], a.out)
     return 0
 
 
