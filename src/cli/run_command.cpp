@@ -59,6 +59,9 @@ struct RunCommandOptions {
   bool no_fuse = false;
   double rtol = 1e-3;
   double atol = 1e-5;
+  // Without --atol, a float output's atol is at least this share of its largest expected
+  // magnitude (runtime::check_outputs); an --atol given is used as it is.
+  double atol_of_peak = 1e-4;
   bool json = false;
   bool profile = false;
   bool check_shapes = false;
@@ -177,7 +180,9 @@ void run_model(const RunCommandOptions& o) {
   r.end = runtime::read_process_memory();
   if (!o.data_dir.empty()) {
     const auto expected = graph::numbered_tensor_files(o.data_dir, "output");
-    if (!expected.empty()) r.check = runtime::check_outputs(r.outputs, expected, o.rtol, o.atol);
+    if (!expected.empty()) {
+      r.check = runtime::check_outputs(r.outputs, expected, o.rtol, o.atol, o.atol_of_peak);
+    }
   }
   if (!o.output_dir.empty()) {
     make_output_folder(o.output_dir);
@@ -199,6 +204,7 @@ void run_model(const RunCommandOptions& o) {
   r.threads = o.threads;
   r.rtol = o.rtol;
   r.atol = o.atol;
+  r.atol_of_peak = o.atol_of_peak;
   if (o.json) {
     std::printf("%s\n", report::run_json(r).dump(2).c_str());
   } else {
@@ -240,7 +246,11 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("--order", opts->order, "Node order: stored (default) or memory")
       ->check(CLI::IsMember({"stored", "memory"}));
   cmd->add_option("--rtol", opts->rtol, "Relative tolerance of the output check (default 1e-3)");
-  cmd->add_option("--atol", opts->atol, "Absolute tolerance of the output check (default 1e-5)");
+  cmd->add_option("--atol", opts->atol,
+                  "Absolute tolerance of the output check (default 1e-5, or 1e-4 of an output's "
+                  "largest expected magnitude where that is larger, which is what two correct "
+                  "float32 runs differ by on large outputs; a value given is used as it is)")
+      ->each([opts](const std::string&) { opts->atol_of_peak = 0; });
   cmd->add_flag("--profile", opts->profile,
                 "Time every step of the timed runs: median time per op type and the dearest "
                 "steps");

@@ -170,6 +170,8 @@ nlohmann::json run_json(const RunReport& r) {
     j["max_rel_error"] = r.check->max_rel_error;
     j["rtol"] = r.rtol;
     j["atol"] = r.atol;
+    j["atol_of_peak"] = r.atol_of_peak;
+    j["atol_used"] = r.check->atol_used;
     if (!r.check->problem.empty()) j["mismatch"] = r.check->problem;
   }
   return j;
@@ -256,7 +258,10 @@ std::string run_text(const RunReport& r) {
     t += fmt::format(
         "match        {}   max abs error {:.3g}, max rel error {:.3g} (rtol {}, atol {}){}\n",
         r.check->match ? "yes" : "NO", r.check->max_abs_error, r.check->max_rel_error, r.rtol,
-        r.atol, r.check->problem.empty() ? "" : "   " + r.check->problem);
+        r.check->atol_used > r.atol ? fmt::format("{:.3g}: {} of the largest expected magnitude",
+                                                  r.check->atol_used, r.atol_of_peak)
+                                    : fmt::format("{}", r.atol),
+        r.check->problem.empty() ? "" : "   " + r.check->problem);
   }
   return t;
 }

@@ -1,5 +1,6 @@
 #include "footprint/runtime/output_check.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 
@@ -26,7 +27,19 @@ double element_as_double(const Tensor& t, size_t i) {
   return traits.read_real(t.data() + i * static_cast<size_t>(traits.bits / 8));
 }
 
-void compare(const Tensor& got, const Tensor& want, double rtol, double atol, OutputCheck& c) {
+// The largest finite |element| of a float tensor (0 for others).
+double peak_magnitude(const Tensor& t) {
+  if (!dtype_traits(t.dtype()).is_float()) return 0;
+  double peak = 0;
+  for (size_t i = 0; i < t.numel(); ++i) {
+    const double v = std::fabs(element_as_double(t, i));
+    if (std::isfinite(v)) peak = std::max(peak, v);
+  }
+  return peak;
+}
+
+void compare(const Tensor& got, const Tensor& want, double rtol, double atol, double atol_of_peak,
+             OutputCheck& c) {
   const std::string label = "output " + in_quotes(want.name().empty() ? got.name() : want.name());
   if (got.dtype() != want.dtype() || got.dims() != want.dims()) {
     c.match = false;
@@ -34,6 +47,8 @@ void compare(const Tensor& got, const Tensor& want, double rtol, double atol, Ou
     return;
   }
   const bool exact = !dtype_traits(want.dtype()).is_float();
+  if (!exact && atol_of_peak > 0) atol = std::max(atol, atol_of_peak * peak_magnitude(want));
+  if (!exact) c.atol_used = std::max(c.atol_used, atol);
   for (size_t i = 0; i < want.numel(); ++i) {
     const double g = element_as_double(got, i);
     const double w = element_as_double(want, i);
@@ -53,7 +68,7 @@ void compare(const Tensor& got, const Tensor& want, double rtol, double atol, Ou
 }  // namespace
 
 OutputCheck check_outputs(std::span<const Tensor> got, std::span<const Tensor> want, double rtol,
-                          double atol) {
+                          double atol, double atol_of_peak) {
   OutputCheck c;
   if (got.size() < want.size()) {
     c.match = false;
@@ -74,18 +89,18 @@ OutputCheck check_outputs(std::span<const Tensor> got, std::span<const Tensor> w
         if (t.name() == want[i].name()) g = &t;
       }
     }
-    compare(*g, want[i], rtol, atol, c);
+    compare(*g, want[i], rtol, atol, atol_of_peak, c);
   }
   return c;
 }
 
 OutputCheck check_outputs(std::span<const Tensor> got,
                           const std::vector<std::filesystem::path>& want_files, double rtol,
-                          double atol) {
+                          double atol, double atol_of_peak) {
   std::vector<Tensor> want;
   want.reserve(want_files.size());
   for (const auto& f : want_files) want.push_back(read_tensor_file(f));
-  return check_outputs(got, want, rtol, atol);
+  return check_outputs(got, want, rtol, atol, atol_of_peak);
 }
 
 }  // namespace footprint::runtime

@@ -62,6 +62,7 @@ struct RunReport {
   std::optional<runtime::OutputCheck> check;  // with expected outputs only
   double rtol = 0;                            // the check's tolerances
   double atol = 0;
+  double atol_of_peak = 0;  // the share of an output's largest magnitude its atol is at least
   uint64_t load_peak_heap_bytes = 0;
   double load_ms = 0;
   double prepare_ms = 0;
