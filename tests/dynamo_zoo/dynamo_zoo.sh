@@ -16,7 +16,7 @@ py=${PYTHON:-$root/build/torch2/bin/python}
 key=$({
   cat "$root/tests/dynamo_zoo/dynamo_zoo.sh" "$root/tests/dynamo_zoo/make_dynamo_zoo.py" \
     "$root/tests/zoo/make_zoo.py"
-  "$py" -m pip freeze 2>/dev/null | grep -i -E '^(torch|torchvision|transformers|onnx|onnxscript|onnxruntime|onnx-ir|numpy)=='
+  "$py" -m pip freeze 2>/dev/null | grep -i -E '^(torch|torchvision|transformers|onnx|onnxscript|onnxruntime|onnx-ir|numpy|spox)=='
 } | sha256sum | cut -c1-16)
 cache=${FOOTPRINT_DYNAMO_ZOO_CACHE:-$HOME/.cache/footprint/dynamo_zoo}
 zoo=$cache/$key

@@ -10,7 +10,8 @@ exported twice:
                     fusions (onnxscript.rewriter.onnx_fusions: RMSNormalization, RotaryEmbedding,
                     Attention where they match), what users run before deploying
 
-The architectures: some of the TorchScript zoo's (tests/zoo/make_zoo.py: torchvision's
+Beside them, a model built with spox (its graph naming and value_info idioms, an If from Python
+callables), saved as spox writes it. The architectures: some of the TorchScript zoo's (tests/zoo/make_zoo.py: torchvision's
 ResNet-18, MobileNetV3-Small and a 4-layer ViT-S/16; the BERT- and GPT-2-style blocks) and
 Hugging Face decoders built from config classes with seeded random weights (never downloaded):
 Llama with grouped-query attention, Qwen2 and Mistral, with and without past keys and values
@@ -109,6 +110,27 @@ def _decoder_inputs(with_past, seq=8, past=6):
     return make
 
 
+# ---- models built with spox (its own graph naming and value_info idioms) ---------------------
+
+def spox_mlp_if():
+    """An MLP whose output goes through If(c) then Relu else Neg, and a ReduceSum, as spox builds
+    it: a dynamic batch N, constants as Constant nodes, the branches as spox's lambdas."""
+    import spox.opset.ai.onnx.v21 as op
+    from spox import Tensor, argument, build
+    rng = np.random.default_rng(0)
+    x = argument(Tensor(np.float32, ("N", 16)))
+    c = argument(Tensor(np.bool_, ()))
+    const = lambda a: op.constant(value=a)  # noqa: E731
+    h = op.relu(op.add(op.matmul(x, const(rng.standard_normal((16, 32)).astype(np.float32))),
+                       const(rng.standard_normal(32).astype(np.float32))))
+    y = op.matmul(h, const(rng.standard_normal((32, 8)).astype(np.float32)))
+    (z,) = op.if_(c, then_branch=lambda: [op.relu(y)], else_branch=lambda: [op.neg(y)])
+    s = op.reduce_sum(z, const(np.array([1], np.int64)), keepdims=0)
+    model = build({"x": x, "c": c}, {"z": z, "s": s})
+    feeds = [rng.standard_normal((4, 16)).astype(np.float32), np.array(False)]
+    return model, ["x", "c"], feeds, {"N": 4}
+
+
 # name -> dict(build, inputs, input_names, output_names, notes)
 def zoo():
     m = {}
@@ -141,6 +163,8 @@ def zoo():
         dims={"seq": 8, "past": 6},
         notes="transformers llama decoding after a past of 6 tokens: DynamicCache inside, "
               "present length past + seq, both dynamic")
+    m["spox_mlp_if"] = dict(spox=spox_mlp_if,
+                            notes="spox 0.18: an MLP, an If with lambda branches, batch N dynamic")
     return m
 
 
@@ -150,7 +174,8 @@ def _save_tensors(folder, prefix, names, arrays):
     from onnx import numpy_helper
     for i, (n, a) in enumerate(zip(names, arrays)):
         with open(os.path.join(folder, f"{prefix}_{i}.pb"), "wb") as f:
-            f.write(numpy_helper.from_array(np.ascontiguousarray(a), n).SerializeToString())
+            # np.require keeps a 0-d array 0-d (np.ascontiguousarray makes it 1-d).
+            f.write(numpy_helper.from_array(np.require(a, requirements="C"), n).SerializeToString())
 
 
 def _opset(model):
@@ -195,8 +220,26 @@ def write_meta(folder, name, spec, params, peak, extra):
         json.dump(meta, f, indent=1)
 
 
+def save_spox(name, spec, out_dir):
+    """A spox-built model as it is (no opset-23 variant: spox writes the opset it is given)."""
+    import onnx
+    import spox
+    model, names, feeds, dims = spec["spox"]()
+    folder = os.path.join(out_dir, name)
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "model.onnx")
+    onnx.save(model, path)
+    _save_tensors(folder, "input", names, feeds)
+    peak = reference(folder, path, feeds, None)
+    write_meta(folder, name, dict(spec, dims=dims), 0, peak,
+               {"opset": _opset(model), "exporter": f"spox {spox.__version__}"})
+    print(f"dynamo zoo: {name}: opset {_opset(model)} (spox)", file=sys.stderr)
+
+
 def export_one(name, spec, out_dir, seed=0):
     import onnx
+    if "spox" in spec:
+        return save_spox(name, spec, out_dir)
     torch.manual_seed(seed)
     model = spec["build"]().eval()
     make_zoo.randomise_norm_affine(model)
