@@ -414,11 +414,12 @@ ValueId Graph::resolve_input(std::string_view value_name, std::string_view reade
                    "provides");
 }
 
-std::string Graph::NodeSpec::rename(std::string_view written) const {
-  if (renames == nullptr || written.empty()) return std::string(written);
-  const auto it = renames->formal.find(std::string(written));
-  if (it != renames->formal.end()) return it->second;
-  return renames->prefix + std::string(written);
+std::string_view Graph::NodeSpec::rename(std::string_view written, std::string& buffer) const {
+  if (renames == nullptr || written.empty()) return written;
+  buffer.assign(written);
+  const auto it = renames->formal.find(buffer);
+  buffer = it != renames->formal.end() ? it->second : renames->prefix + buffer;
+  return buffer;
 }
 
 const onnx::FunctionProto* Graph::local_function(const onnx::NodeProto& np) const {
@@ -507,14 +508,16 @@ void Graph::expand_call(const NodeSpec& call, std::vector<const onnx::FunctionPr
   if (call.renames != nullptr) renames->prefix = call.renames->prefix + renames->prefix;
   size_t i = 0;
   for (std::string_view formal : f->inputs) {
+    std::string buffer;
     renames->formal[std::string(formal)] =
-        i < np.inputs.size() ? call.rename(np.inputs[i]) : std::string();
+        i < np.inputs.size() ? std::string(call.rename(np.inputs[i], buffer)) : std::string();
     ++i;
   }
   i = 0;
   for (std::string_view formal : f->outputs) {
+    std::string buffer;
     renames->formal[std::string(formal)] =
-        i < np.outputs.size() ? call.rename(np.outputs[i]) : std::string();
+        i < np.outputs.size() ? std::string(call.rename(np.outputs[i], buffer)) : std::string();
     ++i;
   }
   calling.push_back(f);
@@ -575,8 +578,9 @@ void Graph::build(const onnx::GraphProto& proto) {
     n.schema = registry.find(n.domain, n.op_type);
     n.source_offset = np.source_offset;
     n.outputs.reserve(np.outputs.size());
+    std::string buffer;
     for (std::string_view written : np.outputs) {
-      const std::string out = spec.rename(written);
+      const std::string_view out = spec.rename(written, buffer);
       if (out.empty()) {
         n.outputs.push_back(kNoValue);
         continue;
@@ -600,8 +604,9 @@ void Graph::build(const onnx::GraphProto& proto) {
     const std::string reader = "node " + nodes_[id].label(id);
     std::vector<ValueId> inputs;
     inputs.reserve(np.inputs.size());
+    std::string buffer;
     for (std::string_view in : np.inputs) {
-      inputs.push_back(resolve_input(specs[i].rename(in), reader, np.source_offset));
+      inputs.push_back(resolve_input(specs[i].rename(in, buffer), reader, np.source_offset));
     }
     nodes_[id].inputs = std::move(inputs);
     for (ValueId v : nodes_[id].inputs) {

@@ -198,7 +198,8 @@ class Graph {
     std::shared_ptr<const Renames> renames;  // nullptr: names as written
     std::string name;
     onnx::Array<onnx::AttributeProto> attributes;
-    std::string rename(std::string_view written) const;
+    // The value's name in the graph: `written` itself, or its renamed form held in `buffer`.
+    std::string_view rename(std::string_view written, std::string& buffer) const;
   };
   static constexpr size_t kMaxFunctionDepth = 64;
   const onnx::FunctionProto* local_function(const onnx::NodeProto& np) const;

@@ -523,8 +523,8 @@ bool ms_key_kept(const graph::TensorRef* m, const MsAttentionSizes& z, int64_t b
 // Batch b and head n's keys [total, key head] and values [total, value head]: the past's rows
 // (widened), then the new tokens' from the projection; into the present output where it is.
 template <class T>
-void ms_panels(const graph::KernelContext& ctx, const MsAttentionSizes& z, const float* qkv,
-               int64_t b, int64_t n, float* keys, float* values) {
+void ms_panels(graph::KernelContext& ctx, const MsAttentionSizes& z, const float* qkv, int64_t b,
+               int64_t n, float* keys, float* values) {
   const int64_t hd = z.key_head(), vd = z.value_head(), total = z.total();
   const graph::TensorRef* past = ctx.input_or_null(4);
   const auto panel = [&](int64_t which) {  // offset of [which, b, n] in past or present
@@ -545,9 +545,7 @@ void ms_panels(const graph::KernelContext& ctx, const MsAttentionSizes& z, const
     std::copy_n(row + z.q + n * hd, hd, keys + (z.past + s) * hd);
     std::copy_n(row + z.q + z.k + n * vd, vd, values + (z.past + s) * vd);
   }
-  if (ctx.output_count() < 2) return;
-  // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): output_or_null is a mutable accessor
-  graph::TensorRef* present = const_cast<graph::KernelContext&>(ctx).output_or_null(1);
+  graph::TensorRef* present = ctx.output_or_null(1);
   if (present == nullptr) return;
   T* out = present->as<T>();
   for (int64_t e = 0; e < total * hd; ++e) {

@@ -210,6 +210,7 @@ struct ScanGeometry {
   std::array<bool, kMaxLoopValues> in_reverse{}, out_reverse{};
 };
 
+// `rank_of(input, i)`: the rank of the node's input i (or output i).
 ScanGeometry scan_geometry(const graph::Node& n, size_t input_count, size_t output_count,
                            const std::function<size_t(bool, size_t)>& rank_of) {
   ScanGeometry g;
@@ -228,7 +229,7 @@ ScanGeometry scan_geometry(const graph::Node& n, size_t input_count, size_t outp
                         std::array<int64_t, kMaxLoopValues>& out) {
     const auto given = graph::attr_ints(n, name);
     for (size_t j = 0; j < count; ++j) {
-      const size_t rank = rank_of(input, j);
+      const size_t rank = rank_of(input, g.states + j);
       int64_t a = given && j < given->size() ? (*given)[j] : 0;
       if (a < 0) a += static_cast<int64_t>(rank);
       if (a < 0 || a >= static_cast<int64_t>(rank)) {
@@ -279,12 +280,9 @@ ScanLayout scan_layout(const ScanGeometry& g, StateBytes&& state, InBytes&& in, 
 uint64_t scan_workspace(const graph::Node& n, const std::vector<graph::ConcreteTensor>& in,
                         const std::vector<graph::ConcreteTensor>& out) {
   try {
-    const auto m =
-        static_cast<size_t>(std::max<int64_t>(graph::attr_int(n, "num_scan_inputs", 0), 0));
-    const size_t states = in.size() >= m ? in.size() - m : 0;
-    const ScanGeometry g = scan_geometry(n, in.size(), out.size(), [&](bool input, size_t j) {
+    const ScanGeometry g = scan_geometry(n, in.size(), out.size(), [&](bool input, size_t i) {
       const std::vector<graph::ConcreteTensor>& v = input ? in : out;
-      return states + j < v.size() ? v[states + j].dims.size() : size_t{0};
+      return i < v.size() ? v[i].dims.size() : size_t{0};
     });
     const auto state = [&](size_t k) {
       uint64_t c = 1;
@@ -329,14 +327,12 @@ void copy_slice(const graph::TensorRef& x, int64_t axis, int64_t t, std::byte* s
 void run_scan(graph::KernelContext& ctx) {
   if (ctx.opset() < 9)
     ctx.fail("Scan of opset 8 (a batch axis and sequence_lens) is not supported");
-  const auto m = static_cast<size_t>(std::max<int64_t>(ctx.attr_int("num_scan_inputs", 0), 0));
-  const size_t states = ctx.input_count() >= m ? ctx.input_count() - m : 0;
   ScanGeometry g;
   try {
     g = scan_geometry(ctx.node(), ctx.input_count(), ctx.output_count(),
-                      [&](bool input, size_t j) -> size_t {
-                        if (input) return ctx.input(states + j).rank();
-                        const graph::TensorRef* o = ctx.output_or_null(states + j);
+                      [&](bool input, size_t i) -> size_t {
+                        if (input) return ctx.input(i).rank();
+                        const graph::TensorRef* o = ctx.output_or_null(i);
                         return o != nullptr ? o->rank() : 0;
                       });
   } catch (const Error& e) {

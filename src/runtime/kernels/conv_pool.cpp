@@ -197,9 +197,7 @@ std::optional<std::pair<dnnl::convolution_forward::primitive_desc, bool>> winogr
       return std::nullopt;
     }
     return pd;
-  } catch (const dnnl::error&) {
-    return std::nullopt;
-  } catch (const Error&) {
+  } catch (const Error&) {  // make_pd's: oneDNN has no such kernel for the node here
     return std::nullopt;
   }
 }
