@@ -21,10 +21,12 @@ struct BoundGraph {
 };
 
 BoundGraph bound_graph(const graph::Model& model, const graph::OpRegistry& registry,
-                       const DimBindings& dims, const graph::InputShapes& shapes, bool fuse) {
+                       const DimBindings& dims, const graph::InputShapes& shapes, bool fuse,
+                       bool carry_float32) {
   BoundGraph b;
   b.graph = model.graph(registry);
-  b.report = graph::prepare_graph(b.graph, dims, {.shapes = shapes, .fuse = fuse});
+  b.report = graph::prepare_graph(b.graph, dims,
+                                  {.shapes = shapes, .fuse = fuse, .carry_float32 = carry_float32});
   return b;
 }
 
@@ -51,10 +53,12 @@ ModelProgram build_model_program(std::shared_ptr<const graph::Model> model,
   m.options.subgraph_arena = options.subgraph_arena;
   m.shapes = options.shapes;
   m.fuse = options.fuse;
-  BoundGraph b = bound_graph(*m.model, registry, m.options.dims, m.shapes, m.fuse);
+  m.carry_float32 = options.carry_float32;
+  BoundGraph b = bound_graph(*m.model, registry, m.options.dims, m.shapes, m.fuse, m.carry_float32);
   m.graph = std::move(b.graph);
   m.fused = std::move(b.report.fused);
   m.channels_last = b.report.channels_last;
+  m.carried = b.report.carried;
   m.inference = std::move(b.report.inference);
   if (b.report.rebatched) m.rebatched = b.report.rebatched->note();
   m.concrete_inputs = b.report.concrete;
@@ -86,7 +90,7 @@ ModelProgram build_model_program(std::shared_ptr<const graph::Model> model,
 
 Timeline timeline_at(const ModelProgram& m, const DimBindings& dims) {
   // Node ids do not depend on the dims, so the order chosen for m holds here too.
-  const BoundGraph b = bound_graph(*m.model, *m.registry, dims, m.shapes, m.fuse);
+  const BoundGraph b = bound_graph(*m.model, *m.registry, dims, m.shapes, m.fuse, m.carry_float32);
   GraphProgramOptions options = m.options;
   options.dims = dims;
   return simulate(build_program(b.graph, options).program);

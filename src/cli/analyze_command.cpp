@@ -31,6 +31,7 @@ struct AnalyzeOptions {
   std::string inputs = "caller";
   std::string order = "stored";
   bool no_fuse = false;
+  bool keep_16bit = false;
   bool json = false;
 };
 
@@ -103,7 +104,8 @@ void analyze_model(const AnalyzeOptions& o) {
                                              .data_dir = o.data_dir,
                                              .inputs = o.inputs,
                                              .order = o.order,
-                                             .fuse = !o.no_fuse});
+                                             .fuse = !o.no_fuse,
+                                             .carry_float32 = !o.keep_16bit});
   report::AnalysisReport r = report::analysis_report(m, o.input);
   if (!sweep_dim.empty()) r.sweep = analysis::sweep_model(m, sweep_dim, sweep_values);
   emit(r, o.json);
@@ -137,6 +139,7 @@ void add_analyze_command(CLI::App& app) {
                                  "donated: inputs are freed after their last use")
                      ->check(CLI::IsMember({"caller", "donated"}));
   cmd->add_flag("--no-fuse", opts->no_fuse, kNoFuseHelp);
+  cmd->add_flag("--keep-16bit", opts->keep_16bit, kKeep16bitHelp);
   cmd->add_option("--order", opts->order,
                   "Node order: stored (the model's topological order) or memory (searched for a "
                   "lower lower bound; never worse than stored)")

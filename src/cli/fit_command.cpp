@@ -27,6 +27,7 @@ struct FitOptions {
   std::string inputs = "caller";
   std::string order = "stored";
   bool no_fuse = false;
+  bool keep_16bit = false;
   int64_t low = 1;
   int64_t max = int64_t{1} << 40;
   bool json = false;
@@ -47,7 +48,8 @@ void run_fit(const FitOptions& o) {
                                              .data_dir = o.data_dir,
                                              .inputs = o.inputs,
                                              .order = o.order,
-                                             .fuse = !o.no_fuse});
+                                             .fuse = !o.no_fuse,
+                                             .carry_float32 = !o.keep_16bit});
   analysis::check_fit_dim(m, o.solve);
   const analysis::FitFigure figure = o.figure == "activations"
                                          ? analysis::FitFigure::activations_peak
@@ -95,6 +97,7 @@ void add_fit_command(CLI::App& app) {
   cmd->add_option("--inputs", opts->inputs, "caller (default) or donated")
       ->check(CLI::IsMember({"caller", "donated"}));
   cmd->add_flag("--no-fuse", opts->no_fuse, kNoFuseHelp);
+  cmd->add_flag("--keep-16bit", opts->keep_16bit, kKeep16bitHelp);
   cmd->add_option("--order", opts->order, "Node order: stored (default) or memory")
       ->check(CLI::IsMember({"stored", "memory"}));
   cmd->add_option("--min", opts->low, "The smallest value to consider (default 1)")

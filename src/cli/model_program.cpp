@@ -63,6 +63,7 @@ ModelProgram load_model_program(const ModelArgs& args) {
   options.order = args.order;
   options.subgraph_arena = analysis::subgraph_arena(args.planner);
   options.fuse = args.fuse;
+  options.carry_float32 = args.carry_float32;
   for (const std::string& d : args.dims) {
     const auto [name, value] = split_binding(d, "--dim");
     options.dims[name] = parse_dim_value(value, "--dim");

@@ -21,6 +21,8 @@ struct ModelArgs {
   // Plans each branch's arena, as `footprint run --planner` runs it.
   std::string planner = "auto";
   bool fuse = true;  // graph::fuse, as `footprint run` fuses unless given --no-fuse
+  // graph::carry_float32, as `footprint run` carries unless given --keep-16bit
+  bool carry_float32 = true;
 };
 
 using analysis::ModelProgram;
@@ -45,6 +47,12 @@ inline constexpr const char* kNoFuseHelp =
     "Keep every activation a node of its own: by default Relu, Clip, Sigmoid, SiLU (Sigmoid "
     "then Mul), HardSwish, ... after a Conv, MatMul or Gemm are folded into it (graph::fuse), "
     "and analyze, plan, report and run all see that fused graph";
+
+inline constexpr const char* kKeep16bitHelp =
+    "Keep every float16/bfloat16 activation in its own type: by default those passed between "
+    "kernels that compute in float32 anyway (convolutions, products, the adds between them) are "
+    "stored as float32 holding the same 16-bit values (graph::carry_float32: twice their bytes, "
+    "no conversion scratch, no conversions), and analyze, plan, report and run all see that";
 
 ModelProgram load_model_program(const ModelArgs& args);
 

@@ -42,6 +42,7 @@ struct PlanCommandOptions {
   bool inputs_given = false;  // a trace keeps its own "arguments" unless --inputs is given
   std::string order = "stored";
   bool no_fuse = false;
+  bool keep_16bit = false;
 };
 
 using report::PlanSource;
@@ -63,7 +64,8 @@ std::vector<plan::Buffer> model_buffers(const PlanCommandOptions& o, PlanSource&
                                              .inputs = o.inputs,
                                              .order = o.order,
                                              .planner = o.algo,
-                                             .fuse = !o.no_fuse});
+                                             .fuse = !o.no_fuse,
+                                             .carry_float32 = !o.keep_16bit});
   for (const auto& d : m.program.unbound_dims) {
     std::fprintf(stderr, "footprint: warning: dim %s is unbound; using 1 (set --dim %s=V)\n",
                  d.c_str(), d.c_str());
@@ -159,6 +161,7 @@ void add_plan_command(CLI::App& app) {
                                  "default) or donated (a trace's default is its own)")
                      ->check(CLI::IsMember({"caller", "donated"}));
   cmd->add_flag("--no-fuse", opts->no_fuse, kNoFuseHelp);
+  cmd->add_flag("--keep-16bit", opts->keep_16bit, kKeep16bitHelp);
   cmd->add_option("--order", opts->order,
                   "Model: node order, stored (default) or memory (searched for a lower bound)")
       ->check(CLI::IsMember({"stored", "memory"}));

@@ -263,7 +263,8 @@ void run_report(const ReportOptions& o, bool inputs_given) {
                                                   .inputs = o.inputs,
                                                   .order = "stored",
                                                   .planner = o.algo,
-                                                  .fuse = !o.no_fuse}));
+                                                  .fuse = !o.no_fuse,
+                                                  .carry_float32 = !o.keep_16bit}));
   }
   if (o.json) {
     std::printf("%s\n", summary.dump(2).c_str());
@@ -313,6 +314,7 @@ void add_report_command(CLI::App& app) {
                                  "caller (inputs held by the caller, default) or donated")
                      ->check(CLI::IsMember({"caller", "donated"}));
   cmd->add_flag("--no-fuse", opts->no_fuse, kNoFuseHelp);
+  cmd->add_flag("--keep-16bit", opts->keep_16bit, kKeep16bitHelp);
   cmd->add_option("--order", opts->order,
                   "Model: the order the timeline and layout show, stored (default) or memory")
       ->check(CLI::IsMember({"stored", "memory"}));

@@ -22,6 +22,7 @@ struct ReportOptions {
   std::string inputs = "caller";
   std::string order = "stored";
   bool no_fuse = false;
+  bool keep_16bit = false;
   std::string algo = "auto";
   std::optional<double> time_limit_s;
   bool json = false;

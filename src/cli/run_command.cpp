@@ -57,7 +57,9 @@ struct RunCommandOptions {
   std::string planner = "auto";
   std::string order = "stored";
   bool no_fuse = false;
+  bool keep_16bit = false;
   double rtol = 1e-3;
+  bool rtol_given = false;
   double atol = 1e-5;
   // Without --atol, a float output's atol is at least this share of its largest expected
   // magnitude (runtime::check_outputs); an --atol given is used as it is.
@@ -107,6 +109,30 @@ std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
   return inputs;
 }
 
+// The output check's defaults for a graph that stores activations in fewer digits than float32
+// (runtime::PreparedStats::computes_in): an output computed as its model says then differs from
+// another runtime's by that type's roundings, not float32's (onnxruntime runs a float16 graph in
+// float32, its Cast pairs removed), while a wrong kernel's errors stay of the outputs' own size.
+// rule: nullptr for float32 graphs, whose defaults are the flags' own.
+struct Tolerance {
+  double rtol = 0;
+  double atol_of_peak = 0;
+  const char* rule = nullptr;
+};
+
+Tolerance default_tolerance(DType computes_in) {
+  switch (computes_in) {
+    case DType::float16:
+      return {1e-2, 5e-3, "a float16 graph's"};
+    case DType::bfloat16:
+      return {8e-2, 4e-2, "a bfloat16 graph's"};
+    case DType::int8:
+      return {1e-2, 1e-2, "a quantized graph's"};
+    default:
+      return {};
+  }
+}
+
 // What `analyze` predicts at this run's dims and input extents, value by value, against the run.
 runtime::ShapeCheck check_shapes(const RunCommandOptions& o, const graph::Model& model,
                                  const runtime::Session& session,
@@ -116,6 +142,7 @@ runtime::ShapeCheck check_shapes(const RunCommandOptions& o, const graph::Model&
   for (const runtime::Tensor& t : inputs) options.shapes.emplace(t.name(), t.dims());
   options.order = o.order;
   options.fuse = !o.no_fuse;
+  options.carry_float32 = !o.keep_16bit;
   options.subgraph_arena = analysis::subgraph_arena(o.planner);
   // The model already loaded, not read again: it outlives the program, so the pointer owns
   // nothing.
@@ -145,7 +172,8 @@ void run_model(const RunCommandOptions& o) {
                                    .order = o.order,
                                    .dims = dims,
                                    .profile = o.profile,
-                                   .fuse = !o.no_fuse});
+                                   .fuse = !o.no_fuse,
+                                   .carry_float32 = !o.keep_16bit});
   const std::vector<runtime::Tensor> inputs = read_inputs(o, session, dims, r.input_source);
   const auto t1 = Clock::now();
   session.prepare(inputs);
@@ -178,10 +206,17 @@ void run_model(const RunCommandOptions& o) {
   r.latency_ms.runs = latencies.size();
   r.last_run = session.last_run();
   r.end = runtime::read_process_memory();
+  double rtol = o.rtol;
+  double atol_of_peak = o.atol_of_peak;
+  if (const Tolerance t = default_tolerance(session.prepared().computes_in); t.rule != nullptr) {
+    if (!o.rtol_given) rtol = t.rtol;
+    if (atol_of_peak > 0) atol_of_peak = t.atol_of_peak;  // not when --atol was given
+    if (!o.rtol_given || o.atol_of_peak > 0) r.tolerance_rule = t.rule;
+  }
   if (!o.data_dir.empty()) {
     const auto expected = graph::numbered_tensor_files(o.data_dir, "output");
     if (!expected.empty()) {
-      r.check = runtime::check_outputs(r.outputs, expected, o.rtol, o.atol, o.atol_of_peak);
+      r.check = runtime::check_outputs(r.outputs, expected, rtol, o.atol, atol_of_peak);
     }
   }
   if (!o.output_dir.empty()) {
@@ -202,9 +237,9 @@ void run_model(const RunCommandOptions& o) {
   // layout and so the usable sizes the counting allocator measures, by a few bytes.
   r.model = o.model;
   r.threads = o.threads;
-  r.rtol = o.rtol;
+  r.rtol = rtol;
   r.atol = o.atol;
-  r.atol_of_peak = o.atol_of_peak;
+  r.atol_of_peak = atol_of_peak;
   if (o.json) {
     std::printf("%s\n", report::run_json(r).dump(2).c_str());
   } else {
@@ -243,13 +278,18 @@ void add_run_command(CLI::App& app) {
   cmd->add_option("-o,--output-dir", opts->output_dir, "Write outputs as output_<i>.pb here");
   cmd->add_option("--planner", opts->planner, "Arena planner (default auto)");
   cmd->add_flag("--no-fuse", opts->no_fuse, kNoFuseHelp);
+  cmd->add_flag("--keep-16bit", opts->keep_16bit, kKeep16bitHelp);
   cmd->add_option("--order", opts->order, "Node order: stored (default) or memory")
       ->check(CLI::IsMember({"stored", "memory"}));
-  cmd->add_option("--rtol", opts->rtol, "Relative tolerance of the output check (default 1e-3)");
+  cmd->add_option("--rtol", opts->rtol,
+                  "Relative tolerance of the output check (default 1e-3; 1e-2 where the graph "
+                  "stores activations as float16 or 8-bit integers, 8e-2 as bfloat16)")
+      ->each([opts](const std::string&) { opts->rtol_given = true; });
   cmd->add_option("--atol", opts->atol,
                   "Absolute tolerance of the output check (default 1e-5, or 1e-4 of an output's "
                   "largest expected magnitude where that is larger, which is what two correct "
-                  "float32 runs differ by on large outputs; a value given is used as it is)")
+                  "float32 runs differ by on large outputs: 5e-3 of it in a float16 graph, 1e-2 "
+                  "in a quantized one, 4e-2 in a bfloat16 one; a value given is used as it is)")
       ->each([opts](const std::string&) { opts->atol_of_peak = 0; });
   cmd->add_flag("--profile", opts->profile,
                 "Time every step of the timed runs: median time per op type and the dearest "

@@ -81,6 +81,12 @@ void channels_last_pass(Graph& g, const Request& /*q*/, PrepareReport& r) {
   r.channels_last = to_channels_last(g);
 }
 
+// After the layout, whose changes between float32 kernels then carry float32 too; nothing infers
+// types after it (inference would give the 16-bit types back).
+void carry_float32_pass(Graph& g, const Request& q, PrepareReport& r) {
+  if (q.options.carry_float32) r.carried = carry_float32(g);
+}
+
 // The order is the pipeline: each pass relies on what the ones before it left (inference on the
 // bound extents, the epilogues on folded affines and patterns, the layout on the fused nodes).
 constexpr Pass kPasses[] = {
@@ -94,6 +100,7 @@ constexpr Pass kPasses[] = {
     {"squeeze_excite", Stage::fusion, squeeze_excite_pass},
     {"fuse_elementwise", Stage::fusion, fuse_elementwise_pass},
     {"channels_last", Stage::layout, channels_last_pass},
+    {"carry_float32", Stage::layout, carry_float32_pass},
 };
 
 }  // namespace

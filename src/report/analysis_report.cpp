@@ -86,6 +86,7 @@ AnalysisReport analysis_report(const analysis::ModelProgram& m, std::string mode
   r.fused = m.fused.fused;
   r.patterns = m.fused.patterns;
   r.channels_last = m.channels_last;
+  r.carried = m.carried;
   r.packed_bytes = m.program.packed_bytes;
   r.prepare = m.prepare;
   return r;
@@ -140,6 +141,7 @@ nlohmann::json to_json(const AnalysisReport& r) {
   j["patterns"] = r.patterns;
   j["channels_last"] = {{"nodes", r.channels_last.nodes},
                         {"layout_changes", r.channels_last.layout_changes}};
+  j["float32_carriers"] = carried_json(r.carried);
   j["bytes"]["packed"] = r.packed_bytes;
   // The buffers preparing declares; the heap it takes is at least peak_bytes (lower_bound).
   j["prepare"] = {{"copied_weights_bytes", r.prepare.copied_weights_bytes},
@@ -245,6 +247,7 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
   if (r.channels_last.nodes > 0) {
     line("{}", layout_line(r.channels_last.nodes, r.channels_last.layout_changes));
   }
+  if (r.carried.values > 0) line("{}", carried_line(r.carried));
   for (const auto& s : r.subgraphs) {
     line("subgraph     {}/{}: lower bound {}, peak {}, arena {}{}", s.node, s.attribute,
          human_bytes(s.lower_bound_bytes), human_bytes(s.total_peak_bytes),

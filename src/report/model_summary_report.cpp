@@ -78,6 +78,21 @@ std::string layout_line(size_t nodes, size_t changes) {
       nodes, nodes == 1 ? "node runs" : "nodes run", changes, changes == 1 ? "change" : "changes");
 }
 
+std::string carried_line(const graph::CarryReport& r) {
+  const std::string type(dtype_name(r.rounds_to));
+  return fmt::format(
+      "16-bit       {} {} activation{} stored as float32 between kernels that compute in float32 "
+      "(+{}, no conversion scratch) (--keep-16bit: as stored)",
+      r.values, type, r.values == 1 ? "" : "s",
+      human_bytes(static_cast<uint64_t>(std::max<int64_t>(r.extra_bytes, 0))));
+}
+
+nlohmann::json carried_json(const graph::CarryReport& r) {
+  return {{"values", r.values},
+          {"extra_bytes", r.extra_bytes},
+          {"rounds_to", r.values > 0 ? std::string(dtype_name(r.rounds_to)) : std::string()}};
+}
+
 nlohmann::json to_json(const analysis::ModelSummary& s) {
   nlohmann::json j;
   j["model"] = s.model;

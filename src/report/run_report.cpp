@@ -111,6 +111,7 @@ nlohmann::json run_json(const RunReport& r) {
       {"fused", p.fused},
       {"patterns", p.patterns},
       {"channels_last", {{"nodes", p.channels_last_nodes}, {"layout_changes", p.layout_changes}}},
+      {"float32_carriers", carried_json(p.carried)},
       {"predicted",
        {{"arena_bytes", p.planned_arena_bytes},
         {"lower_bound_bytes", p.lower_bound_bytes},
@@ -172,6 +173,7 @@ nlohmann::json run_json(const RunReport& r) {
     j["atol"] = r.atol;
     j["atol_of_peak"] = r.atol_of_peak;
     j["atol_used"] = r.check->atol_used;
+    j["tolerance_rule"] = r.tolerance_rule;
     if (!r.check->problem.empty()) j["mismatch"] = r.check->problem;
   }
   return j;
@@ -202,6 +204,7 @@ std::string run_text(const RunReport& r) {
   if (p.channels_last_nodes > 0) {
     t += layout_line(p.channels_last_nodes, p.layout_changes) + "\n";
   }
+  if (p.carried.values > 0) t += carried_line(p.carried) + "\n";
   t += fmt::format("arena        planned {} B ({}), obtained {} B   [{}; lower bound {} B]\n",
                    p.planned_arena_bytes, human_bytes(p.planned_arena_bytes),
                    r.first_run.arena_bytes, p.planner, p.lower_bound_bytes);
@@ -256,11 +259,12 @@ std::string run_text(const RunReport& r) {
   }
   if (r.check) {
     t += fmt::format(
-        "match        {}   max abs error {:.3g}, max rel error {:.3g} (rtol {}, atol {}){}\n",
+        "match        {}   max abs error {:.3g}, max rel error {:.3g} (rtol {}, atol {}{}){}\n",
         r.check->match ? "yes" : "NO", r.check->max_abs_error, r.check->max_rel_error, r.rtol,
         r.check->atol_used > r.atol ? fmt::format("{:.3g}: {} of the largest expected magnitude",
                                                   r.check->atol_used, r.atol_of_peak)
                                     : fmt::format("{}", r.atol),
+        r.tolerance_rule.empty() ? "" : "; " + r.tolerance_rule + " defaults",
         r.check->problem.empty() ? "" : "   " + r.check->problem);
   }
   return t;

@@ -10,6 +10,7 @@
 #include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/plan/planner.hpp"
+#include "kernels/through_float32.hpp"
 #include "runner/graph_error.hpp"
 #include "runner/step_context.hpp"
 #include "runner/tensor_bytes.hpp"
@@ -119,6 +120,7 @@ void GraphRunner::run_step(size_t s, std::span<std::byte> arena, int threads) {
   ctx.subgraph_offset = static_cast<size_t>(planned_.program.step_subgraph_offset[s]);
   check_pointers(s, ctx);
   graph::run(ctx);
+  if (ctx.node().rounded_outputs != 0) kernels::round_carried_outputs(ctx);
 }
 
 // Every tensor a step touches has a home before it runs; a null one is a placement bug, caught

@@ -20,10 +20,13 @@ void copy_view_kernel(graph::KernelContext& ctx) {
 
 // Every view row a family left without a kernel of its own gets the copy: the registry's view
 // declaration decides, not a list of op names.
+// A view carries whatever it is given: float32 carriers of 16-bit values stay carriers.
 void fill_view_kernels(graph::OpRegistry& r) {
   for (const graph::OpSchema& s : r.all()) {
-    if (s.output_view_of >= 0 && s.kernel == nullptr) {
-      graph::OpSchema& row = r.row(s.domain, s.op_type);
+    if (s.output_view_of < 0) continue;
+    graph::OpSchema& row = r.row(s.domain, s.op_type);
+    row.float32_carriers = graph::Float32Carriers::whole;
+    if (s.kernel == nullptr) {
       row.kernel = copy_view_kernel;
       row.kernel_dtypes = DTypeSet::all();  // bytes, copied only where the output is not a view
     }

@@ -16,6 +16,26 @@
 namespace footprint::runtime {
 namespace {
 
+// PreparedStats::computes_in of a prepared graph.
+DType computes_in(const graph::Graph& g) {
+  DType narrowest = DType::float32;
+  const auto see16 = [&](DType t) {
+    if (t == DType::bfloat16 || (t == DType::float16 && narrowest != DType::bfloat16)) {
+      narrowest = t;
+    }
+  };
+  for (const graph::Node& n : g.nodes()) see16(n.rounds_to);
+  for (const graph::Value& v : g.values()) {
+    if (v.kind != graph::ValueKind::intermediate) continue;
+    if (v.dtype == DType::int8 || v.dtype == DType::uint8 || v.dtype == DType::int4 ||
+        v.dtype == DType::uint4) {
+      return DType::int8;
+    }
+    see16(v.dtype);
+  }
+  return narrowest;
+}
+
 // The inputs in the graph's input order: by name, or unnamed ones in turn.
 std::vector<const Tensor*> match_inputs(const graph::Graph& g, std::span<const Tensor> given) {
   std::vector<const Tensor*> out(g.inputs().size(), nullptr);
@@ -174,8 +194,9 @@ void Session::prepare(std::span<const Tensor> inputs) {
   graph_ = std::make_unique<graph::Graph>(model_->graph(op_registry()));
   // The passes analysis runs too (graph::prepare_graph), the inputs bound to the tensors.
   TensorBinder binder(inputs, prepared_extents_);
-  graph::PrepareReport graph_report =
-      graph::prepare_graph(*graph_, options_.dims, {.bind = &binder, .fuse = options_.fuse});
+  graph::PrepareReport graph_report = graph::prepare_graph(
+      *graph_, options_.dims,
+      {.bind = &binder, .fuse = options_.fuse, .carry_float32 = options_.carry_float32});
   // A run reports no inference warnings: freed here, they do not count in preparing's heap peak.
   graph_report.inference = {};
   const DimBindings& dims = graph_report.dims;
@@ -205,6 +226,8 @@ void Session::prepare(std::span<const Tensor> inputs) {
   prepared_.patterns = std::move(graph_report.fused.patterns);
   prepared_.channels_last_nodes = graph_report.channels_last.nodes;
   prepared_.layout_changes = graph_report.channels_last.layout_changes;
+  prepared_.carried = graph_report.carried;
+  prepared_.computes_in = computes_in(*graph_);
   prepared_.constant_nodes = runner_->program().constant_nodes;
   if (heap::available())
     prepared_.prepare_peak_heap_bytes = heap::snapshot().peak_bytes - before.current_bytes;

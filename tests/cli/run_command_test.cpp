@@ -9,8 +9,10 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "cli/cli_runner.hpp"
+#include "footprint/core/float16.hpp"
 #include "footprint/graph/builder.hpp"
 #include "footprint/graph/host_value.hpp"
 #include "footprint/runtime/op_kernels.hpp"
@@ -155,6 +157,67 @@ TEST(RunCommand, ChecksOutputsAgainstAFolderAndFailsOnAMismatch) {
   EXPECT_EQ(differs.exit_code, 1);
   EXPECT_NE(differs.err.find("outputs differ"), std::string::npos) << differs.err;
   EXPECT_EQ(nlohmann::json::parse(differs.out)["match"], false);
+}
+
+// A float16 graph (onnxconverter-common's keep_io_types form: float in, float out): its
+// activations between the convolutions are float32 carriers unless --keep-16bit, with the same
+// output bits; its outputs are checked at float16's precision by default (onnxruntime runs such
+// graphs in float32, so its outputs differ from the model's roundings by more than float32's
+// rule allows), and at float32's where the flags say so.
+TEST(RunCommand, SixteenBitGraphsAreCarriedInFloat32AndCheckedAtTheirPrecision) {
+  testing::TempDir dir;
+  const auto& d = dir.path();
+  graph::GraphBuilder b(runtime::op_registry(), {.propagate = false});
+  const auto weights = [](std::vector<int64_t> dims, uint32_t seed) {
+    auto v = graph::HostValue::make(DType::float16, std::move(dims));
+    uint32_t s = seed;
+    for (uint16_t& e : v->span<uint16_t>()) {
+      s = s * 1664525U + 1013904223U;
+      e = half_from_float((static_cast<float>(s >> 8) / 8388608.0F - 1.0F) * 0.4F);
+    }
+    return v;
+  };
+  const graph::Var x =
+      b.input("x", DType::float32, {Dim::known(1), Dim::known(4), Dim::known(8), Dim::known(8)});
+  const graph::Var h =
+      b.op1("Cast", {x}, {graph::Attr::of("to", static_cast<int64_t>(DType::float16))});
+  const graph::Var c1 = b.op1("Conv", {h, b.constant(weights({8, 4, 3, 3}, 1))},
+                              {graph::Attr::of("pads", std::vector<int64_t>{1, 1, 1, 1})});
+  const graph::Var c2 = b.op1("Conv", {c1, b.constant(weights({4, 8, 1, 1}, 2))});
+  b.output(b.op1("Cast", {c2}, {graph::Attr::of("to", static_cast<int64_t>(DType::float32))}), "y");
+  const std::string model = (d / "model.onnx").string();
+  b.write_onnx(model);
+  runtime::Tensor in("x", DType::float32, {1, 4, 8, 8});
+  float* xs = reinterpret_cast<float*>(in.data());
+  for (size_t i = 0; i < in.numel(); ++i) xs[i] = static_cast<float>(i % 13) / 3.0F - 2.0F;
+  runtime::write_tensor_file(d / "input_0.pb", in);
+
+  const CliRun carried = run("run --json --repeat 1 --data-dir " + d.string() + " -o " +
+                             (d / "carried").string() + " " + model);
+  const CliRun kept = run("run --json --repeat 1 --keep-16bit --data-dir " + d.string() + " -o " +
+                          (d / "kept").string() + " " + model);
+  ASSERT_EQ(carried.exit_code, 0) << carried.err;
+  ASSERT_EQ(kept.exit_code, 0) << kept.err;
+  EXPECT_GT(nlohmann::json::parse(carried.out)["float32_carriers"]["values"], 0);
+  EXPECT_EQ(nlohmann::json::parse(kept.out)["float32_carriers"]["values"], 0);
+  EXPECT_EQ(testing::read_file(d / "carried" / "output_0.pb"),
+            testing::read_file(d / "kept" / "output_0.pb"));
+
+  // Expected outputs 0.5 % off the model's: within float16's rule, outside float32's.
+  runtime::Tensor y = runtime::read_tensor_file(d / "carried" / "output_0.pb");
+  float* ys = reinterpret_cast<float*>(y.data());
+  for (size_t i = 0; i < y.numel(); ++i) ys[i] *= 1.005F;
+  runtime::write_tensor_file(d / "output_0.pb", y);
+  const CliRun loose = run("run --json --repeat 1 --data-dir " + d.string() + " " + model);
+  ASSERT_EQ(loose.exit_code, 0) << loose.err;
+  const auto j = nlohmann::json::parse(loose.out);
+  EXPECT_EQ(j["match"], true);
+  EXPECT_EQ(j["rtol"], 1e-2);
+  EXPECT_EQ(j["tolerance_rule"], "a float16 graph's");
+  const CliRun strict =
+      run("run --json --repeat 1 --rtol 1e-3 --atol 1e-5 --data-dir " + d.string() + " " + model);
+  EXPECT_EQ(strict.exit_code, 1) << strict.out;
+  EXPECT_EQ(nlohmann::json::parse(strict.out)["match"], false);
 }
 
 TEST(RunCommand, MatchesTheBackendTestFolderOfASharedModel) {

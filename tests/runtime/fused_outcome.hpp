@@ -30,10 +30,12 @@ inline void seeded(runtime::Tensor& t, uint32_t seed, float scale) {
 }
 
 inline Outcome run_once(const graph::Model& model, bool fuse,
-                        const std::vector<runtime::Tensor>& inputs, int threads = 1) {
+                        const std::vector<runtime::Tensor>& inputs, int threads = 1,
+                        bool carry_float32 = true) {
   runtime::SessionOptions options;
   options.fuse = fuse;
   options.threads = threads;
+  options.carry_float32 = carry_float32;
   runtime::Session session(model, options);
   const auto out = session.run(inputs);
   Outcome o;

@@ -19,6 +19,7 @@
 #include "footprint/analysis/prepare_memory.hpp"
 #include "footprint/analysis/timeline.hpp"
 #include "footprint/core/shape.hpp"
+#include "footprint/graph/carry_float32.hpp"
 #include "footprint/graph/channels_last.hpp"
 #include "footprint/graph/fuse.hpp"
 #include "footprint/graph/graph.hpp"
@@ -38,6 +39,10 @@ struct ModelProgramOptions {
   // Fold activations into the nodes whose kernels take them (graph::fuse), as the runtime does
   // unless told otherwise (SessionOptions::fuse).
   bool fuse = true;
+  // With fuse: 16-bit activations between float32 kernels as float32 carriers
+  // (graph::carry_float32), as the runtime does unless told otherwise
+  // (SessionOptions::carry_float32).
+  bool carry_float32 = true;
 };
 
 struct ModelProgram {
@@ -54,8 +59,10 @@ struct ModelProgram {
   const graph::OpRegistry* registry = nullptr;       // what the graph was built against
   bool concrete_inputs = false;  // every input got extents before inference (no dim {} input)
   bool fuse = true;              // as asked (ModelProgramOptions::fuse)
+  bool carry_float32 = true;     // as asked (ModelProgramOptions::carry_float32)
   graph::FuseReport fused;       // what graph::fuse folded
   graph::ChannelsLastReport channels_last;  // what graph::to_channels_last moved
+  graph::CarryReport carried;               // what graph::carry_float32 made float32
   PrepareMemory prepare;                    // the heap buffers preparing it takes
 };
 

@@ -88,6 +88,12 @@ struct Node {
   uint64_t source_offset = 0;
   // Ops folded into output 0 by graph::fuse, applied in order after the node's own work.
   std::vector<Epilogue> epilogues;
+  // Set by graph::carry_float32 where some of the node's 16-bit activations are float32 carriers:
+  // the 16-bit type they hold, which the node computes as (a kernel that rounds intermediate
+  // results does so into it); undefined otherwise.
+  DType rounds_to = DType::undefined;
+  // Bit i: output i is a carrier the runtime rounds into rounds_to after the kernel.
+  uint32_t rounded_outputs = 0;
 
   const onnx::AttributeProto* attribute(std::string_view attr_name) const;
   // "'name' (Op)" or "#index (Op)" for error messages.
@@ -157,6 +163,13 @@ class Graph {
   // values only they and host made, leave the graph: the ids of later nodes and values shift
   // down. Throws footprint::Error when the absorbed nodes are not such a chain.
   void fuse_into(NodeId host, std::span<const NodeId> absorbed, Epilogue epilogue);
+
+  // For graph::carry_float32: node `id` computes as `rounds_to` on float32 carriers, and the
+  // runtime rounds the outputs whose bits `rounded_outputs` sets (added to those set before).
+  void set_rounding(NodeId id, DType rounds_to, uint32_t rounded_outputs) {
+    nodes_[id].rounds_to = rounds_to;
+    nodes_[id].rounded_outputs |= rounded_outputs;
+  }
 
   // For graph::to_channels_last: a new value made by a node of this graph, named `base` or, when
   // taken, `base` with a number appended; its type is left for shape inference.

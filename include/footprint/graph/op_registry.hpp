@@ -28,6 +28,19 @@ namespace footprint::graph {
 // time).
 using EpilogueFn = std::optional<Epilogue> (*)(const Graph& g, const Node& n);
 
+// How a row's kernel takes float32 carriers of 16-bit activations (graph/carry_float32.hpp): the
+// runtime layer's promise, declared beside the kernel. In every case the float32 kernel on
+// carried values computes what the 16-bit kernel computes on the 16-bit ones, save the rounding
+// of the outputs the runtime does after it (and intermediate roundings the kernel makes into
+// Node::rounds_to itself).
+enum class Float32Carriers : uint8_t {
+  none,         // never: its 16-bit activations stay 16-bit
+  per_tensor,   // each 16-bit activation input and output carried or not, alone (the kernel
+                // converts the ones that are not: through_float32.hpp)
+  activations,  // all of its 16-bit activations carried, or none; its 16-bit constants stay
+  whole,        // all of its 16-bit tensors carried, or none: no 16-bit constant input at all
+};
+
 struct OpSchema {
   static constexpr int kVariadic = std::numeric_limits<int>::max();
 
@@ -124,6 +137,8 @@ struct OpSchema {
   // elementwise op, whether they let its own kernel run on channels-last tensors (a blocked
   // DequantizeLinear's do not); nullptr: always.
   bool (*channels_last_runs)(const Node& n) = nullptr;
+  // Whether graph::carry_float32 may store this node's 16-bit activations as float32 carriers.
+  Float32Carriers float32_carriers = Float32Carriers::none;
 };
 
 // Whether subgraph `index` of node `n` can run (OpSchema::subgraph_runs). A subgraph that cannot

@@ -12,8 +12,8 @@
 // `batch` is bound (graph::rebatch_if_bound), bind the inputs' extents, infer shapes, then the
 // rewrites options.fuse turns on: fold per-channel affine maps into the weights before them, run
 // exporters' patterns as one op, fold activations into their hosts as epilogues,
-// squeeze-and-excitation blocks, runs of elementwise ops, and last the channels-last layout (which
-// infers shapes again).
+// squeeze-and-excitation blocks, runs of elementwise ops, the channels-last layout (which infers
+// shapes again), and last the float32 carriers of 16-bit activations (options.carry_float32).
 //
 // Inputs get their extents in one of two ways, the only difference between the two callers:
 // analysis binds their declared dims under `dims` and options.shapes (graph::bind_input_extents:
@@ -27,6 +27,7 @@
 
 #include "footprint/core/shape.hpp"
 #include "footprint/graph/bind_inputs.hpp"
+#include "footprint/graph/carry_float32.hpp"
 #include "footprint/graph/channels_last.hpp"
 #include "footprint/graph/fuse.hpp"
 #include "footprint/graph/graph.hpp"
@@ -49,6 +50,9 @@ struct PrepareOptions {
   // Unset: the inputs' extents come from their declared dims (bind_input_extents).
   InputBinder* bind = nullptr;
   bool fuse = true;  // the rewrites after inference (fusion and layout); false: as stored
+  // With fuse: 16-bit activations between kernels that compute in float32 stored as float32
+  // carriers (graph::carry_float32); false: every activation in the dtype the model gives it.
+  bool carry_float32 = true;
   // The last pass to run (a name prepare_passes() lists); empty: every one. What a model asks of
   // its user (Session::inputs: the re-batched inputs, their dims still named) is the graph as
   // the first passes leave it.
@@ -63,6 +67,7 @@ struct PrepareReport {
   ShapeInferenceReport inference;
   FuseReport fused;
   ChannelsLastReport channels_last;
+  CarryReport carried;
 };
 
 // Runs the passes on g's main graph with the named dims `dims` (--dim; binding kBatchDim

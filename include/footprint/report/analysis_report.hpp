@@ -9,6 +9,7 @@
 #include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/model_program.hpp"
 #include "footprint/analysis/timeline.hpp"
+#include "footprint/graph/carry_float32.hpp"
 #include "footprint/graph/channels_last.hpp"
 
 namespace footprint::report {
@@ -29,6 +30,7 @@ struct AnalysisReport {
   std::vector<std::string> fused;           // graph::fuse's lines: what each host node absorbed
   std::vector<std::string> patterns;        // graph::fuse's lines: patterns run as one op
   graph::ChannelsLastReport channels_last;  // graph::to_channels_last's counts
+  graph::CarryReport carried;               // graph::carry_float32's
   uint64_t packed_bytes = 0;                // weights the kernels keep in layouts of their own
   analysis::PrepareMemory prepare;          // the heap buffers preparing takes (a lower bound)
   std::optional<analysis::DimSweep> sweep;

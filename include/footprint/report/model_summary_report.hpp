@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "footprint/analysis/model_summary.hpp"
+#include "footprint/graph/carry_float32.hpp"
 #include "footprint/runtime/process_memory.hpp"
 
 namespace footprint::report {
@@ -39,5 +40,9 @@ std::string fused_line(const std::vector<std::string>& activations,
 // The "layout" line of `analyze` and `run`: `nodes` run channels-last, with `changes` layout
 // changes between them and the plain tensors (graph::to_channels_last; no newline).
 std::string layout_line(size_t nodes, size_t changes);
+// The 16-bit activations stored as float32 carriers (graph::carry_float32; no newline), and the
+// same as JSON: {"values", "extra_bytes", "rounds_to"}.
+std::string carried_line(const graph::CarryReport& r);
+nlohmann::json carried_json(const graph::CarryReport& r);
 
 }  // namespace footprint::report

@@ -63,6 +63,9 @@ struct RunReport {
   double rtol = 0;                            // the check's tolerances
   double atol = 0;
   double atol_of_peak = 0;  // the share of an output's largest magnitude its atol is at least
+  // Whose defaults rtol and atol_of_peak are where the graph computes in fewer digits than
+  // float32 ("a float16 graph's"); empty: float32's, or the flags given.
+  std::string tolerance_rule;
   uint64_t load_peak_heap_bytes = 0;
   double load_ms = 0;
   double prepare_ms = 0;

@@ -23,6 +23,7 @@
 #include "footprint/analysis/graph_program.hpp"
 #include "footprint/analysis/timeline.hpp"
 #include "footprint/core/shape.hpp"
+#include "footprint/graph/carry_float32.hpp"
 #include "footprint/graph/model.hpp"
 #include "footprint/plan/plan.hpp"
 #include "footprint/runtime/tensor.hpp"
@@ -44,6 +45,9 @@ struct SessionOptions {
   // Fold activations into the Conv/MatMul/Gemm before them (graph::fuse), as analysis does
   // unless told otherwise (analysis::ModelProgramOptions::fuse).
   bool fuse = true;
+  // With fuse: 16-bit activations between float32 kernels as float32 carriers
+  // (graph::carry_float32), as analysis does unless told otherwise.
+  bool carry_float32 = true;
 };
 
 // What preparing predicted and measured.
@@ -79,6 +83,12 @@ struct PreparedStats {
   // graph::to_channels_last: nodes moved to channels-last rows, and the layout changes added.
   size_t channels_last_nodes = 0;
   size_t layout_changes = 0;
+  // graph::carry_float32: the 16-bit activations stored as float32 carriers.
+  graph::CarryReport carried;
+  // The narrowest type the prepared graph stores activations in, which bounds how closely its
+  // outputs can follow another runtime's: int8 where any is an 8- or 4-bit integer (a quantized
+  // graph), float16 or bfloat16 where any is (or is carried as) one, else float32.
+  DType computes_in = DType::float32;
   // Counting allocator (0 when the process does not link it): peak heap while preparing, above
   // what the heap held before.
   uint64_t prepare_peak_heap_bytes = 0;

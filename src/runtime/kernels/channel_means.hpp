@@ -64,8 +64,9 @@ double plane_total(const T* p, size_t n) {
 // with several threads the parts are narrower, so that each thread has a share of one image's.
 // T is float or a 16-bit float (each part of a row widened first, F16C where the CPU has it),
 // each mean rounded once into T.
-// Out is T, or float for a reader that computes in float (the mean rounded into T first).
-template <class T, class Out = T>
+// Out is T, or float for a reader that computes in float (the mean rounded into R first: T, or
+// the 16-bit type of which x's floats are carriers).
+template <class T, class Out = T, class R = T>
 void nhwc_channel_means(int threads, const T* x, int64_t n, int64_t pixels, int64_t c, Out* mean) {
   constexpr int64_t kWidest = 64;
   const int64_t share = (c + threads - 1) / std::max(threads, 1);
@@ -101,8 +102,8 @@ void nhwc_channel_means(int threads, const T* x, int64_t n, int64_t pixels, int6
               }
             }
             for (int64_t j = 0; j < w; ++j) {
-              const T m = narrow<T>(sum[j] / static_cast<double>(pixels));
-              if constexpr (std::is_same_v<Out, T>) {
+              const R m = narrow<R>(sum[j] / static_cast<double>(pixels));
+              if constexpr (std::is_same_v<Out, R>) {
                 mean[image * c + c0 + j] = m;
               } else {
                 mean[image * c + c0 + j] = widen(m);

@@ -1494,6 +1494,9 @@ void register_conv_pool(graph::OpRegistry& r) {
   set(r.row("footprint", "NhwcAveragePool"), run_pool, nhwc_pool_prepare<PoolKind::average>,
       nhwc_pool_workspace<PoolKind::average>);
   set(r.row("footprint", "NhwcGlobalAveragePool"), run_nhwc_global_average_pool);
+  // Float32 carriers of 16-bit values: each mean is the same double sum, narrowed through float
+  // as the 16-bit kernel narrows it (float16.hpp's narrow), then rounded by the runtime.
+  r.row("footprint", "NhwcGlobalAveragePool").float32_carriers = graph::Float32Carriers::whole;
   r.row("", "MaxPool").channels_last = "NhwcMaxPool";
   r.row("", "AveragePool").channels_last = "NhwcAveragePool";
   r.row("", "AveragePool").channels_last_runs = nhwc_pool_runs;

@@ -981,6 +981,12 @@ void register_binary(graph::OpRegistry& r) {
                DType::int4,         DType::uint4,          DType::float4e2m1};
   set("Cast", {cast_kernel, casts});
   set("CastLike", {cast_kernel, casts});
+  // The arithmetic a 16-bit kernel does in float and rounds once (apply_binary_16), and the cast
+  // to a 16-bit float (the copy of a carrier, then the same rounding as floats_to_halves): on
+  // float32 carriers, the float32 kernel and the runtime's rounding give the same bits.
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Cast"}) {
+    r.row("", op).float32_carriers = graph::Float32Carriers::whole;
+  }
 }
 
 }  // namespace

@@ -148,12 +148,13 @@ void run_steps(const graph::ChainProgram& program, const TileInputs<float>& in, 
 }
 
 // The program over n elements (a tile of gathered inputs, or a row of any length whose inputs
-// are contiguous or scalars).
-template <class V>
+// are contiguous or scalars). R is float, or the 16-bit type whose values float32 carriers hold
+// (graph/carry_float32.hpp): each step but the last then rounded into it, as a 16-bit program's.
+template <class V, class R = float>
 void run_tile(const Prepared& prepared, const TileInputs<float>& in, float* y, size_t n) {
   alignas(64) Results results;
   for (size_t j = 0; j < n; j += kTile) {
-    run_steps<V, float>(prepared.program, in, j, y + j, std::min(kTile, n - j), results);
+    run_steps<V, R>(prepared.program, in, j, y + j, std::min(kTile, n - j), results);
   }
 }
 
@@ -180,11 +181,11 @@ void run_tile_16(const Prepared& prepared, const TileInputs<T>& in, T* y, size_t
   }
 }
 
-// Either of the two for the storage type T.
-template <class V, class T>
+// Either of the two for the storage type T (and R, float's rounding type).
+template <class V, class T, class R = T>
 void run_tile_of(const Prepared& prepared, const TileInputs<T>& in, T* y, size_t n) {
   if constexpr (std::is_same_v<T, float>) {
-    run_tile<V>(prepared, in, y, n);
+    run_tile<V, R>(prepared, in, y, n);
   } else {
     run_tile_16<V, T>(prepared, in, y, n);
   }
@@ -223,7 +224,7 @@ void for_each_block(const BroadcastPlan<N>& p, size_t begin, size_t end, size_t 
 
 // Rows [begin, end) of a plan of several rows at the widest vectors the CPU has (one dispatch
 // for them all).
-template <class T>
+template <class T, class R = T>
 void run_rows(const Prepared& prepared, const BroadcastPlan<kMaxChainInputs>& plan,
               const std::array<const T*, kMaxChainInputs>& base, T* y, size_t begin, size_t end) {
   const size_t len = plan.row_length();
@@ -263,13 +264,13 @@ void run_rows(const Prepared& prepared, const BroadcastPlan<kMaxChainInputs>& pl
           in[i] = {gathered[i], false};
         }
       }
-      run_tile_of<V, T>(prepared, in, y + o, rows * len);
+      run_tile_of<V, T, R>(prepared, in, y + o, rows * len);
     };
     for_each_block<kMaxChainInputs>(plan, begin, end, max_rows, block);
   });
 }
 
-template <class T>
+template <class T, class R = T>
 void run_program_on(graph::KernelContext& ctx, const Prepared& prepared) {
   graph::TensorRef& y = ctx.output(0);
   std::array<std::span<const int64_t>, kMaxChainInputs> dims{};  // absent inputs: scalars
@@ -297,13 +298,13 @@ void run_program_on(graph::KernelContext& ctx, const Prepared& prepared) {
             in[i] = {base[i] + off[i], plan.inner_stride(i) == 0};
           }
           simd::with_widest(
-              [&](auto tag) { run_tile_of<decltype(tag), T>(prepared, in, out + o, n); });
+              [&](auto tag) { run_tile_of<decltype(tag), T, R>(prepared, in, out + o, n); });
         });
     return;
   }
   parallel_for(
       ctx.threads(), plan.rows(),
-      [&](size_t begin, size_t end) { run_rows<T>(prepared, plan, base, out, begin, end); },
+      [&](size_t begin, size_t end) { run_rows<T, R>(prepared, plan, base, out, begin, end); },
       std::max<size_t>(1, kSplitRow / std::max<size_t>(plan.row_length(), 1)));
 }
 
@@ -314,6 +315,13 @@ void run_program(graph::KernelContext& ctx) {
     ctx.fail(std::string("attribute 'program': ") + e);
   }
   prepared.inputs = ctx.input_count();
+  if (ctx.output(0).dtype == DType::float32) {
+    if (ctx.node().rounds_to == DType::float16)
+      return run_program_on<float, Float16>(ctx, prepared);
+    if (ctx.node().rounds_to == DType::bfloat16) {
+      return run_program_on<float, BFloat16>(ctx, prepared);
+    }
+  }
   dispatch_with_16bit<Float32Types>(
       ctx, ctx.output(0).dtype, [&](auto tag) { run_program_on<decltype(tag)>(ctx, prepared); });
 }
@@ -327,6 +335,9 @@ void register_elementwise_program(graph::OpRegistry& r) {
   row.in_place = true;
   // Float16 and bfloat16 widened a tile at a time, each step rounded as its node stored it.
   row.kernel_dtypes = dtypes_with_16bit(Float32Types{});
+  // On float32 carriers, each step but the last rounded into Node::rounds_to (the last by the
+  // runtime): the bits of the 16-bit program.
+  row.float32_carriers = graph::Float32Carriers::whole;
 }
 
 }  // namespace footprint::runtime::kernels

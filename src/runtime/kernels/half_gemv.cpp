@@ -23,24 +23,29 @@ constexpr size_t kColumns = 32;
 struct Shape {
   int64_t m = 0, k = 0, n = 0;
   bool trans_b = false, has_c = false;
-  DType dtype = DType::undefined;
+  DType dtype = DType::undefined;  // B's
+  // A, Y: float32 carriers of `dtype` values (graph/carry_float32.hpp), read and written as
+  // floats (the runtime rounds Y after).
+  bool a_float = false, y_float = false;
 };
 
-// The product the path takes, from what every hook sees: dtypes and extents.
+// The product the path takes, from what every hook sees: dtypes [A, B, Y, C] and extents.
 std::optional<Shape> shape_of(const graph::Node& node, std::span<const DType> dtypes,
                               std::span<const std::span<const int64_t>> dims, bool has_c) {
-  const DType t = dtypes[0];
-  if (!is_16bit(t) || dtypes.size() < 3 || dims[0].size() != 2 || dims[1].size() != 2) {
-    return std::nullopt;
-  }
-  for (const DType d : dtypes) {
-    if (d != t) return std::nullopt;
+  if (dtypes.size() < 3 || dims[0].size() != 2 || dims[1].size() != 2) return std::nullopt;
+  const DType t = dtypes[1];
+  if (!is_16bit(t)) return std::nullopt;
+  const auto carried = [&](DType d) { return d == DType::float32 && node.rounds_to == t; };
+  for (size_t i = 0; i < dtypes.size(); ++i) {
+    if (dtypes[i] != t && !((i == 0 || i == 2) && carried(dtypes[i]))) return std::nullopt;
   }
   if (graph::attr_int(node, "transA", 0) != 0 || graph::attr_float(node, "alpha", 1.0F) != 1.0F) {
     return std::nullopt;
   }
   Shape s;
   s.dtype = t;
+  s.a_float = dtypes[0] == DType::float32;
+  s.y_float = dtypes[2] == DType::float32;
   s.trans_b = graph::attr_int(node, "transB", 0) != 0;
   s.m = dims[0][0];
   s.k = dims[0][1];
@@ -72,10 +77,12 @@ std::optional<Shape> shape_of(const graph::Node& node, const std::vector<graph::
   return shape_of(node, std::span(dtypes.data(), count), dims, has_c);
 }
 
-// Y has A's dtype (Gemm's one type T), so the prepared node's inputs say it all.
+// Y has B's dtype (Gemm's one type T), or is a float32 carrier the node rounds (Node::
+// rounded_outputs), so the prepared node's inputs say it all.
 std::optional<Shape> shape_of(const graph::KernelContext& ctx) {
   const graph::TensorRef* c = ctx.input_or_null(2);
-  std::array<DType, 4> dtypes{ctx.input(0).dtype, ctx.input(1).dtype, ctx.input(0).dtype,
+  const DType y = (ctx.node().rounded_outputs & 1U) != 0 ? DType::float32 : ctx.input(1).dtype;
+  std::array<DType, 4> dtypes{ctx.input(0).dtype, ctx.input(1).dtype, y,
                               c != nullptr ? c->dtype : DType::undefined};
   std::array<std::span<const int64_t>, 3> dims{ctx.input(0).dims, ctx.input(1).dims,
                                                c != nullptr ? c->dims : std::span<const int64_t>{}};
@@ -125,12 +132,18 @@ void run_typed(graph::KernelContext& ctx, const State& st) {
   const auto k = static_cast<size_t>(s.k);
   const auto m = static_cast<size_t>(s.m);
   const auto n = static_cast<size_t>(s.n);
-  const std::span<std::byte> scratch = ctx.workspace();
-  if (scratch.size() < m * k * sizeof(float)) ctx.fail("the workspace is too small");
-  auto* a = reinterpret_cast<float*>(scratch.data());
-  const H* a16 = ctx.input(0).as<const H>();
-  for (size_t r = 0; r < m; ++r) widen_row(a16 + r * k, a + r * k, k);
-  H* y = ctx.output(0).as<H>();
+  const float* a = nullptr;
+  if (s.a_float) {
+    a = ctx.input(0).as<const float>();
+  } else {
+    const std::span<std::byte> scratch = ctx.workspace();
+    if (scratch.size() < m * k * sizeof(float)) ctx.fail("the workspace is too small");
+    auto* wide = reinterpret_cast<float*>(scratch.data());
+    const H* a16 = ctx.input(0).as<const H>();
+    for (size_t r = 0; r < m; ++r) widen_row(a16 + r * k, wide + r * k, k);
+    a = wide;
+  }
+  void* y = ctx.output(0).data;
   const std::span<const graph::Epilogue> epilogues = ctx.node().epilogues;
   parallel_for(
       ctx.threads(), (n + kColumns - 1) / kColumns,
@@ -142,7 +155,11 @@ void run_typed(graph::KernelContext& ctx, const State& st) {
           columns<H>(st, a, n0, cols, out);
           for (size_t r = 0; r < m; ++r) {
             apply_epilogues(epilogues, out[r].data(), cols);
-            narrow_row(out[r].data(), y + r * n + n0, cols);
+            if (s.y_float) {
+              std::copy_n(out[r].data(), cols, static_cast<float*>(y) + r * n + n0);
+            } else {
+              narrow_row(out[r].data(), static_cast<H*>(y) + r * n + n0, cols);
+            }
           }
         }
       },
@@ -169,7 +186,7 @@ uint64_t packed(const graph::Node& node, const std::vector<graph::ConcreteTensor
 uint64_t workspace(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
                    const std::vector<graph::ConcreteTensor>& out) {
   const auto s = shape_of(node, in, out);
-  return s ? static_cast<uint64_t>(s->m * s->k) * sizeof(float) : 0;
+  return s && !s->a_float ? static_cast<uint64_t>(s->m * s->k) * sizeof(float) : 0;
 }
 
 std::unique_ptr<graph::KernelState> prepare(const graph::KernelContext& ctx) {

@@ -21,7 +21,8 @@
 
 namespace footprint::runtime::kernels::half_gemv {
 
-// Whether the path runs this Gemm: A, B, C (if any) and Y of one 16-bit float dtype, A [M, K]
+// Whether the path runs this Gemm: A, B, C (if any) and Y of one 16-bit float dtype (A and Y may
+// be float32 carriers of it, graph/carry_float32.hpp: read and written as floats), A [M, K]
 // with M <= 8 and no transA, alpha 1, C absent or a row [N] / [1, N] with beta 1.
 bool takes(const graph::Node& node, const std::vector<graph::ConcreteTensor>& in,
            const std::vector<graph::ConcreteTensor>& out);

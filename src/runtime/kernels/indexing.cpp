@@ -863,6 +863,10 @@ void register_indexing(graph::OpRegistry& r) {
   for (const char* op : {"Concat", "Split", "Gather", "Compress"})
     r.row("", op).kernel_dtypes = rows;
   r.row("footprint", "NhwcConcat").kernel_dtypes = rows;
+  // Copies: float32 carriers of 16-bit values (graph/carry_float32.hpp) stay carriers.
+  r.row("", "Concat").float32_carriers = graph::Float32Carriers::whole;
+  r.row("", "Split").float32_carriers = graph::Float32Carriers::whole;
+  r.row("footprint", "NhwcConcat").float32_carriers = graph::Float32Carriers::whole;
   for (const char* op : {"Slice", "GatherElements", "GatherND", "ScatterElements", "Scatter",
                          "ScatterND", "Pad", "ReverseSequence"})
     r.row("", op).kernel_dtypes = movable_dtypes();

@@ -401,7 +401,10 @@ void register_reshape(graph::OpRegistry& r) {
     r.row("", op).kernel_dtypes = movable_dtypes();
   for (graph::OpSchema* row : {&shuffle, &nhwc_shuffle})
     row->kernel_dtypes = DTypeSet{DType::float32};
-  for (graph::OpSchema* row : {&to, &from}) row->kernel_dtypes = kLayoutTypes;
+  for (graph::OpSchema* row : {&to, &from}) {
+    row->kernel_dtypes = kLayoutTypes;
+    row->float32_carriers = graph::Float32Carriers::whole;  // moves values, computes none
+  }
 }
 
 }  // namespace footprint::runtime::kernels

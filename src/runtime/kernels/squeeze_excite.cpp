@@ -88,12 +88,14 @@ void product_rows(const W* w, const float* x, const W* bias, float* y, size_t co
 }
 
 // Each channel's mean over the pixels (channel_means.hpp, as the pooling kernels take it), as
-// float, rounded into T first (what the GlobalAveragePool it replaces stores).
-template <bool kNhwc, class T>
+// float, rounded into R first (what the GlobalAveragePool it replaces stores: R is T, or the
+// 16-bit type float32 carriers of x hold).
+template <bool kNhwc, class T, class R = T>
 void channel_means(int threads, const T* x, const Extents& e, float* mean) {
   if constexpr (kNhwc) {
-    nhwc_channel_means<T, float>(threads, x, e.n, e.pixels, e.c, mean);
+    nhwc_channel_means<T, float, R>(threads, x, e.n, e.pixels, e.c, mean);
   } else {
+    static_assert(std::is_same_v<T, R>, "carriers run channels-last only");
     const auto size = static_cast<size_t>(e.pixels);
     parallel_for(
         threads, static_cast<size_t>(e.n * e.c),
@@ -178,9 +180,10 @@ void scale(int threads, const T* x, const float* gate, const Extents& e, T* y) {
       std::max<size_t>(1, 16384 / std::max<size_t>(len, 1)));
 }
 
-// As the nodes it replaces compute in T: the means, the hidden units after their activation and
-// the gate each rounded into T, every product in float.
-template <bool kNhwc, class T>
+// As the nodes it replaces compute in W, the weights' type: the means, the hidden units after
+// their activation and the gate each rounded into W, every product in float. x and y are W, or
+// float32 carriers of W values (T float, W 16-bit; the runtime rounds y after).
+template <bool kNhwc, class T, class W = T>
 void squeeze_excite(graph::KernelContext& ctx) {
   const graph::TensorRef& x = ctx.input(0);
   const graph::TensorRef& w1 = ctx.input(1);
@@ -194,7 +197,7 @@ void squeeze_excite(graph::KernelContext& ctx) {
   float* hidden = mean + e.n * e.c;
   float* gate = mean;  // an image's means are read into its hidden units before its gate is made
   const int threads = threads_for(ctx, e);
-  channel_means<kNhwc>(threads, x.as<const T>(), e, mean);
+  channel_means<kNhwc, T, W>(threads, x.as<const T>(), e, mean);
   const std::optional<graph::Epilogue> activation =
       epilogue_of(ctx, "activation", "activation_alpha", "activation_beta");
   const std::optional<graph::Epilogue> gate_op =
@@ -208,20 +211,20 @@ void squeeze_excite(graph::KernelContext& ctx) {
     parallel_for(
         threads, r,
         [&](size_t begin, size_t end) {
-          product_rows(w1.as<const T>(), mean + image * e.c, b1 ? b1->as<const T>() : nullptr, h, c,
+          product_rows(w1.as<const W>(), mean + image * e.c, b1 ? b1->as<const W>() : nullptr, h, c,
                        begin, end);
         },
         64);
     if (activation) apply_epilogues(std::span(&*activation, 1), h, r);
-    if constexpr (is_16bit_float<T>) round_through<T>(h, r);
+    if constexpr (is_16bit_float<W>) round_through<W>(h, r);
     parallel_for(
         threads, c,
         [&](size_t begin, size_t end) {
-          product_rows(w2.as<const T>(), h, b2 ? b2->as<const T>() : nullptr, g, r, begin, end);
+          product_rows(w2.as<const W>(), h, b2 ? b2->as<const W>() : nullptr, g, r, begin, end);
         },
         256);
     apply_epilogues(std::span(&*gate_op, 1), g, c);
-    if constexpr (is_16bit_float<T>) round_through<T>(g, c);
+    if constexpr (is_16bit_float<W>) round_through<W>(g, c);
   }
   scale<kNhwc>(threads, x.as<const T>(), gate, e, ctx.output(0).as<T>());
 }
@@ -229,11 +232,24 @@ void squeeze_excite(graph::KernelContext& ctx) {
 template <bool kNhwc>
 void run_squeeze_excite(graph::KernelContext& ctx) {
   const graph::TensorRef& x = ctx.input(0);
+  // Float32 carriers of a 16-bit block (Node::rounds_to) beside its 16-bit weights.
+  const DType weights =
+      kNhwc && x.dtype == DType::float32 && ctx.node().rounds_to != DType::undefined
+          ? ctx.node().rounds_to
+          : x.dtype;
   for (const graph::TensorRef* t :
        {&ctx.input(1), ctx.input_or_null(2), &ctx.input(3), ctx.input_or_null(4)}) {
-    if (t != nullptr && t->dtype != x.dtype) ctx.fail("W and B must have X's dtype");
+    if (t != nullptr && t->dtype != weights) ctx.fail("W and B must have X's dtype");
   }
   if (x.rank() != 4 || ctx.input(1).rank() != 4) ctx.fail("X and W1 must have rank 4");
+  if constexpr (kNhwc) {
+    if (x.dtype == DType::float32 && weights == DType::float16) {
+      return squeeze_excite<true, float, Float16>(ctx);
+    }
+    if (x.dtype == DType::float32 && weights == DType::bfloat16) {
+      return squeeze_excite<true, float, BFloat16>(ctx);
+    }
+  }
   dispatch_with_16bit<Float32Types>(ctx, x.dtype,
                                     [&](auto tag) { squeeze_excite<kNhwc, decltype(tag)>(ctx); });
 }
@@ -257,6 +273,10 @@ void register_squeeze_excite(graph::OpRegistry& r) {
   // it).
   plain.channels_last = "NhwcSqueezeExcite";
   plain.kernel_dtypes = nhwc.kernel_dtypes = dtypes_with_16bit(Float32Types{});
+  // Channels-last, x and y may be float32 carriers of 16-bit values beside 16-bit weights: the
+  // means are summed in the same order either way (nhwc_channel_means) and rounded into the
+  // weights' type, as the hidden units and the gate are.
+  nhwc.float32_carriers = graph::Float32Carriers::activations;
 }
 
 }  // namespace footprint::runtime::kernels

@@ -6,6 +6,30 @@
 #include "dtype_dispatch.hpp"
 #include "footprint/graph/node_runner.hpp"
 
+namespace footprint::runtime::kernels {
+
+void round_carried_outputs(graph::KernelContext& ctx) {
+  const graph::Node& n = ctx.node();
+  for (size_t i = 0; i < ctx.output_count() && i < 32; ++i) {
+    graph::TensorRef* t = ((n.rounded_outputs >> i) & 1U) != 0 ? ctx.output_or_null(i) : nullptr;
+    if (t == nullptr || t->data == nullptr) continue;
+    if (t->dtype != DType::float32) ctx.fail("a carried output is not float32");
+    float* v = t->as<float>();
+    parallel_for(
+        ctx.threads(), t->numel(),
+        [&](size_t begin, size_t end) {
+          if (n.rounds_to == DType::float16) {
+            round_through<Float16>(v + begin, end - begin);
+          } else {
+            round_through<BFloat16>(v + begin, end - begin);
+          }
+        },
+        16384);
+  }
+}
+
+}  // namespace footprint::runtime::kernels
+
 namespace footprint::runtime::kernels::through_float32_detail {
 
 void widen_into(int threads, const graph::TensorRef& from, float* to) {

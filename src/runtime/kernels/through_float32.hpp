@@ -171,6 +171,11 @@ uint64_t packed_hook(const graph::Node& node, const std::vector<graph::ConcreteT
 
 }  // namespace through_float32_detail
 
+// After the kernel of a node whose outputs are float32 carriers (graph/carry_float32.hpp:
+// Node::rounded_outputs), rounds each of them in place into Node::rounds_to, as the node's 16-bit
+// kernel rounds what it stores. The runtime calls it after every such step.
+void round_carried_outputs(graph::KernelContext& ctx);
+
 // Sets `row`'s kernel, prepare, workspace and packed hooks to the float32 ones given, running
 // float16 and bfloat16 nodes through float32 copies; adds the 16-bit floats to the row's kernel
 // and epilogue dtypes where it runs float32 (the float32 kernel applies the epilogues before the
@@ -183,6 +188,8 @@ void through_float32(graph::OpSchema& row) {
   row.prepare = d::prepare_hook<kPrepare, kConstantInputs>;
   row.workspace = d::workspace_hook<kWorkspace, kConstantInputs>;
   row.packed = d::packed_hook<kPacked>;
+  // A 16-bit input that is a float32 carrier is read as it is, a carried output rounded after.
+  row.float32_carriers = graph::Float32Carriers::per_tensor;
   const DTypeSet sixteen{DType::float16, DType::bfloat16};
   if (row.kernel_dtypes.contains(DType::float32)) row.kernel_dtypes = row.kernel_dtypes | sixteen;
   if (row.epilogue_dtypes.contains(DType::float32)) {

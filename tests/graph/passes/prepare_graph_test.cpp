@@ -54,7 +54,7 @@ TEST(PrepareGraph, NamesItsPassesInTheOrderItRunsThem) {
       "rebatch",        "bind_inputs",          "infer_shapes",
       "fuse_qdq",       "fold_channel_affines", "fuse_patterns",
       "fuse_epilogues", "squeeze_excite",       "fuse_elementwise",
-      "channels_last"};
+      "channels_last",  "carry_float32"};
   EXPECT_EQ(prepare_passes(), expected);
 }
 
