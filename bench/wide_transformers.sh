@@ -47,6 +47,11 @@ if [ ! -f "$dir/.complete" ]; then
   rm -rf "$dir"
   mv "$dir.partial" "$dir"
 fi
+# For a wrapper that makes variants of these models (bench/wide_quant.sh): their folder only.
+if [[ ${WIDE_PRINT_DIR:-0} == 1 ]]; then
+  echo "$dir"
+  exit 0
+fi
 models=$(ls -d "$dir"/*/ | sed 's:/$::' | tr '\n' ' ')
 export MODELS="$models" LABEL_GROUP=wide
 export HEADING=${HEADING:-"## Real-width transformers: footprint run vs onnxruntime-node"}
