@@ -102,7 +102,7 @@ def _shapes_with_files(model, shapes, data_dir):
 
 
 def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None, data_dir=None,
-            fuse=True):
+            fuse=True, keep_16bit=False):
     """The predicted memory timeline of a model (a Model or a path to an .onnx file) or of a
     trace (a path to a .json file in docs/TRACE_FORMAT.md, or the trace as a dict).
 
@@ -114,6 +114,9 @@ def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None,
     extents of a folder's input_0.pb, input_1.pb, ... (the CLI's ``--data-dir``).
     ``fuse=False`` keeps every activation a step of its own (the CLI's ``--no-fuse``); by
     default they run inside the Conv, MatMul or Gemm before them, as ``Session`` runs them.
+    ``keep_16bit=True`` keeps a float16/bfloat16 model's activations in their stored type (the
+    CLI's ``--keep-16bit``); by default those between kernels that compute in float32 are
+    counted as the float32 carriers ``Session`` runs them as.
     A size that is neither known nor bounded raises ModelError naming the tensor; sizes that
     depend on values are counted at their bounds (``to_json()["bounded"]``).
     The result's ``to_json()`` is what ``footprint analyze --json`` prints."""
@@ -125,19 +128,22 @@ def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None,
         return _footprint._analyze_trace(_json.dumps(model_or_trace), "<trace>", inputs)
     if _is_path(model_or_trace) and _os.fspath(model_or_trace).endswith(".json"):
         path = _os.fspath(model_or_trace)
-        if dims or shapes or data_dir is not None or order != "stored" or not fuse:
-            raise UsageError("dims, shapes, data_dir, order and fuse apply to models; a trace "
+        if (dims or shapes or data_dir is not None or order != "stored" or not fuse
+                or keep_16bit):
+            raise UsageError("dims, shapes, data_dir, order, fuse and keep_16bit apply to "
+                             "models; a trace "
                              "has concrete sizes")
         with open(path, encoding="utf-8") as f:
             return _footprint._analyze_trace(f.read(), path, inputs)
     model = _model_of(model_or_trace)
     with _Naming(model.name):
         return _footprint._analyze_model(model, _dims(dims), inputs or "caller", order, None, [],
-                                         _shapes_with_files(model, shapes, data_dir), bool(fuse))
+                                         _shapes_with_files(model, shapes, data_dir), bool(fuse),
+                                         not keep_16bit)
 
 
 def sweep(model, dim, values, dims=None, inputs="caller", order="stored", shapes=None,
-          data_dir=None, fuse=True):
+          data_dir=None, fuse=True, keep_16bit=False):
     """The total peak and lower bound for each value of one dim, with the line through them:
     the "sweep" object of ``footprint analyze --sweep DIM=V1,V2,... --json``. ``dim`` must be
     a dim an input of the model names (or "batch" for a model the library re-batches): any
@@ -154,7 +160,8 @@ def sweep(model, dim, values, dims=None, inputs="caller", order="stored", shapes
     m = _model_of(model)
     with _Naming(m.name):
         a = _footprint._analyze_model(m, _dims(dims), inputs, order, dim, values,
-                                      _shapes_with_files(m, shapes, data_dir), bool(fuse))
+                                      _shapes_with_files(m, shapes, data_dir), bool(fuse),
+                                      not keep_16bit)
     return a.to_json()["sweep"]
 
 
@@ -173,7 +180,7 @@ def _bytes(budget):
 
 
 def fit(model, budget, dim, dims=None, figure="total", inputs="caller", order="stored",
-        shapes=None, data_dir=None, low=1, limit=1 << 40, fuse=True):
+        shapes=None, data_dir=None, low=1, limit=1 << 40, fuse=True, keep_16bit=False):
     """The largest value of ``dim`` whose predicted figure ("total" peak, "activations" peak or
     "arena" lower bound) fits ``budget`` (bytes, or "64MiB"): what ``footprint fit --json``
     prints, with the value above the answer and why it does not fit (over the budget, or a value
@@ -184,7 +191,8 @@ def fit(model, budget, dim, dims=None, figure="total", inputs="caller", order="s
         return _footprint._fit_model(m, m.name or "", _dims(dims), inputs, order,
                                      _shapes_with_files(m, shapes, data_dir), str(dim), str(figure),
                                      _bytes(budget), _args.int64(low, "fit: low"),
-                                     _args.int64(limit, "fit: limit"), bool(fuse))
+                                     _args.int64(limit, "fit: limit"), bool(fuse),
+                                     not keep_16bit)
 
 
 def report(model_or_trace, path, dims=None, inputs=None, order="stored", algo="auto",
@@ -265,15 +273,19 @@ class Session(_footprint.Session):
     ``{name: array}``, ``stats`` has what the last run predicted and measured. The session
     keeps its Model (and so the model's bytes) alive. With ``profile=True`` every step is timed
     and ``stats["profile"]`` lists the last run's steps as ``{"name", "op", "ms"}``. With
-    ``fuse=False`` activations run as steps of their own (the CLI's ``--no-fuse``)."""
+    ``fuse=False`` activations run as steps of their own (the CLI's ``--no-fuse``). With
+    ``keep_16bit=True`` a float16/bfloat16 model's activations stay in their stored type (the
+    CLI's ``--keep-16bit``); by default those between kernels that compute in float32 are
+    float32 carriers of the same 16-bit values (``stats["float32_carriers"]``)."""
 
     def __init__(self, model, threads=1, dims=None, planner="auto", order="stored",
-                 profile=False, fuse=True):
+                 profile=False, fuse=True, keep_16bit=False):
         model = _model_of(model)
         self._name = model.name
         super().__init__(model, _args.integer(threads, "Session: threads"), _dims(dims),
                          _args.text(planner, "Session: planner"),
-                         _args.text(order, "Session: order"), bool(profile), bool(fuse))
+                         _args.text(order, "Session: order"), bool(profile), bool(fuse),
+                         not keep_16bit)
 
     def run(self, inputs):
         if not isinstance(inputs, dict):

@@ -58,9 +58,11 @@ analysis::InputsPolicy policy(const std::string& s) {
 
 analysis::ModelProgram model_program(const std::shared_ptr<PyModel>& model, const DimBindings& dims,
                                      const std::string& inputs, const std::string& order,
-                                     const graph::InputShapes& shapes, bool fuse) {
+                                     const graph::InputShapes& shapes, bool fuse,
+                                     bool carry_float32) {
   analysis::ModelProgramOptions options;
   options.fuse = fuse;
+  options.carry_float32 = carry_float32;
   options.dims = dims;
   options.shapes = shapes;
   options.inputs = policy(inputs);
@@ -124,12 +126,14 @@ std::shared_ptr<PyAnalysis> analyze_model(const std::shared_ptr<PyModel>& model,
                                           const std::string& order,
                                           const std::optional<std::string>& sweep_dim,
                                           const std::vector<int64_t>& sweep_values,
-                                          const graph::InputShapes& shapes, bool fuse) {
+                                          const graph::InputShapes& shapes, bool fuse,
+                                          bool carry_float32) {
   // A sweep's main report is at its first value unless the dim is bound, as in the CLI.
   DimBindings bound = dims;
   if (sweep_dim && !sweep_values.empty()) bound.emplace(*sweep_dim, sweep_values.front());
   const py::gil_scoped_release nogil;
-  auto a = std::make_shared<PyAnalysis>(model_program(model, bound, inputs, order, shapes, fuse),
+  auto a = std::make_shared<PyAnalysis>(
+      model_program(model, bound, inputs, order, shapes, fuse, carry_float32),
                                         model->model().source().name());
   if (sweep_dim) {
     const analysis::ModelProgram& m = *a->model_program();
@@ -198,7 +202,7 @@ void bind_analysis(py::module_& m) {
       [](const std::shared_ptr<PyModel>& model, const std::string& name, DimBindings dims,
          const std::string& inputs, const std::string& order, const graph::InputShapes& shapes,
          const std::string& dim, const std::string& figure, uint64_t budget, int64_t low,
-         int64_t limit, bool fuse) {
+         int64_t limit, bool fuse, bool carry_float32) {
         if (dims.contains(dim)) throw UsageError("dims binds " + dim + ", the dim solved for");
         const analysis::FitFigure f =
             figure == "activations" ? analysis::FitFigure::activations_peak
@@ -210,7 +214,7 @@ void bind_analysis(py::module_& m) {
           const py::gil_scoped_release nogil;
           dims[dim] = low;
           const analysis::ModelProgram program =
-              model_program(model, dims, inputs, order, shapes, fuse);
+              model_program(model, dims, inputs, order, shapes, fuse, carry_float32);
           check_dim(program, dim, "fit");
           const analysis::DimFit fit = analysis::fit_dim(
               [&](int64_t v) {

@@ -21,7 +21,8 @@ analysis::InputsPolicy policy(const std::string& s);
 // Call without the GIL.
 analysis::ModelProgram model_program(const std::shared_ptr<PyModel>& model, const DimBindings& dims,
                                      const std::string& inputs, const std::string& order,
-                                     const graph::InputShapes& shapes = {}, bool fuse = true);
+                                     const graph::InputShapes& shapes = {}, bool fuse = true,
+                                     bool carry_float32 = true);
 
 class PyAnalysis {
  public:

@@ -18,6 +18,7 @@
 #include "bindings.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
+#include "footprint/report/model_summary_report.hpp"
 #include "footprint/runtime/process_memory.hpp"
 
 namespace footprint::python {
@@ -172,6 +173,7 @@ py::dict PySession::stats() const {
   out["patterns"] = p.patterns;
   out["channels_last"] = py::dict(py::arg("nodes") = p.channels_last_nodes,
                                   py::arg("layout_changes") = p.layout_changes);
+  out["float32_carriers"] = to_python(report::carried_json(p.carried));
   out["steps"] = p.steps;
   out["predicted"] = predicted;
   out["measured"] = measured;
@@ -217,7 +219,7 @@ void bind_session(py::module_& m) {
   py::class_<PySession>(m, "Session", "Runs a model inside its planned arena.")
       .def(py::init([](std::shared_ptr<PyModel> model, int threads, const DimBindings& dims,
                        const std::string& planner, const std::string& order, bool profile,
-                       bool fuse) {
+                       bool fuse, bool carry_float32) {
              runtime::SessionOptions o;
              o.threads = threads;
              o.dims = dims;
@@ -225,11 +227,12 @@ void bind_session(py::module_& m) {
              o.order = order;
              o.profile = profile;
              o.fuse = fuse;
+             o.carry_float32 = carry_float32;
              return std::make_unique<PySession>(std::move(model), std::move(o));
            }),
            py::arg("model"), py::arg("threads") = 1, py::arg("dims") = DimBindings{},
            py::arg("planner") = "auto", py::arg("order") = "stored", py::arg("profile") = false,
-           py::arg("fuse") = true)
+           py::arg("fuse") = true, py::arg("carry_float32") = true)
       .def("run", &PySession::run, py::arg("inputs"),
            "Runs on {name: numpy array}; returns {name: numpy array} (the outputs' own storage).")
       .def_property_readonly("stats", &PySession::stats,

@@ -167,3 +167,34 @@ def test_contiguous_inputs_are_read_in_place(mobilenet):
         out = session.run({"x": other})["logits"]
         assert session.stats["measured"]["input_copied_bytes"] == x.nbytes
         assert_bitwise_equal(out, in_place)
+
+
+def test_float16_activations_are_float32_carriers_unless_kept():
+    """A float16 graph (float in, float out) between two convolutions: by default the
+    activation between them is a float32 carrier, with the same output bits as --keep-16bit's
+    graph, and analyze predicts the arena each way as the session obtains it."""
+    rng = np.random.default_rng(3)
+    b = footprint.GraphBuilder()
+    x = b.input("x", "float32", [1, 4, 8, 8])
+    h, = b.op("Cast", [x], {"to": 10})
+    w1 = b.const((rng.standard_normal((8, 4, 3, 3)) * 0.3).astype(np.float16))
+    w2 = b.const((rng.standard_normal((4, 8, 1, 1)) * 0.3).astype(np.float16))
+    c1, = b.op("Conv", [h, w1], {"pads": [1, 1, 1, 1]})
+    c2, = b.op("Conv", [c1, w2])
+    y, = b.op("Cast", [c2], {"to": 1})
+    b.output(y, "y")
+    model = b.to_model()
+    feed = {"x": rng.standard_normal((1, 4, 8, 8)).astype(np.float32)}
+    outputs, stats = {}, {}
+    for keep in (False, True):
+        s = footprint.Session(model, keep_16bit=keep)
+        outputs[keep] = s.run(feed)["y"]
+        stats[keep] = s.stats
+        predicted = footprint.analyze(model, keep_16bit=keep).to_json()
+        assert predicted["float32_carriers"] == stats[keep]["float32_carriers"]
+        assert stats[keep]["measured"]["arena_bytes"] == stats[keep]["predicted"]["arena_bytes"]
+    assert stats[False]["float32_carriers"]["values"] > 0
+    assert stats[False]["float32_carriers"]["rounds_to"] == "float16"
+    assert stats[True]["float32_carriers"]["values"] == 0
+    assert outputs[False].tobytes() == outputs[True].tobytes()
+    assert np.unique(outputs[False]).size > outputs[False].size // 2
