@@ -134,7 +134,7 @@ std::shared_ptr<PyAnalysis> analyze_model(const std::shared_ptr<PyModel>& model,
   const py::gil_scoped_release nogil;
   auto a = std::make_shared<PyAnalysis>(
       model_program(model, bound, inputs, order, shapes, fuse, carry_float32),
-                                        model->model().source().name());
+      model->model().source().name());
   if (sweep_dim) {
     const analysis::ModelProgram& m = *a->model_program();
     check_dim(m, *sweep_dim, "sweep");

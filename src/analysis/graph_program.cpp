@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "footprint/analysis/model_summary.hpp"
 #include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/graph/node_runner.hpp"
@@ -155,6 +156,12 @@ class ProgramBuilder {
   // Why the first tensor of unknown size cannot be sized, and what would fix it.
   [[noreturn]] void fail_unknown(graph::ValueId id) const {
     const graph::Value& v = g_.value(id);
+    if (v.declared_type != nullptr) {
+      throw Error("graph " + in_quotes(g_.name()) + ": " + in_quotes(v.name) + " is declared " +
+                  type_text(v) +
+                  ": footprint sizes and runs tensors only (sequence, map and optional values are "
+                  "not supported yet), so it prints no figure for this model");
+    }
     std::string msg = "size of " + in_quotes(v.name) + " (" + std::string(dtype_name(v.dtype)) +
                       v.shape.to_string() + ") is unknown";
     size_t dim = 0;

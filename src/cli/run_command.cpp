@@ -88,10 +88,21 @@ std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
                                          const runtime::Session& session, const DimBindings& dims,
                                          std::string& source) {
   std::vector<runtime::Tensor> inputs;
+  const std::vector<runtime::Session::InputInfo> declared = session.inputs();
+  // Before any file is read: as a TensorProto, a SequenceProto's bytes would be a tensor of
+  // absurd extents, and no random input can be made for one.
+  for (const runtime::Session::InputInfo& in : declared) {
+    if (in.not_a_tensor.empty()) continue;
+    const char* article = in.not_a_tensor[0] == 'o' ? "an " : "a ";
+    throw Error(o.model + ": input " + in_quotes(in.name) + " is declared " + article +
+                in.not_a_tensor +
+                "; footprint runs tensor inputs only (sequence, map and optional values are not "
+                "supported yet)");
+  }
   if (!o.data_dir.empty()) {
     const auto files = graph::numbered_tensor_files(o.data_dir, "input");
     // A model without inputs takes none: the folder holds its reference outputs only.
-    if (files.empty() && !session.inputs().empty()) throw Error(o.data_dir + ": no input_0.pb");
+    if (files.empty() && !declared.empty()) throw Error(o.data_dir + ": no input_0.pb");
     for (const auto& f : files) inputs.push_back(runtime::read_tensor_file(f));
     source = o.data_dir;
   }
@@ -103,7 +114,7 @@ std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
     source = "files";
   }
   if (inputs.empty() && o.data_dir.empty()) {
-    inputs = runtime::random_inputs(session.inputs(), dims, o.seed);
+    inputs = runtime::random_inputs(declared, dims, o.seed);
     source = "random (seed " + std::to_string(o.seed) + ")";
   }
   return inputs;

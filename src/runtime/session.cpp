@@ -16,6 +16,23 @@
 namespace footprint::runtime {
 namespace {
 
+// InputInfo::not_a_tensor of a declared type.
+std::string not_a_tensor(const onnx::TypeProto* declared) {
+  if (declared == nullptr) return {};
+  switch (declared->kind) {
+    case onnx::TypeProto::Kind::sequence:
+      return "sequence";
+    case onnx::TypeProto::Kind::map:
+      return "map";
+    case onnx::TypeProto::Kind::optional:
+      return "optional";
+    case onnx::TypeProto::Kind::sparse_tensor:
+      return "sparse tensor";
+    default:
+      return {};
+  }
+}
+
 // PreparedStats::computes_in of a prepared graph.
 DType computes_in(const graph::Graph& g) {
   DType narrowest = DType::float32;
@@ -179,8 +196,10 @@ std::vector<Session::InputInfo> Session::inputs() const {
   first.through = "rebatch";
   graph::prepare_graph(g, options_.dims, first);
   std::vector<InputInfo> out;
-  for (auto id : g.inputs())
-    out.push_back({g.value(id).name, g.value(id).dtype, g.value(id).shape});
+  for (auto id : g.inputs()) {
+    const graph::Value& v = g.value(id);
+    out.push_back({v.name, v.dtype, v.shape, not_a_tensor(v.declared_type)});
+  }
   return out;
 }
 

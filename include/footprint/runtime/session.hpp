@@ -159,6 +159,9 @@ class Session {
     std::string name;
     DType dtype = DType::undefined;
     Shape shape;
+    // What the model declares the input to be where it is not a tensor: "sequence", "map",
+    // "optional" or "sparse tensor" (footprint runs none of them); empty for a tensor.
+    std::string not_a_tensor;
   };
   std::vector<InputInfo> inputs() const;
 
