@@ -272,6 +272,12 @@ TEST(AnalyzeCommand, AnUnknownOpIsNamedNotSilentlyAnalysed) {
                          "footprint: `run` will refuse this model";
   }
   EXPECT_TRUE(named) << j["warnings"].dump();
+  // run refuses it naming the op with its domain, as analyze warned.
+  const CliRun refused = run("run --repeat 1 " + write("typed.onnx", true));
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("the op 'com.example::FooBar' is unknown to footprint"),
+            std::string::npos)
+      << refused.err;
   const CliRun untyped = run("analyze " + write("untyped.onnx", false));
   EXPECT_EQ(untyped.exit_code, 1);
   EXPECT_NE(untyped.err.find("it is an output of node 'foo' (FooBar), whose op "

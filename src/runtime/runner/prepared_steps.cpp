@@ -43,7 +43,7 @@ void PreparedSteps::prepare(size_t s, const graph::Graph& g, const analysis::Tim
   point_context(*ctx, pointers);
   const graph::OpSchema* schema = n.schema;
   if (schema == nullptr) {
-    throw Error("node " + n.label(id) + ": the op " + in_quotes(n.op_type) +
+    throw Error("node " + n.label(id) + ": the op " + in_quotes(n.qualified_op()) +
                 " is unknown to footprint");
   }
   // A view whose output already is its input has nothing to write.
