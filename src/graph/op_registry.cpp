@@ -26,6 +26,7 @@ const OpRegistry& OpRegistry::builtin() {
     ops::register_quantization(r);
     ops::register_recurrent(r);
     ops::register_control_flow(r);
+    ops::register_sequences(r);
     ops::register_detection(r);
     ops::register_losses(r);
     ops::register_rotary(r);

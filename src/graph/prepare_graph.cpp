@@ -45,6 +45,12 @@ void bind_inputs_pass(Graph& g, const Request& q, PrepareReport& r) {
   r.concrete = bind_input_extents(g, q.dims, r.defaulted, q.options.shapes);
 }
 
+// Before inference: the lowered graph holds tensors only, and a SplitToSequence's length may
+// depend on the extents just bound.
+void lower_sequences_pass(Graph& g, const Request& /*q*/, PrepareReport& r) {
+  r.sequences = lower_sequences(g);
+}
+
 void infer_shapes_pass(Graph& g, const Request& /*q*/, PrepareReport& r) {
   r.inference = infer_shapes(g);
 }
@@ -92,6 +98,7 @@ void carry_float32_pass(Graph& g, const Request& q, PrepareReport& r) {
 constexpr Pass kPasses[] = {
     {"rebatch", Stage::always, rebatch_pass},
     {"bind_inputs", Stage::always, bind_inputs_pass},
+    {"lower_sequences", Stage::always, lower_sequences_pass},
     {"infer_shapes", Stage::always, infer_shapes_pass},
     {"fuse_qdq", Stage::fusion, fuse_qdq_pass},
     {"fold_channel_affines", Stage::fusion, fold_channel_affines_pass},

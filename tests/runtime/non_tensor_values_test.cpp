@@ -1,7 +1,8 @@
 // Models whose inputs are sequences or optionals (the ONNX node tests of SequenceInsert and
-// OptionalHasElement, Debian's libonnx-testdata): footprint runs tensors only, and says so in one
-// line naming the input and what it is declared, rather than reading a SequenceProto as a tensor
-// of absurd extents or asking for the extents of something that has none.
+// OptionalHasElement, Debian's libonnx-testdata): footprint takes tensors in and out of a graph
+// (sequences a graph makes are lowered to their tensors), and says so in one line naming the input
+// and what it is declared, rather than reading a SequenceProto as a tensor of absurd extents or
+// asking for the extents of something that has none.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,9 +31,11 @@ TEST(NonTensorValues, RunAndAnalyzeNameTheInputAndItsKind) {
     const char* analyze_says;
   } cases[] = {
       {"test_sequence_insert_at_back", "input 'sequence' is declared a sequence",
-       "'sequence' is declared seq(int64"},
+       "(SequenceInsert): reads 'sequence', an input of graph 'test_sequence_insert_at_back' "
+       "declared a sequence"},
       {"test_optional_has_element", "input 'optional_input' is declared an optional",
-       "'optional_input' is declared optional(float"},
+       "(OptionalHasElement): reads 'optional_input', an input of graph "
+       "'test_optional_has_element' declared an optional"},
   };
   for (const auto& c : cases) {
     const fs::path dir = node_test(c.test);

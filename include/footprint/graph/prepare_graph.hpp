@@ -9,7 +9,8 @@
 //   r.fused.fused;         // "Conv 'c1' + Relu 'r1'", ...
 //
 // The order (kPasses in src/graph/prepare_graph.cpp; prepare_passes() names it): re-batch when
-// `batch` is bound (graph::rebatch_if_bound), bind the inputs' extents, infer shapes, then the
+// `batch` is bound (graph::rebatch_if_bound), bind the inputs' extents, lower sequences and
+// optionals to the tensors they hold (graph::lower_sequences), infer shapes, then the
 // rewrites options.fuse turns on: fold per-channel affine maps into the weights before them, run
 // exporters' patterns as one op, fold activations into their hosts as epilogues,
 // squeeze-and-excitation blocks, runs of elementwise ops, the channels-last layout (which infers
@@ -31,6 +32,7 @@
 #include "footprint/graph/channels_last.hpp"
 #include "footprint/graph/fuse.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/lower_sequences.hpp"
 #include "footprint/graph/rebatch.hpp"
 #include "footprint/graph/shape_inference.hpp"
 
@@ -64,6 +66,7 @@ struct PrepareReport {
   DimBindings dims;                    // `dims` and the named dims a binder's inputs fix
   bool concrete = false;               // every input got extents before inference (no dim {} input)
   std::vector<std::string> defaulted;  // named dims nothing bound, taken as 1
+  SequenceReport sequences;            // sequence and optional values lowered to their tensors
   ShapeInferenceReport inference;
   FuseReport fused;
   ChannelsLastReport channels_last;

@@ -17,6 +17,7 @@ void register_resize(OpRegistry& r);         // Resize, Upsample
 void register_quantization(OpRegistry& r);   // QuantizeLinear, DequantizeLinear, ...
 void register_recurrent(OpRegistry& r);      // LSTM, GRU, RNN
 void register_control_flow(OpRegistry& r);   // If, Loop, Scan
+void register_sequences(OpRegistry& r);      // sequence ops as graph::lower_sequences lowers them
 void register_detection(OpRegistry& r);      // NonMaxSuppression, RoiAlign, GridSample
 void register_losses(OpRegistry& r);         // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void register_signal(OpRegistry& r);         // windows, MelWeightMatrix, DFT, STFT

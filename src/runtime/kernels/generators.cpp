@@ -144,6 +144,16 @@ void shape_kernel(KernelContext& ctx) {
   for (size_t i = 0; i < y.numel(); ++i) out[i] = dim(static_cast<size_t>(start) + i);
 }
 
+// footprint::SequenceLength and footprint::OptionalHasElement (graph::lower_sequences): the one
+// integer attribute the lowering gave them.
+void sequence_length_kernel(KernelContext& ctx) {
+  *ctx.output(0).as<int64_t>() = ctx.attr_int("length", 0);
+}
+
+void optional_has_element_kernel(KernelContext& ctx) {
+  *ctx.output(0).as<bool>() = ctx.attr_int("has_element", 0) != 0;
+}
+
 void size_kernel(KernelContext& ctx) {
   *ctx.output(0).as<int64_t>() = static_cast<int64_t>(ctx.input(0).numel());
 }
@@ -198,6 +208,8 @@ void register_generators(graph::OpRegistry& r) {
   r.row("", "Shape").kernel = shape_kernel<false>;
   r.row("footprint", "NhwcShape").kernel = shape_kernel<true>;
   r.row("", "Size").kernel = size_kernel;
+  r.row("footprint", "SequenceLength").kernel = sequence_length_kernel;
+  r.row("footprint", "OptionalHasElement").kernel = optional_has_element_kernel;
   r.row("", "OneHot").kernel = one_hot_kernel;
   // Constants decode whole-byte elements but complex ones (decode_into); their dtype is the
   // output's, as Range's and EyeLike's; Shape and Size read only extents.
@@ -214,6 +226,11 @@ void register_generators(graph::OpRegistry& r) {
   output_dtypes("EyeLike", dtypes_of(NumericTypes{}));
   for (const char* op : {"Shape", "Size"}) r.row("", op).kernel_dtypes = DTypeSet::all();
   r.row("footprint", "NhwcShape").kernel_dtypes = DTypeSet::all();
+  for (const char* op : {"SequenceLength", "OptionalHasElement"}) {
+    graph::OpSchema& row = r.row("footprint", op);  // no inputs: the dtype is the output's
+    row.kernel_dtypes = DTypeSet::all();
+    row.kernel_dtype_of = -1;
+  }
   r.row("", "OneHot").kernel_dtypes = dtypes_of(ArithTypes{});  // the indices
 }
 

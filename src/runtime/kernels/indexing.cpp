@@ -68,6 +68,15 @@ void nhwc_concat_kernel(KernelContext& ctx) {
   concat_along(ctx, kChannelsLastAxis.at(normalize_axis(ctx, ctx.attr_int("axis", 0), 4)));
 }
 
+// footprint::ConcatFromSequence (graph::lower_sequences): the elements as inputs. Stacking them
+// along a new axis copies the same rows as concatenating along it, each element's row one slab.
+void concat_from_sequence_kernel(KernelContext& ctx) {
+  concat_along(ctx, normalize_axis(ctx, ctx.attr_int("axis", 0), ctx.output(0).rank()));
+}
+
+// Split, and footprint::SplitToSequence (graph::lower_sequences), whose parts may drop the axis
+// (keepdims 0): a part's row is its extents from the axis on, which a dropped axis of 1 leaves
+// the same.
 void split_kernel(KernelContext& ctx) {
   const TensorRef& x = ctx.input(0);
   const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), x.rank());
@@ -86,6 +95,41 @@ void split_kernel(KernelContext& ctx) {
       std::memcpy(out + o * row, in + o * in_row + at, row);
     at += row;
   }
+}
+
+// footprint::SplitToSequence: a 1-D split is read when running (inference knows only that each
+// part is at most the extent), and the parts' extents reported.
+void split_to_sequence_kernel(KernelContext& ctx) {
+  const TensorRef& x = ctx.input(0);
+  const TensorRef* split = ctx.input_or_null(1);
+  if (split != nullptr && split->rank() == 1) {
+    const size_t axis = normalize_axis(ctx, ctx.attr_int("axis", 0), x.rank());
+    if (static_cast<size_t>(split->dims[0]) != ctx.output_count()) {
+      ctx.fail("split has " + std::to_string(split->dims[0]) + " entries for " +
+               std::to_string(ctx.output_count()) + " parts");
+    }
+    const auto size = [&](size_t i) -> int64_t {
+      return split->dtype == DType::int32 ? split->as<const int32_t>()[i]
+                                          : split->as<const int64_t>()[i];
+    };
+    int64_t total = 0;
+    for (size_t i = 0; i < ctx.output_count(); ++i) {
+      if (size(i) < 0)
+        ctx.fail("split entry " + std::to_string(i) + " is " + std::to_string(size(i)));
+      total += size(i);
+    }
+    if (total != x.dims[axis]) {
+      ctx.fail("split sums to " + std::to_string(total) + ", the axis has " +
+               std::to_string(x.dims[axis]));
+    }
+    for (size_t i = 0; i < ctx.output_count(); ++i) {
+      Index extents{};
+      std::copy(x.dims.begin(), x.dims.end(), extents.begin());
+      extents[axis] = size(i);
+      ctx.set_output_extents(i, {extents.data(), x.rank()});
+    }
+  }
+  split_kernel(ctx);
 }
 
 // ---- Slice
@@ -840,6 +884,9 @@ void register_indexing(graph::OpRegistry& r) {
   r.row("", "Concat").channels_last = "NhwcConcat";
   r.row("", "Concat").channels_last_inputs = graph::OpSchema::kVariadic;
   r.row("", "Split").kernel = split_kernel;
+  r.row("footprint", "SplitToSequence").kernel = split_to_sequence_kernel;
+  r.row("footprint", "SplitToSequence").reports_extents = true;
+  r.row("footprint", "ConcatFromSequence").kernel = concat_from_sequence_kernel;
   graph::OpSchema& slice = r.row("", "Slice");
   slice.kernel = slice_kernel<false>;
   slice.reports_extents = true;
@@ -863,6 +910,8 @@ void register_indexing(graph::OpRegistry& r) {
   for (const char* op : {"Concat", "Split", "Gather", "Compress"})
     r.row("", op).kernel_dtypes = rows;
   r.row("footprint", "NhwcConcat").kernel_dtypes = rows;
+  for (const char* op : {"SplitToSequence", "ConcatFromSequence"})
+    r.row("footprint", op).kernel_dtypes = rows;
   // Copies: float32 carriers of 16-bit values (graph/carry_float32.hpp) stay carriers.
   r.row("", "Concat").float32_carriers = graph::Float32Carriers::whole;
   r.row("", "Split").float32_carriers = graph::Float32Carriers::whole;

@@ -51,10 +51,9 @@ const Shape& shape_of(const Graph& g, std::string_view name) {
 
 TEST(PrepareGraph, NamesItsPassesInTheOrderItRunsThem) {
   const std::vector<std::string_view> expected = {
-      "rebatch",        "bind_inputs",          "infer_shapes",
-      "fuse_qdq",       "fold_channel_affines", "fuse_patterns",
-      "fuse_epilogues", "squeeze_excite",       "fuse_elementwise",
-      "channels_last",  "carry_float32"};
+      "rebatch",        "bind_inputs",          "lower_sequences", "infer_shapes",
+      "fuse_qdq",       "fold_channel_affines", "fuse_patterns",   "fuse_epilogues",
+      "squeeze_excite", "fuse_elementwise",     "channels_last",   "carry_float32"};
   EXPECT_EQ(prepare_passes(), expected);
 }
 

@@ -1,0 +1,39 @@
+#pragma once
+// Sequences and optionals as the tensors they hold. ONNX's sequence ops (SequenceConstruct,
+// SequenceInsert, SequenceAt, SplitToSequence, ConcatFromSequence, ...) and optional ops
+// (Optional, OptionalHasElement, OptionalGetElement) pass lists of tensors between nodes. Where
+// every length and position is known before running (constants, or the bound extents a
+// SplitToSequence splits), a sequence is a list of tensor values and nothing more: the ops that
+// only rearrange the list leave no node, SequenceAt and OptionalGetElement become an Identity
+// (a view of the element), and the ops that compute become rows of domain "footprint" over the
+// elements (graph/ops/sequences.cpp). Every layer above then sees tensors only, and counts
+// them exactly: an element is one buffer whichever sequences hold it, where onnxruntime copies
+// a tensor into each sequence it is inserted in.
+//
+//   graph::bind_input_extents(g, dims, defaulted);
+//   const graph::SequenceReport r = graph::lower_sequences(g);  // before infer_shapes
+//
+// What is not lowered is an error naming the node: a sequence or optional that is a graph's
+// input or output, one a subgraph reads or a Loop carries, SequenceMap, a position known only
+// when running, or a SplitToSequence whose parts depend on an extent not bound.
+#include <cstddef>
+
+#include "footprint/graph/graph.hpp"
+
+namespace footprint::graph {
+
+struct SequenceReport {
+  size_t nodes = 0;   // sequence and optional nodes lowered (in every graph)
+  size_t values = 0;  // sequence and optional values replaced by their tensors
+};
+
+// Whether n is one of the sequence or optional ops lower_sequences replaces (or Identity of a
+// sequence, which it also replaces, is not asked here: Identity is a tensor op too). Callers that
+// list a graph's ops before preparing it (the conformance suite, `info`) count these as run.
+bool is_sequence_op(const Node& n);
+
+// Lowers g and its subgraphs. Runs shape inference first when a SplitToSequence's parts or a
+// position come from computed values. Throws footprint::Error naming the node at fault.
+SequenceReport lower_sequences(Graph& g);
+
+}  // namespace footprint::graph
