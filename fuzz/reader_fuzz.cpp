@@ -1,8 +1,8 @@
 // libFuzzer target for the ONNX reader: every input is loaded as a model from borrowed bytes (then
-// turned into a graph and a topological order, and every tensor payload is decoded) and as a
-// `.pb` tensor file. footprint::Error is the only acceptable failure; anything else — a sanitizer
-// report, another exception, a broken invariant, memory beyond the bound below — aborts, so
-// libFuzzer records the input as a crash.
+// turned into a graph and a topological order, and every tensor payload is decoded), as a `.pb`
+// tensor file, and as the `.pb` of a sequence and of an optional. footprint::Error is the only
+// acceptable failure; anything else — a sanitizer report, another exception, a broken invariant,
+// memory beyond the bound below — aborts, so libFuzzer records the input as a crash.
 //
 //   scripts/fuzz                       # build, seed, run 60 s
 //   build/fuzz/bin/reader_fuzz crash-* # replay an artifact
@@ -49,7 +49,7 @@ constexpr uint64_t kLargestStruct = std::max(
      sizeof(onnx::AttributeProto), sizeof(onnx::TensorProto), sizeof(onnx::SparseTensorProto),
      sizeof(onnx::TypeProto), sizeof(onnx::ValueInfoProto), sizeof(onnx::FunctionProto),
      sizeof(onnx::TrainingInfoProto), sizeof(onnx::DimensionProto), sizeof(onnx::StringEntry),
-     sizeof(onnx::OperatorSetId), sizeof(onnx::TensorAnnotation)});
+     sizeof(onnx::OperatorSetId), sizeof(onnx::TensorAnnotation), sizeof(onnx::ValueFileProto)});
 constexpr uint64_t kBytesPerInputByte = kLargestStruct;
 // Covers the arena's first chunk (at least 512 bytes, src/onnx/model.cpp) and its header.
 constexpr uint64_t kSlackBytes = 4096;
@@ -224,11 +224,35 @@ void fuzz_tensor_file(std::span<const std::byte> bytes) {
   }
 }
 
+// The same bytes as the .pb of a sequence and of an optional input (SequenceProto,
+// OptionalProto of tensors): the same bounds, and every element's payload decoded.
+void fuzz_value_file(std::span<const std::byte> bytes, onnx::ValueFileProto::Kind kind) {
+  CountingResource memory(kBytesPerInputByte * bytes.size() + kSlackBytes);
+  try {
+    const auto file = onnx::TensorFile::load_value(
+        onnx::ModelSource::borrow(bytes, std::string(kTensorName)), kind, {.memory = &memory});
+    check_memory(memory, bytes.size(), "sequence or optional file");
+    Walk walk(bytes.size());
+    for (const onnx::TensorProto& t : file.value()->tensors) walk.tensor(t);
+  } catch (const Error& e) {
+    check_message(e, std::string(kTensorName) + ": offset ");
+    check_memory(memory, bytes.size(), "failed sequence or optional file");
+  } catch (const std::bad_alloc&) {
+    if (memory.refused() != 0) {
+      die("the sequence/optional reader asked for more than " + std::to_string(kBytesPerInputByte) +
+          " bytes per input byte");
+    }
+    throw;
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::span<const std::byte> bytes{reinterpret_cast<const std::byte*>(data), size};
   fuzz_model(bytes);
   fuzz_tensor_file(bytes);
+  fuzz_value_file(bytes, onnx::ValueFileProto::Kind::sequence);
+  fuzz_value_file(bytes, onnx::ValueFileProto::Kind::optional);
   return 0;
 }

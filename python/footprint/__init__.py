@@ -286,6 +286,8 @@ class Session(_footprint.Session):
                          _args.text(planner, "Session: planner"),
                          _args.text(order, "Session: order"), bool(profile), bool(fuse),
                          not keep_16bit)
+        # The sequences and optionals among the inputs and outputs, which travel as tensors.
+        self._held_io = self._held
 
     def run(self, inputs):
         if not isinstance(inputs, dict):
@@ -294,8 +296,47 @@ class Session(_footprint.Session):
         for name in inputs:
             if not isinstance(name, str):
                 raise UsageError(f"Session.run: input names are strings, not {name!r}")
+        held_inputs, held_outputs = self._held_io
         with _Naming(self._name):
-            return super().run(inputs)
+            return _regrouped(super().run(_flattened(inputs, held_inputs)), held_outputs)
+
+
+def _flattened(inputs, held):
+    """A sequence input's list as its elements, named "s[0]", "s[1]", ... (as the runtime takes
+    them); an optional input given as None omitted (it holds nothing)."""
+    out = {}
+    for name, value in inputs.items():
+        kind = held.get(name)
+        if kind == "sequence":
+            if not isinstance(value, (list, tuple)):
+                raise UsageError(f"Session.run: input {name!r} is a sequence; give a list of "
+                                 f"arrays, not {type(value).__name__}")
+            for i, element in enumerate(value):
+                out[f"{name}[{i}]"] = element
+        elif kind == "optional" and value is None:
+            continue
+        else:
+            out[name] = value
+    return out
+
+
+def _regrouped(outputs, held):
+    """The elements of a sequence output ("s[0]", "s[1]", ...) as one list under its name; an
+    empty optional output as None."""
+    out = {}
+    for name, kind in held.items():
+        if kind == "sequence" and name not in outputs:
+            out[name] = []
+    for name, value in outputs.items():
+        base, _, index = name.rpartition("[")
+        if base and index.endswith("]") and held.get(base) == "sequence":
+            out.setdefault(base, []).append(value)
+        else:
+            out[name] = value
+    for name, kind in held.items():
+        if kind == "optional" and name not in out:
+            out[name] = None
+    return out
 
 
 def _is_iterable(x):

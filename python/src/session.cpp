@@ -104,6 +104,20 @@ class PySession {
     return out;
   }
 
+  // ({input: kind}, {output: kind}) of those declared other than tensors ("sequence",
+  // "optional", ...).
+  py::tuple held() const {
+    py::dict ins;
+    py::dict outs;
+    for (const auto& i : session_.inputs()) {
+      if (!i.not_a_tensor.empty()) ins[py::str(i.name)] = i.not_a_tensor;
+    }
+    for (const auto& o : session_.outputs()) {
+      if (!o.not_a_tensor.empty()) outs[py::str(o.name)] = o.not_a_tensor;
+    }
+    return py::make_tuple(ins, outs);
+  }
+
  private:
   std::shared_ptr<PyModel> model_;  // first: the session reads the model's weights in place
   runtime::Session session_;
@@ -237,7 +251,9 @@ void bind_session(py::module_& m) {
            "Runs on {name: numpy array}; returns {name: numpy array} (the outputs' own storage).")
       .def_property_readonly("stats", &PySession::stats,
                              "Predicted and measured figures of the last run, as `run --json`.")
-      .def_property_readonly("inputs", &PySession::inputs);
+      .def_property_readonly("inputs", &PySession::inputs)
+      .def_property_readonly("_held", &PySession::held,
+                             "The inputs and outputs declared sequences or optionals, and which.");
 }
 
 }  // namespace footprint::python

@@ -1,8 +1,8 @@
-"""Sequence and optional ops inside a graph (issue 39): graph::lower_sequences replaces each
-sequence by the tensors it holds, so models whose inputs and outputs are tensors run, their
-arena as analyze plans it. Models written with onnx.helper (Debian's python3-onnx), checked
-against numpy; the refusals name the node and say why. Debian's own sequence models run in
-Conformance.SequenceModelsPassTheirCases."""
+"""Sequence and optional values (issue 39): graph::lower_sequences replaces each sequence by the
+tensors it holds, so the ops run, their arena as analyze plans it, and a sequence the graph
+takes or returns travels as a list of arrays (an optional as an array or None). Models written
+with onnx.helper (Debian's python3-onnx), checked against numpy; the refusals name the node and
+say why. ONNX's node tests of the same ops run in tests/runtime/conformance_test.cpp."""
 
 import numpy as np
 import pytest
@@ -123,8 +123,45 @@ def test_optionals_hold_a_tensor_or_nothing(tmp_path):
     np.testing.assert_array_equal(out["got"], x)
 
 
+def test_sequences_and_optionals_in_and_out_are_lists_and_none(tmp_path):
+    """A sequence input is a list of arrays of any extents, a sequence output comes back as one,
+    an optional input may be None, an optional output that holds nothing is None."""
+    nodes = [
+        helper.make_node("SequenceInsert", ["seq", "x"], ["longer"]),
+        helper.make_node("SequenceAt", ["seq", "zero"], ["first"]),
+        helper.make_node("OptionalHasElement", ["maybe"], ["has"]),
+        helper.make_node("Optional", [], ["nothing"], type=helper.make_tensor_type_proto(
+            TensorProto.FLOAT, [])),
+    ]
+    m = model(nodes,
+              [helper.make_tensor_sequence_value_info("seq", TensorProto.FLOAT, None),
+               tensor("x", [2]),
+               helper.make_value_info("maybe", helper.make_optional_type_proto(
+                   helper.make_tensor_type_proto(TensorProto.FLOAT, [3])))],
+              [helper.make_tensor_sequence_value_info("longer", TensorProto.FLOAT, None),
+               tensor("first", None), tensor("has", [], TensorProto.BOOL),
+               helper.make_value_info("nothing", helper.make_optional_type_proto(
+                   helper.make_tensor_type_proto(TensorProto.FLOAT, [])))],
+              [const("zero", 0)])
+    path = tmp_path / "model.onnx"
+    onnx.save(m, path)
+    session = footprint.Session(str(path))
+    a, b, x = (np.arange(3, dtype=np.float32), np.ones((2, 2), np.float32),
+               np.array([7, 8], np.float32))
+    out = session.run({"seq": [a, b], "x": x, "maybe": None})
+    assert [o.tolist() for o in out["longer"]] == [a.tolist(), b.tolist(), x.tolist()]
+    np.testing.assert_array_equal(out["first"], a)
+    assert not out["has"] and out["nothing"] is None
+    assert session.stats["measured"]["arena_bytes"] == session.stats["predicted"]["arena_bytes"]
+    out = session.run({"seq": [b], "x": x, "maybe": np.zeros(3, np.float32)})
+    assert len(out["longer"]) == 2 and out["has"]
+    with pytest.raises(Exception, match="input 'seq' is a sequence; give a list of arrays"):
+        session.run({"seq": a, "x": x})
+
+
 @pytest.mark.parametrize("case, message", [
-    ("output", "'parts' is an output of graph 'seq' and a sequence"),
+    ("subgraph", "output 'out' is a sequence: footprint lowers sequences and optionals to the "
+                 "tensors they hold, and cannot pass one out of a subgraph yet"),
     ("position", "node 'at' (SequenceAt): position 2 is outside a sequence of 2 elements"),
     ("tensor_op", "node 'relu' (Relu): reads 'parts', a sequence: only the sequence and optional"),
     ("empty_get", "node 'get' (OptionalGetElement): reads an optional that holds nothing"),
@@ -135,9 +172,14 @@ def test_what_is_not_lowered_is_named(tmp_path, case, message):
     split = helper.make_node("SplitToSequence", ["x"], ["parts"], name="split", axis=0)
     x = tensor("x", [2, 3])
     y = tensor("y", None)
-    if case == "output":
-        m = model([split], [x], [helper.make_tensor_sequence_value_info(
-            "parts", TensorProto.FLOAT, None)])
+    if case == "subgraph":
+        branch = helper.make_graph(
+            [helper.make_node("SplitToSequence", ["x"], ["out"], axis=0)], "branch", [],
+            [helper.make_tensor_sequence_value_info("out", TensorProto.FLOAT, None)])
+        m = model([helper.make_node("If", ["cond"], ["y"], then_branch=branch,
+                                    else_branch=branch)],
+                  [x, tensor("cond", [], TensorProto.BOOL)],
+                  [helper.make_tensor_sequence_value_info("y", TensorProto.FLOAT, None)])
     elif case == "position":
         m = model([split, helper.make_node("SequenceAt", ["parts", "two"], ["y"], name="at")],
                   [x], [y], [const("two", 2)])

@@ -6,6 +6,7 @@
 #include "footprint/analysis/model_summary.hpp"
 #include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/graph/lower_sequences.hpp"
 #include "footprint/graph/node_runner.hpp"
 #include "footprint/graph/op_registry.hpp"
 #include "footprint/graph/topo_order.hpp"
@@ -157,10 +158,17 @@ class ProgramBuilder {
   [[noreturn]] void fail_unknown(graph::ValueId id) const {
     const graph::Value& v = g_.value(id);
     if (v.declared_type != nullptr) {
+      const auto kind = v.declared_type->kind;
+      const bool held =
+          kind == onnx::TypeProto::Kind::sequence || kind == onnx::TypeProto::Kind::optional;
       throw Error("graph " + in_quotes(g_.name()) + ": " + in_quotes(v.name) + " is declared " +
                   type_text(v) +
-                  ": footprint sizes and runs tensors only (sequence, map and optional values are "
-                  "not supported yet), so it prints no figure for this model");
+                  (held ? ": footprint sizes a sequence or an optional by the tensors it holds; "
+                          "give them (--data-dir, or --shape '" +
+                              graph::element_name(v.name, 0) + "=AxB' per element)"
+                        : ": footprint sizes and runs tensors, and sequences and optionals of "
+                          "them (maps and sparse tensors are not supported yet), so it prints no "
+                          "figure for this model"));
     }
     std::string msg = "size of " + in_quotes(v.name) + " (" + std::string(dtype_name(v.dtype)) +
                       v.shape.to_string() + ") is unknown";

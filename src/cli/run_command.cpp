@@ -17,6 +17,7 @@
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/graph/input_files.hpp"
+#include "footprint/graph/lower_sequences.hpp"
 #include "footprint/graph/model.hpp"
 #include "footprint/report/run_report.hpp"
 #include "footprint/runtime/op_kernels.hpp"
@@ -89,28 +90,57 @@ std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
                                          std::string& source) {
   std::vector<runtime::Tensor> inputs;
   const std::vector<runtime::Session::InputInfo> declared = session.inputs();
-  // Before any file is read: as a TensorProto, a SequenceProto's bytes would be a tensor of
-  // absurd extents, and no random input can be made for one.
+  // Before any file is read: a map's bytes read as a TensorProto would be a tensor of absurd
+  // extents. A sequence or an optional is read as what it is declared (its elements).
+  const bool given = !o.data_dir.empty() || !o.inputs.empty();
   for (const runtime::Session::InputInfo& in : declared) {
     if (in.not_a_tensor.empty()) continue;
     const char* article = in.not_a_tensor[0] == 'o' ? "an " : "a ";
-    throw Error(o.model + ": input " + in_quotes(in.name) + " is declared " + article +
-                in.not_a_tensor +
-                "; footprint runs tensor inputs only (sequence, map and optional values are not "
-                "supported yet)");
+    if (in.not_a_tensor != "sequence" && in.not_a_tensor != "optional") {
+      throw Error(o.model + ": input " + in_quotes(in.name) + " is declared " + article +
+                  in.not_a_tensor +
+                  "; footprint runs tensors, sequences and optionals of tensors (maps and sparse "
+                  "tensors are not supported yet)");
+    }
+    if (!given) {
+      const bool optional = in.not_a_tensor == "optional";
+      throw UsageError(
+          o.model + ": input " + in_quotes(in.name) + " is declared " + article + in.not_a_tensor +
+          (optional ? ", which a random input would have to guess holds a tensor or not"
+                    : ", of no length a random input could take") +
+          "; give it with --data-dir, or with --input '" +
+          (optional ? in.name + "=FILE.pb'"
+                    : graph::element_name(in.name, 0) + "=FILE.pb' per element"));
+    }
   }
   if (!o.data_dir.empty()) {
     const auto files = graph::numbered_tensor_files(o.data_dir, "input");
     // A model without inputs takes none: the folder holds its reference outputs only.
     if (files.empty() && !declared.empty()) throw Error(o.data_dir + ": no input_0.pb");
-    for (const auto& f : files) inputs.push_back(runtime::read_tensor_file(f));
+    for (size_t k = 0; k < files.size(); ++k) {
+      const bool declared_k = k < declared.size();
+      for (runtime::Tensor& t :
+           runtime::read_value_file(files[k], declared_k ? declared[k].not_a_tensor : "",
+                                    declared_k ? declared[k].name : std::string())) {
+        inputs.push_back(std::move(t));
+      }
+    }
     source = o.data_dir;
   }
   for (const std::string& spec : o.inputs) {
     const auto [name, file] = split_binding(spec, "--input");
-    runtime::Tensor t = runtime::read_tensor_file(file);
-    t.set_name(name);
-    inputs.push_back(std::move(t));
+    const std::string& input = name;  // (a structured binding no lambda may capture)
+    const auto in = std::find_if(declared.begin(), declared.end(),
+                                 [&](const auto& d) { return d.name == input; });
+    if (in != declared.end() && !in->not_a_tensor.empty()) {
+      for (runtime::Tensor& t : runtime::read_value_file(file, in->not_a_tensor, name)) {
+        inputs.push_back(std::move(t));
+      }
+    } else {
+      runtime::Tensor t = runtime::read_tensor_file(file);
+      t.set_name(name);
+      inputs.push_back(std::move(t));
+    }
     source = "files";
   }
   if (inputs.empty() && o.data_dir.empty()) {
@@ -227,10 +257,28 @@ void run_model(const RunCommandOptions& o) {
   if (!o.data_dir.empty()) {
     const auto expected = graph::numbered_tensor_files(o.data_dir, "output");
     if (!expected.empty()) {
-      r.check = runtime::check_outputs(r.outputs, expected, rtol, o.atol, atol_of_peak);
+      // A sequence's expected elements, or an optional's tensor, by the names the run gives them.
+      const std::vector<runtime::Session::OutputInfo> declared = session.outputs();
+      std::vector<runtime::Tensor> want;
+      for (size_t k = 0; k < expected.size(); ++k) {
+        const bool declared_k = k < declared.size();
+        for (runtime::Tensor& t :
+             runtime::read_value_file(expected[k], declared_k ? declared[k].not_a_tensor : "",
+                                      declared_k ? declared[k].name : std::string())) {
+          want.push_back(std::move(t));
+        }
+      }
+      r.check = runtime::check_outputs(r.outputs, want, rtol, o.atol, atol_of_peak);
     }
   }
   if (!o.output_dir.empty()) {
+    for (const runtime::Session::OutputInfo& out : session.outputs()) {
+      if (!out.not_a_tensor.empty()) {
+        throw UsageError("-o: output " + in_quotes(out.name) + " is declared a" +
+                         (out.not_a_tensor[0] == 'o' ? "n " : " ") + out.not_a_tensor +
+                         ", which footprint does not write as a .pb yet");
+      }
+    }
     make_output_folder(o.output_dir);
     for (size_t i = 0; i < r.outputs.size(); ++i)
       r.output_files.push_back(

@@ -105,7 +105,9 @@ Graph::Graph(Graph&& other) noexcept
       model_(other.model_),
       registry_(other.registry_),
       proto_(other.proto_),
-      owned_constants_(std::move(other.owned_constants_)) {
+      owned_constants_(std::move(other.owned_constants_)),
+      function_calls_(other.function_calls_),
+      held_inputs_(std::move(other.held_inputs_)) {
   relink_children();
 }
 
@@ -123,6 +125,8 @@ Graph& Graph::operator=(Graph&& other) noexcept {
     registry_ = other.registry_;
     proto_ = other.proto_;
     owned_constants_ = std::move(other.owned_constants_);
+    function_calls_ = other.function_calls_;
+    held_inputs_ = std::move(other.held_inputs_);
     relink_children();
   }
   return *this;
@@ -317,6 +321,10 @@ void Graph::erase(const std::vector<bool>& dead_nodes, const std::vector<bool>& 
   remap(inputs_);
   remap(outputs_);
   remap(initializers_);
+  for (HeldInput& h : held_inputs_) {
+    h.value = value_id[h.value];
+    remap(h.elements);
+  }
   for (auto& [name, id] : by_name_) id = value_id[id];
   nodes_ = std::move(nodes);
   values_ = std::move(values);
@@ -370,6 +378,66 @@ void Graph::replace_nodes(std::vector<Node> nodes) {
   }
   relink_children();
   erase(std::vector<bool>(nodes_.size(), false), dead_values);
+}
+
+void Graph::hold_input(ValueId value, const std::vector<std::string>& element_names) {
+  Value& v = values_[value];
+  const onnx::TypeProto* declared = v.declared_type;
+  if (declared == nullptr || (declared->kind != onnx::TypeProto::Kind::sequence &&
+                              declared->kind != onnx::TypeProto::Kind::optional)) {
+    throw Error("graph " + in_quotes(name_) + ": input " + in_quotes(v.name) +
+                " is not declared a sequence or an optional");
+  }
+  HeldInput held;
+  held.value = value;
+  held.optional = declared->kind == onnx::TypeProto::Kind::optional;
+  held.has_element = !element_names.empty();
+  const onnx::TypeProto* element = declared->elem;
+  if (held.optional && element != nullptr && element->kind == onnx::TypeProto::Kind::sequence) {
+    held.holds_sequence = true;
+    element = element->elem;
+  }
+  const auto at = std::find(inputs_.begin(), inputs_.end(), value);
+  if (at == inputs_.end()) {
+    throw Error("graph " + in_quotes(name_) + ": " + in_quotes(v.name) + " is not an input");
+  }
+  const auto index = static_cast<size_t>(at - inputs_.begin());
+  inputs_.erase(at);
+  if (held.optional && !held.holds_sequence && held.has_element) {
+    // The optional is its tensor.
+    Value& t = values_[value];
+    t.declared_type = nullptr;
+    apply_type(t, element);
+    held.elements = {value};
+    inputs_.insert(inputs_.begin() + static_cast<std::ptrdiff_t>(index), value);
+  } else {
+    values_[value].kind = ValueKind::intermediate;  // held by nothing once lowered
+    for (size_t i = 0; i < element_names.size(); ++i) {
+      const ValueId e = add_value(element_names[i], ValueKind::input);
+      apply_type(values_[e], element);
+      // One declared shape stands for every element: a named dim there names no one extent.
+      for (Dim& d : values_[e].shape.dims) {
+        if (!d.value()) d = Dim::unknown();
+      }
+      held.elements.push_back(e);
+      inputs_.insert(inputs_.begin() + static_cast<std::ptrdiff_t>(index + i), e);
+    }
+  }
+  held_inputs_.push_back(std::move(held));
+}
+
+void Graph::replace_output(ValueId output, const std::vector<ValueId>& values) {
+  const auto at = std::find(outputs_.begin(), outputs_.end(), output);
+  if (at == outputs_.end()) {
+    throw Error("graph " + in_quotes(name_) + ": " + in_quotes(values_[output].name) +
+                " is not an output");
+  }
+  const auto index = at - outputs_.begin();
+  outputs_.erase(at);
+  values_[output].is_graph_output =
+      std::find(outputs_.begin(), outputs_.end(), output) != outputs_.end();
+  outputs_.insert(outputs_.begin() + index, values.begin(), values.end());
+  for (const ValueId v : values) values_[v].is_graph_output = true;
 }
 
 ValueId Graph::add_value(std::string_view value_name, ValueKind kind) {

@@ -6,6 +6,7 @@
 
 #include "footprint/core/dtype.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/graph/lower_sequences.hpp"
 #include "footprint/onnx/tensor_data.hpp"
 #include "footprint/onnx/tensor_file.hpp"
 
@@ -58,6 +59,27 @@ InputShapes input_shapes_from_files(const Model& model,
     shapes.emplace(std::string(v.name), std::vector<int64_t>(dims.begin(), dims.end()));
   };
   for (size_t k = 0; k < files.size(); ++k) {
+    // The file of a sequence or optional input (by position: a SequenceProto's name is not the
+    // input's) gives its elements' extents, under the names a run gives them.
+    const onnx::TypeProto* declared = k < inputs.size() ? inputs[k]->type : nullptr;
+    if (declared != nullptr && (declared->kind == onnx::TypeProto::Kind::sequence ||
+                                declared->kind == onnx::TypeProto::Kind::optional)) {
+      const std::string input(inputs[k]->name);
+      const onnx::TensorFile held = onnx::TensorFile::load_value(
+          onnx::ModelSource::map_file(files[k]), declared->kind == onnx::TypeProto::Kind::sequence
+                                                     ? onnx::ValueFileProto::Kind::sequence
+                                                     : onnx::ValueFileProto::Kind::optional);
+      const onnx::ValueFileProto& value = *held.value();
+      const bool elements =
+          value.kind == onnx::ValueFileProto::Kind::sequence || value.holds_sequence;
+      size_t i = 0;
+      for (const onnx::TensorProto& t : value.tensors) {
+        shapes.emplace(elements ? element_name(input, i++) : input,
+                       std::vector<int64_t>(t.dims.begin(), t.dims.end()));
+      }
+      taken[k] = 1;
+      continue;
+    }
     onnx::TensorFile file = onnx::TensorFile::load_file(files[k]);
     const std::string_view name = file.tensor().name;
     if (name.empty()) {

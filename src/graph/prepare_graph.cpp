@@ -42,6 +42,9 @@ void bind_inputs_pass(Graph& g, const Request& q, PrepareReport& r) {
     return;
   }
   r.dims = q.dims;
+  // A sequence or optional input takes the elements --shape (or --data-dir's files) gives.
+  hold_sequence_inputs(
+      g, [&](const std::string& name) { return q.options.shapes.contains(name); }, false);
   r.concrete = bind_input_extents(g, q.dims, r.defaulted, q.options.shapes);
 }
 

@@ -269,6 +269,94 @@ const TensorProto* ProtoParser::parse_tensor_file() {
   return tensor;
 }
 
+const ValueFileProto* ProtoParser::parse_value_file(ValueFileProto::Kind kind) {
+  auto* value = arena_.make<ValueFileProto>();
+  const bool sequence = kind == ValueFileProto::Kind::sequence;
+  path_[path_len_++] = Frame{sequence ? "SequenceProto" : "OptionalProto", -1};
+  if (sequence) {
+    parse_sequence(source_.bytes(), *value);
+  } else {
+    parse_optional(source_.bytes(), *value);
+  }
+  --path_len_;
+  return value;
+}
+
+// SequenceProto{name 1, elem_type 2, tensor_values 3, sparse_tensor_values 4, sequence_values 5,
+// map_values 6, optional_values 7}: tensors only.
+void ProtoParser::parse_sequence(std::span<const std::byte> msg, ValueFileProto& out) {
+  out.kind = ValueFileProto::Kind::sequence;
+  out.source_offset = offset_of(msg.data());
+  const Counts c = scan(msg);
+  auto tensors = array_for<TensorProto>(c, 3);
+  Cursor cur(*this, msg);
+  Field f;
+  while (cur.next(f)) {
+    switch (f.number) {
+      case 1:
+        out.name = FP_STR("name");
+        break;
+      case 2:
+        (void)FP_INT32("elem_type");
+        break;
+      case 3:
+        nested_item(f, "tensor_values", tensors, &ProtoParser::parse_tensor);
+        break;
+      case 4:
+      case 5:
+      case 6:
+      case 7:
+        fail(f.at,
+             "a sequence of sparse tensors, sequences, maps or optionals; footprint reads "
+             "sequences of tensors");
+      default:
+        break;
+    }
+  }
+  out.tensors = tensors.done();
+}
+
+// OptionalProto{name 1, elem_type 2, tensor_value 3, sparse_tensor_value 4, sequence_value 5,
+// map_value 6, optional_value 7}: a tensor, a sequence of tensors, or nothing.
+void ProtoParser::parse_optional(std::span<const std::byte> msg, ValueFileProto& out) {
+  out.kind = ValueFileProto::Kind::optional;
+  out.source_offset = offset_of(msg.data());
+  const Counts c = scan(msg);
+  if (c[3] + c[5] > 1) fail(msg.data(), "an optional holds more than one value");
+  auto tensors = array_for<TensorProto>(c, 3);
+  Cursor cur(*this, msg);
+  Field f;
+  while (cur.next(f)) {
+    switch (f.number) {
+      case 1:
+        out.name = FP_STR("name");
+        break;
+      case 2:
+        (void)FP_INT32("elem_type");
+        break;
+      case 3:
+        nested_item(f, "tensor_value", tensors, &ProtoParser::parse_tensor);
+        break;
+      case 5: {
+        ValueFileProto inner;
+        nested(f, "sequence_value", -1, inner, &ProtoParser::parse_sequence);
+        out.tensors = inner.tensors;
+        out.holds_sequence = true;
+        break;
+      }
+      case 4:
+      case 6:
+      case 7:
+        fail(f.at,
+             "an optional of a sparse tensor, map or optional; footprint reads optionals "
+             "of tensors and of sequences of tensors");
+      default:
+        break;
+    }
+  }
+  if (!out.holds_sequence) out.tensors = tensors.done();
+}
+
 void ProtoParser::parse_model_into(std::span<const std::byte> msg, ModelProto& out) {
   const Counts c = scan(msg);
   auto opsets = array_for<OperatorSetId>(c, 8);

@@ -73,6 +73,9 @@ class ProtoParser {
 
   const ModelProto* parse_model();
   const TensorProto* parse_tensor_file();
+  // The file as a SequenceProto or an OptionalProto (which a .pb does not say by itself: the
+  // model's declared type does).
+  const ValueFileProto* parse_value_file(ValueFileProto::Kind kind);
 
   struct Frame {
     std::string_view field;
@@ -114,6 +117,8 @@ class ProtoParser {
   void parse_opset(std::span<const std::byte> msg, OperatorSetId& out);
   void parse_annotation(std::span<const std::byte> msg, TensorAnnotation& out);
   void parse_segment(std::span<const std::byte> msg, TensorProto& out);
+  void parse_sequence(std::span<const std::byte> msg, ValueFileProto& out);
+  void parse_optional(std::span<const std::byte> msg, ValueFileProto& out);
 
   // Sub-message helpers that maintain the field path and the depth bound.
   template <class T, class Fn>

@@ -15,7 +15,17 @@ TensorFile TensorFile::load(ModelSource&& source, const LoadOptions& options) {
   BumpArena arena(memory, 512);
   detail::ProtoParser parser(source, arena, options.max_depth, nullptr);
   const TensorProto* tensor = parser.parse_tensor_file();
-  return TensorFile(std::move(source), std::move(arena), tensor);
+  return TensorFile(std::move(source), std::move(arena), tensor, nullptr);
+}
+
+TensorFile TensorFile::load_value(ModelSource&& source, ValueFileProto::Kind kind,
+                                  const LoadOptions& options) {
+  std::pmr::memory_resource* memory =
+      options.memory != nullptr ? options.memory : std::pmr::get_default_resource();
+  BumpArena arena(memory, 512);
+  detail::ProtoParser parser(source, arena, options.max_depth, nullptr);
+  const ValueFileProto* value = parser.parse_value_file(kind);
+  return TensorFile(std::move(source), std::move(arena), nullptr, value);
 }
 
 TensorProto make_tensor_view(BumpArena& arena, std::string_view name, DType dtype,

@@ -1,5 +1,6 @@
 #include "footprint/runtime/session.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <optional>
@@ -8,6 +9,7 @@
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/core/thread_count.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/lower_sequences.hpp"
 #include "footprint/graph/prepare_graph.hpp"
 #include "footprint/graph/rebatch.hpp"
 #include "footprint/runtime/op_kernels.hpp"
@@ -82,8 +84,15 @@ std::vector<const Tensor*> match_inputs(const graph::Graph& g, std::span<const T
       throw Error("input " + in_quotes(given[k].name()) + " is not an input of the model");
   }
   for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i] == nullptr)
-      throw Error("input " + in_quotes(g.value(g.inputs()[i]).name) + " is missing");
+    if (out[i] == nullptr) {
+      const graph::Value& v = g.value(g.inputs()[i]);
+      if (not_a_tensor(v.declared_type) == "sequence") {
+        throw Error("input " + in_quotes(v.name) + " is declared a sequence and given no " +
+                    "elements (tensors named " + in_quotes(graph::element_name(v.name, 0)) +
+                    ", ...); an empty sequence cannot be given yet");
+      }
+      throw Error("input " + in_quotes(v.name) + " is missing");
+    }
   }
   return out;
 }
@@ -130,6 +139,14 @@ class TensorBinder final : public graph::InputBinder {
       : inputs_(inputs), extents_(extents) {}
 
   void bind(graph::Graph& g, const DimBindings& dims, DimBindings& bound) override {
+    // A sequence or optional input arrives as its tensors (graph::element_name).
+    graph::hold_sequence_inputs(
+        g,
+        [&](const std::string& name) {
+          return std::any_of(inputs_.begin(), inputs_.end(),
+                             [&](const Tensor& t) { return t.name() == name; });
+        },
+        true);
     matched = match_inputs(g, inputs_);
     bound = dims;
     extents_.clear();
@@ -199,6 +216,16 @@ std::vector<Session::InputInfo> Session::inputs() const {
   for (auto id : g.inputs()) {
     const graph::Value& v = g.value(id);
     out.push_back({v.name, v.dtype, v.shape, not_a_tensor(v.declared_type)});
+  }
+  return out;
+}
+
+std::vector<Session::OutputInfo> Session::outputs() const {
+  const graph::Graph g = model_->graph(op_registry());
+  std::vector<OutputInfo> out;
+  for (auto id : g.outputs()) {
+    const graph::Value& v = g.value(id);
+    out.push_back({v.name, not_a_tensor(v.declared_type)});
   }
   return out;
 }
@@ -303,9 +330,15 @@ std::vector<Tensor> Session::run(std::span<const Tensor> inputs) {
 void Session::run(std::span<const Tensor> inputs, std::vector<Tensor>& outputs) {
   bool same = runner_ != nullptr && inputs.size() == prepared_extents_.size();
   if (same) {
-    const std::vector<const Tensor*> matched = match_inputs(*graph_, inputs);
-    for (size_t i = 0; i < matched.size() && same; ++i)
-      same = matched[i]->dims() == prepared_extents_[i];
+    // Other names than the prepared graph's inputs (a sequence of another length, an optional
+    // given now and not before) prepare again, as other extents do.
+    try {
+      const std::vector<const Tensor*> matched = match_inputs(*graph_, inputs);
+      for (size_t i = 0; i < matched.size() && same; ++i)
+        same = matched[i]->dims() == prepared_extents_[i];
+    } catch (const Error&) {
+      same = false;
+    }
   }
   if (!same) prepare(inputs);
   const std::vector<const Tensor*> matched = match_inputs(*graph_, inputs);

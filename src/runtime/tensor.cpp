@@ -10,6 +10,7 @@
 #include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/core/shape.hpp"
+#include "footprint/graph/lower_sequences.hpp"
 #include "footprint/onnx/tensor_data.hpp"
 #include "footprint/onnx/tensor_file.hpp"
 
@@ -125,6 +126,36 @@ Tensor read_tensor_file(const std::filesystem::path& path) {
   } catch (const Error& e) {
     throw Error(path.string() + ": " + e.what());
   }
+}
+
+std::vector<Tensor> read_value_file(const std::filesystem::path& path, std::string_view kind,
+                                    const std::string& name) {
+  std::vector<Tensor> out;
+  if (kind.empty()) {
+    out.push_back(read_tensor_file(path));
+    return out;
+  }
+  if (kind != "sequence" && kind != "optional") {
+    throw Error(path.string() + ": " + in_quotes(name) + " is declared a " + std::string(kind) +
+                ", which footprint does not read");
+  }
+  const auto file = onnx::TensorFile::load_value(
+      onnx::ModelSource::map_file(path), kind == "sequence" ? onnx::ValueFileProto::Kind::sequence
+                                                            : onnx::ValueFileProto::Kind::optional);
+  const onnx::ValueFileProto& value = *file.value();
+  out.reserve(value.tensors.size());
+  const bool elements = value.kind == onnx::ValueFileProto::Kind::sequence || value.holds_sequence;
+  size_t i = 0;
+  for (const onnx::TensorProto& proto : value.tensors) {
+    try {
+      out.push_back(tensor_from_proto(proto));
+    } catch (const Error& e) {
+      throw Error(path.string() + ": element " + std::to_string(i) + ": " + e.what());
+    }
+    out.back().set_name(elements ? graph::element_name(name, i) : name);
+    ++i;
+  }
+  return out;
 }
 
 void write_tensor_file(const std::filesystem::path& path, const Tensor& tensor) {

@@ -60,12 +60,20 @@ void collect_ops(const graph::Graph& g, std::set<std::string>& ops, std::string&
   }
 }
 
-std::vector<runtime::Tensor> read_numbered(const fs::path& dir, const char* stem) {
+// The tensors of stem_0.pb, stem_1.pb, ...: file i holds what the model declares its input or
+// output i to be (kinds[i]: "" for a tensor, "sequence", "optional"), a sequence as its elements.
+std::vector<runtime::Tensor> read_numbered(
+    const fs::path& dir, const char* stem,
+    const std::vector<std::pair<std::string, std::string>>& declared) {
   std::vector<runtime::Tensor> out;
-  for (int i = 0;; ++i) {
+  for (size_t i = 0;; ++i) {
     const fs::path p = dir / (std::string(stem) + "_" + std::to_string(i) + ".pb");
     if (!fs::exists(p)) break;
-    out.push_back(runtime::read_tensor_file(p));
+    const bool known = i < declared.size();
+    for (runtime::Tensor& t : runtime::read_value_file(p, known ? declared[i].second : "",
+                                                       known ? declared[i].first : "")) {
+      out.push_back(std::move(t));
+    }
   }
   return out;
 }
@@ -85,14 +93,17 @@ CaseResult run_case(const fs::path& dir) {
     const fs::path data = dir / "test_data_set_0";
     std::vector<runtime::Tensor> inputs;
     std::vector<runtime::Tensor> want;
+    runtime::Session session(model);
+    std::vector<std::pair<std::string, std::string>> declared_in, declared_out;
+    for (const auto& in : session.inputs()) declared_in.emplace_back(in.name, in.not_a_tensor);
+    for (const auto& out : session.outputs()) declared_out.emplace_back(out.name, out.not_a_tensor);
     try {
-      inputs = read_numbered(data, "input");
-      want = read_numbered(data, "output");
+      inputs = read_numbered(data, "input", declared_in);
+      want = read_numbered(data, "output", declared_out);
     } catch (const Error& e) {
       r.reason = std::string("test data footprint cannot hold: ") + e.what();
       return r;
     }
-    runtime::Session session(model);
     const std::vector<runtime::Tensor> got = session.run(inputs);
     const runtime::OutputCheck c = runtime::check_outputs(got, want, 1e-3, 1e-5);
     r.outcome = c.match ? Outcome::pass : Outcome::fail;

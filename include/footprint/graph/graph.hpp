@@ -103,6 +103,17 @@ struct Node {
   std::string qualified_op() const;
 };
 
+// A graph input given as the tensors it holds (a sequence's elements, an optional's tensor or
+// nothing), for graph::lower_sequences: Graph::hold_input put `elements` among the inputs in its
+// place (an optional holding a tensor is that tensor, `value` itself).
+struct HeldInput {
+  ValueId value = kNoValue;
+  std::vector<ValueId> elements;
+  bool optional = false;
+  bool has_element = true;
+  bool holds_sequence = false;  // an optional holding a sequence
+};
+
 class Graph {
  public:
   // The model's main graph, its nodes bound to `registry`'s rows. The registry is required:
@@ -190,6 +201,17 @@ class Graph {
   // For graph::fuse: text a made node's string attribute holds (a footprint::Elementwise's
   // program), kept as long as the graph.
   std::string_view own_text(std::string text);
+  // For the binders of graph::prepare_graph: input `value` (declared a sequence or an optional)
+  // is given as the tensors `element_names` (a sequence's, or an optional's one; none for an
+  // empty optional). Each becomes an input of the element's declared type in its place (an
+  // optional's tensor is `value` itself, made a tensor input); held_inputs() records them.
+  void hold_input(ValueId value, const std::vector<std::string>& element_names);
+  const std::vector<HeldInput>& held_inputs() const { return held_inputs_; }
+  // For graph::lower_sequences, once it has read them.
+  void clear_held_inputs() { held_inputs_.clear(); }
+  // For graph::lower_sequences: output `output` is returned as `values` instead (a sequence's
+  // elements; none for an empty optional).
+  void replace_output(ValueId output, const std::vector<ValueId>& values);
   // The registry the nodes' rows come from (from_onnx's).
   const OpRegistry* registry() const { return registry_; }
   // How many calls of model-local functions (FunctionProto) the graph inlined: their bodies'
@@ -249,6 +271,7 @@ class Graph {
   // Payloads written by replace_constant; boxed so the views of them stay put when moved.
   std::vector<std::unique_ptr<OwnedConstant>> owned_constants_;
   size_t function_calls_ = 0;
+  std::vector<HeldInput> held_inputs_;
 };
 
 }  // namespace footprint::graph

@@ -121,6 +121,18 @@ struct TensorProto {
   uint64_t source_offset = 0;  // where the message starts in the model file
 };
 
+// A backend test's .pb of a sequence (SequenceProto) or an optional (OptionalProto) of tensors,
+// as the tensors it holds. Sequences of sequences, maps, sparse tensors and optionals inside
+// sequences are refused when read.
+struct ValueFileProto {
+  enum class Kind : uint8_t { sequence, optional };
+  Kind kind = Kind::sequence;
+  std::string_view name;
+  Array<TensorProto> tensors;   // a sequence's elements; an optional's one tensor, or none
+  bool holds_sequence = false;  // an optional holding a sequence: `tensors` are its elements
+  uint64_t source_offset = 0;
+};
+
 struct SparseTensorProto {
   const TensorProto* values = nullptr;
   const TensorProto* indices = nullptr;

@@ -27,16 +27,26 @@ class TensorFile {
   TensorFile(TensorFile&&) noexcept = default;
   TensorFile& operator=(TensorFile&&) noexcept = default;
 
+  // The file as a SequenceProto or an OptionalProto of tensors (the .pb of a sequence or optional
+  // input or output; its declared type says which).
+  static TensorFile load_value(ModelSource&& source, ValueFileProto::Kind kind,
+                               const LoadOptions& options = {});
+
+  // A tensor file's tensor (not for a sequence or optional file).
   const TensorProto& tensor() const { return *tensor_; }
+  // A sequence or optional file's contents (nullptr for a tensor file).
+  const ValueFileProto* value() const { return value_; }
   const ModelSource& source() const { return source_; }
 
  private:
-  TensorFile(ModelSource&& source, BumpArena&& arena, const TensorProto* tensor)
-      : source_(std::move(source)), arena_(std::move(arena)), tensor_(tensor) {}
+  TensorFile(ModelSource&& source, BumpArena&& arena, const TensorProto* tensor,
+             const ValueFileProto* value)
+      : source_(std::move(source)), arena_(std::move(arena)), tensor_(tensor), value_(value) {}
 
   ModelSource source_;
   BumpArena arena_;
   const TensorProto* tensor_;
+  const ValueFileProto* value_;
 };
 
 // A TensorProto that views caller-owned data as raw_data (dims are copied into `arena`).

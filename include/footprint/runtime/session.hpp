@@ -160,10 +160,19 @@ class Session {
     DType dtype = DType::undefined;
     Shape shape;
     // What the model declares the input to be where it is not a tensor: "sequence", "map",
-    // "optional" or "sparse tensor" (footprint runs none of them); empty for a tensor.
+    // "optional" or "sparse tensor"; empty for a tensor. A sequence or an optional is given as
+    // its tensors (graph::element_name: "s[0]", "s[1]", ...; an optional's under its own name,
+    // or none); a run refuses the others.
     std::string not_a_tensor;
   };
   std::vector<InputInfo> inputs() const;
+  // The graph's outputs as the model declares them. A run returns a sequence as its elements,
+  // named graph::element_name(name, i), and an optional as its tensor, or none when empty.
+  struct OutputInfo {
+    std::string name;
+    std::string not_a_tensor;  // as InputInfo's
+  };
+  std::vector<OutputInfo> outputs() const;
 
   void release_arena() { arena_ = AlignedBuffer(); }
 

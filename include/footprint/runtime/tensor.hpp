@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "footprint/core/dtype.hpp"
@@ -72,6 +73,13 @@ class Tensor {
 Tensor tensor_from_proto(const onnx::TensorProto& proto);
 // One serialized TensorProto (the backend tests' input_0.pb); the name comes from the file.
 Tensor read_tensor_file(const std::filesystem::path& path);
+// The tensors of a backend test's .pb of the graph input or output `name`, which the model
+// declares `kind` (Session::InputInfo::not_a_tensor: "" for a tensor, "sequence", "optional"):
+// a tensor file's one tensor, named as the file says; a SequenceProto's elements, named
+// graph::element_name(name, i); an OptionalProto's tensor named `name`, its sequence's
+// elements, or none. Other kinds are refused naming the file.
+std::vector<Tensor> read_value_file(const std::filesystem::path& path, std::string_view kind,
+                                    const std::string& name);
 void write_tensor_file(const std::filesystem::path& path, const Tensor& tensor);
 
 }  // namespace footprint::runtime

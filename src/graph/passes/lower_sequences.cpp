@@ -40,6 +40,14 @@ class Lowering {
   Lowering(Graph& g, bool trial) : g_(g), trial_(trial) {}
 
   SequenceReport run() {
+    for (const HeldInput& in : g_.held_inputs()) {
+      Held h;
+      h.optional = in.optional;
+      h.has_element = in.has_element;
+      h.holds_sequence = in.holds_sequence;
+      h.elements = in.elements;
+      held_[in.value] = std::move(h);
+    }
     const std::vector<NodeId> order = topo_order(g_);
     std::vector<std::optional<Node>> replacement(g_.nodes().size());
     std::vector<bool> dropped(g_.nodes().size(), false);
@@ -65,27 +73,72 @@ class Lowering {
         }
       }
     }
-    for (const ValueId out : g_.outputs()) {
-      if (const auto it = held_.find(out); it != held_.end()) {
-        fail_value(out, "is an output of graph " + in_quotes(g_.name()) + " and " +
-                            (it->second.optional ? "an optional" : "a sequence") +
-                            "; footprint's graphs return tensors only");
-      }
-    }
     report_.values = held_.size();
-    if (trial_ || report_.nodes == 0) return report_;
+    if (trial_ || (report_.nodes == 0 && held_.empty())) return report_;
+    std::vector<Node> returned = return_held_outputs();
+    g_.clear_held_inputs();
     std::vector<Node> nodes = g_.take_nodes();
     std::vector<Node> rewritten;
-    rewritten.reserve(nodes.size());
+    rewritten.reserve(nodes.size() + returned.size());
     for (const NodeId id : order) {
       if (dropped[id]) continue;
       rewritten.push_back(replacement[id] ? std::move(*replacement[id]) : std::move(nodes[id]));
     }
+    for (Node& n : returned) rewritten.push_back(std::move(n));
     g_.replace_nodes(std::move(rewritten));
     return report_;
   }
 
  private:
+  // A sequence the graph returns comes back as its elements, each an Identity of the element
+  // named element_name(output, i); an optional as its tensor (the output itself) or nothing.
+  std::vector<Node> return_held_outputs() {
+    std::vector<Node> made_nodes;
+    const std::vector<ValueId> outputs = g_.outputs();
+    for (const ValueId out : outputs) {
+      const auto it = held_.find(out);
+      if (it == held_.end()) continue;
+      const Held h = it->second;
+      const std::string name = g_.value(out).name;
+      if (g_.parent() != nullptr) {
+        throw Error("graph " + in_quotes(g_.name()) + ": output " + in_quotes(name) + " is " +
+                    (h.optional ? "an optional" : "a sequence") +
+                    ": footprint lowers sequences and optionals to the tensors they hold, and "
+                    "cannot pass one out of a subgraph yet");
+      }
+      std::vector<ValueId> returned;
+      if (h.optional && !h.holds_sequence) {
+        if (h.has_element) {
+          Value& v = g_.mutable_value(out);
+          v.declared_type = nullptr;
+          v.dtype = DType::undefined;
+          v.shape = Shape::unranked();
+          made_nodes.push_back(returned_as(name, h.elements[0], out));
+          returned.push_back(out);
+        }
+      } else {
+        for (size_t i = 0; i < h.elements.size(); ++i) {
+          const ValueId e = g_.add_intermediate(element_name(name, i));
+          made_nodes.push_back(returned_as(element_name(name, i), h.elements[i], e));
+          returned.push_back(e);
+        }
+      }
+      g_.replace_output(out, returned);
+    }
+    return made_nodes;
+  }
+
+  Node returned_as(const std::string& name, ValueId element, ValueId out) const {
+    Node n;
+    n.name = name;
+    n.op_type = "Identity";
+    n.inputs = {element};
+    n.outputs = {out};
+    const OpRegistry& registry = g_.registry() != nullptr ? *g_.registry() : OpRegistry::builtin();
+    n.schema = registry.find("", "Identity");
+    return n;
+  }
+
   bool reads_held(const Node& n) const {
     return std::any_of(n.inputs.begin(), n.inputs.end(),
                        [&](ValueId v) { return held_.contains(v); });
@@ -93,10 +146,6 @@ class Lowering {
 
   [[noreturn]] void fail(NodeId id, const std::string& what) const {
     throw Error("graph " + in_quotes(g_.name()) + ": node " + g_.node(id).label(id) + ": " + what);
-  }
-
-  [[noreturn]] void fail_value(ValueId v, const std::string& what) const {
-    throw Error("graph " + in_quotes(g_.name()) + ": " + in_quotes(g_.value(v).name) + " " + what);
   }
 
   void refuse_held(NodeId id, ValueId v, const char* how) const {
@@ -128,9 +177,14 @@ class Lowering {
       fail(id, "reads " + in_quotes(value.name) + ", " +
                    (value.kind == ValueKind::input ? "an input of graph " + in_quotes(g_.name())
                                                    : std::string("a value of an outer graph")) +
-                   declared_as(value) +
-                   ": footprint takes sequences and optionals only as values the graph makes, "
-                   "not yet as a graph's inputs");
+                   declared_as(value) + ": footprint sizes it by the tensors it is given (" +
+                   (value.declared_type != nullptr &&
+                            value.declared_type->kind == onnx::TypeProto::Kind::optional
+                        ? "a tensor named " + in_quotes(value.name) + ", or none"
+                        : "tensors named " + in_quotes(element_name(value.name, 0)) + ", " +
+                              in_quotes(element_name(value.name, 1)) + ", ...") +
+                   "), and none were given: run it with them, or analyze it with --data-dir or "
+                   "--shape");
     }
     if (!tensor_ok) fail(id, "reads " + in_quotes(value.name) + ", which is not a sequence");
     Held h;
@@ -425,13 +479,42 @@ bool has_sequence_ops(const Graph& g) {
 
 }  // namespace
 
+std::string element_name(std::string_view sequence, size_t i) {
+  return std::string(sequence) + "[" + std::to_string(i) + "]";
+}
+
+void hold_sequence_inputs(Graph& g, const std::function<bool(const std::string&)>& given,
+                          bool absent_optional_is_empty) {
+  const std::vector<ValueId> inputs = g.inputs();
+  for (const ValueId id : inputs) {
+    const Value& v = g.value(id);
+    if (v.declared_type == nullptr) continue;
+    const auto kind = v.declared_type->kind;
+    if (kind != onnx::TypeProto::Kind::sequence && kind != onnx::TypeProto::Kind::optional) {
+      continue;
+    }
+    std::vector<std::string> elements;
+    if (kind == onnx::TypeProto::Kind::optional && given(v.name)) {
+      elements.push_back(v.name);
+    } else {
+      for (size_t i = 0; given(element_name(v.name, i)); ++i) {
+        elements.push_back(element_name(v.name, i));
+      }
+    }
+    if (!elements.empty() ||
+        (absent_optional_is_empty && kind == onnx::TypeProto::Kind::optional)) {
+      g.hold_input(id, elements);
+    }
+  }
+}
+
 bool is_sequence_op(const Node& n) {
   return n.domain.empty() &&
          std::find(kSequenceOps.begin(), kSequenceOps.end(), n.op_type) != kSequenceOps.end();
 }
 
 SequenceReport lower_sequences(Graph& g) {
-  if (!has_sequence_ops(g)) return {};
+  if (!has_sequence_ops(g) && g.held_inputs().empty()) return {};
   try {
     Lowering(g, true).run();
   } catch (const NeedsInference&) {
