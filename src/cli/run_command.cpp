@@ -117,14 +117,9 @@ std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
     const auto files = graph::numbered_tensor_files(o.data_dir, "input");
     // A model without inputs takes none: the folder holds its reference outputs only.
     if (files.empty() && !declared.empty()) throw Error(o.data_dir + ": no input_0.pb");
-    for (size_t k = 0; k < files.size(); ++k) {
-      const bool declared_k = k < declared.size();
-      for (runtime::Tensor& t :
-           runtime::read_value_file(files[k], declared_k ? declared[k].not_a_tensor : "",
-                                    declared_k ? declared[k].name : std::string())) {
-        inputs.push_back(std::move(t));
-      }
-    }
+    std::vector<runtime::DeclaredValue> kinds;
+    for (const auto& d : declared) kinds.push_back({d.name, d.not_a_tensor});
+    inputs = runtime::read_value_files(files, kinds);
     source = o.data_dir;
   }
   for (const std::string& spec : o.inputs) {
@@ -258,16 +253,9 @@ void run_model(const RunCommandOptions& o) {
     const auto expected = graph::numbered_tensor_files(o.data_dir, "output");
     if (!expected.empty()) {
       // A sequence's expected elements, or an optional's tensor, by the names the run gives them.
-      const std::vector<runtime::Session::OutputInfo> declared = session.outputs();
-      std::vector<runtime::Tensor> want;
-      for (size_t k = 0; k < expected.size(); ++k) {
-        const bool declared_k = k < declared.size();
-        for (runtime::Tensor& t :
-             runtime::read_value_file(expected[k], declared_k ? declared[k].not_a_tensor : "",
-                                      declared_k ? declared[k].name : std::string())) {
-          want.push_back(std::move(t));
-        }
-      }
+      std::vector<runtime::DeclaredValue> declared;
+      for (const auto& d : session.outputs()) declared.push_back({d.name, d.not_a_tensor});
+      const std::vector<runtime::Tensor> want = runtime::read_value_files(expected, declared);
       r.check = runtime::check_outputs(r.outputs, want, rtol, o.atol, atol_of_peak);
     }
   }

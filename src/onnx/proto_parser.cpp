@@ -273,21 +273,20 @@ const ValueFileProto* ProtoParser::parse_value_file(ValueFileProto::Kind kind) {
   auto* value = arena_.make<ValueFileProto>();
   const bool sequence = kind == ValueFileProto::Kind::sequence;
   path_[path_len_++] = Frame{sequence ? "SequenceProto" : "OptionalProto", -1};
-  if (sequence) {
-    parse_sequence(source_.bytes(), *value);
-  } else {
-    parse_optional(source_.bytes(), *value);
-  }
+  value->kind = kind;
+  parse_held(source_.bytes(), *value);
   --path_len_;
   return value;
 }
 
-// SequenceProto{name 1, elem_type 2, tensor_values 3, sparse_tensor_values 4, sequence_values 5,
-// map_values 6, optional_values 7}: tensors only.
-void ProtoParser::parse_sequence(std::span<const std::byte> msg, ValueFileProto& out) {
-  out.kind = ValueFileProto::Kind::sequence;
+// SequenceProto and OptionalProto number their fields alike: name 1, elem_type 2, the tensor(s) 3,
+// a sparse tensor 4, a sequence 5, a map 6, an optional 7. footprint reads sequences of tensors
+// and optionals of a tensor or of such a sequence (out.kind says which message this is).
+void ProtoParser::parse_held(std::span<const std::byte> msg, ValueFileProto& out) {
+  const bool optional = out.kind == ValueFileProto::Kind::optional;
   out.source_offset = offset_of(msg.data());
   const Counts c = scan(msg);
+  if (optional && c[3] + c[5] > 1) fail(msg.data(), "an optional holds more than one value");
   auto tensors = array_for<TensorProto>(c, 3);
   Cursor cur(*this, msg);
   Field f;
@@ -300,56 +299,25 @@ void ProtoParser::parse_sequence(std::span<const std::byte> msg, ValueFileProto&
         (void)FP_INT32("elem_type");
         break;
       case 3:
-        nested_item(f, "tensor_values", tensors, &ProtoParser::parse_tensor);
+        nested_item(f, optional ? "tensor_value" : "tensor_values", tensors,
+                    &ProtoParser::parse_tensor);
         break;
-      case 4:
       case 5:
-      case 6:
-      case 7:
-        fail(f.at,
-             "a sequence of sparse tensors, sequences, maps or optionals; footprint reads "
-             "sequences of tensors");
-      default:
-        break;
-    }
-  }
-  out.tensors = tensors.done();
-}
-
-// OptionalProto{name 1, elem_type 2, tensor_value 3, sparse_tensor_value 4, sequence_value 5,
-// map_value 6, optional_value 7}: a tensor, a sequence of tensors, or nothing.
-void ProtoParser::parse_optional(std::span<const std::byte> msg, ValueFileProto& out) {
-  out.kind = ValueFileProto::Kind::optional;
-  out.source_offset = offset_of(msg.data());
-  const Counts c = scan(msg);
-  if (c[3] + c[5] > 1) fail(msg.data(), "an optional holds more than one value");
-  auto tensors = array_for<TensorProto>(c, 3);
-  Cursor cur(*this, msg);
-  Field f;
-  while (cur.next(f)) {
-    switch (f.number) {
-      case 1:
-        out.name = FP_STR("name");
-        break;
-      case 2:
-        (void)FP_INT32("elem_type");
-        break;
-      case 3:
-        nested_item(f, "tensor_value", tensors, &ProtoParser::parse_tensor);
-        break;
-      case 5: {
-        ValueFileProto inner;
-        nested(f, "sequence_value", -1, inner, &ProtoParser::parse_sequence);
-        out.tensors = inner.tensors;
-        out.holds_sequence = true;
-        break;
-      }
+        if (optional) {
+          ValueFileProto inner;  // kind: a sequence
+          nested(f, "sequence_value", -1, inner, &ProtoParser::parse_held);
+          out.tensors = inner.tensors;
+          out.holds_sequence = true;
+          break;
+        }
+        [[fallthrough]];
       case 4:
       case 6:
       case 7:
-        fail(f.at,
-             "an optional of a sparse tensor, map or optional; footprint reads optionals "
-             "of tensors and of sequences of tensors");
+        fail(f.at, optional ? "an optional of a sparse tensor, map or optional; footprint reads "
+                              "optionals of tensors and of sequences of tensors"
+                            : "a sequence of sparse tensors, sequences, maps or optionals; "
+                              "footprint reads sequences of tensors");
       default:
         break;
     }

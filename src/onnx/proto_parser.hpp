@@ -117,8 +117,7 @@ class ProtoParser {
   void parse_opset(std::span<const std::byte> msg, OperatorSetId& out);
   void parse_annotation(std::span<const std::byte> msg, TensorAnnotation& out);
   void parse_segment(std::span<const std::byte> msg, TensorProto& out);
-  void parse_sequence(std::span<const std::byte> msg, ValueFileProto& out);
-  void parse_optional(std::span<const std::byte> msg, ValueFileProto& out);
+  void parse_held(std::span<const std::byte> msg, ValueFileProto& out);
 
   // Sub-message helpers that maintain the field path and the depth bound.
   template <class T, class Fn>

@@ -18,23 +18,6 @@
 namespace footprint::runtime {
 namespace {
 
-// InputInfo::not_a_tensor of a declared type.
-std::string not_a_tensor(const onnx::TypeProto* declared) {
-  if (declared == nullptr) return {};
-  switch (declared->kind) {
-    case onnx::TypeProto::Kind::sequence:
-      return "sequence";
-    case onnx::TypeProto::Kind::map:
-      return "map";
-    case onnx::TypeProto::Kind::optional:
-      return "optional";
-    case onnx::TypeProto::Kind::sparse_tensor:
-      return "sparse tensor";
-    default:
-      return {};
-  }
-}
-
 // PreparedStats::computes_in of a prepared graph.
 DType computes_in(const graph::Graph& g) {
   DType narrowest = DType::float32;
@@ -86,7 +69,7 @@ std::vector<const Tensor*> match_inputs(const graph::Graph& g, std::span<const T
   for (size_t i = 0; i < out.size(); ++i) {
     if (out[i] == nullptr) {
       const graph::Value& v = g.value(g.inputs()[i]);
-      if (not_a_tensor(v.declared_type) == "sequence") {
+      if (graph::non_tensor_kind(v) == "sequence") {
         throw Error("input " + in_quotes(v.name) + " is declared a sequence and given no " +
                     "elements (tensors named " + in_quotes(graph::element_name(v.name, 0)) +
                     ", ...); an empty sequence cannot be given yet");
@@ -215,7 +198,7 @@ std::vector<Session::InputInfo> Session::inputs() const {
   std::vector<InputInfo> out;
   for (auto id : g.inputs()) {
     const graph::Value& v = g.value(id);
-    out.push_back({v.name, v.dtype, v.shape, not_a_tensor(v.declared_type)});
+    out.push_back({v.name, v.dtype, v.shape, std::string(graph::non_tensor_kind(v))});
   }
   return out;
 }
@@ -225,7 +208,7 @@ std::vector<Session::OutputInfo> Session::outputs() const {
   std::vector<OutputInfo> out;
   for (auto id : g.outputs()) {
     const graph::Value& v = g.value(id);
-    out.push_back({v.name, not_a_tensor(v.declared_type)});
+    out.push_back({v.name, std::string(graph::non_tensor_kind(v))});
   }
   return out;
 }

@@ -158,6 +158,19 @@ std::vector<Tensor> read_value_file(const std::filesystem::path& path, std::stri
   return out;
 }
 
+std::vector<Tensor> read_value_files(std::span<const std::filesystem::path> files,
+                                     std::span<const DeclaredValue> declared) {
+  std::vector<Tensor> out;
+  for (size_t k = 0; k < files.size(); ++k) {
+    const bool known = k < declared.size();
+    for (Tensor& t : read_value_file(files[k], known ? declared[k].kind : std::string_view(),
+                                     known ? declared[k].name : std::string())) {
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
 void write_tensor_file(const std::filesystem::path& path, const Tensor& tensor) {
   BumpArena arena;
   const onnx::TensorProto proto =

@@ -60,22 +60,16 @@ void collect_ops(const graph::Graph& g, std::set<std::string>& ops, std::string&
   }
 }
 
-// The tensors of stem_0.pb, stem_1.pb, ...: file i holds what the model declares its input or
-// output i to be (kinds[i]: "" for a tensor, "sequence", "optional"), a sequence as its elements.
-std::vector<runtime::Tensor> read_numbered(
-    const fs::path& dir, const char* stem,
-    const std::vector<std::pair<std::string, std::string>>& declared) {
-  std::vector<runtime::Tensor> out;
-  for (size_t i = 0;; ++i) {
+// The tensors of stem_0.pb, stem_1.pb, ..., each file read as the model declares its value.
+std::vector<runtime::Tensor> read_numbered(const fs::path& dir, const char* stem,
+                                           const std::vector<runtime::DeclaredValue>& declared) {
+  std::vector<fs::path> files;
+  for (int i = 0;; ++i) {
     const fs::path p = dir / (std::string(stem) + "_" + std::to_string(i) + ".pb");
     if (!fs::exists(p)) break;
-    const bool known = i < declared.size();
-    for (runtime::Tensor& t : runtime::read_value_file(p, known ? declared[i].second : "",
-                                                       known ? declared[i].first : "")) {
-      out.push_back(std::move(t));
-    }
+    files.push_back(p);
   }
-  return out;
+  return runtime::read_value_files(files, declared);
 }
 
 CaseResult run_case(const fs::path& dir) {
@@ -94,9 +88,9 @@ CaseResult run_case(const fs::path& dir) {
     std::vector<runtime::Tensor> inputs;
     std::vector<runtime::Tensor> want;
     runtime::Session session(model);
-    std::vector<std::pair<std::string, std::string>> declared_in, declared_out;
-    for (const auto& in : session.inputs()) declared_in.emplace_back(in.name, in.not_a_tensor);
-    for (const auto& out : session.outputs()) declared_out.emplace_back(out.name, out.not_a_tensor);
+    std::vector<runtime::DeclaredValue> declared_in, declared_out;
+    for (const auto& in : session.inputs()) declared_in.push_back({in.name, in.not_a_tensor});
+    for (const auto& out : session.outputs()) declared_out.push_back({out.name, out.not_a_tensor});
     try {
       inputs = read_numbered(data, "input", declared_in);
       want = read_numbered(data, "output", declared_out);

@@ -42,6 +42,10 @@ struct SequenceReport {
 // list a graph's ops before preparing it (the conformance suite, `info`) count these as run.
 bool is_sequence_op(const Node& n);
 
+// What a value is declared where it is not a tensor: "sequence", "map", "optional" or "sparse
+// tensor"; empty for a tensor or an undeclared value.
+std::string_view non_tensor_kind(const Value& v);
+
 // "s[i]": how element i of sequence `s` is named where it travels as a tensor.
 std::string element_name(std::string_view sequence, size_t i);
 

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -80,6 +81,14 @@ Tensor read_tensor_file(const std::filesystem::path& path);
 // elements, or none. Other kinds are refused naming the file.
 std::vector<Tensor> read_value_file(const std::filesystem::path& path, std::string_view kind,
                                     const std::string& name);
+// A backend test's input_0.pb, input_1.pb, ... (or outputs): file k read as the model declares its
+// input (output) k, declared[k] = {name, kind}; files past the declared ones as tensors.
+struct DeclaredValue {
+  std::string name;
+  std::string kind;  // as read_value_file's
+};
+std::vector<Tensor> read_value_files(std::span<const std::filesystem::path> files,
+                                     std::span<const DeclaredValue> declared);
 void write_tensor_file(const std::filesystem::path& path, const Tensor& tensor);
 
 }  // namespace footprint::runtime

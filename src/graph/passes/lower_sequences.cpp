@@ -194,17 +194,9 @@ class Lowering {
   }
 
   static std::string declared_as(const Value& v) {
-    if (v.declared_type == nullptr) return "";
-    switch (v.declared_type->kind) {
-      case onnx::TypeProto::Kind::sequence:
-        return " declared a sequence";
-      case onnx::TypeProto::Kind::optional:
-        return " declared an optional";
-      case onnx::TypeProto::Kind::map:
-        return " declared a map";
-      default:
-        return "";
-    }
+    const std::string_view kind = non_tensor_kind(v);
+    if (kind.empty()) return "";
+    return std::string(" declared a") + (kind[0] == 'o' ? "n " : " ") + std::string(kind);
   }
 
   // The integer in input i (a position, a split size), from a constant or an inferred value.
@@ -478,6 +470,22 @@ bool has_sequence_ops(const Graph& g) {
 }
 
 }  // namespace
+
+std::string_view non_tensor_kind(const Value& v) {
+  if (v.declared_type == nullptr) return {};
+  switch (v.declared_type->kind) {
+    case onnx::TypeProto::Kind::sequence:
+      return "sequence";
+    case onnx::TypeProto::Kind::map:
+      return "map";
+    case onnx::TypeProto::Kind::optional:
+      return "optional";
+    case onnx::TypeProto::Kind::sparse_tensor:
+      return "sparse tensor";
+    default:
+      return {};
+  }
+}
 
 std::string element_name(std::string_view sequence, size_t i) {
   return std::string(sequence) + "[" + std::to_string(i) + "]";
