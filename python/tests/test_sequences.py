@@ -9,7 +9,7 @@ import pytest
 
 import footprint
 
-onnx = pytest.importorskip("onnx", reason="Debian's python3-onnx (scripts/test installs it)")
+onnx = pytest.importorskip("onnx", reason="Debian's python3-onnx (scripts/test installs it first)")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 
