@@ -158,9 +158,8 @@ class ProgramBuilder {
   [[noreturn]] void fail_unknown(graph::ValueId id) const {
     const graph::Value& v = g_.value(id);
     if (v.declared_type != nullptr) {
-      const auto kind = v.declared_type->kind;
-      const bool held =
-          kind == onnx::TypeProto::Kind::sequence || kind == onnx::TypeProto::Kind::optional;
+      const std::string_view kind = graph::non_tensor_kind(v);
+      const bool held = kind == "sequence" || kind == "optional";
       throw Error("graph " + in_quotes(g_.name()) + ": " + in_quotes(v.name) + " is declared " +
                   type_text(v) +
                   (held ? ": footprint sizes a sequence or an optional by the tensors it holds; "

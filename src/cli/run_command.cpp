@@ -211,6 +211,15 @@ void run_model(const RunCommandOptions& o) {
                                    .fuse = !o.no_fuse,
                                    .carry_float32 = !o.keep_16bit});
   const std::vector<runtime::Tensor> inputs = read_inputs(o, session, dims, r.input_source);
+  if (!o.output_dir.empty()) {  // before the runs, which -o would otherwise waste
+    for (const runtime::Session::OutputInfo& out : session.outputs()) {
+      if (!out.not_a_tensor.empty()) {
+        throw UsageError("-o: output " + in_quotes(out.name) + " is declared a" +
+                         (out.not_a_tensor[0] == 'o' ? "n " : " ") + out.not_a_tensor +
+                         ", which footprint does not write as a .pb yet");
+      }
+    }
+  }
   const auto t1 = Clock::now();
   session.prepare(inputs);
   r.prepare_ms = std::chrono::duration<double, std::milli>(Clock::now() - t1).count();
@@ -260,13 +269,6 @@ void run_model(const RunCommandOptions& o) {
     }
   }
   if (!o.output_dir.empty()) {
-    for (const runtime::Session::OutputInfo& out : session.outputs()) {
-      if (!out.not_a_tensor.empty()) {
-        throw UsageError("-o: output " + in_quotes(out.name) + " is declared a" +
-                         (out.not_a_tensor[0] == 'o' ? "n " : " ") + out.not_a_tensor +
-                         ", which footprint does not write as a .pb yet");
-      }
-    }
     make_output_folder(o.output_dir);
     for (size_t i = 0; i < r.outputs.size(); ++i)
       r.output_files.push_back(

@@ -420,8 +420,9 @@ void Graph::hold_input(ValueId value, const std::vector<std::string>& element_na
         if (!d.value()) d = Dim::unknown();
       }
       held.elements.push_back(e);
-      inputs_.insert(inputs_.begin() + static_cast<std::ptrdiff_t>(index + i), e);
     }
+    inputs_.insert(inputs_.begin() + static_cast<std::ptrdiff_t>(index), held.elements.begin(),
+                   held.elements.end());
   }
   held_inputs_.push_back(std::move(held));
 }

@@ -4,6 +4,9 @@
 #include <chrono>
 #include <cstring>
 #include <optional>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "footprint/core/error.hpp"
 #include "footprint/core/heap_counter.hpp"
@@ -42,25 +45,32 @@ DType computes_in(const graph::Graph& g) {
 std::vector<const Tensor*> match_inputs(const graph::Graph& g, std::span<const Tensor> given) {
   std::vector<const Tensor*> out(g.inputs().size(), nullptr);
   std::vector<char> used(given.size(), 0);
-  for (size_t i = 0; i < g.inputs().size(); ++i) {
-    const std::string& name = g.value(g.inputs()[i]).name;
-    for (size_t k = 0; k < given.size(); ++k) {
-      if (!used[k] && given[k].name() == name) {
-        out[i] = &given[k];
-        used[k] = 1;
-        break;
-      }
+  // The given tensors by name, each name's in the order given (a sequence brings thousands).
+  std::unordered_map<std::string_view, std::vector<size_t>> by_name;
+  std::vector<size_t> unnamed;
+  for (size_t k = 0; k < given.size(); ++k) {
+    if (given[k].name().empty()) {
+      unnamed.push_back(k);
+    } else {
+      by_name[given[k].name()].push_back(k);
     }
   }
-  for (size_t i = 0; i < out.size(); ++i) {
+  std::unordered_map<std::string_view, size_t> taken;  // how many of a name's are used
+  for (size_t i = 0; i < g.inputs().size(); ++i) {
+    const auto it = by_name.find(g.value(g.inputs()[i]).name);
+    if (it == by_name.end()) continue;
+    size_t& next = taken[it->first];
+    if (next == it->second.size()) continue;
+    const size_t k = it->second[next++];
+    out[i] = &given[k];
+    used[k] = 1;
+  }
+  size_t next_unnamed = 0;
+  for (size_t i = 0; i < out.size() && next_unnamed < unnamed.size(); ++i) {
     if (out[i] != nullptr) continue;
-    for (size_t k = 0; k < given.size(); ++k) {
-      if (!used[k] && given[k].name().empty()) {
-        out[i] = &given[k];
-        used[k] = 1;
-        break;
-      }
-    }
+    const size_t k = unnamed[next_unnamed++];
+    out[i] = &given[k];
+    used[k] = 1;
   }
   for (size_t k = 0; k < given.size(); ++k) {
     if (!used[k])
@@ -123,13 +133,10 @@ class TensorBinder final : public graph::InputBinder {
 
   void bind(graph::Graph& g, const DimBindings& dims, DimBindings& bound) override {
     // A sequence or optional input arrives as its tensors (graph::element_name).
+    std::unordered_set<std::string_view> given;
+    for (const Tensor& t : inputs_) given.insert(t.name());
     graph::hold_sequence_inputs(
-        g,
-        [&](const std::string& name) {
-          return std::any_of(inputs_.begin(), inputs_.end(),
-                             [&](const Tensor& t) { return t.name() == name; });
-        },
-        true);
+        g, [&](const std::string& name) { return given.contains(name); }, true);
     matched = match_inputs(g, inputs_);
     bound = dims;
     extents_.clear();

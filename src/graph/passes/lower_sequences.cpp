@@ -129,14 +129,7 @@ class Lowering {
   }
 
   Node returned_as(const std::string& name, ValueId element, ValueId out) const {
-    Node n;
-    n.name = name;
-    n.op_type = "Identity";
-    n.inputs = {element};
-    n.outputs = {out};
-    const OpRegistry& registry = g_.registry() != nullptr ? *g_.registry() : OpRegistry::builtin();
-    n.schema = registry.find("", "Identity");
-    return n;
+    return node_of(name, 0, "", "Identity", {element}, {out}, {});
   }
 
   bool reads_held(const Node& n) const {
@@ -178,8 +171,7 @@ class Lowering {
                    (value.kind == ValueKind::input ? "an input of graph " + in_quotes(g_.name())
                                                    : std::string("a value of an outer graph")) +
                    declared_as(value) + ": footprint sizes it by the tensors it is given (" +
-                   (value.declared_type != nullptr &&
-                            value.declared_type->kind == onnx::TypeProto::Kind::optional
+                   (non_tensor_kind(value) == "optional"
                         ? "a tensor named " + in_quotes(value.name) + ", or none"
                         : "tensors named " + in_quotes(element_name(value.name, 0)) + ", " +
                               in_quotes(element_name(value.name, 1)) + ", ...") +
@@ -252,14 +244,21 @@ class Lowering {
             std::vector<ValueId> outputs,
             std::optional<onnx::Array<onnx::AttributeProto>> attributes = std::nullopt) const {
     const Node& n = g_.node(id);
+    return node_of(n.name, n.source_offset, domain, op, std::move(inputs), std::move(outputs),
+                   attributes ? *attributes : n.attributes);
+  }
+
+  Node node_of(const std::string& name, uint64_t offset, std::string_view domain,
+               std::string_view op, std::vector<ValueId> inputs, std::vector<ValueId> outputs,
+               onnx::Array<onnx::AttributeProto> attributes) const {
     Node out;
-    out.name = n.name;
+    out.name = name;
     out.op_type = std::string(op);
     out.domain = std::string(domain);
     out.inputs = std::move(inputs);
     out.outputs = std::move(outputs);
-    out.attributes = attributes ? *attributes : n.attributes;
-    out.source_offset = n.source_offset;
+    out.attributes = attributes;
+    out.source_offset = offset;
     const OpRegistry& registry = g_.registry() != nullptr ? *g_.registry() : OpRegistry::builtin();
     out.schema = registry.find(out.domain, out.op_type);
     return out;

@@ -13,23 +13,47 @@ namespace {
 
 // What the graph, its program and its plan say of one value that owns its buffer.
 struct Roots {
+  Roots(const graph::Graph& graph, const analysis::GraphProgram& p, const analysis::Timeline& t,
+        const std::vector<int64_t>& offsets)
+      : g(graph),
+        program(p),
+        timeline(t),
+        arena_offset(offsets),
+        input_index(graph.values().size(), -1),
+        output_index(graph.values().size(), -1),
+        output_viewing(graph.values().size(), -1) {
+    // Positions by value, once: a sequence of thousands of elements is thousands of inputs.
+    for (size_t k = 0; k < g.inputs().size(); ++k) {
+      input_index[static_cast<size_t>(g.inputs()[k])] = static_cast<int64_t>(k);
+    }
+    for (size_t k = g.outputs().size(); k-- > 0;) {  // the first output wins, as a search would
+      const auto o = static_cast<size_t>(g.outputs()[k]);
+      output_index[o] = static_cast<int64_t>(k);
+      output_viewing[static_cast<size_t>(timeline.storage[o])] = static_cast<int64_t>(k);
+    }
+  }
+
+  Place place(size_t v, Weights& weights) const;
+
   const graph::Graph& g;
   const analysis::GraphProgram& program;
   const analysis::Timeline& timeline;
   const std::vector<int64_t>& arena_offset;  // per value: its planned offset, or -1
-
-  Place place(size_t v, Weights& weights) const;
+  std::vector<int64_t> input_index;          // per value: its position among the inputs, or -1
+  std::vector<int64_t> output_index;         // ... among the outputs
+  std::vector<int64_t> output_viewing;  // per value: the first output whose storage it is, or -1
 };
 
 Place Roots::place(size_t v, Weights& weights) const {
   const auto id = static_cast<graph::ValueId>(v);
   const graph::Value& value = g.value(id);
-  auto position = [id](const std::vector<graph::ValueId>& list) {
-    return static_cast<int64_t>(std::find(list.begin(), list.end(), id) - list.begin());
+  // A value not in the list is past its end, as std::find says.
+  const auto position = [](int64_t index, size_t size) {
+    return index >= 0 ? index : static_cast<int64_t>(size);
   };
   switch (value.kind) {
     case graph::ValueKind::input:
-      return {Home::input, position(g.inputs())};
+      return {Home::input, position(input_index[v], g.inputs().size())};
     case graph::ValueKind::outer:
       return {Home::outer, value.outer_value};
     case graph::ValueKind::initializer: {
@@ -58,14 +82,11 @@ Place Roots::place(size_t v, Weights& weights) const {
       if (arena_offset[v] >= 0) return {Home::arena, arena_offset[v]};
       // Viewed by a graph output, the buffer is that output (the timeline counts it so): the
       // producer writes straight into the output.
-      const auto& outs = g.outputs();
-      for (size_t k = 0; k < outs.size(); ++k) {
-        if (timeline.storage[outs[k]] == id) return {Home::output, static_cast<int64_t>(k)};
-      }
+      if (output_viewing[v] >= 0) return {Home::output, output_viewing[v]};
       return {};
     }
     case Category::outputs:
-      return {Home::output, position(g.outputs())};
+      return {Home::output, position(output_index[v], g.outputs().size())};
     default:
       return {};
   }
@@ -82,7 +103,7 @@ Placement::Placement(const graph::Graph& g, const analysis::GraphProgram& progra
     if (b.category == Category::activations) arena_offset[b.tensor] = plan.offsets[i];
   }
   // Roots first (what owns a buffer), then every view or in-place alias takes its root's home.
-  const Roots roots{g, program, timeline, arena_offset};
+  const Roots roots(g, program, timeline, arena_offset);
   for (size_t v = 0; v < g.values().size(); ++v) {
     if (timeline.storage[v] == static_cast<int>(v)) places_[v] = roots.place(v, weights_);
   }
