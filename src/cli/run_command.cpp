@@ -118,6 +118,7 @@ std::vector<runtime::Tensor> read_inputs(const RunCommandOptions& o,
     // A model without inputs takes none: the folder holds its reference outputs only.
     if (files.empty() && !declared.empty()) throw Error(o.data_dir + ": no input_0.pb");
     std::vector<runtime::DeclaredValue> kinds;
+    kinds.reserve(declared.size());
     for (const auto& d : declared) kinds.push_back({d.name, d.not_a_tensor});
     inputs = runtime::read_value_files(files, kinds);
     source = o.data_dir;
