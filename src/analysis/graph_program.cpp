@@ -27,8 +27,10 @@ class ProgramBuilder {
     }
     bind_dims();
     add_tensors();
+    own_outputs();
     add_steps();
     mark_prepare_only();
+    add_returned_copies();
     warn_refused_nodes();
   }
 
@@ -248,6 +250,64 @@ class ProgramBuilder {
     }
   }
 
+  // The runtime hands back every graph output in memory of its own. An output that views an
+  // input, a weight or another output (Identity of an input, a sequence element passed through,
+  // a Reshape of an output) is therefore not a view here: it is a buffer of its own, which the
+  // step making it fills by a copy. An output no step makes (a constant, an input, an output
+  // listed twice) is copied after the last step: a tensor of its own, the caller's from before
+  // the run (top level only: a subgraph's outputs are its node's). So the output bytes counted
+  // are the bytes a run returns.
+  void own_outputs() {
+    auto& tensors = out_.program.tensors;
+    const auto root = [&](size_t v) {
+      while (tensors[v].view_of >= 0) v = static_cast<size_t>(tensors[v].view_of);
+      return v;
+    };
+    const std::vector<graph::ValueId>& outputs = g_.outputs();
+    std::vector<char> claimed(tensors.size(), 0);
+    std::vector<char> own(outputs.size(), 0);
+    // Outputs that are buffers of their own first, in order: a view of one is a copy.
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      const auto v = static_cast<size_t>(outputs[k]);
+      if (tensors[v].view_of >= 0 || tensors[v].category != Category::outputs || claimed[v])
+        continue;
+      claimed[v] = own[k] = 1;
+    }
+    std::vector<graph::ValueId> copies;
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      if (own[k]) continue;
+      const auto v = static_cast<size_t>(outputs[k]);
+      if (tensors[v].view_of < 0 || is_constant(outputs[k])) {
+        copies.push_back(outputs[k]);
+        continue;
+      }
+      const size_t r = root(v);
+      if (tensors[r].category == Category::activations && !claimed[r]) {
+        claimed[r] = 1;  // the output's buffer is the activation it views (the timeline's rule)
+        continue;
+      }
+      tensors[v].view_of = -1;
+      tensors[v].category = Category::outputs;
+      claimed[v] = 1;
+    }
+    if (g_.parent() != nullptr) return;
+    for (const graph::ValueId v : copies) {
+      ProgramTensor copy;
+      copy.name = tensors[v].name + " (returned)";
+      copy.bytes = tensors[v].bytes;
+      copy.bound_by = tensors[v].bound_by;
+      copy.category = Category::outputs;
+      copy.returned_copy = true;
+      returned_copies_.push_back(std::move(copy));
+    }
+  }
+
+  // The copies own_outputs found, after every value's tensor: tensors are indexed by value.
+  void add_returned_copies() {
+    for (ProgramTensor& t : returned_copies_) out_.program.tensors.push_back(std::move(t));
+    returned_copies_.clear();
+  }
+
   void add_steps() {
     for (graph::NodeId id : out_.order) {
       const graph::Node& n = g_.node(id);
@@ -392,6 +452,7 @@ class ProgramBuilder {
   GraphProgram& out_;
   DimBindings dims_;
   graph::ValueId first_unknown_ = graph::kNoValue;
+  std::vector<ProgramTensor> returned_copies_;  // own_outputs' copies, until added last
 };
 
 }  // namespace

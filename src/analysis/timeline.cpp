@@ -161,8 +161,9 @@ class Simulator {
       Buffer b;
       b.tensor = static_cast<int>(t);
       b.category = pt.category;
-      b.alloc = pt.category == Category::inputs ? kBeforeRun : producer_[t];
-      if (pt.category != Category::inputs && producer_[t] == kBeforeRun) {
+      const bool before_run = pt.category == Category::inputs || pt.returned_copy;
+      b.alloc = before_run ? kBeforeRun : producer_[t];
+      if (!before_run && producer_[t] == kBeforeRun) {
         fail(in_quotes(pt.name) + " (" + std::string(category_name(pt.category)) +
              ") is never produced by any step");
       }

@@ -122,6 +122,47 @@ TEST(TraceFormat, ErrorsNameTheFileAndThePath) {
       "bad.json: /tensors/0/shape: the element count of 'a' overflows uint64");
 }
 
+// The reader streams (no JSON tree of a million ops): the members may come in any order, ops
+// before the tensors they name included, and members the format does not have are skipped
+// however deep they nest; what the format does not allow is an error naming its path.
+TEST(TraceFormat, MembersInAnyOrderAndUnknownOnesSkipped) {
+  const Trace t = parse_trace(R"J({
+    "recorder": {"version": [1, {"deep": [[[]]]}], "ok": true},
+    "ops": [{"name": "y = f(x)", "inputs": ["x"], "outputs": ["y"], "line": {"f": "a.py"},
+             "free": []}],
+    "tensors": [{"name": "x", "bytes": 8, "kind": "input", "extra": [null, 1.5]},
+                {"name": "y", "dtype": "int8", "shape": [3], "kind": "output"}],
+    "name": "streamed"
+  })J",
+                              "t.json");
+  EXPECT_EQ(t.name, "streamed");
+  ASSERT_EQ(t.program.tensors.size(), 2u);
+  EXPECT_EQ(t.program.tensors[1].bytes, 3u);
+  ASSERT_EQ(t.program.steps.size(), 1u);
+  EXPECT_EQ(t.program.steps[0].inputs, (std::vector<int>{0}));
+  EXPECT_EQ(t.program.steps[0].outputs, (std::vector<int>{1}));
+  EXPECT_TRUE(t.program.explicit_frees) << "an op with \"free\" makes the frees explicit";
+  EXPECT_EQ(simulate(t.program).total_peak_bytes, 11u);
+
+  EXPECT_EQ(trace_error(R"({"ops": [{"inputs": ["nope"]}], "tensors": []})"),
+            "bad.json: /ops/0/inputs/0: unknown tensor 'nope'");
+  EXPECT_EQ(trace_error(R"([1, 2])"), "bad.json: /: a trace is a JSON object");
+  EXPECT_EQ(trace_error(R"({"tensors": [], "tensors": [], "ops": []})"),
+            "bad.json: /tensors: given twice");
+  EXPECT_EQ(trace_error(R"({"tensors": [7], "ops": []})"),
+            "bad.json: /tensors/0: a tensor is an object with a string \"name\"");
+  EXPECT_EQ(trace_error(R"({"tensors": [{"name": "a", "shape": [2, -1], "dtype": "int8"}],
+                            "ops": []})"),
+            "bad.json: /tensors/0/shape/1: must be a non-negative integer");
+  EXPECT_EQ(trace_error(R"({"tensors": [], "ops": [{"outputs": "y"}]})"),
+            "bad.json: /ops/0/outputs: must be an array of tensor names");
+  EXPECT_EQ(trace_error(R"({"tensors": [], "ops": [{"inputs": [{"x": 1}]}]})"),
+            "bad.json: /ops/0/inputs/0: must be a tensor name");
+  EXPECT_EQ(trace_error(R"({"tensors": {}, "ops": []})"),
+            "bad.json: /tensors: an array of tensors is required");
+  EXPECT_EQ(trace_error(R"({"tensors": []})"), "bad.json: /ops: an array of ops is required");
+}
+
 // What JSON cannot say: a tensor read before it exists, an op writing the caller's input, a
 // format this footprint does not know. Each is a one-line error with its JSON path.
 TEST(TraceFormat, SemanticErrorsNameThePath) {

@@ -72,6 +72,23 @@ std::vector<runtime::Tensor> read_numbered(const fs::path& dir, const char* stem
   return runtime::read_value_files(files, declared);
 }
 
+// What the run obtained against what the analysis predicted: the arena as planned, and the
+// outputs as counted (at most the bound where extents depend on values). "" when they agree.
+std::string memory_mismatch(const runtime::Session& session) {
+  const runtime::PreparedStats& p = session.prepared();
+  const runtime::RunStats& run = session.last_run();
+  if (run.arena_bytes != p.planned_arena_bytes) {
+    return "the run obtained an arena of " + std::to_string(run.arena_bytes) + " B, planned " +
+           std::to_string(p.planned_arena_bytes) + " B";
+  }
+  const bool bounded = p.bounded_values > 0;
+  if (bounded ? run.output_bytes > p.outputs_bytes : run.output_bytes != p.outputs_bytes) {
+    return "the run returned " + std::to_string(run.output_bytes) + " B of outputs, predicted " +
+           (bounded ? "at most " : "") + std::to_string(p.outputs_bytes) + " B";
+  }
+  return "";
+}
+
 CaseResult run_case(const fs::path& dir) {
   CaseResult r;
   r.name = dir.filename().string();
@@ -102,6 +119,8 @@ CaseResult run_case(const fs::path& dir) {
     const runtime::OutputCheck c = runtime::check_outputs(got, want, 1e-3, 1e-5);
     r.outcome = c.match ? Outcome::pass : Outcome::fail;
     r.reason = c.problem;
+    if (c.match) r.reason = memory_mismatch(session);
+    if (!r.reason.empty()) r.outcome = Outcome::fail;
   } catch (const std::exception& e) {
     r.outcome = Outcome::fail;
     r.reason = e.what();

@@ -35,6 +35,9 @@ struct ProgramTensor {
   // Why the tensor is alive, as the framework that recorded it knows (a trace's "note": "saved
   // for backward of MulBackward0"); the timeline's own reason is added to it.
   std::string note = {};
+  // An output the run fills from another tensor after its last step (a constant, an input, or an
+  // output listed twice, returned as it is): its memory is the caller's from before the run.
+  bool returned_copy = false;
 };
 
 struct ProgramStep {
