@@ -64,6 +64,42 @@ def residual(n):
     return ob.model(nodes, X, Y)
 
 
+NESTING = 16  # Ifs nested in Ifs: about as deep as the reader's nesting limit (64 messages) allows
+
+
+def nested(n):
+    """An If whose then-branch holds a chain of Relu/Neg and the next If, NESTING deep; each
+    else-branch is a Neg. The condition is a graph input, so no branch is folded away."""
+    per = max(1, (n - 1) // NESTING)
+
+    def attr_graph(name, g):
+        return ob.vbytes(1, name) + ob.vint(20, 5) + ob.vbytes(6, g)
+
+    def branch(level, h):
+        nodes, prev = [], h
+        for i in range(per):
+            out = f"b{level}_{i}"
+            nodes.append(ob.node("Relu" if i % 2 == 0 else "Neg", [prev], [out],
+                                 name=f"l{level}n{i}"))
+            prev = out
+        if level + 1 < NESTING:
+            nodes.append(if_node(level + 1, prev))
+            prev = f"if{level + 1}"
+        body = b"".join(ob.vbytes(1, x) for x in nodes) + ob.vbytes(2, f"then{level}")
+        return body + ob.vbytes(12, ob.value_info(prev, ob.FLOAT, [1, 16]))
+
+    def if_node(level, h):
+        other = ob.node("Neg", [h], [f"e{level}"], name=f"else{level}")
+        orelse = ob.vbytes(1, other) + ob.vbytes(2, f"else{level}")
+        orelse += ob.vbytes(12, ob.value_info(f"e{level}", ob.FLOAT, [1, 16]))
+        return ob.node("If", ["c"], [f"if{level}"], name=f"if{level}",
+                       attrs=[attr_graph("then_branch", branch(level, h)),
+                              attr_graph("else_branch", orelse)])
+
+    nodes = [if_node(0, "x"), ob.node("Identity", ["if0"], ["y"], name="out")]
+    return ob.model(nodes, X + [ob.value_info("c", 9, [])], Y)
+
+
 def trace(n):
     tensors = [{"name": "x", "dtype": "float32", "shape": [16], "kind": "input"}]
     tensors += [{"name": f"t{i}", "dtype": "float32", "shape": [16]} for i in range(n - 1)]
@@ -73,7 +109,8 @@ def trace(n):
     return json.dumps({"format": "footprint-trace/1", "tensors": tensors, "ops": ops})
 
 
-SHAPES = {"chain": chain, "fanout": fanout, "views": views, "residual": residual, "trace": trace}
+SHAPES = {"chain": chain, "fanout": fanout, "views": views, "residual": residual, "nested": nested,
+          "trace": trace}
 
 
 COMMANDS = ("analyze", "plan", "run", "report")

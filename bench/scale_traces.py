@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Time and peak RSS of `analyze` and `plan --algo auto` on JSON traces (docs/TRACE_FORMAT.md)
+"""Time and peak RSS of `analyze`, `plan --algo auto` and `report` on JSON traces
 against their number of buffers, per shape (issue 44, item 1).
 
 Shapes, each at 10^3 ... 10^max ops:
@@ -116,7 +116,7 @@ def train(path, n):
 
 
 SHAPES = {"chain": chain, "fan": fan, "views": views, "train": train}
-COMMANDS = ("analyze", "plan")
+COMMANDS = ("analyze", "plan", "report")
 
 
 def measure(footprint, args, timeout):
@@ -173,7 +173,8 @@ def main():
                 path = os.path.join(d, f"{shape}_{e}.json")
                 make(path, 10 ** e)
                 cmds = {"analyze": ["analyze", path],
-                        "plan": ["plan", path, "--algo", "auto", "--json"]}
+                        "plan": ["plan", path, "--algo", "auto", "--json"],
+                        "report": ["report", path, "-o", os.path.join(d, "report.html")]}
                 for c in COMMANDS:
                     m = measure(a.footprint, cmds[c], a.timeout)
                     figures[(shape, e, c)] = m
@@ -185,21 +186,22 @@ def main():
           "(release build, one run each; 1-minute load average "
           f"{loads[0]} at the start and {loads[1]} at the end, on {os.cpu_count()} cores shared "
           "with other work): wall time (with its CPU time, user + system) and peak RSS "
-          "(`/usr/bin/time`) of `analyze` and `plan --algo auto --json` on JSON traces of "
+          "(`/usr/bin/time`) of `analyze`, `plan --algo auto --json` and `report -o` on JSON "
+          "traces of "
           f"10^3 ... 10^{a.max} ops. Shapes: **chain** (each op reads the previous op's "
           "output), **fan** (n ops read one input and one op reads all their outputs: "
           "everything alive at once), **views** (a nest of views n deep over one buffer), "
           "**train** (forward outputs freed in reverse by the backward ops, explicit frees).\n")
-    print("| shape | ops | analyze | plan (auto) | auto / lower bound |")
-    print("| --- | --- | --- | --- | --- |")
+    print("| shape | ops | analyze | plan (auto) | auto / lower bound | report |")
+    print("| --- | --- | --- | --- | --- | --- |")
     for shape in SHAPES:
         for e in range(3, a.max + 1):
-            an, pl = figures[(shape, e, "analyze")], figures[(shape, e, "plan")]
+            an, pl, rp = (figures[(shape, e, c)] for c in COMMANDS)
             print(f"| {shape} | 10^{e} | {cell(an, a.timeout)} | {cell(pl, a.timeout)} | "
-                  f"{plan_ratio(pl)} |")
+                  f"{plan_ratio(pl)} | {cell(rp, a.timeout)} |")
     print("\nCPU time over the one a decade below (linear is 10x):\n")
-    print("| shape | decade | analyze | plan (auto) |")
-    print("| --- | --- | --- | --- |")
+    print("| shape | decade | analyze | plan (auto) | report |")
+    print("| --- | --- | --- | --- | --- |")
     for shape in SHAPES:
         for e in range(5, a.max + 1):
             cells = [ratio(figures[(shape, e, c)], figures[(shape, e - 1, c)]) for c in COMMANDS]

@@ -259,10 +259,7 @@ class ProgramBuilder {
   // are the bytes a run returns.
   void own_outputs() {
     auto& tensors = out_.program.tensors;
-    const auto root = [&](size_t v) {
-      while (tensors[v].view_of >= 0) v = static_cast<size_t>(tensors[v].view_of);
-      return v;
-    };
+    const std::vector<size_t> root = view_roots();
     const std::vector<graph::ValueId>& outputs = g_.outputs();
     std::vector<char> claimed(tensors.size(), 0);
     std::vector<char> own(outputs.size(), 0);
@@ -281,7 +278,7 @@ class ProgramBuilder {
         copies.push_back(outputs[k]);
         continue;
       }
-      const size_t r = root(v);
+      const size_t r = root[v];
       if (tensors[r].category == Category::activations && !claimed[r]) {
         claimed[r] = 1;  // the output's buffer is the activation it views (the timeline's rule)
         continue;
@@ -344,20 +341,37 @@ class ProgramBuilder {
   // constant nodes read them, and the runtime releases them once those have run.
   void mark_prepare_only() {
     auto& tensors = out_.program.tensors;
-    auto root = [&](int v) {
-      while (tensors[static_cast<size_t>(v)].view_of >= 0)
-        v = tensors[static_cast<size_t>(v)].view_of;
-      return static_cast<size_t>(v);
-    };
+    const std::vector<size_t> root = view_roots();
     std::vector<char> read(tensors.size(), 0);
     for (const ProgramStep& s : out_.program.steps) {
-      for (const int v : s.inputs) read[root(v)] = 1;
+      for (const int v : s.inputs) read[root[static_cast<size_t>(v)]] = 1;
     }
-    for (const graph::ValueId v : g_.outputs()) read[root(v)] = 1;
+    for (const graph::ValueId v : g_.outputs()) read[root[static_cast<size_t>(v)]] = 1;
     for (size_t v = 0; v < tensors.size(); ++v) {
       ProgramTensor& t = tensors[v];
       t.prepare_only = t.category == Category::weights && t.view_of < 0 && read[v] == 0;
     }
+  }
+
+  // Per tensor, the tensor whose buffer it is (the end of its chain of views), each chain walked
+  // once: walking it per read made a chain of n Reshapes cost n^2 (10^5 of them: 10 s).
+  std::vector<size_t> view_roots() const {
+    const auto& tensors = out_.program.tensors;
+    constexpr size_t kUnknown = SIZE_MAX;
+    std::vector<size_t> root(tensors.size(), kUnknown);
+    std::vector<size_t> path;
+    for (size_t start = 0; start < tensors.size(); ++start) {
+      size_t t = start;
+      // A graph's views follow its edges, which topo_order has found acyclic.
+      while (root[t] == kUnknown && tensors[t].view_of >= 0) {
+        path.push_back(t);
+        t = static_cast<size_t>(tensors[t].view_of);
+      }
+      if (root[t] == kUnknown) root[t] = t;
+      for (const size_t v : path) root[v] = root[t];
+      path.clear();
+    }
+    return root;
   }
 
   bool all_outputs_constant(const graph::Node& n) const {

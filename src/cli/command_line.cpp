@@ -29,6 +29,7 @@ int run_command_line(int argc, char** argv) {
   add_compare_command(app);
   add_history_command(app);
   add_fold_command(app);
+  add_conformance_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

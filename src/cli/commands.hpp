@@ -18,5 +18,6 @@ void add_bench_command(CLI::App& app);
 void add_compare_command(CLI::App& app);
 void add_history_command(CLI::App& app);
 void add_fold_command(CLI::App& app);
+void add_conformance_command(CLI::App& app);
 
 }  // namespace footprint::cli
