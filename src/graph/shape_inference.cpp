@@ -91,7 +91,9 @@ class Pass {
         v.dtype = saved[id].dtype;
         v.shape = saved[id].shape;
       }
-      v.known.reset();
+      // A graph input keeps the value a binder gave it (runtime::Session, for an extent that
+      // depends on it); every other value's is inferred again.
+      if (v.kind != ValueKind::input) v.known.reset();
       v.constant = false;
     }
   }

@@ -161,6 +161,7 @@ nlohmann::json run_json(const RunReport& r) {
                     {"last_run_bytes", r.last_run.bounded_used_bytes},
                     {"by", p.bounded_by}};
   }
+  if (!p.bound_by_value.empty()) j["planned_for_values_of"] = p.bound_by_value;
   if (r.shape_check) {
     j["check_shapes"] = {{"values", r.shape_check->values},
                          {"difference", r.shape_check->difference}};
@@ -177,6 +178,16 @@ nlohmann::json run_json(const RunReport& r) {
     if (!r.check->problem.empty()) j["mismatch"] = r.check->problem;
   }
   return j;
+}
+
+// 'a', 'b' and 'c'.
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
+    out += "'" + names[i] + "'";
+  }
+  return out;
 }
 
 // Which tensors are planned at a bound, what decides them, and what the last run used of it.
@@ -209,6 +220,11 @@ std::string run_text(const RunReport& r) {
                    p.planned_arena_bytes, human_bytes(p.planned_arena_bytes),
                    r.first_run.arena_bytes, p.planner, p.lower_bound_bytes);
   if (p.bounded_values > 0) t += bounded_line(p, r.last_run);
+  if (!p.bound_by_value.empty()) {
+    t += fmt::format(
+        "planned for  the values of {} (extents depend on them; other values prepare again)\n",
+        quoted_list(p.bound_by_value));
+  }
   t += fmt::format(
       "run heap     first run: predicted {} (arena + outputs), measured {} (+{} B); later runs "
       "(arena kept): +{} B over the outputs\n",

@@ -170,8 +170,13 @@ void GraphRunner::run(std::span<std::byte> arena, std::span<const graph::TensorR
   }
   for (const auto& [k, v] : placement_.output_copies()) {
     const size_t bytes = bytes_of(g_.value(v).dtype, run_extents(v));
-    if (bytes > 0 && outputs[k].data != pointers_[v])
-      std::memcpy(outputs[k].data, pointers_[v], bytes);
+    if (bytes == 0 || outputs[k].data == pointers_[v]) continue;
+    // As check_pointers for a step: a placement bug is an error naming the value, not a crash.
+    if (pointers_[v] == nullptr || outputs[k].data == nullptr) {
+      fail("output " + std::to_string(k) + " (" + in_quotes(g_.value(v).name) +
+           ") has no memory to be copied " + (pointers_[v] == nullptr ? "from" : "into"));
+    }
+    std::memcpy(outputs[k].data, pointers_[v], bytes);
   }
 }
 

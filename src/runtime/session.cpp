@@ -12,6 +12,7 @@
 #include "footprint/core/heap_counter.hpp"
 #include "footprint/core/thread_count.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/inference.hpp"
 #include "footprint/graph/lower_sequences.hpp"
 #include "footprint/graph/prepare_graph.hpp"
 #include "footprint/graph/rebatch.hpp"
@@ -126,10 +127,59 @@ void bind_input(const graph::Value& declared, const Tensor& t, DimBindings& dims
 
 // prepare_graph's bind step for a run: the inputs matched to the tensors it was handed, checked
 // against their declarations and given their extents, which `extents` records.
+// The value of a small integer or bool tensor as inference holds it; none for other tensors.
+std::optional<graph::KnownValue> known_value(const Tensor& t) {
+  if (t.numel() > graph::KnownValue::kMaxElements) return std::nullopt;
+  graph::KnownValue k;
+  k.dtype = t.dtype();
+  k.dims = t.dims();
+  k.ints.reserve(t.numel());
+  const std::byte* p = t.data();
+  for (size_t i = 0; i < t.numel(); ++i) {
+    const auto at = [&]<class T>(T) {
+      T v;
+      std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+      return static_cast<int64_t>(v);
+    };
+    int64_t v = 0;
+    switch (t.dtype()) {
+      case DType::int8:
+        v = at(int8_t{});
+        break;
+      case DType::uint8:
+        v = at(uint8_t{});
+        break;
+      case DType::boolean:
+        v = at(uint8_t{}) != 0 ? 1 : 0;
+        break;
+      case DType::int16:
+        v = at(int16_t{});
+        break;
+      case DType::uint16:
+        v = at(uint16_t{});
+        break;
+      case DType::int32:
+        v = at(int32_t{});
+        break;
+      case DType::uint32:
+        v = at(uint32_t{});
+        break;
+      case DType::int64:
+        v = at(int64_t{});
+        break;
+      default:
+        return std::nullopt;  // uint64 past int64, 4-bit types: not shape arithmetic
+    }
+    k.ints.push_back(Dim::known(v));
+  }
+  return k;
+}
+
 class TensorBinder final : public graph::InputBinder {
  public:
-  TensorBinder(std::span<const Tensor> inputs, std::vector<std::vector<int64_t>>& extents)
-      : inputs_(inputs), extents_(extents) {}
+  TensorBinder(std::span<const Tensor> inputs, std::vector<std::vector<int64_t>>& extents,
+               bool bind_values)
+      : inputs_(inputs), extents_(extents), bind_values_(bind_values) {}
 
   void bind(graph::Graph& g, const DimBindings& dims, DimBindings& bound) override {
     // A sequence or optional input arrives as its tensors (graph::element_name).
@@ -145,14 +195,21 @@ class TensorBinder final : public graph::InputBinder {
       bind_input(g.value(id), *matched[i], bound);
       g.mutable_value(id).shape = Shape::of(matched[i]->dims());
       extents_.push_back(matched[i]->dims());
+      if (!bind_values_) continue;
+      if (auto k = known_value(*matched[i])) {
+        g.mutable_value(id).known = std::move(k);
+        by_value.push_back(i);
+      }
     }
   }
 
   std::vector<const Tensor*> matched;  // in the graph's input order
+  std::vector<size_t> by_value;        // the inputs whose values inference was given
 
  private:
   std::span<const Tensor> inputs_;
   std::vector<std::vector<int64_t>>& extents_;
+  bool bind_values_;
 };
 
 }  // namespace
@@ -221,6 +278,24 @@ std::vector<Session::OutputInfo> Session::outputs() const {
 }
 
 void Session::prepare(std::span<const Tensor> inputs) {
+  try {
+    prepare_with(inputs, false);
+  } catch (const Error& first) {
+    // An extent that depends on an input's values (a window's size, a Range's limit) is unknown
+    // before running; onnxruntime computes it when running, footprint plans for the values given.
+    // Only then: a plan made for values would prepare again whenever they change (token ids).
+    const std::string why = first.what();
+    if (why.find("known only when running") == std::string::npos) throw;
+    try {
+      prepare_with(inputs, true);
+    } catch (const Error&) {
+      throw first;
+    }
+    if (prepared_values_.empty()) throw first;
+  }
+}
+
+void Session::prepare_with(std::span<const Tensor> inputs, bool bind_values) {
   const heap::Stats before = heap::snapshot();
   heap::reset_peak();
   runner_.reset();
@@ -229,7 +304,7 @@ void Session::prepare(std::span<const Tensor> inputs) {
   set_intra_op_threads(options_.threads);
   graph_ = std::make_unique<graph::Graph>(model_->graph(op_registry()));
   // The passes analysis runs too (graph::prepare_graph), the inputs bound to the tensors.
-  TensorBinder binder(inputs, prepared_extents_);
+  TensorBinder binder(inputs, prepared_extents_, bind_values);
   graph::PrepareReport graph_report = graph::prepare_graph(
       *graph_, options_.dims,
       {.bind = &binder, .fuse = options_.fuse, .carry_float32 = options_.carry_float32});
@@ -271,6 +346,13 @@ void Session::prepare(std::span<const Tensor> inputs) {
     prepared_.bounded_values += runner_->bounded(v) ? 1 : 0;
   prepared_.bounded_bytes = runner_->bounded_bytes().first;
   prepared_.bounded_by = runner_->bound_origins();
+  prepared_values_.clear();
+  for (const size_t i : binder.by_value) {
+    const Tensor& given = *binder.matched[i];
+    prepared_.bound_by_value.push_back(graph_->value(graph_->inputs()[i]).name);
+    prepared_values_.emplace_back(
+        i, std::vector<std::byte>(given.data(), given.data() + given.bytes()));
+  }
   input_refs_.assign(binder.matched.size(), {});
   output_refs_.assign(graph_->outputs().size(), {});
   last_run_ = {};
@@ -326,6 +408,11 @@ void Session::run(std::span<const Tensor> inputs, std::vector<Tensor>& outputs) 
       const std::vector<const Tensor*> matched = match_inputs(*graph_, inputs);
       for (size_t i = 0; i < matched.size() && same; ++i)
         same = matched[i]->dims() == prepared_extents_[i];
+      // A plan made for an input's values holds for those values only.
+      for (const auto& [i, bytes] : prepared_values_) {
+        same = same && matched[i]->bytes() == bytes.size() &&
+               std::memcmp(matched[i]->data(), bytes.data(), bytes.size()) == 0;
+      }
     } catch (const Error&) {
       same = false;
     }

@@ -103,6 +103,10 @@ struct PreparedStats {
   size_t bounded_values = 0;
   uint64_t bounded_bytes = 0;
   std::vector<std::string> bounded_by;
+  // Inputs whose values the plan was made for (a window's size, a Range's limit, a position):
+  // extents that depend on them were unknown otherwise. The plan holds for these values; a run
+  // given others prepares again, as for other extents.
+  std::vector<std::string> bound_by_value;
 };
 
 // What the last run measured.
@@ -145,7 +149,9 @@ class Session {
   Session& operator=(Session&&) noexcept;
 
   // Inputs are matched by name (a tensor with an empty name takes the next unmatched input).
-  // Throws footprint::Error naming the input, node or value at fault.
+  // Throws footprint::Error naming the input, node or value at fault. Where an extent depends on
+  // an input's values and is unknown without them, the plan is made for the values given
+  // (PreparedStats::bound_by_value).
   void prepare(std::span<const Tensor> inputs);
   std::vector<Tensor> run(std::span<const Tensor> inputs);
   // The same into `outputs`: a tensor a previous run returned, handed back, is written in place
@@ -201,6 +207,9 @@ class Session {
   const SessionOptions& options() const { return options_; }
 
  private:
+  // prepare(), the small integer and bool inputs' values given to inference when `bind_values`.
+  void prepare_with(std::span<const Tensor> inputs, bool bind_values);
+
   const graph::Model* model_;
   SessionOptions options_;
   std::unique_ptr<graph::Graph> graph_;  // with the inputs' extents bound and shapes inferred
@@ -209,6 +218,9 @@ class Session {
   std::vector<graph::TensorRef> input_refs_;  // kept so a run allocates only arena and outputs
   std::vector<graph::TensorRef> output_refs_;
   std::vector<std::vector<int64_t>> prepared_extents_;
+  // Per input the plan was made for by value (PreparedStats::bound_by_value): its position among
+  // the graph's inputs and its bytes then.
+  std::vector<std::pair<size_t, std::vector<std::byte>>> prepared_values_;
   PreparedStats prepared_;
   RunStats last_run_;
 };
