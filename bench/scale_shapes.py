@@ -117,7 +117,7 @@ COMMANDS = ("analyze", "plan", "run", "report")
 
 
 def measure(footprint, args, timeout):
-    """Wall seconds, CPU seconds (user + system) and peak RSS (MiB) of one command, from
+    """Wall seconds, CPU seconds (user + system), peak RSS (MiB) and stdout of one command, from
     /usr/bin/time; None past the timeout."""
     cmd = ["/usr/bin/time", "-f", "%e %U %S %M", footprint] + args
     try:
@@ -127,7 +127,7 @@ def measure(footprint, args, timeout):
     if p.returncode != 0:
         raise SystemExit(f"{' '.join(args)} failed: {p.stderr.strip()[-400:]}")
     wall, user, system, kb = p.stderr.strip().splitlines()[-1].split()
-    return float(wall), float(user) + float(system), int(kb) / 1024
+    return float(wall), float(user) + float(system), int(kb) / 1024, p.stdout
 
 
 def commands(shape, path, d):

@@ -20,9 +20,11 @@ lower bound. Every plan comes from `plan --json`, so it has passed footprint's v
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from scale_shapes import load_average, measure  # noqa: E402  (one way to time a command)
 
 
 def tensor(f, first, name, size, kind=None, view_of=None):
@@ -119,20 +121,6 @@ SHAPES = {"chain": chain, "fan": fan, "views": views, "train": train}
 COMMANDS = ("analyze", "plan", "report")
 
 
-def measure(footprint, args, timeout):
-    """(wall s, CPU s, peak MiB, stdout) of one command, from /usr/bin/time; None past the
-    timeout."""
-    cmd = ["/usr/bin/time", "-f", "%e %U %S %M", footprint] + args
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return None
-    if p.returncode != 0:
-        raise SystemExit(f"{' '.join(args)} failed: {p.stderr.strip()[-400:]}")
-    wall, user, system, kb = p.stderr.strip().splitlines()[-1].split()
-    return float(wall), float(user) + float(system), int(kb) / 1024, p.stdout
-
-
 def cell(m, timeout):
     if m is None:
         return f"> {timeout} s"
@@ -152,11 +140,6 @@ def plan_ratio(m):
     lower = p.get("lower_bound_bytes") or 0
     arena = p.get("arena_bytes") or 0
     return f"{arena / lower:.4f}" if lower else "- (no arena)"
-
-
-def load_average():
-    with open("/proc/loadavg") as f:
-        return f.read().split()[0]
 
 
 def main():

@@ -149,6 +149,14 @@ struct Inferred {
   }
 };
 
+// The bytes of ModelProto{ir_version 10, opset_import {"" opset}, graph}: a model a test loads
+// (graph::load_model(onnx::ModelSource::adopt(model_bytes(g)))) and runs.
+inline std::vector<std::byte> model_bytes(const Wire& graph, int64_t opset = 18) {
+  Wire m;
+  m.int_field(1, 10).msg(8, Wire().str(1, "").int_field(2, opset)).msg(7, graph);
+  return m.bytes();
+}
+
 // ModelProto{ir_version 8, opset_import {"" opset}, graph}, loaded and inferred; with `bind`, the
 // inputs' extents are bound first (graph::bind_input_extents), as analysis and the runtime do.
 // The kernel tests pass runtime::op_registry(), whose rows the node runner runs.

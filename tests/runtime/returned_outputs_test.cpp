@@ -16,18 +16,13 @@
 
 using namespace footprint;
 using footprint::testing::int64_tensor;
+using footprint::testing::model_bytes;
 using footprint::testing::node;
 using footprint::testing::output;
 using footprint::testing::tensor_info;
 using footprint::testing::Wire;
 
 namespace {
-
-std::vector<std::byte> model_bytes(const Wire& graph) {
-  Wire m;
-  m.int_field(1, 10).msg(8, Wire().str(1, "").int_field(2, 18)).msg(7, graph);
-  return m.bytes();
-}
 
 struct Case {
   std::string name;
