@@ -189,6 +189,8 @@ py::dict PySession::stats() const {
                                   py::arg("layout_changes") = p.layout_changes);
   out["float32_carriers"] = to_python(report::carried_json(p.carried));
   out["steps"] = p.steps;
+  // The inputs whose values the plan was made for (an extent depends on them), else empty.
+  out["planned_for_values_of"] = p.bound_by_value;
   out["predicted"] = predicted;
   out["measured"] = measured;
   if (!r.step_ns.empty()) {

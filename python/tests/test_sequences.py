@@ -201,3 +201,23 @@ def test_what_is_not_lowered_is_named(tmp_path, case, message):
     onnx.save(m, path)
     with pytest.raises(Exception, match=message.replace("(", r"\(").replace(")", r"\)")):
         footprint.analyze(str(path))
+
+
+def test_an_extent_from_an_inputs_value_is_planned_for_the_value_given(tmp_path):
+    """Range to a limit given as an input: onnxruntime computes the extent when running;
+    footprint plans for the value given, says so in stats, and prepares again for another."""
+    m = model([helper.make_node("Range", ["zero", "n", "one"], ["r"]),
+               helper.make_node("Neg", ["r"], ["y"])],
+              [tensor("n", [], TensorProto.INT64)], [tensor("y", None, TensorProto.INT64)],
+              [const("zero", 0), const("one", 1)])
+    path = tmp_path / "range.onnx"
+    onnx.save(m, path)
+    session = footprint.Session(str(path))
+    y = session.run({"n": np.array(5, dtype=np.int64)})["y"]
+    np.testing.assert_array_equal(y, -np.arange(5))
+    stats = session.stats
+    assert stats["planned_for_values_of"] == ["n"]
+    assert stats["measured"]["output_bytes"] == stats["predicted"]["outputs_bytes"] == 40
+    y = session.run({"n": np.array(3, dtype=np.int64)})["y"]
+    np.testing.assert_array_equal(y, -np.arange(3))
+    assert session.stats["predicted"]["outputs_bytes"] == 24
