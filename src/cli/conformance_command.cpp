@@ -1,4 +1,5 @@
-// `footprint conformance [FOLDER]... [--cases TEXT,...] [--timeout S] [-o FILE] [--json]`
+// `footprint conformance [FOLDER]... [--cases TEXT,...] [--timeout S] [-o FILE] [--json]
+//  [--fail-on OUTCOME,...]`
 //
 // Runs ONNX's backend node tests (folders holding model.onnx and test_data_set_0) through the
 // runtime, each case in a process of its own with a time limit, and reports per op how many
@@ -7,6 +8,7 @@
 // Debian's libonnx-testdata.
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -30,6 +32,7 @@ struct ConformanceOptions {
   int timeout = 60;
   std::string output;
   bool json = false;
+  std::vector<std::string> fail_on;  // outcomes that make the command exit 1 (CI)
 };
 
 bool wanted(const ConformanceOptions& o, const std::string& name) {
@@ -111,6 +114,20 @@ void run_conformance(ConformanceOptions o) {
   } else {
     write_output_file(o.output, [&](std::ostream& out) { out << text; });
   }
+  // The report is written either way; the exit code says whether an outcome CI refuses occurred.
+  size_t failing = 0;
+  std::string first;
+  for (const Suite& s : suites) {
+    for (const runtime::CaseResult& r : s.results) {
+      const std::string outcome(runtime::outcome_name(r.outcome));
+      if (std::find(o.fail_on.begin(), o.fail_on.end(), outcome) == o.fail_on.end()) continue;
+      if (failing++ == 0) first = r.name + " (" + outcome + ": " + r.reason + ")";
+    }
+  }
+  if (failing > 0) {
+    throw Error(std::to_string(failing) + " case(s) with an outcome --fail-on names, first " +
+                first);
+  }
 }
 
 }  // namespace
@@ -132,6 +149,11 @@ void add_conformance_command(CLI::App& app) {
       ->check(CLI::Range(1, 3600));
   cmd->add_option("-o,--output", opts->output, "Write the report here instead of stdout");
   cmd->add_flag("--json", opts->json, "Report every case as JSON instead of Markdown");
+  cmd->add_option("--fail-on", opts->fail_on,
+                  "Exit 1 (after writing the report) when a case has one of these outcomes: "
+                  "wrong, \"no kernel\", \"data not read\", error (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"wrong", "no kernel", "data not read", "error"}));
   cmd->callback([opts] { run_conformance(*opts); });
 }
 

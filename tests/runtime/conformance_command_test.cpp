@@ -75,6 +75,26 @@ TEST(ConformanceCommand, CountsEachOutcomePerOp) {
   EXPECT_EQ(nlohmann::json::parse(one.out)["suites"][0]["cases"].size(), 1u);
 }
 
+// --fail-on: the report is written, and the exit code says whether a case had such an outcome.
+TEST(ConformanceCommand, FailOnNamesTheFirstCaseWithAnOutcomeCIRefuses) {
+  if (!fs::exists(kNodeTests)) GTEST_SKIP() << kNodeTests << " is absent (libonnx-testdata)";
+  testing::TempDir dir;
+  const fs::path suite = make_suite(dir);
+  const CliRun wrong = run("conformance " + suite.string() + " --fail-on wrong,error --json");
+  EXPECT_EQ(wrong.exit_code, 1);
+  EXPECT_FALSE(wrong.out.empty()) << "the report is printed first";
+  EXPECT_NE(wrong.err.find("2 case(s) with an outcome --fail-on names, first test_abs_wrong"),
+            std::string::npos)
+      << wrong.err;
+  const CliRun ok = run("conformance " + suite.string() + " --cases test_abs --fail-on error");
+  EXPECT_EQ(ok.exit_code, 0) << "test_abs and test_abs_wrong: a wrong value is not an error";
+  const CliRun pass =
+      run("conformance " + (suite / "test_abs").string() + " --fail-on wrong,error");
+  EXPECT_EQ(pass.exit_code, 0) << pass.err;
+  const CliRun bad = run("conformance " + suite.string() + " --fail-on pass");
+  EXPECT_EQ(bad.exit_code, 2) << "pass is no outcome to fail on";
+}
+
 TEST(ConformanceCommand, AFolderWithoutCasesIsAnErrorNamingIt) {
   testing::TempDir dir;
   const CliRun r = run("conformance " + (dir.path() / "nothing").string());
