@@ -21,12 +21,15 @@ struct BoundGraph {
 };
 
 BoundGraph bound_graph(const graph::Model& model, const graph::OpRegistry& registry,
-                       const DimBindings& dims, const graph::InputShapes& shapes, bool fuse,
-                       bool carry_float32) {
+                       const DimBindings& dims, const graph::InputShapes& shapes,
+                       const graph::InputValues& values, bool fuse, bool carry_float32) {
   BoundGraph b;
   b.graph = model.graph(registry);
   b.report = graph::prepare_graph(b.graph, dims,
-                                  {.shapes = shapes, .fuse = fuse, .carry_float32 = carry_float32});
+                                  {.shapes = shapes,
+                                   .values = values.empty() ? nullptr : &values,
+                                   .fuse = fuse,
+                                   .carry_float32 = carry_float32});
   return b;
 }
 
@@ -37,11 +40,8 @@ void add_unbound(const std::vector<std::string>& defaulted, GraphProgram& progra
   }
 }
 
-}  // namespace
-
-ModelProgram build_model_program(std::shared_ptr<const graph::Model> model,
-                                 const graph::OpRegistry& registry,
-                                 const ModelProgramOptions& options) {
+ModelProgram build_for(std::shared_ptr<const graph::Model> model, const graph::OpRegistry& registry,
+                       const ModelProgramOptions& options, const graph::InputValues& values) {
   if (options.order != "stored" && options.order != "memory") {
     throw UsageError("order must be stored or memory, got " + in_quotes(options.order));
   }
@@ -52,9 +52,11 @@ ModelProgram build_model_program(std::shared_ptr<const graph::Model> model,
   m.options.dims = options.dims;
   m.options.subgraph_arena = options.subgraph_arena;
   m.shapes = options.shapes;
+  m.values = values;
   m.fuse = options.fuse;
   m.carry_float32 = options.carry_float32;
-  BoundGraph b = bound_graph(*m.model, registry, m.options.dims, m.shapes, m.fuse, m.carry_float32);
+  BoundGraph b =
+      bound_graph(*m.model, registry, m.options.dims, m.shapes, m.values, m.fuse, m.carry_float32);
   m.graph = std::move(b.graph);
   m.fused = std::move(b.report.fused);
   m.channels_last = b.report.channels_last;
@@ -88,9 +90,32 @@ ModelProgram build_model_program(std::shared_ptr<const graph::Model> model,
   return m;
 }
 
+}  // namespace
+
+ModelProgram build_model_program(std::shared_ptr<const graph::Model> model,
+                                 const graph::OpRegistry& registry,
+                                 const ModelProgramOptions& options) {
+  try {
+    return build_for(model, registry, options, {});
+  } catch (const SizeOverflow&) {
+    throw;
+  } catch (const Error& first) {
+    // An extent that depends on an input's values is unknown without them: with the values
+    // given (--data-dir), the figures are computed for them, as the runtime plans for them.
+    const std::string why = first.what();
+    if (options.values.empty() || why.find("known only when running") == std::string::npos) throw;
+    try {
+      return build_for(std::move(model), registry, options, options.values);
+    } catch (const Error&) {
+      throw first;
+    }
+  }
+}
+
 Timeline timeline_at(const ModelProgram& m, const DimBindings& dims) {
   // Node ids do not depend on the dims, so the order chosen for m holds here too.
-  const BoundGraph b = bound_graph(*m.model, *m.registry, dims, m.shapes, m.fuse, m.carry_float32);
+  const BoundGraph b =
+      bound_graph(*m.model, *m.registry, dims, m.shapes, m.values, m.fuse, m.carry_float32);
   GraphProgramOptions options = m.options;
   options.dims = dims;
   return simulate(build_program(b.graph, options).program);

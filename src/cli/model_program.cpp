@@ -77,7 +77,7 @@ ModelProgram load_model_program(const ModelArgs& args) {
   if (!args.data_dir.empty()) {
     const auto files = graph::numbered_tensor_files(args.data_dir, "input");
     if (files.empty()) throw Error(args.data_dir + ": no input_0.pb");
-    for (auto& [name, extents] : graph::input_shapes_from_files(*model, files)) {
+    for (auto& [name, extents] : graph::input_shapes_from_files(*model, files, &options.values)) {
       if (!options.shapes.emplace(name, std::move(extents)).second)
         throw UsageError("input " + in_quotes(name) + " is given by --shape and by --data-dir");
     }

@@ -6,6 +6,7 @@
 
 #include "footprint/core/dtype.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/graph/inference.hpp"
 #include "footprint/graph/lower_sequences.hpp"
 #include "footprint/onnx/tensor_data.hpp"
 #include "footprint/onnx/tensor_file.hpp"
@@ -38,7 +39,8 @@ std::vector<std::filesystem::path> numbered_tensor_files(const std::filesystem::
 }
 
 InputShapes input_shapes_from_files(const Model& model,
-                                    std::span<const std::filesystem::path> files) {
+                                    std::span<const std::filesystem::path> files,
+                                    InputValues* values) {
   const std::vector<const onnx::ValueInfoProto*> inputs = runtime_inputs(model.onnx().graph());
   std::vector<char> taken(inputs.size(), 0);
   InputShapes shapes;
@@ -57,6 +59,10 @@ InputShapes input_shapes_from_files(const Model& model,
     taken[input] = 1;
     const auto& dims = file.tensor().dims;
     shapes.emplace(std::string(v.name), std::vector<int64_t>(dims.begin(), dims.end()));
+    if (values != nullptr && dtype_traits(file_type).is_integer()) {
+      if (auto k = known_value_of(file.tensor(), KnownValue::kMaxElements, 0))
+        values->emplace(std::string(v.name), std::move(*k));
+    }
   };
   for (size_t k = 0; k < files.size(); ++k) {
     // The file of a sequence or optional input (by position: a SequenceProto's name is not the

@@ -46,6 +46,11 @@ void bind_inputs_pass(Graph& g, const Request& q, PrepareReport& r) {
   hold_sequence_inputs(
       g, [&](const std::string& name) { return q.options.shapes.contains(name); }, false);
   r.concrete = bind_input_extents(g, q.dims, r.defaulted, q.options.shapes);
+  if (q.options.values == nullptr) return;
+  for (const ValueId id : g.inputs()) {
+    const auto it = q.options.values->find(g.value(id).name);
+    if (it != q.options.values->end()) g.mutable_value(id).known = it->second;
+  }
 }
 
 // Before inference: the lowered graph holds tensors only, and a SplitToSequence's length may

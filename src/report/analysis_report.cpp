@@ -82,6 +82,7 @@ AnalysisReport analysis_report(const analysis::ModelProgram& m, std::string mode
   r.warnings.insert(r.warnings.end(), m.program.warnings.begin(), m.program.warnings.end());
   r.subgraphs = m.program.subgraphs;
   r.bounded = m.program.bounded;
+  for (const auto& [name, value] : m.values) r.values_of.push_back(name);
   r.constant_nodes = m.program.constant_nodes;
   r.fused = m.fused.fused;
   r.patterns = m.fused.patterns;
@@ -135,6 +136,7 @@ nlohmann::json to_json(const AnalysisReport& r) {
   j["dims"] = nlohmann::json::object();
   for (const auto& [name, v] : r.dims) j["dims"][name] = v;
   j["unbound_dims"] = r.unbound_dims;
+  if (!r.values_of.empty()) j["planned_for_values_of"] = r.values_of;
   j["warnings"] = r.warnings;
   j["constant_nodes"] = r.constant_nodes;
   j["fused"] = r.fused;
@@ -223,6 +225,14 @@ std::string to_text(const AnalysisReport& r, size_t max_alive_rows) {
     line("bounded      {} tensors have sizes known only when running, counted at their bounds:",
          r.bounded.size());
     for (const std::string& b : bound_lines(r.bounded)) line("               {}", b);
+  }
+  if (!r.values_of.empty()) {
+    std::string names;
+    for (const std::string& n : r.values_of) names += (names.empty() ? "'" : ", '") + n + "'";
+    line(
+        "planned for  the values of {} (--data-dir): extents depend on them, other values give "
+        "other figures",
+        names);
   }
   if (r.constant_nodes > 0)
     line("constants    {} nodes computed once at prepare time", r.constant_nodes);

@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
+#include "cli/cli_runner.hpp"
 #include "footprint/onnx/model.hpp"
 #include "footprint/onnx/model_source.hpp"
 #include "footprint/runtime/session.hpp"
@@ -62,6 +65,31 @@ TEST(ValuesBound, AnExtentFromAnInputsValueIsPlannedForTheValueGiven) {
   EXPECT_EQ(out[0].ref().span<const int64_t>()[2], -2);
   EXPECT_EQ(session.prepared().outputs_bytes, 24u);
   EXPECT_EQ(session.last_run().output_bytes, 24u);
+}
+
+// `analyze --data-dir` computes its figures for the values the files give, as `run` plans.
+TEST(ValuesBound, AnalyzeWithADataDirCountsWhatRunPlans) {
+  footprint::testing::TempDir dir;
+  const auto bytes = model_bytes(range_to_input());
+  std::ofstream(dir.path() / "m.onnx", std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()),
+             static_cast<std::streamsize>(bytes.size()));
+  runtime::write_tensor_file(dir.path() / "input_0.pb", scalar("n", 6));
+  const std::string model = (dir.path() / "m.onnx").string();
+  const CliRun a = run("analyze " + model + " --data-dir " + dir.path().string() + " --json");
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  const auto j = nlohmann::json::parse(a.out);
+  EXPECT_EQ(j["planned_for_values_of"], nlohmann::json::parse(R"(["n"])"));
+  EXPECT_EQ(j["bytes"]["outputs"], 48);
+  const CliRun r = run("run " + model + " --data-dir " + dir.path().string() + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto k = nlohmann::json::parse(r.out);
+  EXPECT_EQ(k["planned_for_values_of"], j["planned_for_values_of"]);
+  EXPECT_EQ(k["predicted"]["outputs_bytes"], 48);
+  // Without the values there is no figure: an error naming the extent, never a guess.
+  const CliRun none = run("analyze " + model);
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("known only when running"), std::string::npos) << none.err;
 }
 
 TEST(ValuesBound, AModelWhoseExtentsDoNotDependOnValuesIsNotPlannedForThem) {

@@ -25,6 +25,7 @@
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/model.hpp"
 #include "footprint/graph/op_registry.hpp"
+#include "footprint/graph/prepare_graph.hpp"
 #include "footprint/graph/shape_inference.hpp"
 
 namespace footprint::analysis {
@@ -32,6 +33,9 @@ namespace footprint::analysis {
 struct ModelProgramOptions {
   DimBindings dims;           // unbound named dims are 1 (listed in program.unbound_dims)
   graph::InputShapes shapes;  // whole inputs' extents (graph::bind_input_extents)
+  // Inputs' values (--data-dir's small integer and bool tensors): given to inference only when an
+  // extent that depends on them is otherwise unknown, as runtime::Session does.
+  graph::InputValues values;
   InputsPolicy inputs = InputsPolicy::caller;
   std::string order = "stored";  // stored | memory (searched; never worse than stored)
   // How a branch or body's arena is planned (analysis::subgraph_arena); empty: at its lower bound.
@@ -51,6 +55,7 @@ struct ModelProgram {
   graph::ShapeInferenceReport inference;
   GraphProgramOptions options;
   graph::InputShapes shapes;  // as given; every other point of a sweep binds them too
+  graph::InputValues values;  // the inputs' values the figures were computed for; else empty
   GraphProgram program;
   Timeline timeline;
   std::string order;                                 // "stored" or "memory"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "footprint/graph/model.hpp"
+#include "footprint/graph/prepare_graph.hpp"
 #include "footprint/graph/shape_inference.hpp"
 
 namespace footprint::graph {
@@ -25,7 +26,10 @@ std::vector<std::filesystem::path> numbered_tensor_files(const std::filesystem::
 // input in the graph's order no file names, as the runtime matches the tensors it is handed.
 // Throws footprint::Error naming the file for a tensor that names no input, an input given
 // twice, more files than inputs, or an element type other than the input's declared one.
+// With `values`, also the value of each small integer or bool tensor among them (at most
+// KnownValue::kMaxElements elements), for an extent that depends on an input's values.
 InputShapes input_shapes_from_files(const Model& model,
-                                    std::span<const std::filesystem::path> files);
+                                    std::span<const std::filesystem::path> files,
+                                    InputValues* values = nullptr);
 
 }  // namespace footprint::graph

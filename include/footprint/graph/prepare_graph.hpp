@@ -21,6 +21,7 @@
 // unbound names take 1 and are listed in `defaulted`); a run binds the tensors it was handed
 // (options.bind, an InputBinder: Session checks each against its declaration, binds the named
 // dims it fixes and gives the input its extents).
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -32,6 +33,7 @@
 #include "footprint/graph/channels_last.hpp"
 #include "footprint/graph/fuse.hpp"
 #include "footprint/graph/graph.hpp"
+#include "footprint/graph/inference.hpp"
 #include "footprint/graph/lower_sequences.hpp"
 #include "footprint/graph/rebatch.hpp"
 #include "footprint/graph/shape_inference.hpp"
@@ -47,8 +49,14 @@ class InputBinder {
   virtual void bind(Graph& g, const DimBindings& dims, DimBindings& bound) = 0;
 };
 
+// Inputs' values, by name, given to inference (graph::KnownValue): what an extent that depends on
+// an input's values is computed from (analysis with --data-dir, as runtime::Session does).
+using InputValues = std::map<std::string, KnownValue, std::less<>>;
+
 struct PrepareOptions {
   InputShapes shapes = {};  // --shape: whole inputs' extents, when `bind` is not set
+  // With `shapes`: inputs whose values inference is given (kept on the input by infer_shapes).
+  const InputValues* values = nullptr;
   // Unset: the inputs' extents come from their declared dims (bind_input_extents).
   InputBinder* bind = nullptr;
   bool fuse = true;  // the rewrites after inference (fusion and layout); false: as stored

@@ -26,6 +26,8 @@ struct AnalysisReport {
   std::vector<analysis::SubgraphMemory> subgraphs;
   // Tensors of data-dependent size, counted at their bounds: the figures are upper bounds.
   std::vector<analysis::BoundedTensor> bounded;
+  // Inputs whose values (--data-dir) the figures were computed for: an extent depends on them.
+  std::vector<std::string> values_of;
   size_t constant_nodes = 0;
   std::vector<std::string> fused;           // graph::fuse's lines: what each host node absorbed
   std::vector<std::string> patterns;        // graph::fuse's lines: patterns run as one op
