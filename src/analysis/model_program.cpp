@@ -6,6 +6,7 @@
 #include "footprint/analysis/memory_order.hpp"
 #include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
+#include "footprint/graph/inference.hpp"
 #include "footprint/graph/prepare_graph.hpp"
 
 namespace footprint::analysis {
@@ -102,8 +103,7 @@ ModelProgram build_model_program(std::shared_ptr<const graph::Model> model,
   } catch (const Error& first) {
     // An extent that depends on an input's values is unknown without them: with the values
     // given (--data-dir), the figures are computed for them, as the runtime plans for them.
-    const std::string why = first.what();
-    if (options.values.empty() || why.find("known only when running") == std::string::npos) throw;
+    if (options.values.empty() || !graph::depends_on_values(first)) throw;
     try {
       return build_for(std::move(model), registry, options, options.values);
     } catch (const Error&) {

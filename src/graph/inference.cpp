@@ -1,5 +1,9 @@
 #include "footprint/graph/inference.hpp"
 
+#include <algorithm>
+#include <vector>
+
+#include "footprint/core/checked_math.hpp"
 #include "footprint/core/error.hpp"
 #include "footprint/graph/graph.hpp"
 #include "footprint/graph/node_attributes.hpp"
@@ -51,8 +55,23 @@ std::string KnownValue::to_string() const {
 
 std::optional<KnownValue> known_value_of(const onnx::TensorProto& t, size_t max_elements,
                                          size_t max_real_elements) {
+  // A value worth holding has a handful of dims; the tensor's bytes are read only past the limit.
+  const std::vector<int64_t> dims(t.dims.begin(), t.dims.end());
   const auto numel = onnx::dims_numel(t.dims);
-  const auto dtype = static_cast<DType>(t.data_type);
+  if (!numel || *numel > std::max(max_elements, max_real_elements)) return std::nullopt;
+  const onnx::TensorBytes bytes = onnx::tensor_bytes(t);
+  return known_value_of(static_cast<DType>(t.data_type), dims, bytes.bytes(), max_elements,
+                        max_real_elements);
+}
+
+std::optional<KnownValue> known_value_of(DType dtype, std::span<const int64_t> dims,
+                                         std::span<const std::byte> bytes, size_t max_elements,
+                                         size_t max_real_elements) {
+  std::optional<uint64_t> numel = 1;
+  for (const int64_t d : dims) {
+    numel = d < 0 ? std::nullopt : checked_mul(*numel, static_cast<uint64_t>(d));
+    if (!numel) break;
+  }
   const DTypeTraits& traits = dtype_traits(dtype);
   const bool integer = traits.read_int != nullptr;
   // The float8 and packed types have no reader: not needed for shapes.
@@ -61,13 +80,12 @@ std::optional<KnownValue> known_value_of(const onnx::TensorProto& t, size_t max_
     return std::nullopt;
   }
   const size_t width = static_cast<size_t>(traits.bits) / 8;
-  const onnx::TensorBytes bytes = onnx::tensor_bytes(t);
   if (bytes.size() < *numel * width) return std::nullopt;
   KnownValue v;
   v.dtype = dtype;
-  v.dims.assign(t.dims.begin(), t.dims.end());
+  v.dims.assign(dims.begin(), dims.end());
   for (size_t i = 0; i < *numel; ++i) {
-    const std::byte* p = bytes.bytes().data() + i * width;
+    const std::byte* p = bytes.data() + i * width;
     if (integer) {
       v.ints.push_back(Dim::known(traits.read_int(p)));
     } else {
@@ -75,6 +93,10 @@ std::optional<KnownValue> known_value_of(const onnx::TensorProto& t, size_t max_
     }
   }
   return v;
+}
+
+bool depends_on_values(const std::exception& e) {
+  return std::string_view(e.what()).find("known only when running") != std::string_view::npos;
 }
 
 size_t InferContext::output_count() const {

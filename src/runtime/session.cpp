@@ -126,55 +126,8 @@ void bind_input(const graph::Value& declared, const Tensor& t, DimBindings& dims
 }
 
 // prepare_graph's bind step for a run: the inputs matched to the tensors it was handed, checked
-// against their declarations and given their extents, which `extents` records.
-// The value of a small integer or bool tensor as inference holds it; none for other tensors.
-std::optional<graph::KnownValue> known_value(const Tensor& t) {
-  if (t.numel() > graph::KnownValue::kMaxElements) return std::nullopt;
-  graph::KnownValue k;
-  k.dtype = t.dtype();
-  k.dims = t.dims();
-  k.ints.reserve(t.numel());
-  const std::byte* p = t.data();
-  for (size_t i = 0; i < t.numel(); ++i) {
-    const auto at = [&]<class T>(T) {
-      T v;
-      std::memcpy(&v, p + i * sizeof(T), sizeof(T));
-      return static_cast<int64_t>(v);
-    };
-    int64_t v = 0;
-    switch (t.dtype()) {
-      case DType::int8:
-        v = at(int8_t{});
-        break;
-      case DType::uint8:
-        v = at(uint8_t{});
-        break;
-      case DType::boolean:
-        v = at(uint8_t{}) != 0 ? 1 : 0;
-        break;
-      case DType::int16:
-        v = at(int16_t{});
-        break;
-      case DType::uint16:
-        v = at(uint16_t{});
-        break;
-      case DType::int32:
-        v = at(int32_t{});
-        break;
-      case DType::uint32:
-        v = at(uint32_t{});
-        break;
-      case DType::int64:
-        v = at(int64_t{});
-        break;
-      default:
-        return std::nullopt;  // uint64 past int64, 4-bit types: not shape arithmetic
-    }
-    k.ints.push_back(Dim::known(v));
-  }
-  return k;
-}
-
+// against their declarations and given their extents, which `extents` records; with
+// `bind_values`, the small integer and bool ones also their values (`by_value`).
 class TensorBinder final : public graph::InputBinder {
  public:
   TensorBinder(std::span<const Tensor> inputs, std::vector<std::vector<int64_t>>& extents,
@@ -196,7 +149,10 @@ class TensorBinder final : public graph::InputBinder {
       g.mutable_value(id).shape = Shape::of(matched[i]->dims());
       extents_.push_back(matched[i]->dims());
       if (!bind_values_) continue;
-      if (auto k = known_value(*matched[i])) {
+      // A small integer or bool tensor, as inference holds values (floats never size a tensor).
+      const Tensor& t = *matched[i];
+      if (auto k = graph::known_value_of(t.dtype(), t.dims(), {t.data(), t.bytes()},
+                                         graph::KnownValue::kMaxElements, 0)) {
         g.mutable_value(id).known = std::move(k);
         by_value.push_back(i);
       }
@@ -284,8 +240,7 @@ void Session::prepare(std::span<const Tensor> inputs) {
     // An extent that depends on an input's values (a window's size, a Range's limit) is unknown
     // before running; onnxruntime computes it when running, footprint plans for the values given.
     // Only then: a plan made for values would prepare again whenever they change (token ids).
-    const std::string why = first.what();
-    if (why.find("known only when running") == std::string::npos) throw;
+    if (!graph::depends_on_values(first)) throw;
     try {
       prepare_with(inputs, true);
     } catch (const Error&) {

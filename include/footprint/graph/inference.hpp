@@ -14,6 +14,7 @@
 // Reshape that changes the element count), naming the node.
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,6 +66,16 @@ struct KnownValue {
 std::optional<KnownValue> known_value_of(const onnx::TensorProto& t,
                                          size_t max_elements = KnownValue::kMaxElements,
                                          size_t max_real_elements = KnownValue::kMaxRealElements);
+// The same of `dtype` elements of extents `dims` stored in `bytes` (a tensor handed to a run).
+std::optional<KnownValue> known_value_of(DType dtype, std::span<const int64_t> dims,
+                                         std::span<const std::byte> bytes,
+                                         size_t max_elements = KnownValue::kMaxElements,
+                                         size_t max_real_elements = KnownValue::kMaxRealElements);
+
+// Whether `e` says a size or position depends on values known only when running (the phrase every
+// such message of the graph layer and the analysis uses): with the inputs' values given to
+// inference, it can be computed (runtime::Session, analysis::build_model_program).
+bool depends_on_values(const std::exception& e);
 
 // What inferring one of a node's subgraphs produced (If branches, a Loop or Scan body).
 struct SubgraphResult {
