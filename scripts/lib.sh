@@ -22,10 +22,12 @@ FOOTPRINT_PACKAGES=(
   pybind11-dev python3-dev python3-numpy python3-pytest python3-setuptools
 )
 # The model zoo's exporter (tests/zoo/zoo.sh, run by scripts/test): Debian's PyTorch 1.13 with
-# torchvision and torchaudio, and the onnx module for reading reference outputs. Only the tests
-# need them, so scripts/run does not install them.
+# torchvision and torchaudio, and the onnx module for reading reference outputs; libtorch-dev,
+# the headers footprint.torch's recorder engine compiles against on first use
+# (python/footprint/_torch_engine.py). Only the tests need them, so scripts/run does not
+# install them.
 FOOTPRINT_ZOO_PACKAGES=(python3-torch python3-torchvision python3-torchaudio python3-onnx
-  python3-numpy)
+  python3-numpy libtorch-dev)
 # Packages needed only for a command they provide, installed when the command is missing:
 # node and npm run onnxruntime-node (bench/example_vs_ort.sh in scripts/test). A node from
 # elsewhere is kept: NodeSource's nodejs bundles npm and conflicts with Debian's npm package.

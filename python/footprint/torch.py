@@ -34,6 +34,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from . import _args
 from . import _autocast
+from . import _torch_engine
 from . import _bytes as _byte_count
 from ._heap import heap_counter as _heap_counter
 from .errors import UsageError
@@ -315,12 +316,13 @@ class Recording:
             values += (value,)
         self.answers[line] = values[0] if len(values) == 1 else _Differing(values)
 
-    def _assumed(self, func, t, line):
+    def _assumed(self, func, t, line, made_by=None):
         """The kernel of a data-dependent op on a meta tensor (``.item()``, ``bool(t)``,
         ``x in t``, ``nonzero``): the value the user gave for ``line`` (noted in
         ``assumptions``), or a UsageError naming the line and the tensor. Meta tensors hold no
         data, and a guessed value would silently change what the program does."""
-        made_by = self._existing(t).op
+        if made_by is None:
+            made_by = self._existing(t).op
         what = _describe(t) + (f" from {made_by}" if made_by else "")
         if func is not _LOCAL_SCALAR:
             raise UsageError(
@@ -370,12 +372,16 @@ class Recording:
                 inner = {"past_key_values": "KV cache", "logits": "logits"}.get(k, role)
                 todo.append((x, inner))
         for t, role in found:
-            st = self.storages.get(_storage(t)._cdata)
-            if st is not None:
-                if returned:
-                    st.note("returned by the function")
-                if role:
-                    st.note(role)
+            if returned:
+                self._note_tensor(t, "returned by the function")
+            if role:
+                self._note_tensor(t, role)
+
+    def _note_tensor(self, t, text):
+        """Notes ``text`` on the record of ``t``'s storage, if the recording holds it alive."""
+        s = self.storages.get(_storage(t)._cdata)
+        if s is not None:
+            s.note(text)
 
     def _made_on_meta(self, cpu):
         """A meta tensor in place of ``cpu`` (made from Python data as the CPU run makes it),
@@ -512,22 +518,16 @@ class Recording:
             for p in group["params"]:
                 pname = self._param_names.get(_storage(p)._cdata, "a parameter")
                 if p.grad is not None:
-                    g = self.storages.get(_storage(p.grad)._cdata)
-                    if g is not None:
-                        g.note(f"gradient of {pname}")
+                    self._note_tensor(p.grad, f"gradient of {pname}")
                 for key, value in opt.state.get(p, {}).items():
                     if isinstance(value, torch.Tensor):
-                        s = self.storages.get(_storage(value)._cdata)
-                        if s is not None:
-                            s.note(f"optimizer state ({key} of {pname})")
+                        self._note_tensor(value, f"optimizer state ({key} of {pname})")
 
     def _note_gradients(self):
         for pname, ref in self._params:
             p = ref()
             if p is not None and p.grad is not None:
-                s = self.storages.get(_storage(p.grad)._cdata)
-                if s is not None:
-                    s.note(f"gradient of {pname}")
+                self._note_tensor(p.grad, f"gradient of {pname}")
 
     @property
     def trace(self):
@@ -1035,6 +1035,19 @@ def _meta_as_the_cpu(rec):
             torch.nn.functional.scaled_dot_product_attention = _SDPA
 
 
+def _refuse_nesting():
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+    if _RECORDING or any(isinstance(m, _Mode) for m in _get_current_dispatch_mode_stack()):
+        raise UsageError(
+            f"{_user_line()}: record() or predict() inside a recording: the inner one's ops "
+            "(meta tensors, for predict) would be counted as the outer program's; call it "
+            "before or after the record() block")
+
+
+# The engine recordings open (the dispatch mode's are found on torch's mode stack).
+_RECORDING = []
+
+
 @contextlib.contextmanager
 def record(module=None, name="torch", optimizers=(), saved=True, assume=None):
     """Records every aten op run inside the block (forward, backward(), optimizer steps).
@@ -1049,12 +1062,7 @@ def record(module=None, name="torch", optimizers=(), saved=True, assume=None):
     it. ``assume``: the values of data-dependent questions asked of meta tensors, by the
     "file.py:line" that asks (see ``predict``). Yields a ``Recording``; its ``trace`` is
     complete after the block."""
-    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
-    if any(isinstance(m, _Mode) for m in _get_current_dispatch_mode_stack()):
-        raise UsageError(
-            f"{_user_line()}: record() or predict() inside a recording: the inner one's ops "
-            "(meta tensors, for predict) would be counted as the outer program's; call it "
-            "before or after the record() block")
+    _refuse_nesting()
     rec = Recording(name)
     rec._assume = dict(assume or {})
     # Without the hooks autograd keeps what it saves in tensors of its own, which no watch sees.
@@ -1082,6 +1090,233 @@ def record(module=None, name="torch", optimizers=(), saved=True, assume=None):
     rec._note_gradients()
     for opt in optimizers:
         rec._note_optimizer(opt)
+
+
+class _Record:
+    """A storage's record as the engine hands it over (the fields ``trace`` reads)."""
+
+    __slots__ = ("name", "bytes", "kind", "freed_after", "notes", "op", "module", "line",
+                 "phase", "tensor")
+
+    def __init__(self, fields):
+        (self.name, self.bytes, self.kind, self.freed_after, self.notes, self.op, self.module,
+         self.line, self.phase, self.tensor) = fields
+
+
+class _EngineRecording(Recording):
+    """A Recording whose ops come from the engine below Python (_torch_engine.cpp) instead of a
+    dispatch mode: the same trace, with Python called at module scopes, phases, autograd's
+    packs and the notes, never per op."""
+
+    def __init__(self, name, module):
+        super().__init__(name)
+        self._engine = module.Engine(list(_SKIP_DIRS), self._classify, _is_a_parameter)
+        self._engine.set_phase("forward")
+        self.autocast_seen = False
+
+    def _classify(self, t):
+        """(kind, name, note) of a storage that existed before the recording, first read."""
+        pname = self._param_names.get(_storage(t)._cdata)
+        if pname is not None or isinstance(t, torch.nn.Parameter):
+            name, kind, note = pname or self._label("parameter"), "weight", "parameter"
+        else:
+            name, kind, note = self._label("input"), "input", None
+        if t.requires_grad and t.is_leaf:
+            self._params.append((name, weakref.ref(t)))
+        return kind, name, note
+
+    def _note_tensor(self, t, text):
+        self._engine.note(t, text)
+
+    def _enter_module(self, module):
+        super()._enter_module(module)
+        self._engine.set_module(self._modules[-1])
+
+    def _leave_module(self, out):
+        super()._leave_module(out)
+        self._engine.set_module(self._modules[-1] if self._modules else "")
+
+    @contextlib.contextmanager
+    def phase(self, name):
+        self._phase.append(name)
+        self._engine.set_phase(name)
+        try:
+            yield self
+        finally:
+            self._phase.pop()
+            self._engine.set_phase(self._phase[-1])
+
+    def _on_pack(self, t):
+        self._engine.mute(1)
+        try:
+            held = t if t.grad_fn is None else t.detach()
+        finally:
+            self._engine.mute(-1)
+        self._engine.saved(t)
+        return held
+
+    def _made_on_meta(self, cpu):
+        self._engine.mute(1)
+        try:
+            m = torch.empty_like(cpu, device="meta").requires_grad_(cpu.requires_grad)
+        finally:
+            self._engine.mute(-1)
+        self._engine.adopt(m, cpu)
+        return m
+
+    def _from_data(self, func, args, kwargs):
+        """``func`` (torch.tensor, as_tensor, asarray) as _AsOnTheCpu runs it: on meta, made on
+        the CPU as the CPU run makes it, then replaced by a meta tensor keeping its record."""
+        if str(kwargs.get("device")) == "meta" and args and not isinstance(args[0], torch.Tensor):
+            return self._made_on_meta(func(*args, **dict(kwargs, device="cpu")))
+        return func(*args, **kwargs)
+
+    def _data_dependent(self, func, t):
+        """The meta kernel of a data-dependent op while recording (see Recording._assumed)."""
+        line = _user_line()
+        found = self._engine.find(t)
+        made_by = self._engine.describe(found)["op"] if found >= 0 else ""
+        return self._assumed(func, t, line, made_by)()
+
+    def _finish(self):
+        self._engine.stop()
+        self.autocast_seen = self.autocast_seen or self._engine.autocast_seen()
+        if self._engine.error():
+            raise RuntimeError(f"footprint.torch's recorder failed inside an op, so the trace "
+                               f"misses it: {self._engine.error()}")
+        self.ops = self._engine.ops()
+        self._order = [_Record(r) for r in self._engine.storages()]
+
+
+_WARNED = set()
+
+
+def _warn_once(text):
+    import warnings
+    if text not in _WARNED:
+        _WARNED.add(text)
+        warnings.warn(text, RuntimeWarning, stacklevel=3)
+
+
+def _is_a_parameter(t):
+    return isinstance(t, torch.nn.Parameter)
+
+
+@contextlib.contextmanager
+def _engine_meta_kernels(rec):
+    """Meta kernels registered while the engine records (no dispatch mode to swap them in):
+    those 1.13 lacks, and for the data-dependent ops the value ``assume`` gives or an error
+    naming the line (Recording._assumed)."""
+    import warnings
+    kernels = {}
+    if torch.__version__.startswith("1."):
+        kernels.update({"convolution_backward": _meta_convolution_backward,
+                        "native_layer_norm_backward": _meta_native_layer_norm_backward})
+    for func in _DATA_DEPENDENT:
+        name = func._schema.name.split("::")[-1]
+        if func._schema.overload_name:
+            name += "." + func._schema.overload_name
+        kernels[name] = functools.partial(rec._data_dependent, func)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # 2.x: "Overriding a previously registered kernel"
+        lib = torch._C._dispatch_library("IMPL", "aten", "Meta", __file__, 0)
+        for name, fn in kernels.items():
+            lib.impl(name, "Meta", fn)
+    try:
+        yield
+    finally:
+        del lib  # its registrations go with it
+
+
+@contextlib.contextmanager
+def _engine_record(module, name, assume):
+    """``record`` on the engine, for ``predict``: the block's function on meta tensors."""
+    rec = _EngineRecording(name, module)
+    rec._assume = dict(assume or {})
+    rec.started_us = time.time_ns() // 1000
+    mod = torch.nn.modules.module
+    pre = mod.register_module_forward_pre_hook(lambda m, args: rec._enter_module(m))
+    post = mod.register_module_forward_hook(lambda m, args, out: rec._leave_module(out))
+    start = time.perf_counter()
+    _RECORDING.append(rec)
+    try:
+        with _phases(rec), _engine_as_the_cpu(rec), _engine_meta_kernels(rec), \
+                torch.autograd.graph.saved_tensors_hooks(rec._on_pack, lambda t: t):
+            rec._engine.start()
+            try:
+                yield rec
+            finally:
+                rec._note_gradients()
+                rec._finish()
+    finally:
+        _RECORDING.pop()
+        pre.remove()
+        post.remove()
+        rec.seconds = time.perf_counter() - start
+
+
+@contextlib.contextmanager
+def _engine_as_the_cpu(rec):
+    """_meta_as_the_cpu's work without its torch function mode (a Python call per torch
+    function): attention, fork_rng and torch.tensor(..., device="meta") replaced by name while
+    recording. Autocast on meta needs the dispatch mode's emulation: the engine notes that the
+    program entered it (``autocast_seen``) and predict records again with the mode."""
+    real_fork_rng = torch.random.fork_rng
+    real_from_data = {n: getattr(torch, n) for n in ("tensor", "as_tensor", "asarray")
+                      if hasattr(torch, n)}
+
+    def fork_rng(*args, **kwargs):
+        if str(kwargs.get("device_type", "")) == "meta":
+            return contextlib.nullcontext()
+        return real_fork_rng(*args, **kwargs)
+
+    def sdpa(*args, **kwargs):
+        if _on_meta(args):
+            return _sdpa_as_on_the_cpu(rec, *args, **kwargs)
+        return _SDPA(*args, **kwargs)
+
+    def from_data(func):
+        return lambda *args, **kwargs: rec._from_data(func, args, kwargs)
+
+    class Autocast(_REAL_AUTOCAST):
+        def __new__(cls, device_type, *args, **kwargs):
+            if kwargs.get("enabled", args[1] if len(args) > 1 else True):
+                rec.autocast_seen = True
+            if str(device_type) != "meta":
+                return super().__new__(cls)
+            return _REAL_AUTOCAST("cpu", *args, **kwargs)
+
+    # 1.13's record_function (Optimizer.step's) keeps its handle in a tensor made inside the
+    # profiler's op, which runs unobserved: what it makes is no program's.
+    profiler_ops = torch.ops.profiler
+    real_enter = getattr(profiler_ops, "_record_function_enter", None)
+
+    def enter(*args, **kwargs):
+        rec._engine.mute(1)
+        try:
+            return real_enter(*args, **kwargs)
+        finally:
+            rec._engine.mute(-1)
+
+    if real_enter is not None:
+        setattr(profiler_ops, "_record_function_enter", enter)
+    torch.random.fork_rng = fork_rng
+    torch.autocast = Autocast
+    for n, f in real_from_data.items():
+        setattr(torch, n, from_data(f))
+    if _SDPA is not None:
+        torch.nn.functional.scaled_dot_product_attention = sdpa
+    try:
+        yield
+    finally:
+        if real_enter is not None:
+            setattr(profiler_ops, "_record_function_enter", real_enter)
+        torch.random.fork_rng = real_fork_rng
+        torch.autocast = _REAL_AUTOCAST
+        for n, f in real_from_data.items():
+            setattr(torch, n, f)
+        if _SDPA is not None:
+            torch.nn.functional.scaled_dot_product_attention = _SDPA
 
 
 class Measurement:
@@ -1213,6 +1448,10 @@ _FACTORIES = ("arange", "as_tensor", "asarray", "bartlett_window", "blackman_win
               "scalar_tensor", "tensor", "tril_indices", "triu_indices", "zeros")
 
 
+# Taken when footprint.torch is imported: a recording replaces some of them by name.
+_FACTORY_FUNCTIONS = frozenset(getattr(torch, n) for n in _FACTORIES if hasattr(torch, n))
+
+
 class _DeviceMode(torch.overrides.TorchFunctionMode):
     """1.13's stand-in for 2.x's ``with torch.device(d)``: factory functions called without a
     device make their tensor on ``d``."""
@@ -1220,12 +1459,14 @@ class _DeviceMode(torch.overrides.TorchFunctionMode):
     def __init__(self, device):
         super().__init__()
         self._device = torch.device(device)
-        self._factories = {getattr(torch, n) for n in _FACTORIES if hasattr(torch, n)}
+        self._factories = _FACTORY_FUNCTIONS
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         if func in self._factories and kwargs.get("device") is None:
             kwargs = dict(kwargs, device=self._device)
+            if _RECORDING and func in _FROM_DATA:
+                return _RECORDING[-1]._from_data(func, args, kwargs)
         return func(*args, **kwargs)
 
 
@@ -1267,6 +1508,21 @@ def predict(fn, *args, name="predicted", assume=None, **kwargs):
     ``assumptions``. A recording of the step on real tensors (at any size) has the values its
     questions got in ``answers``, in the form ``assume`` takes: ``predict(step, batch=64,
     assume=small_run.answers)``. Returns the Recording."""
+    engine = _torch_engine.load()
+    if engine is None:
+        _warn_once(f"footprint.torch: predict records in Python, about 10x slower than its engine "
+                   f"below Python, which could not be built here ({_torch_engine.why_not()}); "
+                   "docs/TORCH.md says what it needs")
+    else:
+        _refuse_nesting()
+        with _engine_record(engine, name, assume) as rec:
+            returned = fn(*args, device="meta", **kwargs)
+            rec._note_returned(returned)
+        del returned
+        if not rec.autocast_seen:
+            return rec
+        # Autocast on meta tensors is emulated op by op, which only the dispatch mode can do.
+        del rec
     with record(name=name, assume=assume) as rec:
         returned = fn(*args, device="meta", **kwargs)
         rec._note_returned(returned)

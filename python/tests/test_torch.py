@@ -1,5 +1,7 @@
 """footprint.torch against figures derived by hand (docs/TRACE_FORMAT.md's seed, numel x 4
 bytes) and against PyTorch's profiler, which counts c10's CPU allocator independently."""
+import os
+
 import pytest
 
 torch = pytest.importorskip("torch", reason="footprint.torch needs PyTorch (python3-torch)")
@@ -599,3 +601,64 @@ def test_bad_programs_get_an_error_or_a_result():
     fig = ft.predict(lambda device: kept.extend(torch.ones(100, device=device)
                                                 for _ in range(10))).figures()
     assert fig["after"] == fig["peak"] == 10 * 100 * F
+
+
+# -- the engine below Python (issue 38's cost) ---------------------------------------------------
+
+
+def engine_or_skip():
+    from footprint import _torch_engine
+    if _torch_engine.load() is None:
+        # Debian's libtorch-dev (scripts/lib.sh installs it) gives the headers it compiles with.
+        assert not os.path.isdir("/usr/include/ATen"), _torch_engine.why_not()
+        pytest.skip(f"footprint.torch's engine cannot be built here: {_torch_engine.why_not()}")
+
+
+def trace_by_the_mode(monkeypatch, fn, **kwargs):
+    from footprint import _torch_engine
+    with monkeypatch.context() as m:
+        m.setattr(_torch_engine, "_state", {"module": None, "why": "the test's"})
+        with pytest.warns(RuntimeWarning, match="records in Python.*the test's"):
+            ft._WARNED.clear()
+            return ft.predict(fn, **kwargs)
+
+
+@pytest.mark.parametrize("step,kwargs", [
+    (predicted_step, {"batch": 3}), (mha_step, {}), (rotary_step, {}), (branchy_step, None),
+    (masters_step, {})], ids=["conv", "mha", "buffers", "assumed", "masters"])
+def test_the_engine_records_what_the_dispatch_mode_records(monkeypatch, step, kwargs):
+    """predict below Python (the engine) and with the dispatch mode give the same trace: the
+    same ops that allocate, the same tensors, sizes, frees, notes and figures."""
+    engine_or_skip()
+    if kwargs is None:  # a data-dependent step: the value is the user's
+        with ft.record() as real:
+            step()
+        kwargs = {"assume": real.answers}
+    fast = ft.predict(step, **kwargs)
+    assert type(fast).__name__ == "_EngineRecording"
+    slow = trace_by_the_mode(monkeypatch, step, **kwargs)
+    assert type(slow).__name__ == "Recording"
+
+    def events(rec):
+        """What the trace allocates and frees, in order (a free placed after an op that
+        allocates nothing is the same moment as after the one before it)."""
+        return [(what, name) for o in rec.trace["ops"]
+                for what, names in (("made by " + o["op"], o["outputs"]),
+                                    ("freed", o.get("free", [])))
+                for name in names]
+
+    assert events(fast) == events(slow)
+    assert fast.trace["tensors"] == slow.trace["tensors"]
+    assert fast.figures() == slow.figures()
+    assert fast.assumptions == slow.assumptions
+
+
+def test_the_engine_leaves_autocast_to_the_mode():
+    """Autocast on meta tensors is emulated op by op, which needs the dispatch mode: a program
+    that enters it is recorded again with the mode, and predicted as the CPU runs it."""
+    engine_or_skip()
+    predicted = ft.predict(amp_step)
+    assert type(predicted).__name__ == "Recording"
+    with ft.record() as real:
+        amp_step()
+    assert predicted.figures() == real.figures()

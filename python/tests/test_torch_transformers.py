@@ -17,6 +17,7 @@ T = pytest.importorskip("transformers", reason="transformers is not installed: s
                         "makes build/hf (scripts/hf -m pytest python/tests/test_torch_transformers.py)")
 
 import footprint.torch as ft  # noqa: E402
+from footprint import _torch_engine  # noqa: E402
 
 T.logging.set_verbosity_error()
 
@@ -165,6 +166,10 @@ def test_predict_equals_record_equals_the_profiler(arch, kind, scratch):
     # transformers asks its masks questions on 2.x (`if padding_mask.all():`): the CPU run's
     # answers are the values predict takes for them.
     predicted = ft.predict(step, assume=real.answers)
+    # Below Python where it can be built (scripts/lib.sh installs libtorch-dev); autocast on meta
+    # is the dispatch mode's.
+    engine = _torch_engine.load() is not None and not kind.startswith("amp")
+    assert (type(predicted).__name__ == "_EngineRecording") == engine, _torch_engine.why_not()
     fig = real.figures()
     assert predicted.figures() == fig
     assert allocating_ops(predicted) == allocating_ops(real)
@@ -192,3 +197,31 @@ def test_predict_equals_record_equals_the_profiler(arch, kind, scratch):
                     if "returned by the function" in t.get("note", "")]
         assert returned and sum(t["bytes"] for t in returned) == fig["after"] > 0
         del kept
+
+
+def events(rec):
+    """What a trace allocates and frees, in order."""
+    return [(what, name) for o in rec.trace["ops"]
+            for what, names in (("made by " + o["op"], o["outputs"]), ("freed", o.get("free", [])))
+            for name in names]
+
+
+@pytest.mark.parametrize("arch,kind", [("gpt2", "train"), ("t5", "train"), ("llama", "decode"),
+                                       ("whisper", "checkpointed"), ("clip", "train")])
+def test_the_engine_records_what_the_dispatch_mode_records(monkeypatch, arch, kind):
+    """The engine below Python and the dispatch mode give the same trace: every allocation and
+    free in the same order, the same tensors (sizes, notes, lines, modules) and figures."""
+    if _torch_engine.load() is None:
+        pytest.skip(f"footprint.torch's engine cannot be built here: {_torch_engine.why_not()}")
+    step = step_of(arch, kind)
+    with ft.record() as real:
+        step("cpu")
+    fast = ft.predict(step, assume=real.answers)
+    with monkeypatch.context() as m:
+        m.setattr(_torch_engine, "_state", {"module": None, "why": "the test's"})
+        with pytest.warns(RuntimeWarning, match="records in Python"):
+            ft._WARNED.clear()
+            slow = ft.predict(step, assume=real.answers)
+    assert events(fast) == events(slow)
+    assert fast.trace["tensors"] == slow.trace["tensors"]
+    assert fast.figures() == slow.figures()

@@ -1,0 +1,65 @@
+"""The recorder's engine below Python (_torch_engine.cpp), compiled for the torch it runs with.
+
+The extension must see the installed torch's headers and C++ ABI, which differ between Debian's
+1.13 and a PyPI 2.x, so it is compiled on first use by torch.utils.cpp_extension (g++, and the
+headers: Debian's libtorch-dev, or the ones a PyPI wheel ships) into a cache directory named
+after its source, torch's version and Python's: ``$FOOTPRINT_CACHE`` or
+``~/.cache/footprint`` (``XDG_CACHE_HOME`` honoured). The first compile takes about 30 s; later
+processes load the cached module. Where it cannot be built, ``load()`` returns None and
+``why_not()`` says why; footprint.torch then records with its dispatch mode (same trace, about
+10x slower). ``FOOTPRINT_TORCH_ENGINE=0`` turns the engine off.
+"""
+
+import hashlib
+import os
+import sys
+import warnings
+
+import torch
+
+_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_torch_engine.cpp")
+_state = {}
+
+
+def cache_dir():
+    base = os.environ.get("FOOTPRINT_CACHE")
+    if not base:
+        base = os.path.join(os.environ.get("XDG_CACHE_HOME") or
+                            os.path.join(os.path.expanduser("~"), ".cache"), "footprint")
+    return os.path.join(base, "torch-engine")
+
+
+def _build():
+    if os.environ.get("FOOTPRINT_TORCH_ENGINE", "1") == "0":
+        raise RuntimeError("FOOTPRINT_TORCH_ENGINE=0")
+    from torch.utils import cpp_extension
+    with open(_SOURCE, "rb") as f:
+        source = f.read()
+    key = hashlib.sha256(source + torch.__version__.encode() + sys.version.encode()).hexdigest()
+    name = f"footprint_torch_engine_{key[:16]}"
+    where = os.path.join(cache_dir(), name)
+    os.makedirs(where, exist_ok=True)
+    # NDEBUG as torch was built: RecordFunction's layout has a debug-only member.
+    flags = ["-O2", "-DNDEBUG", "-w"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return cpp_extension.load(name, [_SOURCE], build_directory=where, extra_cflags=flags,
+                                  verbose=False)
+
+
+def load():
+    """The compiled module (None where it cannot be built; see why_not)."""
+    if "module" not in _state:
+        try:
+            _state["module"] = _build()
+        except Exception as e:  # noqa: BLE001 -- any failure means: record in Python
+            first = str(e).strip().splitlines()
+            _state["module"] = None
+            _state["why"] = f"{type(e).__name__}: {first[-1] if first else ''}"
+    return _state["module"]
+
+
+def why_not():
+    """Why load() gave None ('' when it did not)."""
+    load()
+    return _state.get("why", "")
