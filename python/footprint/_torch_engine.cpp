@@ -56,6 +56,7 @@ struct Storage {
   bool pending = true;           // made inside the open op, not yet shown as its output
   bool param_checked = false;    // asked whether a leaf over it is an nn.Parameter
   int32_t made_by = -1;          // the visible frame that allocated it (depth), while pending
+  int64_t made_at = -1;          // the op whose output it is (-1: it existed before)
   std::string op, tensor;
   int32_t module = 0, line = 0, phase = 0;
   std::vector<std::string> notes;
@@ -123,11 +124,26 @@ void release_token(void* ctx);
 
 // Stands in for a device's allocator while recording: the device's own allocates (nothing on
 // meta), a token in the DataPtr's context carries the record.
+// c10::Allocator's interface changed in PyTorch 2.3: allocate() is no longer const, and
+// copy_data() is to be defined.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+#define FOOTPRINT_ALLOCATE_CONST
+#define FOOTPRINT_COPY_DATA 1
+#else
+#define FOOTPRINT_ALLOCATE_CONST const
+#define FOOTPRINT_COPY_DATA 0
+#endif
+
 class TokenAllocator final : public c10::Allocator {
  public:
   TokenAllocator() = default;
-  c10::DataPtr allocate(size_t n) const override;
+  c10::DataPtr allocate(size_t n) FOOTPRINT_ALLOCATE_CONST override;
   c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+#if FOOTPRINT_COPY_DATA
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    previous->copy_data(dest, src, count);
+  }
+#endif
   c10::Allocator* previous = nullptr;
 };
 
@@ -257,6 +273,8 @@ class Engine {
     }
   }
 
+  size_t op_count() const { return ops_.size(); }
+
   bool on_recording_thread() const { return std::this_thread::get_id() == thread_; }
 
   py::list ops() const {
@@ -292,6 +310,88 @@ class Engine {
                                 strings_[s.line], strings_[s.phase], s.tensor));
     }
     return out;
+  }
+
+  // The trace (docs/TRACE_FORMAT.md) as JSON text: what Recording.trace makes of the same
+  // records, written here so that figures() never makes a Python object per op.
+  std::string trace_json(const std::string& name, const std::string& recorder) const {
+    std::vector<std::vector<int64_t>> frees(ops_.size());
+    for (int64_t id : order_) {
+      int64_t after = storages_[id].freed_after;
+      if (after != kAlive && after >= 0) {
+        frees[after].push_back(id);
+      }
+    }
+    std::string out = R"({"format":"footprint-trace/1","name":)" + quoted(name) +
+                      R"(,"arguments":"donated","explicit_frees":true,"recorder":)" +
+                      quoted(recorder) + R"(,"tensors":[)";
+    bool first = true;
+    for (int64_t id : order_) {
+      const Storage& s = storages_[id];
+      if (s.freed_after != kAlive && s.freed_after < 0) {
+        continue;  // existed before and was gone before the first op
+      }
+      out += first ? "{" : ",{";
+      first = false;
+      auto [kind, note] = trace_kind_and_note(s);
+      out += R"("name":)" + quoted(s.name) + R"(,"bytes":)" + std::to_string(s.bytes) +
+             R"(,"tensor":)" + quoted(s.tensor) + R"(,"kind":)" + quoted(kind);
+      if (s.kind == Kind::activation) {
+        out += R"(,"op":)" + quoted(s.op) + R"(,"module":)" + quoted(strings_[s.module]) +
+               R"(,"line":)" + quoted(strings_[s.line]) + R"(,"phase":)" +
+               quoted(strings_[s.phase]);
+      } else {
+        out += std::string(R"(,"held":)") + (s.freed_after == kAlive ? "true" : "false");
+      }
+      if (!note.empty()) {
+        out += R"(,"note":)" + quoted(note);
+      }
+      out += "}";
+    }
+    out += R"(],"ops":[)";
+    for (size_t i = 0; i < ops_.size(); ++i) {
+      const Op& o = ops_[i];
+      out += i ? ",{" : "{";
+      out += R"("name":)" + quoted(o.name) + R"(,"op":)" + quoted(o.op) + R"(,"inputs":)" +
+             names_json(o.inputs) + R"(,"outputs":)" + names_json(o.outputs) + R"(,"phase":)" +
+             quoted(strings_[o.phase]) + R"(,"module":)" + quoted(strings_[o.module]) +
+             R"(,"line":)" + quoted(strings_[o.line]);
+      if (!frees[i].empty()) {
+        out += R"(,"free":)" + names_json(frees[i]);
+      }
+      out += "}";
+    }
+    return out + "]}";
+  }
+
+  // (kind, note) of each trace tensor alive at op `step`, as figures()' roles read them.
+  py::list alive_at(int64_t step) const {
+    auto ops = static_cast<int64_t>(ops_.size());
+    py::list out;
+    for (int64_t id : order_) {
+      const Storage& s = storages_[id];
+      if (s.freed_after != kAlive && s.freed_after < 0) {
+        continue;
+      }
+      int64_t freed = s.freed_after == kAlive ? ops : s.freed_after;
+      if (s.made_at <= step && step <= freed) {
+        auto [kind, note] = trace_kind_and_note(s);
+        out.append(py::make_tuple(kind, note, s.bytes));
+      }
+    }
+    return out;
+  }
+
+  // The bytes of the trace's inputs and weights: what existed when the recording began.
+  int64_t start_bytes() const {
+    int64_t sum = 0;
+    for (int64_t id : order_) {
+      const Storage& s = storages_[id];
+      if (s.kind != Kind::activation && (s.freed_after == kAlive || s.freed_after >= 0)) {
+        sum += s.bytes;
+      }
+    }
+    return sum;
   }
 
   // -- the hooks ------------------------------------------------------------------------------
@@ -404,13 +504,11 @@ class Engine {
       py::gil_scoped_acquire gil;
       f.line = user_line();
       for (size_t i = 0; i < tensors.size(); ++i) {
-#if TORCH_VERSION_MAJOR < 2
-        // 1.13 hands a dispatch mode the Python number a wrapped number was: the program read
-        // no tensor there (autograd saving it is another matter).
+        // A wrapped number (the 0-d tensor a Python number becomes) reaches a dispatch mode as
+        // the number: the program read no tensor there (autograd saving it is another matter).
         if (tensors[i].unsafeGetTensorImpl()->is_wrapped_number()) {
           continue;
         }
-#endif
         int64_t id = read(tensors[i], f.line);
         if (i < 2) {
           f.arg_ids[i] = id;
@@ -481,6 +579,7 @@ class Engine {
             s.pending = false;
             s.made_by = -1;
             order_.push_back(token->id);
+            s.made_at = index;
             s.bytes = static_cast<int64_t>(st.nbytes());
             s.name = label(f.info->label);
             s.op = f.info->name;
@@ -495,7 +594,9 @@ class Engine {
       }
       if (!(flags && aliases[i]) && record_of(t, false) < 0) {
         // Made by the op with an allocator the engine does not stand in for.
-        op.outputs.push_back(made_elsewhere(t, f));
+        int64_t id = made_elsewhere(t, f);
+        storages_[id].made_at = index;
+        op.outputs.push_back(id);
         continue;
       }
       record_of(t, true);
@@ -659,6 +760,7 @@ class Engine {
   void append_outside(int64_t id) {
     Storage& s = storages_[id];
     s.pending = false;
+    s.made_at = static_cast<int64_t>(ops_.size());
     order_.push_back(id);
     s.outside = false;
     s.name = label("outside_aten");
@@ -937,6 +1039,56 @@ class Engine {
     return id;
   }
 
+  // A trace tensor's kind and note, as Recording.trace writes them.
+  std::pair<std::string, std::string> trace_kind_and_note(const Storage& s) const {
+    bool alive = s.freed_after == kAlive;
+    std::vector<std::string> notes = s.notes;
+    std::string kind;
+    if (s.kind == Kind::activation) {
+      kind = alive ? "output" : "activation";
+      if (alive) {
+        notes.emplace_back("held by the caller after the run");
+      }
+    } else {
+      kind = s.kind == Kind::weight ? "weight" : "input";
+      if (s.kind == Kind::input) {
+        notes.emplace_back("existed before the recording");
+      }
+    }
+    std::string note;
+    for (const auto& n : notes) {
+      note += (note.empty() ? "" : "; ") + n;
+    }
+    return {kind, note};
+  }
+
+  std::string names_json(const std::vector<int64_t>& ids) const {
+    std::string out = "[";
+    for (size_t i = 0; i < ids.size(); ++i) {
+      out += (i ? "," : "") + quoted(storages_[ids[i]].name);
+    }
+    return out + "]";
+  }
+
+  static std::string quoted(const std::string& text) {
+    std::string out = "\"";
+    for (char c : text) {
+      auto u = static_cast<unsigned char>(c);
+      if (c == '"' || c == '\\') {
+        out += '\\';
+        out += c;
+      } else if (u < 0x20) {
+        static const char* hex = "0123456789abcdef";
+        out += "\\u00";
+        out += hex[u >> 4];
+        out += hex[u & 15];
+      } else {
+        out += c;  // UTF-8 passes through: JSON text is UTF-8
+      }
+    }
+    return out + "\"";
+  }
+
   py::list names(const std::vector<int64_t>& ids) const {
     py::list out;
     for (int64_t id : ids) {
@@ -1032,7 +1184,7 @@ class Engine {
   std::unordered_map<std::pair<PyCodeObject*, int>, int32_t, PairHash> lines_;
 };
 
-c10::DataPtr TokenAllocator::allocate(size_t n) const {
+c10::DataPtr TokenAllocator::allocate(size_t n) FOOTPRINT_ALLOCATE_CONST {
   c10::DataPtr real = previous->allocate(n);
   Engine* engine = g_engine.load();
   if (engine == nullptr || !engine->on_recording_thread()) {
@@ -1074,6 +1226,10 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def("adopt", &Engine::adopt)
       .def("autocast_seen", &Engine::autocast_seen)
       .def("error", &Engine::error)
+      .def("op_count", &Engine::op_count)
+      .def("trace_json", &Engine::trace_json)
+      .def("alive_at", &Engine::alive_at)
+      .def("start_bytes", &Engine::start_bytes)
       .def("ops", &Engine::ops)
       .def("storages", &Engine::storages);
 }

@@ -17,8 +17,11 @@ placed after the first). It names why each storage is alive: saved for backward 
 
 Works on PyTorch 1.13 and 2.x: it uses only ``TorchDispatchMode``, ``saved_tensors_hooks``,
 the global module hooks (``register_module_forward_pre_hook``) and the multiprocessing
-module's ``StorageWeakRef``, all present in both. ``predict`` runs the same recorder over
-``device="meta"`` tensors (no data is allocated). docs/TORCH.md has the whole story.
+module's ``StorageWeakRef``, all present in both. ``predict`` builds the same trace over
+``device="meta"`` tensors (no data is allocated) with an engine below Python
+(_torch_engine.cpp: libtorch's RecordFunction callbacks and allocators, compiled on first use),
+falling back to the dispatch mode where it cannot be built or the program uses autocast.
+docs/TORCH.md has the whole story.
 """
 
 import contextlib
@@ -238,6 +241,9 @@ class Recording:
         if t.requires_grad and t.is_leaf:
             self._params.append((pname or s.name, weakref.ref(t)))
         return s
+
+    def _mute(self, delta):
+        self._muted += delta
 
     def _close(self, key, s, after):
         s.freed_after = after
@@ -696,12 +702,12 @@ def _note_precision_copy(src, src_t, dst, dst_t):
 def _muted(rec):
     """A block whose ops are the recorder's own, not the program's (none without a recorder)."""
     if rec is not None:
-        rec._muted += 1
+        rec._mute(1)
     try:
         yield
     finally:
         if rec is not None:
-            rec._muted -= 1
+            rec._mute(-1)
 
 
 def _tensor_args(func, args):
@@ -1109,6 +1115,8 @@ class _EngineRecording(Recording):
     packs and the notes, never per op."""
 
     def __init__(self, name, module):
+        self._done = False
+        self._text = None
         super().__init__(name)
         self._engine = module.Engine(list(_SKIP_DIRS), self._classify, _is_a_parameter)
         self._engine.set_phase("forward")
@@ -1127,6 +1135,10 @@ class _EngineRecording(Recording):
 
     def _note_tensor(self, t, text):
         self._engine.note(t, text)
+
+    def _mute(self, delta):
+        self._muted += delta
+        self._engine.mute(delta)
 
     def _enter_module(self, module):
         super()._enter_module(module)
@@ -1184,8 +1196,64 @@ class _EngineRecording(Recording):
         if self._engine.error():
             raise RuntimeError(f"footprint.torch's recorder failed inside an op, so the trace "
                                f"misses it: {self._engine.error()}")
-        self.ops = self._engine.ops()
-        self._order = [_Record(r) for r in self._engine.storages()]
+        self._done = True
+
+    # The ops and storage records are Python objects made from the engine's when first asked
+    # after the recording (the trace, figures): recording makes none.
+    @property
+    def ops(self):
+        if self._ops is None and self._done:
+            self._ops = self._engine.ops()
+        return self._ops or []
+
+    @ops.setter
+    def ops(self, value):  # Recording.__init__'s empty list
+        self._ops = value or None
+
+    @property
+    def _order(self):
+        if self._records is None and self._done:
+            self._records = [_Record(r) for r in self._engine.storages()]
+        return self._records or []
+
+    @_order.setter
+    def _order(self, value):
+        self._records = value or None
+
+    def _trace_text(self):
+        if self._text is None:
+            self._text = self._engine.trace_json(
+                self.name, f"footprint.torch (torch {torch.__version__})")
+        return self._text
+
+    @property
+    def trace(self):
+        if self._workspace or not self._done:
+            return super().trace
+        import json
+        return json.loads(self._trace_text())
+
+    def analyze(self):
+        if self._workspace or not self._done:
+            return super().analyze()
+        from . import _footprint
+        return _footprint._analyze_trace(self._trace_text(), "<trace>", None)
+
+    def figures(self):
+        """Recording.figures from the engine's trace text, without the trace's Python objects."""
+        if self._workspace or not self._done:
+            return super().figures()
+        timeline = self.analyze()
+        start = self._engine.start_bytes()
+        peak, after = timeline.total_peak, timeline.after + timeline.weights
+        by_role = {}
+        if self._engine.op_count():
+            by_role = dict.fromkeys(ROLES, 0)
+            for kind, note, size in self._engine.alive_at(timeline.peak_step):
+                by_role[_role({"kind": kind, "note": note})] += size
+            by_role = {r: b for r, b in by_role.items() if b}
+        return {"start": start, "peak": peak, "after": after, "peak_above_start": peak - start,
+                "after_above_start": after - start, "by_role": by_role}
 
 
 _WARNED = set()
@@ -1286,6 +1354,14 @@ def _engine_as_the_cpu(rec):
                 return super().__new__(cls)
             return _REAL_AUTOCAST("cpu", *args, **kwargs)
 
+    # nn.Parameter(t) (a module's _apply, a model built in the step) detaches t with dispatch
+    # modes stashed away: no op of the program's either.
+    real_make_subclass = torch.Tensor._make_subclass  # torch._C's, which Tensor inherits
+
+    def make_subclass(*args, **kwargs):
+        with _muted(rec):
+            return real_make_subclass(*args, **kwargs)
+
     # 1.13's record_function (Optimizer.step's) keeps its handle in a tensor made inside the
     # profiler's op, which runs unobserved: what it makes is no program's.
     profiler_ops = torch.ops.profiler
@@ -1300,6 +1376,7 @@ def _engine_as_the_cpu(rec):
 
     if real_enter is not None:
         setattr(profiler_ops, "_record_function_enter", enter)
+    torch.Tensor._make_subclass = staticmethod(make_subclass)
     torch.random.fork_rng = fork_rng
     torch.autocast = Autocast
     for n, f in real_from_data.items():
@@ -1309,6 +1386,7 @@ def _engine_as_the_cpu(rec):
     try:
         yield
     finally:
+        del torch.Tensor._make_subclass
         if real_enter is not None:
             setattr(profiler_ops, "_record_function_enter", real_enter)
         torch.random.fork_rng = real_fork_rng
