@@ -31,6 +31,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -55,6 +56,7 @@ struct Storage {
   bool outside = false;          // made outside any op: placed before its first read
   bool pending = true;           // made inside the open op, not yet shown as its output
   bool param_checked = false;    // asked whether a leaf over it is an nn.Parameter
+  bool undescribed = false;      // its dtype and shape are read from its first reader
   int32_t made_by = -1;          // the visible frame that allocated it (depth), while pending
   int64_t made_at = -1;          // the op whose output it is (-1: it existed before)
   std::string op, tensor;
@@ -124,6 +126,14 @@ void release_token(void* ctx);
 
 // Stands in for a device's allocator while recording: the device's own allocates (nothing on
 // meta), a token in the DataPtr's context carries the record.
+bool cpu_autocast_enabled() {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  return at::autocast::is_autocast_enabled(at::kCPU);
+#else
+  return at::autocast::is_cpu_enabled();
+#endif
+}
+
 // c10::Allocator's interface changed in PyTorch 2.3: allocate() is no longer const, and
 // copy_data() is to be defined.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
@@ -427,8 +437,8 @@ class Engine {
       s.freed_after = -2;  // never part of the trace
       return;
     }
-    if (!frames_.empty()) {
-      frames_.front().frees.push_back(id);
+    if (Frame* op = running_op()) {
+      op->frees.push_back(id);
       return;
     }
     between_ops_.push_back(id);
@@ -483,8 +493,8 @@ class Engine {
     if (info == nullptr || info->profiler || muted_ > 0 || !seen_by_a_mode()) {
       return;
     }
-    autocast_seen_ = autocast_seen_ || at::autocast::is_cpu_enabled();
-    if (!frames_.empty()) {
+    autocast_seen_ = autocast_seen_ || cpu_autocast_enabled();
+    if (!frames_.empty() && !frames_.back().composite) {
       place_frees();  // an op autograd runs before handing the open one down
     }
     look_at_existing();
@@ -552,7 +562,11 @@ class Engine {
     }
     auto index = static_cast<int64_t>(ops_.size());
     auto depth = static_cast<int32_t>(frames_.size());
-    if (f.composite || (f.reads.empty() && outs.empty())) {
+    // An exception leaving the op after its kernel ran (2.x's checkpoint stops a recomputation
+    // from a saved-tensor hook, above the kernel): no results to read, but what the kernel made
+    // and is still alive was its output, as a dispatch mode below autograd saw it.
+    bool unwound = outs.empty() && !f.composite && std::uncaught_exceptions() > 0;
+    if (f.composite || (f.reads.empty() && outs.empty() && !unwound)) {
       leave_unclaimed(f, depth);
       release_frees(f, index - 1);
       return;
@@ -576,17 +590,7 @@ class Engine {
         if (token->generation == generation_) {
           Storage& s = storages_[token->id];
           if (s.pending && !s.outside && s.made_by >= depth) {
-            s.pending = false;
-            s.made_by = -1;
-            order_.push_back(token->id);
-            s.made_at = index;
-            s.bytes = static_cast<int64_t>(st.nbytes());
-            s.name = label(f.info->label);
-            s.op = f.info->name;
-            s.line = f.line;
-            s.module = module_;
-            s.phase = phase_;
-            s.tensor = describe_tensor(t);
+            claim(token->id, f, index, &t);
             op.outputs.push_back(token->id);
             continue;
           }
@@ -600,6 +604,15 @@ class Engine {
         continue;
       }
       record_of(t, true);
+    }
+    if (unwound) {
+      for (int64_t id : f.made) {
+        Storage& s = storages_[id];
+        if (s.pending && !s.outside && s.freed_after == kAlive && s.made_by >= depth) {
+          claim(id, f, index, nullptr);
+          op.outputs.push_back(id);
+        }
+      }
     }
     leave_unclaimed(f, depth);
     note_precision_copies(f, outs, op);
@@ -619,6 +632,27 @@ class Engine {
       pending_saved_.emplace_back(id, index + 1);  // as if packed after the op, as in Python
     }
     release_frees(f, index);
+  }
+
+  // Makes storage `id`, which the kernel of f allocated, an output of op `index` (described by
+  // `t`, or at its first read when the op's results could not be read).
+  void claim(int64_t id, const Frame& f, int64_t index, const at::Tensor* t) {
+    Storage& s = storages_[id];
+    s.pending = false;
+    s.made_by = -1;
+    order_.push_back(id);
+    s.made_at = index;
+    s.name = label(f.info->label);
+    s.op = f.info->name;
+    s.line = f.line;
+    s.module = module_;
+    s.phase = phase_;
+    if (t != nullptr) {
+      s.bytes = static_cast<int64_t>(t->storage().nbytes());
+      s.tensor = describe_tensor(*t);
+    } else {
+      s.undescribed = true;
+    }
   }
 
   // What an op allocated and did not return: its scratch (dropped when freed), or a storage it
@@ -681,10 +715,22 @@ class Engine {
     between_ops_.clear();
   }
 
+  // The outermost open op that is not a composite (a composite is not an op of the trace:
+  // what goes while only composites run goes between two of their ops), or null.
+  Frame* running_op() {
+    for (Frame& f : frames_) {
+      if (!f.composite) {
+        return &f;
+      }
+    }
+    return nullptr;
+  }
+
   void release_frees(Frame& f, int64_t after) {
+    Frame* op = running_op();
     for (int64_t id : f.frees) {
-      if (!frames_.empty()) {
-        frames_.front().frees.push_back(id);
+      if (op != nullptr) {
+        op->frees.push_back(id);
       } else {
         storages_[id].freed_after = after;
       }
@@ -735,6 +781,10 @@ class Engine {
           return token->id;
         }
         if (!s.pending) {
+          if (s.undescribed) {
+            s.tensor = describe_tensor(t);
+            s.undescribed = false;
+          }
           if (s.kind == Kind::activation && !s.param_checked && t.is_leaf() && t.requires_grad()) {
             // A model built inside the step: its parameters are storages ops made.
             s.param_checked = true;

@@ -33,14 +33,16 @@ def _build():
     if os.environ.get("FOOTPRINT_TORCH_ENGINE", "1") == "0":
         raise RuntimeError("FOOTPRINT_TORCH_ENGINE=0")
     from torch.utils import cpp_extension
+    # NDEBUG as torch was built: RecordFunction's layout has a debug-only member. C++17 (1.13's
+    # default is C++14).
+    flags = ["-O2", "-DNDEBUG", "-std=c++17", "-w"]
     with open(_SOURCE, "rb") as f:
         source = f.read()
-    key = hashlib.sha256(source + torch.__version__.encode() + sys.version.encode()).hexdigest()
+    key = hashlib.sha256(b"\0".join([source, torch.__version__.encode(), sys.version.encode(),
+                                      " ".join(flags).encode()])).hexdigest()
     name = f"footprint_torch_engine_{key[:16]}"
     where = os.path.join(cache_dir(), name)
     os.makedirs(where, exist_ok=True)
-    # NDEBUG as torch was built: RecordFunction's layout has a debug-only member.
-    flags = ["-O2", "-DNDEBUG", "-w"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return cpp_extension.load(name, [_SOURCE], build_directory=where, extra_cflags=flags,
@@ -57,6 +59,13 @@ def load():
             _state["module"] = None
             _state["why"] = f"{type(e).__name__}: {first[-1] if first else ''}"
     return _state["module"]
+
+
+def headers_present():
+    """Whether torch's C++ headers are installed (the engine must build then): a PyPI wheel's,
+    or Debian's libtorch-dev."""
+    return any(os.path.isfile(os.path.join(d, "ATen", "record_function.h")) for d in
+               (os.path.join(os.path.dirname(torch.__file__), "include"), "/usr/include"))
 
 
 def why_not():

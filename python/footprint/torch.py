@@ -1273,13 +1273,13 @@ def _is_a_parameter(t):
 @contextlib.contextmanager
 def _engine_meta_kernels(rec):
     """Meta kernels registered while the engine records (no dispatch mode to swap them in):
-    those 1.13 lacks, and for the data-dependent ops the value ``assume`` gives or an error
-    naming the line (Recording._assumed)."""
+    those 1.13 lacks or whose outputs are not the CPU's, and for the data-dependent ops the value
+    ``assume`` gives or an error naming the line (Recording._assumed)."""
     import warnings
-    kernels = {}
-    if torch.__version__.startswith("1."):
-        kernels.update({"convolution_backward": _meta_convolution_backward,
-                        "native_layer_norm_backward": _meta_native_layer_norm_backward})
+    # The dispatch mode's replacements (_meta_kernels) but native_layer_norm's, whose check
+    # matters only under autocast (the mode's).
+    kernels = {"convolution_backward": _meta_convolution_backward,
+               "native_layer_norm_backward": _meta_native_layer_norm_backward}
     for func in _DATA_DEPENDENT:
         name = func._schema.name.split("::")[-1]
         if func._schema.overload_name:

@@ -1,7 +1,5 @@
 """footprint.torch against figures derived by hand (docs/TRACE_FORMAT.md's seed, numel x 4
 bytes) and against PyTorch's profiler, which counts c10's CPU allocator independently."""
-import os
-
 import pytest
 
 torch = pytest.importorskip("torch", reason="footprint.torch needs PyTorch (python3-torch)")
@@ -623,8 +621,9 @@ def test_bad_programs_get_an_error_or_a_result():
 def engine_or_skip():
     from footprint import _torch_engine
     if _torch_engine.load() is None:
-        # Debian's libtorch-dev (scripts/lib.sh installs it) gives the headers it compiles with.
-        assert not os.path.isdir("/usr/include/ATen"), _torch_engine.why_not()
+        # With torch's headers (Debian's libtorch-dev, which scripts/lib.sh installs, or a
+        # wheel's) it must build.
+        assert not _torch_engine.headers_present(), _torch_engine.why_not()
         pytest.skip(f"footprint.torch's engine cannot be built here: {_torch_engine.why_not()}")
 
 

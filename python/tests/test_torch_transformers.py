@@ -212,6 +212,7 @@ def test_the_engine_records_what_the_dispatch_mode_records(monkeypatch, arch, ki
     """The engine below Python and the dispatch mode give the same trace: every allocation and
     free in the same order, the same tensors (sizes, notes, lines, modules) and figures."""
     if _torch_engine.load() is None:
+        assert not _torch_engine.headers_present(), _torch_engine.why_not()
         pytest.skip(f"footprint.torch's engine cannot be built here: {_torch_engine.why_not()}")
     step = step_of(arch, kind)
     with ft.record() as real:
