@@ -174,12 +174,15 @@ class Engine {
   }
 
   ~Engine() {
-    if (g_engine == this) {
-      stop();
-    }
-    py::gil_scoped_acquire gil;
-    for (auto& [code, skip] : skipped_code_) {
-      Py_DECREF(code);
+    try {
+      if (g_engine == this) {
+        stop();  // the hooks must not outlive it, whatever happened
+      }
+      py::gil_scoped_acquire gil;
+      for (auto& [code, skip] : skipped_code_) {
+        Py_DECREF(code);
+      }
+    } catch (...) {  // NOLINT(bugprone-empty-catch): a destructor has no one to tell
     }
   }
 
@@ -501,6 +504,7 @@ class Engine {
     if (!pending_saved_.empty()) {
       resolve_saved(false);  // while the op that saved may still hold the tensor
     }
+    forget_first_outputs();
     Frame f;
     f.info = info;
     f.composite = info->composite;
@@ -909,6 +913,19 @@ class Engine {
     }
   }
 
+  // An op's first output is kept (weakly: its TensorImpl's memory stays until the reference
+  // goes) only while a pack may still name the node that saved it: the last op's, and those
+  // pending packs point at.
+  void forget_first_outputs() {
+    auto limit = static_cast<int64_t>(ops_.size()) - 1;
+    for (const auto& [id, c] : pending_saved_) {
+      limit = std::min(limit, c - 1);
+    }
+    for (; forgotten_ < limit; ++forgotten_) {
+      ops_[forgotten_].first_out.reset();
+    }
+  }
+
   // A pack between ops c-1 and c saves an output of op c-1 or an input of op c (see the Python
   // recorder's _resolve_saved); the saving node is that op's first output's grad_fn.
   void resolve_saved(bool final) {
@@ -931,7 +948,8 @@ class Engine {
         auto out = ops_[op].first_out.lock();
         if (out) {
           at::Tensor t(std::move(out));
-          if (auto g = t.grad_fn()) {
+          const auto& g = t.grad_fn();
+          if (g) {
             node = g->name();
           }
         }
@@ -1223,6 +1241,7 @@ class Engine {
   int32_t module_ = 0, phase_ = 0;
   std::unordered_map<c10::StorageImpl*, int64_t> existing_;
   std::vector<std::pair<int64_t, int64_t>> pending_saved_;
+  int64_t forgotten_ = 0;       // ops before it hold no first output
   std::vector<int64_t> order_;  // the records the trace holds, in the order first seen
   std::vector<int64_t> between_ops_;
   std::vector<int64_t> reading_late_;  // freed since the last op, placed when the next begins
