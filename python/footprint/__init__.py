@@ -101,6 +101,12 @@ def _shapes_with_files(model, shapes, data_dir):
     return out
 
 
+def _dir(data_dir):
+    """``data_dir`` as the extension takes it: its input_*.pb also give the values extents depend
+    on (a Reshape's shape, a Range's limit given as inputs), as the CLI's ``--data-dir``."""
+    return None if data_dir is None else _os.fspath(data_dir)
+
+
 def _is_recording(obj):
     """Whether ``obj`` is a footprint.torch Recording, asked of its class: ``hasattr(obj,
     "trace")`` built the whole trace (a property) only to throw it away, which was half of
@@ -130,6 +136,8 @@ def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None,
     inputs = _args.text(inputs, "analyze: inputs", optional=True)
     order = _args.text(order, "analyze: order")
     if _is_recording(model_or_trace):
+        if inputs is None:
+            return model_or_trace.analyze()  # (predict's: from its engine's trace text)
         model_or_trace = model_or_trace.trace
     if isinstance(model_or_trace, dict):
         return _footprint._analyze_trace(_json.dumps(model_or_trace), "<trace>", inputs)
@@ -146,7 +154,7 @@ def analyze(model_or_trace, dims=None, inputs=None, order="stored", shapes=None,
     with _Naming(model.name):
         return _footprint._analyze_model(model, _dims(dims), inputs or "caller", order, None, [],
                                          _shapes_with_files(model, shapes, data_dir), bool(fuse),
-                                         not keep_16bit)
+                                         not keep_16bit, _dir(data_dir))
 
 
 def sweep(model, dim, values, dims=None, inputs="caller", order="stored", shapes=None,
@@ -168,7 +176,7 @@ def sweep(model, dim, values, dims=None, inputs="caller", order="stored", shapes
     with _Naming(m.name):
         a = _footprint._analyze_model(m, _dims(dims), inputs, order, dim, values,
                                       _shapes_with_files(m, shapes, data_dir), bool(fuse),
-                                      not keep_16bit)
+                                      not keep_16bit, _dir(data_dir))
     return a.to_json()["sweep"]
 
 
@@ -199,7 +207,7 @@ def fit(model, budget, dim, dims=None, figure="total", inputs="caller", order="s
                                      _shapes_with_files(m, shapes, data_dir), str(dim), str(figure),
                                      _bytes(budget), _args.int64(low, "fit: low"),
                                      _args.int64(limit, "fit: limit"), bool(fuse),
-                                     not keep_16bit)
+                                     not keep_16bit, _dir(data_dir))
 
 
 def report(model_or_trace, path, dims=None, inputs=None, order="stored", algo="auto",

@@ -59,8 +59,9 @@ analysis::InputsPolicy policy(const std::string& s) {
 analysis::ModelProgram model_program(const std::shared_ptr<PyModel>& model, const DimBindings& dims,
                                      const std::string& inputs, const std::string& order,
                                      const graph::InputShapes& shapes, bool fuse,
-                                     bool carry_float32) {
+                                     bool carry_float32, const graph::InputValues& values) {
   analysis::ModelProgramOptions options;
+  options.values = values;
   options.fuse = fuse;
   options.carry_float32 = carry_float32;
   options.dims = dims;
@@ -70,6 +71,17 @@ analysis::ModelProgram model_program(const std::shared_ptr<PyModel>& model, cons
   options.subgraph_arena = analysis::subgraph_arena("auto");  // as Session runs a branch
   runtime::set_intra_op_threads(1);
   return analysis::build_model_program(PyModel::share(model), runtime::op_registry(), options);
+}
+
+graph::InputValues input_values(const std::shared_ptr<PyModel>& model,
+                                const std::optional<std::string>& dir) {
+  graph::InputValues values;
+  if (dir) {
+    const auto files = graph::numbered_tensor_files(*dir, "input");
+    if (files.empty()) throw Error(*dir + ": no input_0.pb");
+    graph::input_shapes_from_files(model->model(), files, &values);
+  }
+  return values;
 }
 
 namespace {
@@ -121,20 +133,18 @@ void check_dim(const analysis::ModelProgram& m, const std::string& dim, const st
   }
 }
 
-std::shared_ptr<PyAnalysis> analyze_model(const std::shared_ptr<PyModel>& model,
-                                          const DimBindings& dims, const std::string& inputs,
-                                          const std::string& order,
-                                          const std::optional<std::string>& sweep_dim,
-                                          const std::vector<int64_t>& sweep_values,
-                                          const graph::InputShapes& shapes, bool fuse,
-                                          bool carry_float32) {
+std::shared_ptr<PyAnalysis> analyze_model(
+    const std::shared_ptr<PyModel>& model, const DimBindings& dims, const std::string& inputs,
+    const std::string& order, const std::optional<std::string>& sweep_dim,
+    const std::vector<int64_t>& sweep_values, const graph::InputShapes& shapes, bool fuse,
+    bool carry_float32, const std::optional<std::string>& data_dir) {
   // A sweep's main report is at its first value unless the dim is bound, as in the CLI.
   DimBindings bound = dims;
   if (sweep_dim && !sweep_values.empty()) bound.emplace(*sweep_dim, sweep_values.front());
   const py::gil_scoped_release nogil;
-  auto a = std::make_shared<PyAnalysis>(
-      model_program(model, bound, inputs, order, shapes, fuse, carry_float32),
-      model->model().source().name());
+  auto a = std::make_shared<PyAnalysis>(model_program(model, bound, inputs, order, shapes, fuse,
+                                                      carry_float32, input_values(model, data_dir)),
+                                        model->model().source().name());
   if (sweep_dim) {
     const analysis::ModelProgram& m = *a->model_program();
     check_dim(m, *sweep_dim, "sweep");
@@ -202,7 +212,7 @@ void bind_analysis(py::module_& m) {
       [](const std::shared_ptr<PyModel>& model, const std::string& name, DimBindings dims,
          const std::string& inputs, const std::string& order, const graph::InputShapes& shapes,
          const std::string& dim, const std::string& figure, uint64_t budget, int64_t low,
-         int64_t limit, bool fuse, bool carry_float32) {
+         int64_t limit, bool fuse, bool carry_float32, const std::optional<std::string>& data_dir) {
         if (dims.contains(dim)) throw UsageError("dims binds " + dim + ", the dim solved for");
         const analysis::FitFigure f =
             figure == "activations" ? analysis::FitFigure::activations_peak
@@ -214,7 +224,8 @@ void bind_analysis(py::module_& m) {
           const py::gil_scoped_release nogil;
           dims[dim] = low;
           const analysis::ModelProgram program =
-              model_program(model, dims, inputs, order, shapes, fuse, carry_float32);
+              model_program(model, dims, inputs, order, shapes, fuse, carry_float32,
+                            input_values(model, data_dir));
           check_dim(program, dim, "fit");
           const analysis::DimFit fit = analysis::fit_dim(
               [&](int64_t v) {

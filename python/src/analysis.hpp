@@ -19,10 +19,16 @@ analysis::InputsPolicy policy(const std::string& s);
 // A model's program, built as `footprint analyze` builds it: against the runtime's registry (the
 // kernels' workspace is part of the prediction), sized for one thread as `run` runs by default.
 // Call without the GIL.
+// `values`: the inputs' values extents depend on (`--data-dir`'s small integer tensors).
 analysis::ModelProgram model_program(const std::shared_ptr<PyModel>& model, const DimBindings& dims,
                                      const std::string& inputs, const std::string& order,
                                      const graph::InputShapes& shapes = {}, bool fuse = true,
-                                     bool carry_float32 = true);
+                                     bool carry_float32 = true,
+                                     const graph::InputValues& values = {});
+
+// The values of the small integer and bool inputs in DIR's input_*.pb (none without DIR).
+graph::InputValues input_values(const std::shared_ptr<PyModel>& model,
+                                const std::optional<std::string>& dir);
 
 class PyAnalysis {
  public:

@@ -168,3 +168,33 @@ def test_a_dtype_run_will_refuse_is_named_by_analyze():
     y = footprint.Session(product("float16", np.float16)).run(
         {"x": np.ones((4, 64), dtype=np.float16)})["y"]
     assert y.dtype == np.float16 and (y == 64).all()
+
+
+def test_data_dir_gives_the_values_extents_depend_on(tmp_path):
+    """An extent that depends on an input's value (a Range to n, n an input) is computed for the
+    value data_dir's file holds, as `analyze --data-dir` computes it, and named in the figures;
+    without the file it is an error naming the extent, never a guess."""
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Range", ["zero", "n", "one"], ["r"]),
+         helper.make_node("Cast", ["r"], ["y"], to=TensorProto.FLOAT)],
+        "range_to_n", [helper.make_tensor_value_info("n", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [helper.make_tensor("zero", TensorProto.INT64, [], [0]),
+         helper.make_tensor("one", TensorProto.INT64, [], [1])])
+    model = tmp_path / "range.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), model)
+    data = tmp_path / "data"
+    data.mkdir()
+    footprint.write_tensor(data / "input_0.pb", np.array(1000, np.int64))
+    a = footprint.analyze(model, data_dir=data)
+    assert a.to_json() == cli_json("analyze", model, "--data-dir", str(data))
+    assert a.to_json()["planned_for_values_of"] == ["n"]
+    assert a.total_peak >= 1000 * 4  # y (float32) for n = 1000
+    smaller = tmp_path / "smaller"
+    smaller.mkdir()
+    footprint.write_tensor(smaller / "input_0.pb", np.array(10, np.int64))
+    assert footprint.analyze(model, data_dir=smaller).total_peak < a.total_peak
+    with pytest.raises(footprint.ModelError, match="known only when running"):
+        footprint.analyze(model)
