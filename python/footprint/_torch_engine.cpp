@@ -677,7 +677,6 @@ class Engine {
   }
 
   int64_t made_elsewhere(const at::Tensor& t, const Frame& f) {
-    auto id = static_cast<int64_t>(storages_.size());
     Storage s;
     s.pending = false;
     s.bytes = static_cast<int64_t>(t.storage().nbytes());
@@ -687,7 +686,13 @@ class Engine {
     s.module = module_;
     s.phase = phase_;
     s.tensor = describe_tensor(t);
-    c10::StorageImpl* impl = t.storage().unsafeGetStorageImpl();
+    return track(std::move(s), t.storage().unsafeGetStorageImpl());
+  }
+
+  // Adds the record of a storage the engine did not allocate: no token says when it goes, so it
+  // is watched through a weak reference (look_at_existing).
+  int64_t track(Storage s, c10::StorageImpl* impl) {
+    auto id = static_cast<int64_t>(storages_.size());
     s.weak = c10::weak_intrusive_ptr<c10::StorageImpl>(
         c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(impl));
     storages_.push_back(std::move(s));
@@ -696,10 +701,6 @@ class Engine {
     return id;
   }
 
-  // Frees between two ops are placed where a dispatch mode would have looked for them: when the
-  // next op reaches the kernels (its end here), after the last op then, which may be the record
-  // of a storage made outside aten that autograd saved for the op first (the Python recorder
-  // swept at each op, below autograd).
   // Frees another thread made (a tensor dropped there): taken on the recording thread.
   void take_foreign_frees() {
     std::vector<int64_t> ids;
@@ -712,6 +713,10 @@ class Engine {
     }
   }
 
+  // Frees between two ops are placed where a dispatch mode would have looked for them: when the
+  // next op reaches the kernels (its end here), after the last op then, which may be the record
+  // of a storage made outside aten that autograd saved for the op first (the Python recorder
+  // swept at each op, below autograd).
   void place_frees() {
     for (int64_t id : between_ops_) {
       storages_[id].freed_after = static_cast<int64_t>(ops_.size()) - 1;
@@ -875,7 +880,6 @@ class Engine {
     }
     py::gil_scoped_acquire gil;
     py::tuple answer = classify_(t);  // (kind, name, note)
-    auto id = static_cast<int64_t>(storages_.size());
     Storage s;
     auto kind = answer[0].cast<std::string>();
     s.kind = kind == "weight" ? Kind::weight : Kind::input;
@@ -889,12 +893,7 @@ class Engine {
     s.tensor = describe_tensor(t);
     s.phase = phase_;
     s.module = module_;
-    s.weak = c10::weak_intrusive_ptr<c10::StorageImpl>(
-        c10::intrusive_ptr<c10::StorageImpl>::reclaim_copy(impl));
-    storages_.push_back(std::move(s));
-    existing_[impl] = id;
-    order_.push_back(id);
-    return id;
+    return track(std::move(s), impl);
   }
 
   // Storages that existed before the recording go with no token to say so: looked at before

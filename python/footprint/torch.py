@@ -1006,6 +1006,15 @@ class _Autocast(_REAL_AUTOCAST):
         return _REAL_AUTOCAST("cpu", *args, **kwargs)
 
 
+def _fork_rng_but_on_meta(real_fork_rng):
+    """``torch.random.fork_rng`` doing nothing for meta (see _meta_as_the_cpu)."""
+    def fork_rng(*args, **kwargs):
+        if str(kwargs.get("device_type", "")) == "meta":
+            return contextlib.nullcontext()
+        return real_fork_rng(*args, **kwargs)
+    return fork_rng
+
+
 @contextlib.contextmanager
 def _meta_as_the_cpu(rec):
     """Meta tensors run as the CPU would run them: 2.x's attention as above, and
@@ -1013,11 +1022,7 @@ def _meta_as_the_cpu(rec):
     for a device without an RNG module, meta, even when asked not to fork) does nothing for meta:
     meta tensors take no random numbers, and the state it keeps is no aten op's storage."""
     real_fork_rng = torch.random.fork_rng
-
-    def fork_rng(*args, **kwargs):
-        if str(kwargs.get("device_type", "")) == "meta":
-            return contextlib.nullcontext()
-        return real_fork_rng(*args, **kwargs)
+    fork_rng = _fork_rng_but_on_meta(real_fork_rng)
 
     # The mode sees the calls made at the top; a function it hands on (multi_head_attention_
     # forward) runs without it, and reaches attention through torch.nn.functional's name.
@@ -1330,13 +1335,9 @@ def _engine_as_the_cpu(rec):
     recording. Autocast on meta needs the dispatch mode's emulation: the engine notes that the
     program entered it (``autocast_seen``) and predict records again with the mode."""
     real_fork_rng = torch.random.fork_rng
+    fork_rng = _fork_rng_but_on_meta(real_fork_rng)
     real_from_data = {n: getattr(torch, n) for n in ("tensor", "as_tensor", "asarray")
                       if hasattr(torch, n)}
-
-    def fork_rng(*args, **kwargs):
-        if str(kwargs.get("device_type", "")) == "meta":
-            return contextlib.nullcontext()
-        return real_fork_rng(*args, **kwargs)
 
     def sdpa(*args, **kwargs):
         if _on_meta(args):
