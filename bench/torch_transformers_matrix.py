@@ -6,6 +6,10 @@ bfloat16): predict on meta vs record of the CPU run vs PyTorch's profiler.
 
     PYTHONPATH=build/release/python scripts/hf bench/torch_transformers_matrix.py [--amp] [arch ...]
     PYTHONPATH=build/release/python scripts/torch2 bench/torch_transformers_matrix.py --amp
+    PYTHONPATH=build/release/python scripts/hf bench/torch_transformers_matrix.py --predict-only
+
+--predict-only runs no CPU step: predict's peak and time per architecture, to set beside a
+table this drew (the CPU runs take minutes each).
 
 Prints a markdown table for docs/BENCHMARKS.md. Models are built from config classes with seeded
 random weights (never downloaded): BERT, RoBERTa and CLIP at their base sizes, T5 and Whisper
@@ -111,8 +115,30 @@ def row(arch, amp):
             f"{roles} | {predict_s:.1f} | {cpu_s:.0f} |")
 
 
+def predicted_row(arch, amp):
+    t0 = time.perf_counter()
+    pred = ft.predict(lambda device: train(arch, device, amp))
+    predict_s = time.perf_counter() - t0
+    return (f"| {arch} | {'bf16 autocast' if amp else 'float32'} | {params(arch) / 1e6:.0f}M | "
+            f"{pred.figures()['peak']:,} | {type(pred).__name__} | {predict_s:.2f} |")
+
+
+def predict_only(archs, kinds):
+    print(f"`PYTHONPATH=build/release/python bench/torch_transformers_matrix.py --predict-only` on "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}: torch {torch.__version__}, "
+          f"transformers {T.__version__}; predict only (the first row includes imports).\n")
+    print("| model | precision | parameters | predicted peak | recorder | predict s |")
+    print("| --- | --- | ---: | ---: | --- | ---: |")
+    for arch in archs:
+        for amp in kinds:
+            print(predicted_row(arch, amp), flush=True)
+
+
 def main():
     archs = [a for a in sys.argv[1:] if not a.startswith("--")] or list(configs())
+    if "--predict-only" in sys.argv:
+        predict_only(archs, (False, True) if "--amp" in sys.argv else (False,))
+        return
     kinds = (False, True) if "--amp" in sys.argv else (False,)
     runner = "scripts/hf" if torch.__version__.startswith("1.") else "scripts/torch2"
     print(f"`PYTHONPATH=build/release/python {runner} bench/torch_transformers_matrix.py"
