@@ -13,6 +13,7 @@ processes load the cached module. Where it cannot be built, ``load()`` returns N
 import hashlib
 import os
 import sys
+import time
 import warnings
 
 import torch
@@ -43,6 +44,14 @@ def _build():
     name = f"footprint_torch_engine_{key[:16]}"
     where = os.path.join(cache_dir(), name)
     os.makedirs(where, exist_ok=True)
+    # cpp_extension serialises builds with a lock file and waits while it exists: one a killed
+    # build left behind (a compile takes under a minute) would make every later process wait.
+    lock = os.path.join(where, "lock")
+    try:
+        if time.time() - os.path.getmtime(lock) > 600:
+            os.remove(lock)
+    except OSError:
+        pass
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return cpp_extension.load(name, [_SOURCE], build_directory=where, extra_cflags=flags,
