@@ -221,6 +221,13 @@ class Engine {
 
   // -- what Python tells it ---------------------------------------------------------------------
 
+  // Lets go of the Python callbacks once recording is over: the Recording holds this engine and
+  // its bound method held the Recording, a cycle Python's collector cannot see through C++.
+  void drop_callbacks() {
+    classify_ = py::none();
+    is_parameter_ = py::none();
+  }
+
   void set_module(const std::string& m) { module_ = intern(m); }
   void set_phase(const std::string& p) { phase_ = intern(p); }
   void mute(int delta) { muted_ += delta; }
@@ -1284,6 +1291,7 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
       .def(py::init<std::vector<std::string>, py::object, py::object>())
       .def("start", &Engine::start)
       .def("stop", &Engine::stop)
+      .def("drop_callbacks", &Engine::drop_callbacks)
       .def("set_module", &Engine::set_module)
       .def("set_phase", &Engine::set_phase)
       .def("mute", &Engine::mute)

@@ -1090,7 +1090,8 @@ def record(module=None, name="torch", optimizers=(), saved=True, assume=None):
     try:
         hooks = (torch.autograd.graph.saved_tensors_hooks(rec._on_pack, lambda t: t) if saved
                  else contextlib.nullcontext())
-        with _phases(rec), _meta_as_the_cpu(rec), hooks, _Mode(rec):
+        weak = weakref.proxy(rec)  # as in _engine_record: what torch may keep holds it weakly
+        with _phases(weak), _meta_as_the_cpu(weak), hooks, _Mode(weak):
             yield rec
     finally:
         pre.remove()
@@ -1197,6 +1198,7 @@ class _EngineRecording(Recording):
 
     def _finish(self):
         self._engine.stop()
+        self._engine.drop_callbacks()
         self.autocast_seen = self.autocast_seen or self._engine.autocast_seen()
         if self._engine.error():
             raise RuntimeError(f"footprint.torch's recorder failed inside an op, so the trace "
@@ -1275,6 +1277,11 @@ def _is_a_parameter(t):
     return isinstance(t, torch.nn.Parameter)
 
 
+def _data_dependent_kernel(rec, func, t):
+    """A data-dependent op's meta kernel: ``rec`` (a weak proxy) answers it."""
+    return rec._data_dependent(func, t)
+
+
 @contextlib.contextmanager
 def _engine_meta_kernels(rec):
     """Meta kernels registered while the engine records (no dispatch mode to swap them in):
@@ -1289,7 +1296,7 @@ def _engine_meta_kernels(rec):
         name = func._schema.name.split("::")[-1]
         if func._schema.overload_name:
             name += "." + func._schema.overload_name
-        kernels[name] = functools.partial(rec._data_dependent, func)
+        kernels[name] = functools.partial(_data_dependent_kernel, rec, func)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 2.x: "Overriding a previously registered kernel"
         lib = torch._C._dispatch_library("IMPL", "aten", "Meta", __file__, 0)
@@ -1298,7 +1305,11 @@ def _engine_meta_kernels(rec):
     try:
         yield
     finally:
-        del lib  # its registrations go with it
+        # 2.x keeps a library's registrations until reset (1.13: until the object goes): a
+        # kernel left behind would answer .item() on meta with this recording's assumptions.
+        if hasattr(lib, "reset"):
+            lib.reset()
+        del lib
 
 
 @contextlib.contextmanager
@@ -1312,9 +1323,13 @@ def _engine_record(module, name, assume):
     post = mod.register_module_forward_hook(lambda m, args, out: rec._leave_module(out))
     start = time.perf_counter()
     _RECORDING.append(rec)
+    # What is patched or registered while recording reaches the recording weakly: torch keeps
+    # some of those functions after they are put back (2.x's dynamo tables torch's functions),
+    # and a strong reference would keep every trace alive.
+    weak = weakref.proxy(rec)
     try:
-        with _phases(rec), _engine_as_the_cpu(rec), _engine_meta_kernels(rec), \
-                torch.autograd.graph.saved_tensors_hooks(rec._on_pack, lambda t: t):
+        with _phases(weak), _engine_as_the_cpu(weak), _engine_meta_kernels(weak), \
+                torch.autograd.graph.saved_tensors_hooks(weak._on_pack, lambda t: t):
             rec._engine.start()
             try:
                 yield rec

@@ -667,3 +667,28 @@ def test_the_engine_leaves_autocast_to_the_mode():
     with ft.record() as real:
         amp_step()
     assert predicted.figures() == real.figures()
+
+
+def test_a_prediction_is_freed_when_dropped():
+    """The engine holds Python callbacks into its Recording while it records: a cycle through
+    C++, which Python's collector cannot see, unless it lets go of them after (a loop of
+    predicts, as fit runs, would keep every trace)."""
+    import gc
+    import weakref
+    engine_or_skip()
+    rec = ft.predict(predicted_step, batch=2)
+    assert type(rec).__name__ == "_EngineRecording"
+    gone = weakref.ref(rec)
+    del rec
+    gc.collect()
+    assert gone() is None
+    # Nor do its meta kernels outlive it: .item() of a meta tensor is refused as before.
+    with pytest.raises((RuntimeError, NotImplementedError)):
+        torch.ones(1, device="meta").item()
+    # The same of a recording on real tensors (torch 2.x keeps functions the recorder patched).
+    with ft.record() as rec:
+        predicted_step(2)
+    gone = weakref.ref(rec)
+    del rec
+    gc.collect()
+    assert gone() is None
