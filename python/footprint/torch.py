@@ -182,6 +182,7 @@ class Recording:
         self._windows = []  # per aten op, (start, end) in microseconds since the epoch
         self._workspace = {}  # op index -> scratch bytes a measurement saw inside it
         self._muted = 0  # > 0 while the recorder's own hooks run ops
+        self._recording = True  # until its block ends
         self._meta = _meta_kernels()
         self._params = []  # (name, weak reference) of every leaf tensor an op read
         self._before = set()  # storages of the tensors Python could reach when recording began
@@ -800,15 +801,19 @@ class _Mode(TorchDispatchMode):
         return self._rec._on_op(func, args, kwargs)
 
 
-def _optimizer_classes():
-    seen, todo = [], [torch.optim.Optimizer]
+def _all_subclasses(base):
+    seen, todo = [], [base]
     while todo:
         c = todo.pop()
         for sub in c.__subclasses__():
             if sub not in seen:
                 seen.append(sub)
                 todo.append(sub)
-    return [c for c in seen if "step" in vars(c)]
+    return seen
+
+
+def _optimizer_classes():
+    return [c for c in _all_subclasses(torch.optim.Optimizer) if "step" in vars(c)]
 
 
 @contextlib.contextmanager
@@ -820,6 +825,8 @@ def _phases(rec):
 
     def in_phase(fn, phase, on_self=None):
         def wrapped(*args, **kwargs):
+            if not _still_recording(rec):  # a wrapper torch kept past the recording (below)
+                return fn(*args, **kwargs)
             if on_self is not None and args:
                 rec._note_optimizer(args[0])  # the gradients it reads, before zero_grad drops them
             with rec.phase(phase):
@@ -836,16 +843,30 @@ def _phases(rec):
 
     torch.autograd.backward = in_phase(real_backward, "backward")
     torch.autograd.grad = in_phase(real_grad, "backward")
-    methods = [(c, "step") for c in _optimizer_classes()] + [(torch.optim.Optimizer, "zero_grad")]
+    classes = _optimizer_classes()
+    methods = [(c, "step") for c in classes] + [(torch.optim.Optimizer, "zero_grad")]
     for cls, method in methods:
         patched.append((cls, method, vars(cls)[method]))
         setattr(cls, method, in_phase(vars(cls)[method], "optimizer", on_self=True))
+    # 2.x's Optimizer.__init__ wraps `type(self).step` for its profiler once per class and sets
+    # the wrapper on that class: on a subclass that inherits step (2.7's AdamW from Adam) first
+    # made during the recording, it wraps this wrapper and stays after it. It is left there (the
+    # program's optimizers made meanwhile use it, their hooks in it) and passes through once
+    # the recording is over.
     try:
         yield
     finally:
         torch.autograd.backward, torch.autograd.grad = real_backward, real_grad
         for cls, method, fn in patched:
             setattr(cls, method, fn)
+
+
+def _still_recording(rec):
+    """Whether ``rec`` (a weak proxy) is a recording still under way."""
+    try:
+        return rec._recording
+    except ReferenceError:
+        return False
 
 
 def _reachable_storages():
@@ -1097,6 +1118,7 @@ def record(module=None, name="torch", optimizers=(), saved=True, assume=None):
         pre.remove()
         post.remove()
         rec.seconds = time.perf_counter() - start
+        rec._recording = False
     rec._sweep(full=True)
     rec._resolve_saved(final=True)
     rec._note_gradients()
@@ -1341,6 +1363,7 @@ def _engine_record(module, name, assume):
         pre.remove()
         post.remove()
         rec.seconds = time.perf_counter() - start
+        rec._recording = False
 
 
 @contextlib.contextmanager

@@ -685,10 +685,19 @@ def test_a_prediction_is_freed_when_dropped():
     # Nor do its meta kernels outlive it: .item() of a meta tensor is refused as before.
     with pytest.raises((RuntimeError, NotImplementedError)):
         torch.ones(1, device="meta").item()
-    # The same of a recording on real tensors (torch 2.x keeps functions the recorder patched).
+    # The same of a recording on real tensors (torch 2.x keeps functions the recorder patched:
+    # its optimizers wrap the step they find, ours while recording), and an optimizer made while
+    # recording steps after it as before.
     with ft.record() as rec:
-        predicted_step(2)
+        w = torch.nn.Parameter(torch.ones(4))
+        opt = torch.optim.AdamW([w])
+        w.sum().backward()
+        opt.step()
     gone = weakref.ref(rec)
     del rec
     gc.collect()
     assert gone() is None
+    before = w.detach().clone()
+    w.sum().backward()
+    opt.step()
+    assert not torch.equal(before, w.detach())
