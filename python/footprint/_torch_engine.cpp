@@ -233,15 +233,12 @@ class Engine {
   void mute(int delta) { muted_ += delta; }
 
   void saved(const at::Tensor& t) {
-    if (t.defined() && t.has_storage() && is_ours(t.storage())) {
+    if (const Token* token = token_of(t)) {
       // An output saved before its op returned it: its record is the op's once it ends.
-      auto* token = static_cast<Token*>(t.storage().data_ptr().get_context());
-      if (token->generation == generation_) {
-        const Storage& s = storages_[token->id];
-        if (s.pending && !s.outside && !frames_.empty()) {
-          frames_.back().saved.push_back(token->id);
-          return;
-        }
+      const Storage& s = storages_[token->id];
+      if (s.pending && !s.outside && !frames_.empty()) {
+        frames_.back().saved.push_back(token->id);
+        return;
       }
     }
     int64_t id = record_of(t, true);
@@ -253,12 +250,9 @@ class Engine {
   // dst (made muted on meta) takes over src's record: torch.tensor(data, device="meta") made
   // as the CPU makes it (see the Python recorder's _made_on_meta).
   void adopt(const at::Tensor& dst, const at::Tensor& src) {
-    if (!is_ours(dst.storage()) || !is_ours(src.storage())) {
-      return;
-    }
-    auto* d = static_cast<Token*>(dst.storage().data_ptr().get_context());
-    auto* s = static_cast<Token*>(src.storage().data_ptr().get_context());
-    if (d->generation != generation_ || s->generation != generation_) {
+    Token* d = token_of(dst);
+    Token* s = token_of(src);
+    if (d == nullptr || s == nullptr) {
       return;
     }
     storages_[d->id].freed_after = -2;  // the muted meta storage's own record: never shown
@@ -434,6 +428,7 @@ class Engine {
     if (!on_recording_thread()) {
       std::lock_guard<std::mutex> lock(foreign_);
       freed_elsewhere_.push_back(id);
+      freed_elsewhere_any_ = true;
       return;
     }
     take_foreign_frees();
@@ -595,16 +590,12 @@ class Engine {
       if (!t.defined() || !t.has_storage()) {
         continue;
       }
-      const c10::Storage& st = t.storage();
-      if (is_ours(st)) {
-        auto* token = static_cast<Token*>(st.data_ptr().get_context());
-        if (token->generation == generation_) {
-          Storage& s = storages_[token->id];
-          if (s.pending && !s.outside && s.made_by >= depth) {
-            claim(token->id, f, index, &t);
-            op.outputs.push_back(token->id);
-            continue;
-          }
+      if (const Token* token = token_of(t)) {
+        const Storage& s = storages_[token->id];
+        if (s.pending && !s.outside && s.made_by >= depth) {
+          claim(token->id, f, index, &t);
+          op.outputs.push_back(token->id);
+          continue;
         }
       }
       if (!(flags && aliases[i]) && record_of(t, false) < 0) {
@@ -710,10 +701,14 @@ class Engine {
 
   // Frees another thread made (a tensor dropped there): taken on the recording thread.
   void take_foreign_frees() {
+    if (!freed_elsewhere_any_) {
+      return;  // (every dispatcher call asks: no lock then)
+    }
     std::vector<int64_t> ids;
     {
       std::lock_guard<std::mutex> lock(foreign_);
       ids.swap(freed_elsewhere_);
+      freed_elsewhere_any_ = false;
     }
     for (int64_t id : ids) {
       release_here(id);
@@ -775,41 +770,43 @@ class Engine {
     }
   }
 
+  // The token of t's storage if this recording made it, else null.
+  Token* token_of(const at::Tensor& t) const {
+    if (!t.defined() || !t.has_storage() || !is_ours(t.storage())) {
+      return nullptr;
+    }
+    auto* token = static_cast<Token*>(t.storage().data_ptr().get_context());
+    return token->generation == generation_ ? token : nullptr;
+  }
+
   // The record an op's read finds; a storage made outside ops gets the step that made it now.
   int64_t read(const at::Tensor& t, int32_t line) {
-    if (!t.defined() || !t.has_storage()) {
-      return -1;
-    }
-    const c10::Storage& st = t.storage();
-    if (is_ours(st)) {
-      auto* token = static_cast<Token*>(st.data_ptr().get_context());
-      if (token->generation == generation_) {
-        Storage& s = storages_[token->id];
-        if (s.pending && s.freed_after == kAlive &&
-            (s.outside || s.made_by >= static_cast<int32_t>(frames_.size()))) {
-          // Made outside aten and first read now: its record is made when the op reaches the
-          // kernels, after the frees before it (see place_frees), unless autograd saves it first.
-          s.outside = true;
-          s.made_by = -1;
+    if (const Token* token = token_of(t)) {
+      Storage& s = storages_[token->id];
+      if (s.pending && s.freed_after == kAlive &&
+          (s.outside || s.made_by >= static_cast<int32_t>(frames_.size()))) {
+        // Made outside aten and first read now: its record is made when the op reaches the
+        // kernels, after the frees before it (see place_frees), unless autograd saves it first.
+        s.outside = true;
+        s.made_by = -1;
+        s.tensor = describe_tensor(t);
+        s.line = line;
+        reading_late_.push_back(token->id);
+        return token->id;
+      }
+      if (!s.pending) {
+        if (s.undescribed) {
           s.tensor = describe_tensor(t);
-          s.line = line;
-          reading_late_.push_back(token->id);
-          return token->id;
+          s.undescribed = false;
         }
-        if (!s.pending) {
-          if (s.undescribed) {
-            s.tensor = describe_tensor(t);
-            s.undescribed = false;
+        if (s.kind == Kind::activation && !s.param_checked && t.is_leaf() && t.requires_grad()) {
+          // A model built inside the step: its parameters are storages ops made.
+          s.param_checked = true;
+          if (is_parameter_(t).cast<bool>()) {
+            s.note("parameter");
           }
-          if (s.kind == Kind::activation && !s.param_checked && t.is_leaf() && t.requires_grad()) {
-            // A model built inside the step: its parameters are storages ops made.
-            s.param_checked = true;
-            if (is_parameter_(t).cast<bool>()) {
-              s.note("parameter");
-            }
-          }
-          return token->id;
         }
+        return token->id;
       }
     }
     return record_of(t, true);
@@ -852,23 +849,20 @@ class Engine {
       return -1;
     }
     const c10::Storage& st = t.storage();
-    if (is_ours(st)) {
-      auto* token = static_cast<Token*>(st.data_ptr().get_context());
-      if (token->generation == generation_) {
-        Storage& s = storages_[token->id];
-        if (!s.pending) {
-          return token->id;
-        }
-        bool open = !s.outside && s.made_by < static_cast<int32_t>(frames_.size());
-        if (!add || s.freed_after != kAlive || open) {
-          return -1;  // gone, or an output its op (still running) has not returned yet
-        }
-        // Made in this recording outside any op the program saw (a muted helper, a kernel's
-        // storage it kept elsewhere), and wanted now: placed here.
-        py::gil_scoped_acquire gil;
-        made_outside(token->id, t, user_line());
+    if (const Token* token = token_of(t)) {
+      Storage& s = storages_[token->id];
+      if (!s.pending) {
         return token->id;
       }
+      bool open = !s.outside && s.made_by < static_cast<int32_t>(frames_.size());
+      if (!add || s.freed_after != kAlive || open) {
+        return -1;  // gone, or an output its op (still running) has not returned yet
+      }
+      // Made in this recording outside any op the program saw (a muted helper, a kernel's
+      // storage it kept elsewhere), and wanted now: placed here.
+      py::gil_scoped_acquire gil;
+      made_outside(token->id, t, user_line());
+      return token->id;
     }
     c10::StorageImpl* impl = st.unsafeGetStorageImpl();
     auto it = existing_.find(impl);
@@ -1243,6 +1237,7 @@ class Engine {
   std::string error_;
   std::mutex foreign_;                    // guards freed_elsewhere_
   std::vector<int64_t> freed_elsewhere_;  // records whose storage another thread freed
+  std::atomic<bool> freed_elsewhere_any_{false};
   bool autocast_seen_ = false;
   int32_t module_ = 0, phase_ = 0;
   std::unordered_map<c10::StorageImpl*, int64_t> existing_;

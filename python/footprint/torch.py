@@ -1310,20 +1310,20 @@ def _engine_meta_kernels(rec):
     those 1.13 lacks or whose outputs are not the CPU's, and for the data-dependent ops the value
     ``assume`` gives or an error naming the line (Recording._assumed)."""
     import warnings
-    # The dispatch mode's replacements (_meta_kernels) but native_layer_norm's, whose check
-    # matters only under autocast (the mode's).
-    kernels = {"convolution_backward": _meta_convolution_backward,
-               "native_layer_norm_backward": _meta_native_layer_norm_backward}
-    for func in _DATA_DEPENDENT:
-        name = func._schema.name.split("::")[-1]
-        if func._schema.overload_name:
-            name += "." + func._schema.overload_name
-        kernels[name] = functools.partial(_data_dependent_kernel, rec, func)
+    # The dispatch mode's replacements (_meta_kernels) but native_layer_norm's: it calls the op
+    # itself (a Meta kernel of its own would recurse), and its check matters only under
+    # autocast, which the mode records.
+    kernels = {func: kernel for func, kernel in _meta_kernels().items()
+               if func is not torch.ops.aten.native_layer_norm.default}
+    kernels.update({func: functools.partial(_data_dependent_kernel, rec, func)
+                    for func in _DATA_DEPENDENT})
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 2.x: "Overriding a previously registered kernel"
         lib = torch._C._dispatch_library("IMPL", "aten", "Meta", __file__, 0)
-        for name, fn in kernels.items():
-            lib.impl(name, "Meta", fn)
+        for func, fn in kernels.items():
+            name = func._schema.name.split("::")[-1]
+            lib.impl(name + ("." + func._schema.overload_name if func._schema.overload_name
+                             else ""), "Meta", fn)
     try:
         yield
     finally:
